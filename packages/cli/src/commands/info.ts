@@ -1,0 +1,100 @@
+import { availableParallelism } from 'node:os';
+import { discoverCpuTopology, TenferroError, type CpuTopology } from '@tenferro/core';
+import { loadOs } from '@tenferro/os';
+import { findInstalledProviders, KNOWN_PROVIDER_PACKAGES, type InstalledPackage } from '../installed-providers.js';
+
+/** `tenferro info --json` schema; documented in docs/cli.md. Bump the suffix on any breaking change. */
+export const INFO_SCHEMA = 'tenferro.info/1';
+
+export interface InfoReport {
+  readonly schema: typeof INFO_SCHEMA;
+  readonly node: { readonly version: string; readonly abi: string; readonly platform: string; readonly arch: string };
+  readonly osBinding: { readonly available: boolean; readonly path?: string; readonly reason?: string };
+  readonly allowedCpus: string;
+  readonly allowedCpusSource: string;
+  readonly onlineCpus: string | null;
+  readonly effectiveCapacity: {
+    readonly cpus: number;
+    readonly quota: number | null;
+    readonly limits: readonly { readonly source: string; readonly cpus: number; readonly detail: string }[];
+  };
+  readonly availableParallelism: number;
+  readonly numa: {
+    readonly available: boolean;
+    readonly nodes: readonly { readonly id: number; readonly cpus: string; readonly hasMemory: boolean; readonly memoryBytes: number | null }[];
+  };
+  readonly providers: readonly InstalledPackage[];
+}
+
+export interface CollectInfoOptions {
+  readonly sysfsRoot?: string;
+  readonly procRoot?: string;
+}
+
+export function collectInfo(options: CollectInfoOptions = {}): InfoReport {
+  const os = loadOs();
+  const topology: CpuTopology = discoverCpuTopology(options);
+  return {
+    schema: INFO_SCHEMA,
+    node: { version: process.version, abi: process.versions.modules, platform: process.platform, arch: process.arch },
+    osBinding: os.available ? { available: true, path: os.path } : { available: false, reason: os.reason },
+    allowedCpus: topology.allowedCpus.toString(),
+    allowedCpusSource: topology.source.allowedCpus,
+    onlineCpus: topology.onlineCpus?.toString() ?? null,
+    effectiveCapacity: {
+      cpus: topology.effectiveCapacity.cpus,
+      quota: topology.effectiveCapacity.quota ?? null,
+      limits: topology.effectiveCapacity.limits.map((l) => ({ source: l.source, cpus: l.cpus, detail: l.detail })),
+    },
+    availableParallelism: availableParallelism(),
+    numa: {
+      available: topology.source.numa === 'sysfs',
+      nodes: topology.nodes.map((n) => ({
+        id: n.id,
+        cpus: n.cpus.toString(),
+        hasMemory: n.hasMemory,
+        memoryBytes: n.memoryBytes ?? null,
+      })),
+    },
+    providers: findInstalledProviders(),
+  };
+}
+
+export function formatInfo(r: InfoReport): string {
+  const lines: string[] = [];
+  const row = (label: string, value: string) => lines.push(`  ${label.padEnd(22)} ${value}`);
+  lines.push('tenferro info');
+  row('node', `${r.node.version} (ABI ${r.node.abi}, ${r.node.platform}-${r.node.arch})`);
+  row('OS binding', r.osBinding.available ? `loaded (${r.osBinding.path})` : `unavailable — ${r.osBinding.reason}`);
+  if (!r.osBinding.available) row('', 'placement: compatibility mode only (no verified worker affinity)');
+  lines.push('CPUs');
+  row('process affinity', `${r.allowedCpus}  [${r.allowedCpusSource}]`);
+  row('online', r.onlineCpus ?? 'unknown');
+  row('effective capacity', `${r.effectiveCapacity.cpus} CPU${r.effectiveCapacity.cpus === 1 ? '' : 's'}` +
+    (r.effectiveCapacity.quota !== null ? ` (CFS quota ${r.effectiveCapacity.quota} CPUs)` : ''));
+  for (const l of r.effectiveCapacity.limits) row(`  ${l.source}`, `${l.cpus} — ${l.detail}`);
+  row('os.availableParallelism', String(r.availableParallelism));
+  lines.push('NUMA');
+  if (!r.numa.available) row('nodes', 'no NUMA information (all-allowed placement only)');
+  else if (r.numa.nodes.length === 0) row('nodes', 'none usable with this affinity');
+  for (const n of r.numa.nodes) {
+    const mem = n.memoryBytes === null ? (n.hasMemory ? 'memory' : 'no memory') : n.hasMemory ? formatBytes(n.memoryBytes) : 'no memory';
+    row(`node ${n.id}`, `CPUs ${n.cpus}, ${mem}`);
+  }
+  lines.push('providers');
+  if (r.providers.length === 0) {
+    row('installed', `none (known: ${KNOWN_PROVIDER_PACKAGES.join(', ')})`);
+  }
+  for (const p of r.providers) row(p.name, p.version);
+  return lines.join('\n');
+}
+
+function formatBytes(n: number): string {
+  const gib = n / 2 ** 30;
+  return gib >= 1 ? `${gib.toFixed(1)} GiB` : `${(n / 2 ** 20).toFixed(0)} MiB`;
+}
+
+export function describeError(error: unknown): string {
+  if (TenferroError.is(error)) return `tenferro: ${error.message} [${error.code}]`;
+  return `tenferro: ${error instanceof Error ? error.message : String(error)}`;
+}

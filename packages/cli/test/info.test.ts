@@ -1,0 +1,67 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { collectInfo, formatInfo, INFO_SCHEMA } from '../src/index.js';
+
+const bin = join(import.meta.dirname, '../dist/bin.js');
+const fixtures = join(import.meta.dirname, '../../core/test/fixtures/topology');
+
+function tenferro(args: string[], prefix: string[] = []) {
+  const [cmd, ...pre] = prefix.length > 0 ? prefix : [process.execPath];
+  const r = spawnSync(cmd!, [...pre, ...(prefix.length > 0 ? [process.execPath] : []), bin, ...args], { encoding: 'utf8' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const statusAllowed = () => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1];
+
+describe('tenferro info', () => {
+  it('--json reports the process affinity exactly as /proc shows it', () => {
+    const r = tenferro(['info', '--json']);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.schema).toBe(INFO_SCHEMA);
+    expect(report.allowedCpus).toBe(statusAllowed());
+    expect(report.node.version).toBe(process.version);
+    expect(report.providers).toEqual([]);
+    for (const n of report.numa.nodes) expect(typeof n.id).toBe('number');
+  });
+
+  it('under taskset -c <cpu> the affinity and node 0 show only that CPU', () => {
+    const allowed = statusAllowed()!;
+    const last = allowed.split(/[,-]/).map(Number).pop()!;
+    const r = tenferro(['info', '--json'], ['taskset', '-c', String(last)]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout);
+    expect(report.allowedCpus).toBe(String(last));
+    expect(report.effectiveCapacity.cpus).toBe(1);
+    for (const n of report.numa.nodes) expect(n.cpus).toBe(String(last));
+  });
+
+  it('prints a human report naming every section', () => {
+    const r = tenferro(['info']);
+    expect(r.code).toBe(0);
+    for (const word of ['process affinity', 'online', 'effective capacity', 'NUMA', 'providers', 'OS binding']) {
+      expect(r.stdout).toContain(word);
+    }
+    expect(r.stdout).toMatch(/installed\s+none/);
+  });
+
+  it('formats a fixture topology with its caps and nodes', () => {
+    const root = join(fixtures, 'cfs-quota');
+    const report = collectInfo({ sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') });
+    const text = formatInfo(report);
+    expect(report.effectiveCapacity.quota).not.toBeNull();
+    expect(text).toContain('cgroupQuota');
+  });
+
+  it('errors are one line with a non-zero exit', () => {
+    const unknownOption = tenferro(['info', '--bogus']);
+    expect(unknownOption.code).toBe(1);
+    expect(unknownOption.stderr.trim().split('\n')).toHaveLength(1);
+    expect(unknownOption.stderr).toMatch(/^tenferro: /);
+    const unknownCommand = tenferro(['frobnicate']);
+    expect(unknownCommand.code).toBe(2);
+    expect(unknownCommand.stderr).toContain('unknown command');
+  });
+});

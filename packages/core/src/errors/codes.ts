@@ -1,0 +1,94 @@
+/**
+ * Every stable error code of tenferro, in one place.
+ *
+ * A code is the contract's variant name in PascalCase. Renaming or removing a code is a
+ * breaking change. `docs/errors.md` lists the same codes; a test keeps the two equal.
+ */
+export type ErrorKind = 'Validation' | 'Unsupported' | 'RuntimeState' | 'BackendFailure' | 'Internal';
+
+interface CodeInfo {
+  readonly kind: ErrorKind;
+  readonly meaning: string;
+}
+
+export const ERROR_CODES = {
+  // --- arguments -------------------------------------------------------------------------
+  /** An argument has the wrong type or value (the message names the parameter path). */
+  InvalidArgument: { kind: 'Validation', meaning: 'An argument has the wrong type or value; the message names the parameter path.' },
+
+  // --- CPU sets and topology (R8, R10, R11) ------------------------------------------------
+  /** A Linux cpulist string (or id list) is malformed. */
+  InvalidCpuList: { kind: 'Validation', meaning: 'A CPU list is malformed: empty component, reversed range, non-number, negative or non-integer id, or more than 2^20 CPUs.' },
+  /** A CPU set would be empty. */
+  EmptyCpuSet: { kind: 'Validation', meaning: 'A CPU set was constructed from no CPUs; CPU sets are never empty.' },
+  /** The process affinity mask is empty. */
+  EmptyAllowedCpuSet: { kind: 'RuntimeState', meaning: 'The process affinity mask read from the OS is empty.' },
+  /** The process affinity mask cannot be read. */
+  AffinityUnavailable: { kind: 'Unsupported', meaning: 'Thread or process affinity cannot be read or set on this platform (no OS binding, or the OS refused).' },
+  /** A NUMA node id appears twice in the OS topology. */
+  DuplicateNode: { kind: 'RuntimeState', meaning: 'A NUMA node id appears twice in the OS topology.' },
+  /** Two usable NUMA nodes share a CPU. */
+  OverlappingNodes: { kind: 'RuntimeState', meaning: 'Two usable NUMA nodes share at least one CPU.' },
+  /** A CPU outside the process affinity set was requested (no widening, R9). */
+  CpuOutsideAllowedSet: { kind: 'Validation', meaning: 'A CPU outside the process affinity set was named; tenferro never widens process affinity.' },
+  /** The OS rejected an affinity system call. */
+  AffinitySyscallFailed: { kind: 'BackendFailure', meaning: 'sched_getaffinity or sched_setaffinity failed; the cause carries errno.' },
+  /** The OS topology cannot be read at all. */
+  TopologyDiscovery: { kind: 'RuntimeState', meaning: 'The CPU topology could not be discovered; the cause says why.' },
+
+  // --- admission and execution (R27–R33, R67–R95) -------------------------------------------
+  /** A queued permit wait was aborted through its AbortSignal. */
+  AdmissionAborted: { kind: 'RuntimeState', meaning: 'A queued wait for a permit was aborted through its AbortSignal; the queue stays consistent.' },
+  /** Backend entry from inside an active execution (callback, session, provider, child promise or engine worker). */
+  Reentered: { kind: 'RuntimeState', meaning: 'CpuBackend cannot be re-entered while another CPU backend execution is active in this async context or on this engine\'s workers.' },
+  /** withExecutionScope opened inside an active execution or scope. */
+  ExecutionAlreadyActive: { kind: 'RuntimeState', meaning: 'CPU execution is already active; open the shared scope outside active scopes and backend sessions.' },
+  /** An operation inside an execution scope used a handle with another runtime identity. */
+  ScopeWitnessMismatch: { kind: 'RuntimeState', meaning: 'The operation backend does not match the execution scope; use a clone of its backend witness.' },
+  /** An entered context was used after its execution ended. */
+  ContextExpired: { kind: 'RuntimeState', meaning: 'An execution context was used after the execution that entered it ended.' },
+  /** Executor scheduling rule broken (Outer through install, lanes, jobs run twice or not at all). */
+  Scheduling: { kind: 'BackendFailure', meaning: 'An executor scheduling rule was broken: Outer mode through install, Outer without budget or outer support, a bad lane index, or a job run twice or not at all.' },
+  /** The backend handle (and its coordinator) was closed. */
+  BackendClosed: { kind: 'RuntimeState', meaning: 'The backend was closed; its engines are shut down.' },
+  /** The operation is not supported for this domain or configuration. */
+  Unsupported: { kind: 'Unsupported', meaning: 'The operation is not supported for this domain or configuration (for example an execution scope on an external domain).' },
+
+  // --- placement and kinds (R12–R20) --------------------------------------------------------
+  /** A NUMA placement names a node that is not usable by this process. */
+  UnknownNumaNode: { kind: 'RuntimeState', meaning: 'The requested NUMA node is not a usable node of this process (unknown id, or none of its CPUs are allowed).' },
+  /** A NUMA placement on a topology without NUMA information. */
+  NumaDiscoveryUnavailable: { kind: 'RuntimeState', meaning: 'A NUMA node placement was requested but the topology has no NUMA information.' },
+  /** The blas kind accepts only the auto placement. */
+  ExternalProviderAffinityUnmanaged: { kind: 'Unsupported', meaning: 'The blas kind accepts only placement auto: tenferro cannot establish the CPU affinity of provider-owned BLAS threads.' },
+  /** An explicit placement without verified worker affinity. */
+  ManagedAffinityUnavailable: { kind: 'RuntimeState', meaning: 'An explicit placement was requested but verified worker affinity is unavailable (no OS binding); only auto (compatibility mode) works.' },
+  /** The requested backend kind needs a provider package that is not installed or not passed. */
+  BackendKindUnavailable: { kind: 'Unsupported', meaning: 'The requested backend kind needs a provider package that is not installed or was not passed in options.providers; the message names it.' },
+
+  // --- engines and workers (R21–R26, D2) ----------------------------------------------------
+  /** A worker could not be pinned to the domain set, or its observed mask differs. */
+  WorkerPinning: { kind: 'BackendFailure', meaning: 'An engine worker could not be pinned to the whole domain CPU set, or the mask read back differs from the declared set.' },
+  /** A worker exited or failed before it reported startup. */
+  WorkerStartupClosed: { kind: 'BackendFailure', meaning: 'An engine worker exited or failed before it reported startup.' },
+  /** A worker died while it held a task. */
+  WorkerDied: { kind: 'BackendFailure', meaning: 'An engine worker died (uncaught error or exit) while it ran a task; the task failed and the worker is replaced.' },
+  /** A dead worker could not be replaced; the engine is unusable. */
+  EngineBroken: { kind: 'BackendFailure', meaning: 'An engine worker died and its replacement could not be started and verified; the engine refuses work.' },
+  /** A kernel task threw. */
+  KernelFailed: { kind: 'BackendFailure', meaning: 'A kernel task threw on its worker; the cause carries the worker-side error.' },
+
+  // --- internal -------------------------------------------------------------------------------
+  /** An internal invariant failed (a bug in tenferro). */
+  Internal: { kind: 'Internal', meaning: 'An internal invariant failed; this is a bug in tenferro.' },
+} as const satisfies Record<string, CodeInfo>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function kindOf(code: ErrorCode): ErrorKind {
+  return ERROR_CODES[code].kind;
+}
+
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
+}

@@ -1,0 +1,19 @@
+{
+  "targets": [
+    {
+      "target_name": "tenferro_os",
+      "sources": ["src/affinity.cc"],
+      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "_GNU_SOURCE"
+      ],
+      "cflags!": ["-O3", "-O0"],
+      "cflags_cc!": ["-std=gnu++17", "-std=gnu++20", "-O3", "-O0"],
+      "cflags": ["-O2", "-Wall", "-Wextra"],
+      "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions", "-Wall", "-Wextra"]
+    }
+  ]
+}

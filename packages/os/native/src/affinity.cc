@@ -1,0 +1,150 @@
+// @tenferro/os native binding: per-thread CPU affinity for Linux.
+//
+// Contract with the TypeScript side (src/binding.ts):
+//   gettid(): number                               -- syscall(SYS_gettid) of the calling thread
+//   getThreadAffinity():  { errno: number, cpus: number[] }   -- sched_getaffinity(0)
+//   getProcessAffinity(): { errno: number, cpus: number[] }   -- sched_getaffinity(getpid())
+//   setThreadAffinity(cpus: number[]): number      -- sched_setaffinity(0); returns 0 or errno
+//
+// No function throws: failures are reported as errno values. Input to setThreadAffinity is
+// validated in TypeScript first; the checks here only keep a misuse from crashing the process
+// (they answer EINVAL instead of touching memory they should not).
+//
+// Masks are sized dynamically with CPU_ALLOC / CPU_ALLOC_SIZE, so machines with more than
+// CPU_SETSIZE (1024) CPUs work: on EINVAL the size is doubled up to kMaxCpus.
+//
+// The module is context-aware (NODE_API_MODULE registers a N-API module, which Node loads
+// once per environment), so it can be used from the main thread and from worker_threads.
+
+#include <napi.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <vector>
+
+namespace {
+
+constexpr size_t kMaxCpus = size_t{1} << 20;  // 2^20 CPUs, same cap as the TypeScript side
+constexpr size_t kInitialCpus = 1024;
+
+struct CpuMask {
+  cpu_set_t* set = nullptr;
+  size_t bytes = 0;
+  size_t ncpus = 0;
+
+  CpuMask() = default;
+  CpuMask(const CpuMask&) = delete;
+  CpuMask& operator=(const CpuMask&) = delete;
+  ~CpuMask() {
+    if (set != nullptr) CPU_FREE(set);
+  }
+
+  bool Alloc(size_t n) {
+    if (set != nullptr) CPU_FREE(set);
+    set = CPU_ALLOC(n);
+    if (set == nullptr) return false;
+    ncpus = n;
+    bytes = CPU_ALLOC_SIZE(n);
+    CPU_ZERO_S(bytes, set);
+    return true;
+  }
+};
+
+size_t InitialSize() {
+  long conf = sysconf(_SC_NPROCESSORS_CONF);
+  size_t n = kInitialCpus;
+  while (conf > 0 && n < static_cast<size_t>(conf) && n < kMaxCpus) n *= 2;
+  return n;
+}
+
+// Reads the affinity mask of `pid` (0 = calling thread). Returns 0 or an errno.
+int ReadMask(pid_t pid, CpuMask* mask) {
+  for (size_t n = InitialSize(); n <= kMaxCpus; n *= 2) {
+    if (!mask->Alloc(n)) return ENOMEM;
+    if (sched_getaffinity(pid, mask->bytes, mask->set) == 0) return 0;
+    int err = errno;
+    if (err != EINVAL) return err;
+  }
+  return EINVAL;
+}
+
+Napi::Value AffinityResult(Napi::Env env, pid_t pid) {
+  CpuMask mask;
+  int err = ReadMask(pid, &mask);
+  Napi::Object result = Napi::Object::New(env);
+  Napi::Array cpus = Napi::Array::New(env);
+  if (err == 0) {
+    uint32_t count = 0;
+    // CPU_ALLOC_SIZE rounds up to whole longs, so test every bit the kernel could have set.
+    const size_t bits = mask.bytes * 8;
+    for (size_t cpu = 0; cpu < bits; ++cpu) {
+      if (CPU_ISSET_S(cpu, mask.bytes, mask.set)) {
+        cpus.Set(count++, Napi::Number::New(env, static_cast<double>(cpu)));
+      }
+    }
+  }
+  result.Set("errno", Napi::Number::New(env, err));
+  result.Set("cpus", cpus);
+  return result;
+}
+
+Napi::Value GetThreadAffinity(const Napi::CallbackInfo& info) {
+  return AffinityResult(info.Env(), 0);
+}
+
+Napi::Value GetProcessAffinity(const Napi::CallbackInfo& info) {
+  return AffinityResult(info.Env(), getpid());
+}
+
+Napi::Value SetThreadAffinity(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto answer = [&](int err) { return Napi::Number::New(env, err); };
+  if (info.Length() < 1 || !info[0].IsArray()) return answer(EINVAL);
+  Napi::Array list = info[0].As<Napi::Array>();
+  const uint32_t length = list.Length();
+  if (length == 0) return answer(EINVAL);
+
+  // Read every id once (a getter cannot change it between passes), check it and find the
+  // largest, to size the mask.
+  std::vector<size_t> ids;
+  ids.reserve(length);
+  size_t max_cpu = 0;
+  for (uint32_t i = 0; i < length; ++i) {
+    Napi::Value v = list.Get(i);
+    if (!v.IsNumber()) return answer(EINVAL);
+    double d = v.As<Napi::Number>().DoubleValue();
+    if (!(d >= 0) || d >= static_cast<double>(kMaxCpus) || d != static_cast<double>(static_cast<size_t>(d))) {
+      return answer(EINVAL);
+    }
+    size_t cpu = static_cast<size_t>(d);
+    ids.push_back(cpu);
+    if (cpu > max_cpu) max_cpu = cpu;
+  }
+
+  CpuMask mask;
+  if (!mask.Alloc(max_cpu + 1)) return answer(ENOMEM);
+  for (size_t cpu : ids) CPU_SET_S(cpu, mask.bytes, mask.set);
+  if (sched_setaffinity(0, mask.bytes, mask.set) != 0) return answer(errno);
+  return answer(0);
+}
+
+Napi::Value GetTid(const Napi::CallbackInfo& info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(syscall(SYS_gettid)));
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("gettid", Napi::Function::New(env, GetTid, "gettid"));
+  exports.Set("getThreadAffinity", Napi::Function::New(env, GetThreadAffinity, "getThreadAffinity"));
+  exports.Set("getProcessAffinity", Napi::Function::New(env, GetProcessAffinity, "getProcessAffinity"));
+  exports.Set("setThreadAffinity", Napi::Function::New(env, SetThreadAffinity, "setThreadAffinity"));
+  exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(kMaxCpus)));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(tenferro_os, Init)

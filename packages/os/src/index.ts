@@ -1,0 +1,18 @@
+/**
+ * `@tenferro/os`: per-thread CPU affinity for Linux through a small N-API addon.
+ *
+ * Importing this module loads nothing; the addon is loaded on first use (`loadOs()`).
+ */
+export { OS_ERROR_CODES, OsError, osErrorKind } from './os-error.js';
+export type { OsErrorCode, OsErrorKind, OsErrorOptions } from './os-error.js';
+export { loadOs } from './load.js';
+export type { OsStatus } from './load.js';
+export type { OsBinding, RawAffinity } from './binding.js';
+export {
+  MAX_CPUS,
+  getProcessAffinity,
+  getThreadAffinity,
+  gettid,
+  setThreadAffinity,
+  validateCpuList,
+} from './thread-affinity.js';

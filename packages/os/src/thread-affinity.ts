@@ -1,0 +1,116 @@
+/**
+ * Validated wrappers around the native addon. Every argument is checked here, before any
+ * system call; the addon trusts what it is given.
+ */
+import { constants } from 'node:os';
+import type { OsBinding, RawAffinity } from './binding.js';
+import { loadOs } from './load.js';
+import { OsError, describeValue } from './os-error.js';
+
+/** CPU ids must be below this: masks cover at most 2^20 CPUs. */
+export const MAX_CPUS = 2 ** 20;
+
+function binding(op: string): OsBinding {
+  const status = loadOs();
+  if (!status.available) {
+    throw new OsError('AffinityUnavailable', op, `thread affinity is unavailable: ${status.reason}`, {
+      detail: { reason: status.reason },
+    });
+  }
+  return status.binding;
+}
+
+function errnoName(errno: number): string | undefined {
+  for (const [name, value] of Object.entries(constants.errno)) if (value === errno) return name;
+  return undefined;
+}
+
+function syscallFailed(op: string, syscall: string, errno: number): OsError {
+  const name = errnoName(errno);
+  return new OsError('AffinitySyscallFailed', op, `${syscall} failed with errno ${errno}${name ? ` (${name})` : ''}`, {
+    detail: { errno, syscall, ...(name ? { errnoName: name } : {}) },
+  });
+}
+
+function affinity(op: string, syscall: string, raw: RawAffinity): number[] {
+  if (raw.errno !== 0) throw syscallFailed(op, syscall, raw.errno);
+  return raw.cpus;
+}
+
+/** The calling thread's kernel thread id (`gettid()`); equals `process.pid` on the main thread. */
+export function gettid(): number {
+  return binding('gettid').gettid();
+}
+
+/** The calling thread's CPU affinity mask, as sorted CPU ids (`sched_getaffinity(0)`). */
+export function getThreadAffinity(): number[] {
+  const op = 'getThreadAffinity';
+  return affinity(op, 'sched_getaffinity', binding(op).getThreadAffinity());
+}
+
+/** The process affinity mask (the main thread's mask), as sorted CPU ids (`sched_getaffinity(getpid())`). */
+export function getProcessAffinity(): number[] {
+  const op = 'getProcessAffinity';
+  return affinity(op, 'sched_getaffinity', binding(op).getProcessAffinity());
+}
+
+/**
+ * Check a CPU id list and return its ids sorted and deduplicated; throws `InvalidCpuList`
+ * (not an array, or an id that is not a non-negative integer below 2^20) or `EmptyCpuSet`.
+ */
+export function validateCpuList(op: string, param: string, cpus: unknown): number[] {
+  const expected = `a non-empty list of CPU ids for ${param}`;
+  if (!Array.isArray(cpus)) {
+    throw new OsError('InvalidCpuList', op, `expected ${expected} but received ${describeValue(cpus)}`, {
+      detail: { param },
+    });
+  }
+  if (cpus.length === 0) {
+    throw new OsError('EmptyCpuSet', op, `expected ${expected} but received ${describeValue(cpus)}`, {
+      detail: { param },
+    });
+  }
+  const ids = new Set<number>();
+  // An index loop, so holes in a sparse array are seen (as undefined).
+  for (let index = 0; index < cpus.length; index++) {
+    const cpu: unknown = cpus[index];
+    if (typeof cpu !== 'number' || !Number.isInteger(cpu) || cpu < 0 || cpu >= MAX_CPUS) {
+      throw new OsError(
+        'InvalidCpuList',
+        op,
+        `expected ${param}[${index}] to be an integer CPU id in [0, ${MAX_CPUS}) but received ${describeValue(cpu)}`,
+        { detail: { param, index } },
+      );
+    }
+    ids.add(cpu === 0 ? 0 : cpu); // -0 -> 0
+  }
+  return [...ids].sort((a, b) => a - b);
+}
+
+/**
+ * Pin the calling thread (only it: other threads, including the main thread, keep their
+ * masks) to `cpus`. Duplicates are ignored. Every CPU must be in the process mask
+ * (`getProcessAffinity()`): affinity is never widened.
+ *
+ * Throws `InvalidCpuList`, `EmptyCpuSet`, `CpuOutsideAllowedSet` (before any change),
+ * `AffinitySyscallFailed` (with `detail.errno`) or `AffinityUnavailable`.
+ */
+export function setThreadAffinity(cpus: readonly number[]): void {
+  const op = 'setThreadAffinity';
+  const ids = validateCpuList(op, 'cpus', cpus);
+  const native = binding(op);
+  const allowed = affinity(op, 'sched_getaffinity', native.getProcessAffinity());
+  const allowedSet = new Set(allowed);
+  for (const cpu of ids) {
+    if (!allowedSet.has(cpu)) {
+      throw new OsError(
+        'CpuOutsideAllowedSet',
+        op,
+        `CPU ${cpu} is outside the process affinity set [${allowed.join(',')}]; tenferro never widens affinity`,
+        { detail: { cpu, allowed: [...allowed] } },
+      );
+    }
+  }
+  const errno = native.setThreadAffinity(ids);
+  if (errno !== 0) throw syscallFailed(op, 'sched_setaffinity', errno);
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Each test file runs on the main thread of its own child process, so the "main thread"
+    // tests really are on a process's main thread (gettid() === process.pid) and a test
+    // never changes the affinity of a thread another file runs on.
+    pool: 'forks',
+    testTimeout: 20_000,
+  },
+});

@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// The main job: what tenferro sees on this machine (`tenferro info`).
+import { spawnSync } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const cli = join(root, 'packages', 'cli', 'dist', 'bin.js');
+const steps = [[cli, 'info']];
+for (const args of steps) {
+  const r = spawnSync(process.execPath, args, { stdio: 'inherit', cwd: root });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
