@@ -6,7 +6,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -68,6 +68,8 @@ if (output('pnpm', ['--version']) !== PNPM_VERSION) {
     log(`installing pnpm@${PNPM_VERSION} into .tools/`);
     run('npm', ['install', '--prefix', join(root, '.tools'), '--no-save', '--no-package-lock', '--no-audit', '--no-fund', `pnpm@${PNPM_VERSION}`]);
   }
+  // turbo looks the package manager up on PATH.
+  process.env.PATH = `${dirname(pnpm)}${delimiter}${process.env.PATH ?? ''}`;
 }
 
 // 3. Dependencies, when the lockfile or Node changed since the last install.
@@ -93,5 +95,5 @@ run(pnpm, ['exec', 'turbo', 'run', 'build:native', 'build', '--output-logs=error
     TENFERRO_NODE_ABI: `${process.versions.modules}-${process.version}-${process.arch}`,
   },
 });
-writeFileSync(join(root, '.tenferro-setup.json'), JSON.stringify({ pnpm }, null, 2));
+writeFileSync(join(root, '.tenferro-setup.json'), JSON.stringify({ pnpm, path: process.env.PATH }, null, 2));
 log('ready');

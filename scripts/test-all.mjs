@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { pnpm } = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8'));
+const { pnpm, path } = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8'));
 const packagesDir = join(root, 'packages');
 const packages = readdirSync(packagesDir).filter((p) => existsSync(join(packagesDir, p, 'package.json')));
 const withTests = packages.filter((p) => {
@@ -22,6 +22,7 @@ const result = spawnSync(pnpm, ['exec', 'turbo', 'run', 'test', '--concurrency=1
   stdio: 'inherit',
   env: {
     ...process.env,
+    PATH: path,
     TURBO_TELEMETRY_DISABLED: '1',
     DO_NOT_TRACK: '1',
     npm_config_nodedir: process.env.npm_config_nodedir ?? '/usr',
