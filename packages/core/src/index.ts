@@ -16,3 +16,26 @@ export type {
   EffectiveCapacity,
   TopologySource,
 } from './topology/topology-types.js';
+
+export { ResourceArbiter, Permit, newExecutionOwner, processArbiter } from './arbiter/resource-arbiter.js';
+export type { AcquireOptions, ArbiterStats, ExecutionOwner } from './arbiter/resource-arbiter.js';
+export { requestsConflict } from './arbiter/resource-request.js';
+export type { ResourceRequest } from './arbiter/resource-request.js';
+
+export { CpuBackend } from './backend/cpu-backend.js';
+export type { CpuRuntimeIdentity } from './backend/cpu-backend.js';
+export type { CpuBackendOptions, CpuProviderPackage } from './backend/backend-options.js';
+export { CpuExecSession } from './backend/backend-session.js';
+export type { CpuDomainId, CpuDomainOwnership } from './backend/cpu-domain.js';
+export type { CpuExecutionInfo, WorkerInfo } from './backend/execution-info.js';
+export type { CpuBackendKind, CpuExecutionMode, CpuPlacement, ResolvedCpuPlacement } from './backend/placement.js';
+
+export { CpuExecutionContext } from './execution/execution-context.js';
+export type { CpuAdmissionMode } from './execution/execution-context.js';
+export type { ParallelMode, ProviderParallelMode } from './execution/parallel-mode.js';
+
+export type { CpuDomainExecutor, CpuDomainExecutorCapabilities, ScopedCpuJobs } from './executor/cpu-domain-executor.js';
+export { defineKernel } from './executor/kernel-ref.js';
+export type { KernelRef } from './executor/kernel-ref.js';
+export type { KernelFunction, KernelTaskInfo } from './executor/protocol.js';
+export type { WorkerPool } from './executor/worker-pool.js';

@@ -1,0 +1,14 @@
+import type { CpuSet } from '../topology/cpu-set.js';
+
+/** What an execution asks the arbiter for: a CPU set, or exclusion of every other execution. */
+export type ResourceRequest = { readonly cpus: CpuSet } | { readonly providerExclusive: true };
+
+/** Two requests conflict iff either is provider-exclusive or their CPU sets overlap (R27, R28). */
+export function requestsConflict(a: ResourceRequest, b: ResourceRequest): boolean {
+  if ('providerExclusive' in a || 'providerExclusive' in b) return true;
+  return a.cpus.overlaps(b.cpus);
+}
+
+export function describeRequest(r: ResourceRequest): string {
+  return 'providerExclusive' in r ? 'provider-exclusive' : `cpus ${r.cpus.toString()}`;
+}

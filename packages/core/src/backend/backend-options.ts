@@ -1,0 +1,81 @@
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import type { CpuTopology } from '../topology/topology-types.js';
+import { type CpuBackendKind, type CpuPlacement, validateKind, validatePlacement } from './placement.js';
+
+/** What a provider package's factory returns (e.g. `createBlasProvider()`), as far as backend creation needs it. */
+export interface CpuProviderPackage {
+  /** The backend kind this package provides kernels for. */
+  readonly kind: CpuBackendKind;
+  /** Diagnostic name (never a dispatch key). */
+  readonly name: string;
+}
+
+export interface CpuBackendOptions {
+  /** `'faer'` (tenferro-managed workers; default) or `'blas'` (needs `@tenferro/provider-blas`). */
+  readonly kind?: CpuBackendKind;
+  /** Thread budget; default `TENFERRO_NUM_THREADS`, else the topology's effective capacity. */
+  readonly threads?: number;
+  /** `'auto'` (default), `'allAllowed'` or `{ numaNode: id }`. */
+  readonly placement?: CpuPlacement;
+  /** A topology to use instead of discovering this machine's (tests, containers). */
+  readonly topology?: CpuTopology;
+  /** Provider packages, e.g. `[createBlasProvider()]`; nothing registers itself at import. */
+  readonly providers?: readonly CpuProviderPackage[];
+}
+
+export interface NormalizedBackendOptions {
+  readonly kind: CpuBackendKind;
+  readonly threads: number | undefined;
+  readonly placement: CpuPlacement;
+  readonly topology: CpuTopology | undefined;
+  readonly providers: readonly CpuProviderPackage[];
+}
+
+const KNOWN = new Set(['kind', 'threads', 'placement', 'topology', 'providers']);
+
+/** Validate `CpuBackend.create` options once, returning a frozen normalised copy. */
+export function validateBackendOptions(options: unknown, op: string): NormalizedBackendOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidArgument(op, 'options', 'an options object', options);
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!KNOWN.has(key)) throw invalidArgument(op, `options.${key}`, `one of ${[...KNOWN].join(', ')}`, key);
+  }
+  const kind = o.kind === undefined ? 'faer' : validateKind(o.kind, op);
+  const threads = o.threads === undefined ? undefined : validateThreads(o.threads, op, 'options.threads');
+  const placement = o.placement === undefined ? 'auto' : validatePlacement(o.placement, op);
+  const topology = o.topology as CpuTopology | undefined;
+  if (topology !== undefined && (typeof topology !== 'object' || topology === null || typeof topology.node !== 'function')) {
+    throw invalidArgument(op, 'options.topology', 'a CpuTopology from discoverCpuTopology()', topology);
+  }
+  const providers = o.providers === undefined ? [] : o.providers;
+  if (!Array.isArray(providers)) throw invalidArgument(op, 'options.providers', 'an array of provider packages', providers);
+  providers.forEach((p: unknown, i) => {
+    if (typeof p !== 'object' || p === null || (p as CpuProviderPackage).kind === undefined) {
+      throw invalidArgument(op, `options.providers[${i}]`, 'a provider package (e.g. createBlasProvider())', p);
+    }
+    validateKind((p as CpuProviderPackage).kind, op, `options.providers[${i}].kind`);
+  });
+  return Object.freeze({ kind, threads, placement, topology, providers: Object.freeze([...providers]) });
+}
+
+export function validateThreads(value: unknown, op: string, param: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 4096) {
+    throw invalidArgument(op, param, 'an integer thread count in [1, 4096]', value);
+  }
+  return value;
+}
+
+/** `TENFERRO_NUM_THREADS` (R18 analogue): unset → undefined; malformed or zero → `InvalidArgument`. */
+export function threadsFromEnv(op: string, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const raw = env.TENFERRO_NUM_THREADS;
+  if (raw === undefined || raw === '') return undefined;
+  const n = /^\s*\d+\s*$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1 || n > 4096) {
+    throw new TenferroError('InvalidArgument', `expected an integer thread count in [1, 4096] for TENFERRO_NUM_THREADS but received ${JSON.stringify(raw)}`, {
+      op,
+      detail: { param: 'TENFERRO_NUM_THREADS' },
+    });
+  }
+  return n;
+}

@@ -1,0 +1,112 @@
+import { type ResourceArbiter, processArbiter } from '../arbiter/resource-arbiter.js';
+import { TenferroError } from '../errors/tenferro-error.js';
+import type { CpuTopology } from '../topology/topology-types.js';
+import { CpuEngine } from './cpu-engine.js';
+import { type CpuBackendKind, type ResolvedExecution, managedDomainId } from './placement.js';
+
+/**
+ * The shared state behind every clone of a backend (contract "Coordinator"): topology, kind,
+ * thread budget, the process arbiter, and the lazily built engines — each built once per
+ * placement, even under concurrent first use (R4).
+ */
+export class Coordinator {
+  readonly topology: CpuTopology;
+  readonly kind: CpuBackendKind;
+  readonly threads: number;
+  readonly affinityAvailable: boolean;
+  readonly arbiter: ResourceArbiter;
+  readonly #engines = new Map<string, Promise<CpuEngine>>();
+  readonly #ready = new Map<string, CpuEngine>();
+  #closed = false;
+
+  constructor(options: { topology: CpuTopology; kind: CpuBackendKind; threads: number; affinityAvailable: boolean }) {
+    this.topology = options.topology;
+    this.kind = options.kind;
+    this.threads = options.threads;
+    this.affinityAvailable = options.affinityAvailable;
+    this.arbiter = processArbiter();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  assertOpen(op: string): void {
+    if (this.#closed) throw new TenferroError('BackendClosed', 'this backend was closed', { op });
+  }
+
+  /** The engine that runs `resolved`, building it on first use. */
+  engine(resolved: ResolvedExecution, op: string): Promise<CpuEngine> {
+    this.assertOpen(op);
+    const key = engineKey(resolved, this.affinityAvailable);
+    let engine = this.#engines.get(key);
+    if (engine === undefined) {
+      engine = this.#build(resolved).then(async (built) => {
+        if (this.#closed) {
+          await built.close();
+          throw new TenferroError('BackendClosed', 'this backend was closed while an engine was being built', { op });
+        }
+        this.#ready.set(key, built);
+        return built;
+      });
+      this.#engines.set(key, engine);
+      // A failed build is not cached: the next use tries again.
+      engine.catch(() => {
+        if (this.#engines.get(key) === engine) this.#engines.delete(key);
+      });
+    }
+    return engine;
+  }
+
+  /** The engine for `resolved` if it is already built (no build is started). */
+  builtEngine(resolved: ResolvedExecution): CpuEngine | undefined {
+    return this.#ready.get(engineKey(resolved, this.affinityAvailable));
+  }
+
+  /** Engines built so far. */
+  builtEngines(): CpuEngine[] {
+    return [...this.#ready.values()];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    const engines = await Promise.allSettled(this.#engines.values());
+    this.#engines.clear();
+    this.#ready.clear();
+    await Promise.all(engines.map((e) => (e.status === 'fulfilled' ? e.value.close() : undefined)));
+  }
+
+  async #build(resolved: ResolvedExecution): Promise<CpuEngine> {
+    if (resolved.mode === 'managed') {
+      const { placement } = resolved;
+      return CpuEngine.managed(
+        { id: managedDomainId(placement, this.topology), admissionMode: 'cooperativeCpuSet', placement, ownership: 'managed' },
+        placement.cpus,
+        Math.min(this.threads, placement.cpus.size),
+      );
+    }
+    // Compatibility, and provider-default-exclusive (which runs on the all-allowed engine, R19).
+    const cpus = this.topology.allowedCpus;
+    if (this.affinityAvailable) {
+      const placement = { kind: 'allAllowed', cpus } as const;
+      return CpuEngine.managed(
+        { id: 0, admissionMode: 'cooperativeCpuSet', placement, ownership: 'managed' },
+        cpus,
+        Math.min(this.threads, cpus.size),
+      );
+    }
+    return CpuEngine.managed(
+      { id: 0, admissionMode: 'cooperativeCpuSet', placement: undefined, ownership: 'managed' },
+      undefined,
+      Math.max(1, Math.min(this.threads, this.topology.effectiveCapacity.cpus)),
+    );
+  }
+}
+
+function engineKey(resolved: ResolvedExecution, affinityAvailable: boolean): string {
+  if (resolved.mode === 'managed') {
+    return resolved.placement.kind === 'allAllowed' ? 'allAllowed' : `numaNode:${resolved.placement.id}`;
+  }
+  return affinityAvailable ? 'allAllowed' : 'compatibility';
+}

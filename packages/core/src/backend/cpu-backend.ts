@@ -1,0 +1,358 @@
+import { newExecutionOwner } from '../arbiter/resource-arbiter.js';
+import type { ResourceRequest } from '../arbiter/resource-request.js';
+import { TenferroError } from '../errors/tenferro-error.js';
+import type { CpuExecutionContext } from '../execution/execution-context.js';
+import { type ScopeRecord, assertNotReentered, currentFrame, runInFrame } from '../execution/execution-frame.js';
+import { CpuOperationEntry } from '../execution/operation-entry.js';
+import type { ParallelMode } from '../execution/parallel-mode.js';
+import { EngineState, WORKER_SCOPE_KEY } from '../executor/shared-fields.js';
+import { loadOs } from '@tenferro/os';
+import { discoverCpuTopology } from '../topology/discover-topology.js';
+import type { CpuTopology } from '../topology/topology-types.js';
+import { type CpuBackendOptions, type CpuProviderPackage, threadsFromEnv, validateBackendOptions } from './backend-options.js';
+import { CpuExecSession } from './backend-session.js';
+import { Coordinator } from './coordinator.js';
+import type { CpuEngine } from './cpu-engine.js';
+import type { CpuExecutionInfo } from './execution-info.js';
+import {
+  type CpuBackendKind,
+  type CpuPlacement,
+  type ResolvedCpuPlacement,
+  type ResolvedExecution,
+  describePlacement,
+  managedDomainId,
+  resolvePlacement,
+  validatePlacement,
+} from './placement.js';
+
+/** Opaque witness token: equal for clones, fresh for every derived handle (R2). */
+export type CpuRuntimeIdentity = object;
+
+const CONSTRUCT = Symbol('CpuBackend');
+
+interface HandleState {
+  readonly coordinator: Coordinator;
+  readonly identity: CpuRuntimeIdentity;
+  readonly placement: CpuPlacement;
+  readonly resolved: ResolvedExecution;
+  readonly providers: readonly CpuProviderPackage[];
+}
+
+/**
+ * A cheap, cloneable handle on a shared coordinator (contract glossary "CpuBackend"). Clones
+ * share topology, engines, arbiter and caches and keep the runtime identity; `forPlacement`
+ * gives a handle with a fresh identity on the same coordinator. Every entry point that may wait
+ * for a permit returns a Promise; accessors are synchronous.
+ */
+export class CpuBackend {
+  readonly #s: HandleState;
+
+  /** @internal use {@link CpuBackend.create}. */
+  constructor(token: typeof CONSTRUCT, state: HandleState) {
+    if (token !== CONSTRUCT) throw new TypeError('CpuBackend: use CpuBackend.create()');
+    this.#s = state;
+  }
+
+  /**
+   * Resolve the placement (R12–R14) and build its engine: workers pinned to the whole domain set
+   * and verified before this resolves (D2). Errors: `InvalidArgument`, `BackendKindUnavailable`,
+   * `ExternalProviderAffinityUnmanaged`, `ManagedAffinityUnavailable`, `NumaDiscoveryUnavailable`,
+   * `UnknownNumaNode`, `WorkerPinning`, `WorkerStartupClosed`.
+   */
+  static async create(options: CpuBackendOptions = {}): Promise<CpuBackend> {
+    const op = 'CpuBackend.create';
+    const o = validateBackendOptions(options, op);
+    if (o.kind === 'blas' && !o.providers.some((p) => p.kind === 'blas')) {
+      throw new TenferroError(
+        'BackendKindUnavailable',
+        "the 'blas' kind needs @tenferro/provider-blas: install it and pass providers: [createBlasProvider()]",
+        { op, detail: { kind: 'blas', package: '@tenferro/provider-blas' } },
+      );
+    }
+    const threads = o.threads ?? threadsFromEnv(op);
+    const topology = o.topology ?? discoverCpuTopology();
+    const affinityAvailable = loadOs().available;
+    const resolved = resolvePlacement(o.kind, o.placement, topology, affinityAvailable, op);
+    const coordinator = new Coordinator({
+      topology,
+      kind: o.kind,
+      threads: threads ?? topology.effectiveCapacity.cpus,
+      affinityAvailable,
+    });
+    const backend = new CpuBackend(CONSTRUCT, {
+      coordinator,
+      identity: Object.freeze({}),
+      placement: o.placement,
+      resolved,
+      providers: o.providers,
+    });
+    await coordinator.engine(resolved, op);
+    return backend;
+  }
+
+  /** Same coordinator, engines, caches and runtime identity (R1, R2). Builds nothing. */
+  clone(): CpuBackend {
+    return new CpuBackend(CONSTRUCT, this.#s);
+  }
+
+  /** A handle on `placement` with a fresh identity; its engine is built on first use (R4). Throws placement errors. */
+  forPlacement(placement: CpuPlacement): CpuBackend {
+    const op = 'CpuBackend.forPlacement';
+    const p = validatePlacement(placement, op, 'placement');
+    const c = this.#s.coordinator;
+    c.assertOpen(op);
+    const resolved = resolvePlacement(c.kind, p, c.topology, c.affinityAvailable, op);
+    return new CpuBackend(CONSTRUCT, { ...this.#s, identity: Object.freeze({}), placement: p, resolved });
+  }
+
+  /** Whether `placement` resolves on this coordinator; never builds an engine (R16). */
+  supportsPlacement(placement: CpuPlacement): boolean {
+    const c = this.#s.coordinator;
+    try {
+      resolvePlacement(c.kind, validatePlacement(placement, 'CpuBackend.supportsPlacement', 'placement'), c.topology, c.affinityAvailable, 'CpuBackend.supportsPlacement');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Build this handle's engine now (it is otherwise built on first use). */
+  async ready(): Promise<void> {
+    await this.#engine('CpuBackend.ready');
+  }
+
+  kind(): CpuBackendKind {
+    return this.#s.coordinator.kind;
+  }
+
+  placement(): CpuPlacement {
+    return this.#s.placement;
+  }
+
+  resolvedPlacement(): ResolvedCpuPlacement | undefined {
+    return this.#s.resolved.mode === 'managed' ? this.#s.resolved.placement : undefined;
+  }
+
+  topology(): CpuTopology {
+    return this.#s.coordinator.topology;
+  }
+
+  runtimeIdentity(): CpuRuntimeIdentity {
+    return this.#s.identity;
+  }
+
+  numThreads(): number {
+    return this.#plannedDomain().threadBudget;
+  }
+
+  get closed(): boolean {
+    return this.#s.coordinator.closed;
+  }
+
+  /**
+   * Run `fn` in one Sequential execution: admission (re-entry check, then a permit on this
+   * placement's CPU set), one executor entry, then `fn(ctx)` issues kernel tasks through the
+   * context. Errors: `Reentered` (before any permit), `BackendClosed`, `ScopeWitnessMismatch`.
+   */
+  install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
+    return this.#execute('CpuBackend.install', () => 'sequential', (entry, shared, mode, op) =>
+      shared ? entry.reuse(mode, fn, op) : entry.enter(mode, fn, op),
+    );
+  }
+
+  /** One permit and one executor entry across every operation of `fn`'s session (R79–R82). */
+  withBackendSession<R>(fn: (session: CpuExecSession) => R | Promise<R>): Promise<R> {
+    return this.#execute(
+      'CpuBackend.withBackendSession',
+      (entry) => entry.preferredEngineMode(),
+      async (entry, shared, mode, op) => {
+        const run = (ctx: CpuExecutionContext) => {
+          const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind);
+          return Promise.resolve(fn(session)).finally(() => session.end());
+        };
+        return shared ? entry.reuse(mode, run, op) : entry.enter(mode, run, op);
+      },
+    );
+  }
+
+  /**
+   * Outer fan-out (R70): `min(count, budget)` lanes submitted once; `fn(ctx, index)` runs once per
+   * index with a Sequential context on its lane's worker. `Scheduling` when the budget is 1.
+   */
+  withOuterLanes(count: number, fn: (ctx: CpuExecutionContext, index: number) => void | Promise<void>): Promise<void> {
+    return this.#execute('CpuBackend.withOuterLanes', () => 'outer', (entry, shared, mode, op) =>
+      shared ? entry.reuse(mode, () => undefined, op) : entry.submitOuter(count, fn, op),
+    );
+  }
+
+  /**
+   * `execution_scope.rs` (R83–R87): one permit and one executor entry shared by the sequential
+   * operations that clones of this witness issue inside `fn`. The callback's value — even an
+   * error object it returns — comes back unchanged; an exception releases scope and permit first.
+   * Errors: `ExecutionAlreadyActive` inside an execution or scope, `Unsupported` for external domains.
+   */
+  async withExecutionScope<R>(fn: () => R | Promise<R>): Promise<R> {
+    const op = 'CpuBackend.withExecutionScope';
+    if (currentFrame() !== undefined || workerEngineActive()) {
+      throw new TenferroError('ExecutionAlreadyActive', 'CPU execution is already active; open the shared scope outside active scopes and backend sessions', { op });
+    }
+    const c = this.#s.coordinator;
+    c.assertOpen(op);
+    const engine = await this.#engine(op);
+    if (engine.domain.ownership !== 'managed') {
+      throw new TenferroError('Unsupported', 'shared execution scopes require a tenferro-managed CPU domain; use ordinary operation entry for external domains', { op });
+    }
+    const owner = newExecutionOwner();
+    return runInFrame({ owner, live: true, scope: undefined }, async () => {
+      const permit = await c.arbiter.acquire(this.#request(), { owner });
+      try {
+        const entry = new CpuOperationEntry(engine, permit, owner);
+        return await entry.enter(
+          entry.preferredEngineMode(),
+          () => {
+            const scope: ScopeRecord = { identity: this.#s.identity, engine, permit, entry, operationActive: false };
+            return runInFrame({ owner, live: true, scope }, async () => await fn());
+          },
+          op,
+        );
+      } finally {
+        permit.release();
+      }
+    });
+  }
+
+  executionInfo(): CpuExecutionInfo {
+    const s = this.#s;
+    const c = s.coordinator;
+    const engine = c.builtEngine(s.resolved);
+    const domain = engine?.domain ?? this.#plannedDomain();
+    const caps = engine?.executor.capabilities();
+    const placement = s.resolved.mode === 'managed' ? s.resolved.placement : undefined;
+    const pinned = c.affinityAvailable;
+    return Object.freeze({
+      backendKind: c.kind,
+      executionMode: s.resolved.mode,
+      requestedPlacement: describePlacement(s.placement),
+      resolvedPlacement:
+        placement === undefined
+          ? undefined
+          : placement.kind === 'numaNode'
+            ? { kind: 'numaNode' as const, id: placement.id, cpus: placement.cpus.toString() }
+            : { kind: 'allAllowed' as const, cpus: placement.cpus.toString() },
+      topology: {
+        allowedCpus: c.topology.allowedCpus.toString(),
+        nodes: c.topology.nodes.map((n) => ({ id: n.id, cpus: n.cpus.toString() })),
+      },
+      domainId: domain.id,
+      domainCpus: s.resolved.mode === 'compatibility' ? undefined : (placement?.cpus ?? c.topology.allowedCpus).toString(),
+      workerCount: caps?.workerCount ?? domain.threadBudget,
+      threadBudget: domain.threadBudget,
+      admissionMode: domain.admissionMode,
+      domainOwnership: domain.ownership,
+      executorAffinity: caps?.affinity ?? (pinned ? 'tenferroPinnedVerified' : 'none'),
+      executorShutdown: caps?.shutdown ?? 'tenferroOwned',
+      providerDiagnostic: this.#providerDiagnostic(),
+      engineBuilt: engine !== undefined,
+      workers: (engine?.workers() ?? []).map((w) => Object.freeze({ tid: w.tid, cpus: w.cpus?.toString() })),
+      executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },
+      admission: c.arbiter.stats(),
+    });
+  }
+
+  /** Shut every engine of this coordinator down; later calls reject with `BackendClosed`. */
+  close(): Promise<void> {
+    return this.#s.coordinator.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    const info = this.executionInfo();
+    return `CpuBackend(${info.backendKind}, ${info.executionMode}, domain ${String(info.domainId)}, cpus ${info.domainCpus ?? '-'}, ${info.workerCount} workers${this.closed ? ', closed' : ''})`;
+  }
+
+  /**
+   * The one admission path of every entry point (contract §6.1): scope sharing, then re-entry
+   * rejection before any permit, then a permit by resolved mode (R34) in a fresh execution frame,
+   * released on every exit.
+   */
+  async #execute<R>(
+    op: string,
+    modeFor: (entry: CpuOperationEntry) => ParallelMode,
+    body: (entry: CpuOperationEntry, shared: boolean, mode: ParallelMode, op: string) => Promise<R>,
+  ): Promise<R> {
+    const scope = this.#sharedScope(op);
+    if (scope !== undefined) {
+      try {
+        return await body(scope.entry, true, modeFor(scope.entry), op);
+      } finally {
+        scope.operationActive = false;
+      }
+    }
+    assertNotReentered(op);
+    const c = this.#s.coordinator;
+    c.assertOpen(op);
+    const engine = await this.#engine(op);
+    const owner = newExecutionOwner();
+    return runInFrame({ owner, live: true, scope: undefined }, async () => {
+      const permit = await c.arbiter.acquire(this.#request(), { owner });
+      try {
+        c.assertOpen(op);
+        const entry = new CpuOperationEntry(engine, permit, owner);
+        return await body(entry, false, modeFor(entry), op);
+      } finally {
+        permit.release();
+      }
+    });
+  }
+
+  /** `execution_admission`: borrow the scope's permit and entry when a scope of this witness is idle. */
+  #sharedScope(op: string): ScopeRecord | undefined {
+    const scope = currentFrame()?.scope;
+    if (scope === undefined || scope.operationActive) return undefined;
+    if (scope.identity !== this.#s.identity) {
+      throw new TenferroError('ScopeWitnessMismatch', 'operation backend does not match the execution scope; use a clone of its backend witness', { op });
+    }
+    scope.operationActive = true;
+    return scope;
+  }
+
+  #request(): ResourceRequest {
+    const s = this.#s;
+    if (s.resolved.mode === 'providerDefaultExclusive') return { providerExclusive: true };
+    if (s.resolved.mode === 'managed') return { cpus: s.resolved.placement.cpus };
+    return { cpus: s.coordinator.topology.allowedCpus };
+  }
+
+  #engine(op: string): Promise<CpuEngine> {
+    return this.#s.coordinator.engine(this.#s.resolved, op);
+  }
+
+  #plannedDomain(): { id: number; threadBudget: number; admissionMode: 'cooperativeCpuSet'; ownership: 'managed' } {
+    const c = this.#s.coordinator;
+    const r = this.#s.resolved;
+    const cpus = r.mode === 'managed' ? r.placement.cpus : c.topology.allowedCpus;
+    const limit = c.affinityAvailable ? cpus.size : Math.max(1, c.topology.effectiveCapacity.cpus);
+    return {
+      id: r.mode === 'managed' ? managedDomainId(r.placement, c.topology) : 0,
+      threadBudget: Math.min(c.threads, limit),
+      admissionMode: 'cooperativeCpuSet',
+      ownership: 'managed',
+    };
+  }
+
+  #providerDiagnostic(): string {
+    const s = this.#s;
+    const workers = s.resolved.mode === 'compatibility' ? 'unpinned compatibility workers' : 'tenferro-managed pinned workers';
+    const named = s.providers.filter((p) => p.kind === s.coordinator.kind).map((p) => p.name);
+    if (named.length > 0) return `${named.join(', ')} (${workers})`;
+    return `reference providers (TypeScript, sequential, slow; install @tenferro/provider-faer for native kernels) on ${workers}`;
+  }
+}
+
+function workerEngineActive(): boolean {
+  const scope = (globalThis as Record<symbol, unknown>)[WORKER_SCOPE_KEY] as { engineState: Int32Array } | undefined;
+  return scope !== undefined && Atomics.load(scope.engineState, EngineState.ACTIVE_OWNER) !== 0;
+}

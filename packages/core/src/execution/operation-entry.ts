@@ -1,0 +1,135 @@
+import type { ExecutionOwner, Permit } from '../arbiter/resource-arbiter.js';
+import type { CpuEngine } from '../backend/cpu-engine.js';
+import { TenferroError } from '../errors/tenferro-error.js';
+import { type CpuExecutionContext, type EntryLifetime, createContext } from './execution-context.js';
+import type { ParallelMode, ProviderParallelMode } from './parallel-mode.js';
+
+/**
+ * The unentered capability `(domain, permit)`: the only value allowed to call an executor's
+ * `install` or `submit` (R67). Not exported from the package; providers and operation families
+ * only ever receive already-entered contexts.
+ */
+export class CpuOperationEntry {
+  readonly engine: CpuEngine;
+  readonly permit: Permit;
+  readonly owner: ExecutionOwner;
+
+  constructor(engine: CpuEngine, permit: Permit, owner: ExecutionOwner) {
+    this.engine = engine;
+    this.permit = permit;
+    this.owner = owner;
+  }
+
+  /** Inner iff budget > 1 and the executor offers a pool, else Sequential (R72). */
+  preferredEngineMode(): ProviderParallelMode {
+    const caps = this.engine.executor.capabilities();
+    return this.engine.domain.threadBudget > 1 && caps.innerParallelism === 'pool' ? 'inner' : 'sequential';
+  }
+
+  /** Whether Outer fan-out is possible: budget > 1 and the executor runs indexed jobs in parallel (R70). */
+  supportsOuter(): boolean {
+    return this.engine.domain.threadBudget > 1 && this.engine.executor.capabilities().outerParallelism;
+  }
+
+  /**
+   * Enter the executor once with `mode` and run `op` with a fresh entered context (R69: one
+   * install, no submit). Outer is refused before any executor call (R68); a job the executor
+   * runs twice, or not at all, is a `Scheduling` error (R71).
+   */
+  async enter<R>(mode: ParallelMode, op: (ctx: CpuExecutionContext) => Promise<R> | R, name: string): Promise<R> {
+    if (mode === 'outer') throw outerThroughInstall(name);
+    const lifetime: EntryLifetime = { live: true };
+    let runs = 0;
+    this.engine.markActive(this.owner, name);
+    try {
+      this.engine.entries.installs++;
+      const result = await this.engine.executor.install(async () => {
+        if (++runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op: name });
+        return await op(this.context(mode, 0, lifetime));
+      });
+      if (runs === 0) throw new TenferroError('Scheduling', 'the executor returned without running the scoped job', { op: name });
+      return result;
+    } finally {
+      lifetime.live = false;
+      this.engine.markInactive(this.owner);
+    }
+  }
+
+  /**
+   * Run `op` inline on an execution this entry already entered, with a fresh context of `mode`
+   * (`enter_or_reuse` with an entered context, R80, R84): no executor call.
+   */
+  async reuse<R>(mode: ParallelMode, op: (ctx: CpuExecutionContext) => Promise<R> | R, name: string): Promise<R> {
+    if (mode === 'outer') throw outerThroughInstall(name);
+    const lifetime: EntryLifetime = { live: true };
+    try {
+      return await op(this.context(mode, 0, lifetime));
+    } finally {
+      lifetime.live = false;
+    }
+  }
+
+  /**
+   * Outer fan-out (R70): `L = min(count, budget)` lanes submitted once; lane k runs logical jobs
+   * k, k+L, … in order, each with a fresh Sequential context on worker k. Every logical job runs
+   * exactly once; a lane index the executor invents is a `Scheduling` error.
+   */
+  async submitOuter(count: number, op: (ctx: CpuExecutionContext, index: number) => Promise<void> | void, name: string): Promise<void> {
+    if (!Number.isInteger(count) || count < 0) {
+      throw new TenferroError('InvalidArgument', `expected a non-negative integer job count for count but received ${String(count)}`, { op: name });
+    }
+    const budget = this.engine.domain.threadBudget;
+    if (!this.supportsOuter()) {
+      throw new TenferroError('Scheduling', `outer fan-out needs a thread budget above 1 and an executor with outer parallelism (budget ${budget})`, {
+        op: name,
+      });
+    }
+    if (count === 0) return;
+    const lanes = Math.min(count, budget);
+    const ran = new Uint8Array(count);
+    let badLane: number | undefined;
+    const lifetime: EntryLifetime = { live: true };
+    this.engine.markActive(this.owner, name);
+    try {
+      this.engine.entries.submits++;
+      await this.engine.executor.submit({
+        length: lanes,
+        run: async (lane: number) => {
+          if (!Number.isInteger(lane) || lane < 0 || lane >= lanes) {
+            badLane = lane;
+            return;
+          }
+          for (let i = lane; i < count; i += lanes) {
+            if ((ran[i] = ran[i]! + 1) !== 1) throw new TenferroError('Scheduling', `logical job ${i} ran twice`, { op: name });
+            await op(this.context('sequential', lane, lifetime), i);
+          }
+        },
+      });
+    } finally {
+      lifetime.live = false;
+      this.engine.markInactive(this.owner);
+    }
+    if (badLane !== undefined) throw new TenferroError('Scheduling', `the executor requested lane ${badLane} of ${lanes}`, { op: name });
+    const missing = ran.indexOf(0);
+    if (missing >= 0) throw new TenferroError('Scheduling', `logical job ${missing} never ran`, { op: name });
+  }
+
+  context(mode: ProviderParallelMode, lane: number, lifetime: EntryLifetime): CpuExecutionContext {
+    const domain = this.engine.domain;
+    return createContext({
+      domainId: domain.id,
+      cpus: domain.admissionMode === 'callerManaged' ? undefined : domain.placement?.cpus,
+      admissionMode: domain.admissionMode,
+      threadBudget: domain.threadBudget,
+      parallelMode: mode,
+      lane,
+      runner: this.engine.runner,
+      executorHasPool: this.engine.executor.capabilities().innerParallelism === 'pool',
+      lifetime,
+    });
+  }
+}
+
+function outerThroughInstall(op: string): TenferroError {
+  return new TenferroError('Scheduling', 'Outer mode cannot be entered through install; use outer lanes', { op });
+}

@@ -1,0 +1,36 @@
+import type { WorkerPool } from './worker-pool.js';
+
+/** What an executor can do, sampled once when a domain is built. */
+export interface CpuDomainExecutorCapabilities {
+  /** Workers (≥ 1). */
+  readonly workerCount: number;
+  /** Whether `submit` can run indexed jobs in parallel. */
+  readonly outerParallelism: boolean;
+  /** `'pool'` when `workerPool()` gives Inner-mode providers a pool to fan out on. */
+  readonly innerParallelism: 'none' | 'pool';
+  readonly reentrancy: 'rejected' | 'sameExecutor';
+  readonly affinity: 'tenferroPinnedVerified' | 'callerDeclaredUnverified' | 'none';
+  readonly shutdown: 'tenferroOwned' | 'callerOwned';
+}
+
+/** Indexed fork-join jobs handed to `submit`: every index runs exactly once before it resolves. */
+export interface ScopedCpuJobs {
+  readonly length: number;
+  run(index: number): Promise<void>;
+}
+
+/**
+ * The executor contract of a CPU domain (contract glossary "Executor").
+ *
+ * Only tenferro's operation entry calls `install` and `submit` (R67): providers never see an
+ * executor, only an already-entered context.
+ */
+export interface CpuDomainExecutor {
+  capabilities(): CpuDomainExecutorCapabilities;
+  /** Run `job` exactly once within this executor; the job never escapes the call. */
+  install<R>(job: () => Promise<R> | R): Promise<R>;
+  /** Fork-join over `jobs`: resolves when every index has run. */
+  submit(jobs: ScopedCpuJobs): Promise<void>;
+  /** The pool Inner-mode providers may fan out on (Rust `rayon_pool`), if any. */
+  workerPool(): WorkerPool | undefined;
+}

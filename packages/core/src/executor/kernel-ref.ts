@@ -1,0 +1,33 @@
+import { invalidArgument } from '../errors/tenferro-error.js';
+
+/**
+ * A handle on a kernel function that engine workers run: a module (absolute `file:` URL or a
+ * bare specifier resolvable from the worker) and an export name. Workers import the module
+ * lazily, the first time they run one of its kernels, and cache it.
+ */
+export interface KernelRef<P = unknown, R = unknown> {
+  readonly id: number;
+  readonly module: string;
+  readonly exportName: string;
+  /** Phantom fields carrying the payload and result types. */
+  readonly __payload?: P;
+  readonly __result?: R;
+}
+
+const registry = new Map<string, KernelRef>();
+let lastId = 0;
+
+/** The kernel `exportName` of `module`; the same pair always gives the same ref. */
+export function defineKernel<P = unknown, R = unknown>(module: string | URL, exportName: string): KernelRef<P, R> {
+  const op = 'defineKernel';
+  const specifier = module instanceof URL ? module.href : module;
+  if (typeof specifier !== 'string' || specifier === '') throw invalidArgument(op, 'module', 'a module URL or specifier', module);
+  if (typeof exportName !== 'string' || exportName === '') throw invalidArgument(op, 'exportName', 'an export name', exportName);
+  const key = `${specifier}#${exportName}`;
+  let ref = registry.get(key);
+  if (ref === undefined) {
+    ref = Object.freeze({ id: ++lastId, module: specifier, exportName });
+    registry.set(key, ref);
+  }
+  return ref as KernelRef<P, R>;
+}

@@ -1,0 +1,48 @@
+/**
+ * Named indices into the shared `Int32Array` control blocks. Both sides of the worker protocol
+ * import these; nothing else is shared between the main isolate and workers.
+ */
+
+/** Per-worker mailbox (one `Int32Array` over a `SharedArrayBuffer`). */
+export const Mailbox = {
+  /** Sequence number of the last task posted by the main isolate. Workers wait on it. */
+  REQUEST: 0,
+  /** Sequence number of the last task the worker finished (or `DEAD`). The main isolate waits on it. */
+  RESPONSE: 1,
+  /** Flags of the posted task (`TaskFlag`). */
+  TASK_FLAGS: 2,
+  /** Kernel id of the posted task (see `kernel-ref.ts`); 0 = shutdown. */
+  KERNEL_ID: 3,
+  /** Outcome flags written by the worker (`ResultFlag`). */
+  RESULT_FLAGS: 4,
+  /** 1 while the worker spins between tasks, 0 while it sleeps in `Atomics.wait`. */
+  SPINNING: 5,
+  LENGTH: 8,
+} as const;
+
+export const TaskFlag = {
+  /** A structured-clone message with the payload (and the kernel's module the first time) waits on the port. */
+  HAS_MESSAGE: 1,
+} as const;
+
+export const ResultFlag = {
+  /** A result message waits on the port. */
+  HAS_MESSAGE: 1,
+  /** The kernel threw; the message carries the error. */
+  ERROR: 2,
+} as const;
+
+/** RESPONSE value written by the main isolate when a worker died, to wake its waiter. */
+export const DEAD = -1;
+
+/** Per-engine execution-scope state registered with every worker once (R23, R91). */
+export const EngineState = {
+  /** Owner id of the execution active on this engine, 0 when idle. */
+  ACTIVE_OWNER: 0,
+  /** Nesting depth of that owner. */
+  DEPTH: 1,
+  LENGTH: 2,
+} as const;
+
+/** Key of the worker-global record that marks a thread as an engine worker. */
+export const WORKER_SCOPE_KEY = Symbol.for('tenferro.core.v0.workerScope');

@@ -1,0 +1,109 @@
+// The only module that runs inside an engine worker. It pins the thread to the whole domain
+// CPU set before anything else loads (R21), reports what it observed, registers the engine's
+// shared execution-scope state once (R23), then serves tasks from its shared mailbox:
+// `Atomics.wait` for the next request, payloads and results through `receiveMessageOnPort`
+// (no event-loop hop), `Atomics.notify` on completion.
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import type { KernelErrorInfo, KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
+import { Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
+import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
+
+const init = workerData as WorkerInit;
+const port = init.taskPort;
+const mailbox = new Int32Array(init.mailbox);
+const engineState = new Int32Array(init.engineState);
+
+async function pin(): Promise<WorkerStartupMessage> {
+  let affinity: number[] | undefined;
+  let tid = threadSelfTid() ?? -1;
+  if (init.cpus !== undefined) {
+    try {
+      const os = await import('@tenferro/os');
+      os.setThreadAffinity([...init.cpus]);
+      affinity = os.getThreadAffinity();
+      tid = os.gettid();
+    } catch (e) {
+      const err = e as { message?: string; code?: string };
+      return { type: 'startupFailed', message: String(err.message ?? e), code: err.code };
+    }
+  }
+  return { type: 'ready', tid, affinity, statusCpus: statusCpusAllowed() };
+}
+
+const ready = await pin();
+(globalThis as Record<symbol, unknown>)[WORKER_SCOPE_KEY] = Object.freeze({ engineState, workerIndex: init.workerIndex });
+parentPort!.postMessage(ready);
+if (ready.type === 'ready') void serve(ready.tid);
+
+async function serve(tid: number): Promise<never> {
+  const kernels = new Map<number, KernelFunction>();
+  const info = Object.freeze({ workerIndex: init.workerIndex, tid });
+  const spinNs = BigInt(init.spinMicros) * 1000n;
+  let seen = 0;
+  for (;;) {
+    // Spin briefly for back-to-back tasks, then sleep.
+    if (spinNs > 0n && Atomics.load(mailbox, Mailbox.REQUEST) === seen) {
+      Atomics.store(mailbox, Mailbox.SPINNING, 1);
+      const until = process.hrtime.bigint() + spinNs;
+      while (Atomics.load(mailbox, Mailbox.REQUEST) === seen && process.hrtime.bigint() < until) {
+        /* spin */
+      }
+      Atomics.store(mailbox, Mailbox.SPINNING, 0);
+    }
+    while (Atomics.load(mailbox, Mailbox.REQUEST) === seen) Atomics.wait(mailbox, Mailbox.REQUEST, seen);
+    seen = Atomics.load(mailbox, Mailbox.REQUEST);
+    const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
+    if (kernelId === 0) process.exit(0);
+    const message =
+      (Atomics.load(mailbox, Mailbox.TASK_FLAGS) & TaskFlag.HAS_MESSAGE) !== 0
+        ? (receiveMessageOnPort(port)?.message as TaskMessage | undefined)
+        : undefined;
+    let result: ResultMessage | undefined;
+    let flags = 0;
+    try {
+      let kernel = kernels.get(kernelId);
+      if (kernel === undefined) {
+        if (message?.kernel === undefined) throw new Error(`kernel ${kernelId} is unknown to this worker`);
+        const mod = (await import(message.kernel.module)) as Record<string, unknown>;
+        const fn = mod[message.kernel.exportName];
+        if (typeof fn !== 'function') {
+          throw new Error(`${message.kernel.module} has no exported function ${JSON.stringify(message.kernel.exportName)}`);
+        }
+        kernel = fn as KernelFunction;
+        kernels.set(kernelId, kernel);
+      }
+      let value = kernel(message?.payload, info);
+      if (value instanceof Promise) value = await value;
+      if (value !== undefined) {
+        result = { value };
+        flags = ResultFlag.HAS_MESSAGE;
+      }
+    } catch (e) {
+      result = { error: errorInfo(e) };
+      flags = ResultFlag.HAS_MESSAGE | ResultFlag.ERROR;
+    }
+    if (result !== undefined) {
+      try {
+        port.postMessage(result);
+      } catch (e) {
+        port.postMessage({ error: errorInfo(e) } satisfies ResultMessage);
+        flags = ResultFlag.HAS_MESSAGE | ResultFlag.ERROR;
+      }
+    }
+    Atomics.store(mailbox, Mailbox.RESULT_FLAGS, flags);
+    Atomics.store(mailbox, Mailbox.RESPONSE, seen);
+    Atomics.notify(mailbox, Mailbox.RESPONSE);
+  }
+}
+
+function errorInfo(e: unknown): KernelErrorInfo {
+  const err = e as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown };
+  return {
+    name: typeof err?.name === 'string' ? err.name : 'Error',
+    message: typeof err?.message === 'string' ? err.message : String(e),
+    stack: typeof err?.stack === 'string' ? err.stack : undefined,
+    code: typeof err?.code === 'string' ? err.code : undefined,
+  };
+}
+
+export {};

@@ -1,0 +1,214 @@
+import { spawnSync } from 'node:child_process';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CpuBackend, discoverCpuTopology } from '../src/index.js';
+import { cpusAllowedOfTask, expectCode, kernel, processAllowed } from './helpers.js';
+
+const whoami = kernel<undefined, { workerIndex: number; tid: number; cpus: string }>('whoami');
+const backends: CpuBackend[] = [];
+async function create(...args: Parameters<typeof CpuBackend.create>) {
+  const b = await CpuBackend.create(...args);
+  backends.push(b);
+  return b;
+}
+afterAll(async () => {
+  await Promise.all(backends.map((b) => b.close()));
+});
+
+describe('CpuBackend.create: kinds, placement, pinned engines', () => {
+  it('faer with 2 threads: 2 workers pinned to the whole allowed set, as /proc shows', async () => {
+    const b = await create({ kind: 'faer', threads: 2 });
+    const info = b.executionInfo();
+    const allowed = processAllowed();
+    const size = discoverCpuTopology().allowedCpus.size;
+    expect(info.executionMode).toBe('managed');
+    expect(info.resolvedPlacement).toEqual({ kind: 'allAllowed', cpus: allowed });
+    expect(info.domainId).toBe(0);
+    expect(info.workers).toHaveLength(Math.min(2, size));
+    expect(info.threadBudget).toBe(Math.min(2, size));
+    expect(info.executorAffinity).toBe('tenferroPinnedVerified');
+    for (const w of info.workers) {
+      expect(w.cpus).toBe(allowed);
+      expect(cpusAllowedOfTask(w.tid)).toBe(allowed);
+    }
+    expect(new Set(info.workers.map((w) => w.tid)).size).toBe(info.workers.length);
+    expect(info.providerDiagnostic).toContain('reference');
+  });
+
+  it('kernel tasks run on those workers', async () => {
+    const b = await create({ threads: 2 });
+    const seen = await b.install((ctx) => ctx.run(whoami));
+    expect(seen.workerIndex).toBe(0);
+    expect(seen.tid).toBe(b.executionInfo().workers[0]!.tid);
+    expect(seen.cpus).toBe(processAllowed());
+  });
+
+  it('{ numaNode: 0 } works and gets domain id 1; an unknown node is UnknownNumaNode', async () => {
+    const topo = discoverCpuTopology();
+    const first = topo.nodes[0];
+    if (first !== undefined) {
+      const b = await create({ placement: { numaNode: first.id } });
+      const info = b.executionInfo();
+      expect(info.resolvedPlacement).toEqual({ kind: 'numaNode', id: first.id, cpus: first.cpus.toString() });
+      expect(info.domainId).toBe(1);
+      for (const w of info.workers) expect(cpusAllowedOfTask(w.tid)).toBe(first.cpus.toString());
+    }
+    await expectCode(CpuBackend.create({ placement: { numaNode: 7 } }), 'UnknownNumaNode', 'RuntimeState');
+  });
+
+  it('under taskset -c <last cpu>, a node engine has one worker pinned to that CPU', () => {
+    const last = discoverCpuTopology().allowedCpus.last;
+    const script = `
+      import { CpuBackend, discoverCpuTopology } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      import { readFileSync } from 'node:fs';
+      const node = discoverCpuTopology().nodes[0];
+      const b = await CpuBackend.create({ placement: { numaNode: node.id } });
+      const info = b.executionInfo();
+      const status = info.workers.map((w) => /^Cpus_allowed_list:\\s*(\\S+)$/m.exec(readFileSync('/proc/self/task/' + w.tid + '/status', 'utf8'))[1]);
+      console.log(JSON.stringify({ nodeCpus: node.cpus.toString(), workers: info.workers, status }));
+      await b.close();`;
+    const r = spawnSync('taskset', ['-c', String(last), process.execPath, '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout);
+    expect(out.nodeCpus).toBe(String(last));
+    expect(out.workers).toHaveLength(1);
+    expect(out.workers[0].cpus).toBe(String(last));
+    expect(out.status).toEqual([String(last)]);
+  });
+
+  it('blas without its provider package is BackendKindUnavailable naming the package', async () => {
+    const e = await expectCode(CpuBackend.create({ kind: 'blas' }), 'BackendKindUnavailable', 'Unsupported');
+    expect(e.message).toContain('@tenferro/provider-blas');
+  });
+
+  it('blas accepts only auto: explicit placements fail first with ExternalProviderAffinityUnmanaged', async () => {
+    const providers = [{ kind: 'blas' as const, name: 'fake blas' }];
+    await expectCode(CpuBackend.create({ kind: 'blas', providers, placement: { numaNode: 0 } }), 'ExternalProviderAffinityUnmanaged', 'Unsupported');
+    await expectCode(CpuBackend.create({ kind: 'blas', providers, placement: 'allAllowed' }), 'ExternalProviderAffinityUnmanaged');
+    const b = await create({ kind: 'blas', providers });
+    expect(b.executionInfo().executionMode).toBe('providerDefaultExclusive');
+    expect(b.resolvedPlacement()).toBeUndefined();
+    expect(b.executionInfo().domainId).toBe(0);
+  });
+
+  it('NUMA placement on a topology without NUMA information is NumaDiscoveryUnavailable', async () => {
+    const root = new URL('./fixtures/topology/no-numa-directory/', import.meta.url).pathname;
+    const topology = discoverCpuTopology({ sysfsRoot: `${root}sys`, procRoot: `${root}proc` });
+    await expectCode(CpuBackend.create({ topology, placement: { numaNode: 0 } }), 'NumaDiscoveryUnavailable', 'RuntimeState');
+  });
+
+  it('validates options before anything else', async () => {
+    await expectCode(CpuBackend.create({ threads: 0 }), 'InvalidArgument', 'Validation');
+    await expectCode(CpuBackend.create({ threads: 1.5 }), 'InvalidArgument');
+    await expectCode(CpuBackend.create({ kind: 'gpu' as never }), 'InvalidArgument');
+    await expectCode(CpuBackend.create({ placement: { numaNode: -1 } }), 'InvalidArgument');
+    await expectCode(CpuBackend.create({ placement: 'everywhere' as never }), 'InvalidArgument');
+    await expectCode(CpuBackend.create({ bogus: 1 } as never), 'InvalidArgument');
+    await expectCode(CpuBackend.create({ providers: [null] as never }), 'InvalidArgument');
+  });
+
+  it('TENFERRO_NUM_THREADS sets the default budget; a malformed value is a Validation error', () => {
+    const script = (v: string) => `
+      import { CpuBackend } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      try { const b = await CpuBackend.create(); console.log(b.numThreads()); await b.close(); }
+      catch (e) { console.log(e.code + ':' + e.kind); }`;
+    const run = (v: string) =>
+      spawnSync(process.execPath, ['--input-type=module', '-e', script(v)], { encoding: 'utf8', env: { ...process.env, TENFERRO_NUM_THREADS: v } }).stdout.trim();
+    expect(run('1')).toBe('1');
+    expect(run('0')).toBe('InvalidArgument:Validation');
+    expect(run('two')).toBe('InvalidArgument:Validation');
+  });
+
+  it('without the OS binding: auto is compatibility (unpinned), explicit placements fail', () => {
+    const script = `
+      import { CpuBackend } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const out = {};
+      const b = await CpuBackend.create({ threads: 2 });
+      const info = b.executionInfo();
+      out.mode = info.executionMode; out.affinity = info.executorAffinity; out.resolved = info.resolvedPlacement ?? null;
+      out.ran = await b.install(() => 'ok');
+      for (const placement of ['allAllowed', { numaNode: 0 }]) {
+        try { await CpuBackend.create({ placement }); out[JSON.stringify(placement)] = 'created'; }
+        catch (e) { out[JSON.stringify(placement)] = e.code; }
+      }
+      await b.close();
+      console.log(JSON.stringify(out));`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TENFERRO_OS_DISABLE: '1' } });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({
+      mode: 'compatibility',
+      affinity: 'none',
+      resolved: null,
+      ran: 'ok',
+      '"allAllowed"': 'ManagedAffinityUnavailable',
+      '{"numaNode":0}': 'ManagedAffinityUnavailable',
+    });
+  });
+});
+
+describe('handles: clone, forPlacement, supportsPlacement, lazy engines', () => {
+  it('clone keeps the identity and shares the engine; forPlacement gets a new identity', async () => {
+    const b = await create({ threads: 2 });
+    const c = b.clone();
+    expect(c.runtimeIdentity()).toBe(b.runtimeIdentity());
+    expect(c.executionInfo().workers).toEqual(b.executionInfo().workers);
+    const p = b.forPlacement('allAllowed');
+    expect(p.runtimeIdentity()).not.toBe(b.runtimeIdentity());
+    expect(p.executionInfo().workers).toEqual(b.executionInfo().workers); // auto and allAllowed share the all-allowed engine
+    const other = await create({ threads: 2 });
+    expect(other.runtimeIdentity()).not.toBe(b.runtimeIdentity());
+  });
+
+  it('supportsPlacement never builds; NUMA engines are built once, even under concurrent first use', async () => {
+    const b = await create({ threads: 2 });
+    const node = b.topology().nodes[0];
+    if (node === undefined) return;
+    expect(b.supportsPlacement({ numaNode: node.id })).toBe(true);
+    expect(b.supportsPlacement({ numaNode: 99 })).toBe(false);
+    const h1 = b.forPlacement({ numaNode: node.id });
+    const h2 = b.forPlacement({ numaNode: node.id });
+    expect(h1.executionInfo().engineBuilt).toBe(false);
+    await Promise.all([h1.ready(), h2.ready(), h1.install(() => undefined)]);
+    expect(h1.executionInfo().engineBuilt).toBe(true);
+    expect(h2.executionInfo().workers).toEqual(h1.executionInfo().workers);
+    expect(h1.executionInfo().workers[0]!.tid).not.toBe(b.executionInfo().workers[0]!.tid);
+    await expectCode(() => b.forPlacement({ numaNode: 99 }), 'UnknownNumaNode');
+  });
+});
+
+describe('lifecycle', () => {
+  it('close() shuts every engine down and later calls reject with BackendClosed', async () => {
+    const b = await CpuBackend.create({ threads: 2 });
+    const tids = b.executionInfo().workers.map((w) => w.tid);
+    const clone = b.clone();
+    await b.close();
+    await expectCode(clone.install(() => 1), 'BackendClosed', 'RuntimeState');
+    await expectCode(b.withExecutionScope(() => 1), 'BackendClosed');
+    await expectCode(() => b.forPlacement('auto'), 'BackendClosed');
+    const { readdirSync } = await import('node:fs');
+    const live = new Set(readdirSync('/proc/self/task').map(Number));
+    for (const tid of tids) expect(live.has(tid)).toBe(false);
+  });
+
+  it('await using disposes the backend', async () => {
+    let b: CpuBackend | undefined;
+    {
+      await using backend = await CpuBackend.create({ threads: 1 });
+      b = backend;
+      await backend.install(() => undefined);
+    }
+    expect(b!.closed).toBe(true);
+  });
+
+  it('the process exits by itself after work when close() is not called', () => {
+    const script = `
+      import { CpuBackend, defineKernel } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const noop = defineKernel(${JSON.stringify(new URL('./fixtures/kernels/test-kernels.mjs', import.meta.url).href)}, 'noop');
+      const b = await CpuBackend.create({ threads: 2 });
+      for (let i = 0; i < 100; i++) await b.install((ctx) => ctx.run(noop));
+      console.log('done');`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe('done');
+  });
+});

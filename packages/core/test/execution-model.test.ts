@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend, processArbiter } from '../src/index.js';
+import { expectCode, kernel, onePerCpuTopology, until } from './helpers.js';
+
+const noop = kernel('noop');
+const whoami = kernel<undefined, { workerIndex: number; tid: number }>('whoami');
+const rendezvous = kernel<{ buffer: SharedArrayBuffer; mine: number; theirs: number; timeoutMs: number }, boolean>('rendezvous');
+const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
+
+let backend: CpuBackend;
+beforeAll(async () => {
+  backend = await CpuBackend.create({ threads: 2 });
+});
+afterAll(async () => {
+  await backend.close();
+});
+
+describe('non-reentrancy (R89–R95)', () => {
+  it('install inside install is Reentered, before any permit is requested', async () => {
+    const e = await backend.install(async () => {
+      const before = processArbiter().stats();
+      const error = await expectCode(backend.install(() => 1), 'Reentered', 'RuntimeState');
+      expect(processArbiter().stats()).toEqual(before);
+      return error;
+    });
+    expect(e.op).toBe('CpuBackend.install');
+  });
+
+  it('every entry point rejects re-entry: session, scope-in-install, outer lanes, a clone, another placement', async () => {
+    await backend.withBackendSession(async () => {
+      await expectCode(backend.install(() => 1), 'Reentered');
+      await expectCode(backend.clone().withBackendSession(() => 1), 'Reentered');
+      await expectCode(backend.withOuterLanes(2, () => undefined), 'Reentered');
+      await expectCode(backend.forPlacement('allAllowed').install(() => 1), 'Reentered');
+      await expectCode(backend.withExecutionScope(() => 1), 'ExecutionAlreadyActive', 'RuntimeState');
+    });
+  });
+
+  it('a child promise started concurrently inside an execution is rejected', async () => {
+    const results = await backend.install(async (ctx) => {
+      return Promise.allSettled([ctx.run(noop), backend.install(() => 'child')]);
+    });
+    expect(results[0].status).toBe('fulfilled');
+    expect(results[1].status).toBe('rejected');
+    expect((results[1] as PromiseRejectedResult).reason.code).toBe('Reentered');
+  });
+
+  it('unrelated top-level executions interleaving on the event loop are not re-entry', async () => {
+    const order: string[] = [];
+    const run = (name: string) =>
+      backend.install(async (ctx) => {
+        order.push(`${name}:start`);
+        await ctx.run(noop);
+        order.push(`${name}:end`);
+        return name;
+      });
+    expect(await Promise.all([run('a'), run('b'), run('c')])).toEqual(['a', 'b', 'c']);
+    // Same CPU set: admitted one after another, in FIFO order.
+    expect(order).toEqual(['a:start', 'a:end', 'b:start', 'b:end', 'c:start', 'c:end']);
+  });
+
+  it('work scheduled inside an execution that runs after it ended is a new top-level execution', async () => {
+    let later: Promise<string> | undefined;
+    await backend.install(() => {
+      later = new Promise<void>((r) => setImmediate(r)).then(async () => {
+        await until(() => processArbiter().stats().active === 0);
+        return backend.install(() => 'fresh');
+      });
+    });
+    expect(await later).toBe('fresh');
+  });
+
+  it('entering the backend from an engine worker while its execution is active is Reentered', async () => {
+    const nested = kernel<{ coreUrl: string }, string>('nestedBackendEntry');
+    const coreUrl = new URL('../dist/index.js', import.meta.url).href;
+    expect(await backend.install((ctx) => ctx.run(nested, { coreUrl }))).toBe('Reentered');
+  });
+
+  it('the permit is released on success, error and exception', async () => {
+    await backend.install(() => 1);
+    await expect(backend.install(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(
+      backend.install(() => {
+        throw new TypeError('sync boom');
+      }),
+    ).rejects.toThrow('sync boom');
+    expect(processArbiter().stats()).toEqual({ active: 0, waiting: 0 });
+    expect(await backend.install(() => 'after')).toBe('after');
+  });
+});
+
+describe('execution scope (execution_scope.rs, R83–R87)', () => {
+  it('16 operations inside one scope add exactly one executor entry; one after it adds one more', async () => {
+    const witness = backend.clone();
+    const installs = () => backend.executionInfo().executorEntries.installs;
+    const before = installs();
+    const value = await backend.withExecutionScope(async () => {
+      let sum = 0;
+      for (let i = 0; i < 8; i++) sum += await witness.install(async (ctx) => (await ctx.run(noop), 1));
+      for (let i = 0; i < 8; i++) {
+        sum += await witness.withBackendSession(async (s) => {
+          await s.context.run(noop);
+          return s.run('sequential', () => 1);
+        });
+      }
+      return sum;
+    });
+    expect(value).toBe(16);
+    expect(installs() - before).toBe(1);
+    await witness.install((ctx) => ctx.run(noop));
+    expect(installs() - before).toBe(2);
+  });
+
+  it('a different witness inside the scope is ScopeWitnessMismatch', async () => {
+    const other = await CpuBackend.create({ threads: 1 });
+    try {
+      await backend.withExecutionScope(async () => {
+        await expectCode(other.install(() => 1), 'ScopeWitnessMismatch', 'RuntimeState');
+        await expectCode(backend.forPlacement('auto').install(() => 1), 'ScopeWitnessMismatch');
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a nested scope, or a scope inside an execution, is ExecutionAlreadyActive', async () => {
+    await backend.withExecutionScope(async () => {
+      await expectCode(backend.withExecutionScope(() => 1), 'ExecutionAlreadyActive', 'RuntimeState');
+    });
+    await backend.install(async () => {
+      await expectCode(backend.withExecutionScope(() => 1), 'ExecutionAlreadyActive');
+    });
+  });
+
+  it('Promise.all of two operations inside one scope: the second is Reentered', async () => {
+    const settled = await backend.withExecutionScope(() =>
+      Promise.allSettled([backend.install((ctx) => ctx.run(noop)), backend.install((ctx) => ctx.run(noop))]),
+    );
+    expect(settled[0].status).toBe('fulfilled');
+    expect((settled[1] as PromiseRejectedResult).reason.code).toBe('Reentered');
+  });
+
+  it('an operation nested in a scoped operation is Reentered; outer lanes inside a scope are Scheduling', async () => {
+    await backend.withExecutionScope(async () => {
+      await backend.install(async () => {
+        await expectCode(backend.install(() => 1), 'Reentered');
+      });
+      await expectCode(backend.withOuterLanes(2, () => undefined), 'Scheduling');
+      expect(await backend.install(() => 'still usable')).toBe('still usable');
+    });
+  });
+
+  it('returns the callback value unchanged, even an error object', async () => {
+    const err = new Error('returned, not thrown');
+    expect(await backend.withExecutionScope(() => err)).toBe(err);
+    const obj = { a: 1 };
+    expect(await backend.withExecutionScope(async () => obj)).toBe(obj);
+  });
+
+  it('an exception releases scope and permit first; the scope can be opened again', async () => {
+    await expect(
+      backend.withExecutionScope(async () => {
+        throw new RangeError('inside');
+      }),
+    ).rejects.toThrow('inside');
+    expect(processArbiter().stats()).toEqual({ active: 0, waiting: 0 });
+    expect(await backend.withExecutionScope(() => backend.install(() => 'again'))).toBe('again');
+    expect(await backend.install(() => 'outside')).toBe('outside');
+  });
+
+  it('backend entry from a child started inside the scope while an operation runs is rejected', async () => {
+    await backend.withExecutionScope(async () => {
+      const results = await backend.install(async (ctx) =>
+        Promise.allSettled([ctx.run(noop), backend.clone().install(() => 1)]),
+      );
+      expect((results[1] as PromiseRejectedResult).reason.code).toBe('Reentered');
+    });
+  });
+});
+
+describe('contexts and modes (R68–R76)', () => {
+  it('install is Sequential with no pool; a session at budget 2 is Inner with a pool of 2', async () => {
+    await backend.install((ctx) => {
+      expect(ctx.parallelMode).toBe('sequential');
+      expect(ctx.workerPool()).toBeUndefined();
+      expect(ctx.nativeThreadCount()).toBe(1);
+      expect(ctx.threadBudget).toBe(2);
+      expect(ctx.cpus?.toString()).toBe(backend.executionInfo().domainCpus);
+      expect(ctx.admissionMode).toBe('cooperativeCpuSet');
+    });
+    const tids = await backend.withBackendSession(async (s) => {
+      expect(s.context.parallelMode).toBe('inner');
+      expect(s.context.nativeThreadCount()).toBe(2);
+      const pool = s.context.workerPool()!;
+      expect(pool.size).toBe(2);
+      const seen = await pool.map(whoami, [undefined, undefined, undefined, undefined]);
+      await expectCode(pool.runOn(2, noop), 'Scheduling');
+      return seen.map((w) => w.tid);
+    });
+    expect(new Set(tids)).toEqual(new Set(backend.executionInfo().workers.map((w) => w.tid)));
+  });
+
+  it('a one-thread backend never exposes a pool (R75)', async () => {
+    const one = await CpuBackend.create({ threads: 1 });
+    try {
+      await one.withBackendSession((s) => {
+        expect(s.context.parallelMode).toBe('sequential');
+        expect(s.context.workerPool()).toBeUndefined();
+      });
+      await expectCode(one.withOuterLanes(3, () => undefined), 'Scheduling', 'BackendFailure');
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('outer lanes: min(N, budget) lanes, each job once with a Sequential context on its lane, one submit', async () => {
+    const before = backend.executionInfo().executorEntries;
+    const seen: { index: number; worker: number; mode: string; pool: boolean }[] = [];
+    await backend.withOuterLanes(5, async (ctx, index) => {
+      const w = await ctx.run(whoami);
+      seen.push({ index, worker: w.workerIndex, mode: ctx.parallelMode, pool: ctx.workerPool() !== undefined });
+    });
+    const after = backend.executionInfo().executorEntries;
+    expect(after.submits - before.submits).toBe(1);
+    expect(after.installs - before.installs).toBe(0);
+    expect(seen.map((s) => s.index).sort()).toEqual([0, 1, 2, 3, 4]);
+    for (const s of seen) {
+      expect(s.worker).toBe(s.index % 2);
+      expect(s.mode).toBe('sequential');
+      expect(s.pool).toBe(false);
+    }
+  });
+
+  it('session.run with Outer is Scheduling; a context used after its execution is ContextExpired', async () => {
+    let kept: Parameters<Parameters<CpuBackend['install']>[0]>[0] | undefined;
+    await backend.withBackendSession(async (s) => {
+      await expectCode(s.run('outer', () => 1), 'Scheduling');
+      kept = s.context;
+    });
+    await expectCode(kept!.run(noop), 'ContextExpired', 'RuntimeState');
+  });
+});
+
+describe('arbitration between engines (R27)', () => {
+  it('disjoint CPU sets run concurrently; overlapping sets never do', async () => {
+    const topology = onePerCpuTopology();
+    if (topology.nodes.length < 2) return;
+    const [n0, n1] = topology.nodes;
+    const b = await CpuBackend.create({ topology, threads: 1, placement: { numaNode: n0!.id } });
+    try {
+      const b1 = b.forPlacement({ numaNode: n1!.id });
+      const all = b.forPlacement('allAllowed');
+      await Promise.all([b1.ready(), all.ready()]);
+
+      // Disjoint: both kernels are inside their rendezvous at the same time.
+      const flags = new SharedArrayBuffer(8);
+      const both = await Promise.all([
+        b.install((ctx) => ctx.run(rendezvous, { buffer: flags, mine: 0, theirs: 1, timeoutMs: 10_000 })),
+        b1.install((ctx) => ctx.run(rendezvous, { buffer: flags, mine: 1, theirs: 0, timeoutMs: 10_000 })),
+      ]);
+      expect(both).toEqual([true, true]);
+
+      // Overlapping: while node 0 holds its permit, the all-allowed execution waits in the queue.
+      const gate = new SharedArrayBuffer(12);
+      const g = new Int32Array(gate);
+      const first = b.install((ctx) => ctx.run(holdUntil, { buffer: gate, index: 0, enteredIndex: 1, timeoutMs: 10_000 }));
+      await until(() => Atomics.load(g, 1) === 1);
+      let secondStarted = false;
+      const second = all.install(async (ctx) => {
+        secondStarted = true;
+        return ctx.run(holdUntil, { buffer: gate, index: 0, enteredIndex: 2, timeoutMs: 10_000 });
+      });
+      await until(() => processArbiter().stats().waiting === 1);
+      expect(secondStarted).toBe(false);
+      expect(Atomics.load(g, 2)).toBe(0);
+      Atomics.store(g, 0, 1);
+      Atomics.notify(g, 0);
+      expect(await first).toBe(true);
+      expect(await second).toBe(true);
+      expect(secondStarted).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,54 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
+import { type CpuTopology, defineKernel, discoverCpuTopology, TenferroError } from '../src/index.js';
+
+const kernelsUrl = new URL('./fixtures/kernels/test-kernels.mjs', import.meta.url);
+export const kernel = <P = unknown, R = unknown>(name: string) => defineKernel<P, R>(kernelsUrl, name);
+
+/** Assert a promise rejects (or a function throws) a TenferroError of `code` (and its kind). */
+export async function expectCode(action: Promise<unknown> | (() => unknown), code: string, kind?: string): Promise<TenferroError> {
+  let error: unknown;
+  try {
+    await (typeof action === 'function' ? action() : action);
+  } catch (e) {
+    error = e;
+  }
+  expect(error, `expected ${code}`).toBeDefined();
+  expect(TenferroError.is(error)).toBe(true);
+  expect((error as TenferroError).code).toBe(code);
+  if (kind !== undefined) expect((error as TenferroError).kind).toBe(kind);
+  return error as TenferroError;
+}
+
+export function cpusAllowedOfTask(tid: number): string {
+  return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/self/task/${tid}/status`, 'utf8'))![1]!;
+}
+
+export function processAllowed(): string {
+  return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
+}
+
+/** A topology over this machine's real CPUs, but split into one fake NUMA node per CPU (ids 0, 2, 4 … to stay sparse). */
+export function onePerCpuTopology(): CpuTopology {
+  const real = discoverCpuTopology();
+  const root = mkdtempSync(join(tmpdir(), 'tenferro-topo-'));
+  const write = (path: string, text: string) => {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+  write('proc/self/status', `Name:\tnode\nCpus_allowed_list:\t${real.allowedCpus.toString()}\n`);
+  write('sys/devices/system/cpu/online', `${real.allowedCpus.toString()}\n`);
+  real.allowedCpus.toArray().forEach((cpu, i) => write(`sys/devices/system/node/node${2 * i}/cpulist`, `${cpu}\n`));
+  return discoverCpuTopology({ sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') });
+}
+
+/** Yield to the event loop until `check()` holds (bounded number of turns, no timers). */
+export async function until(check: () => boolean, turns = 100_000): Promise<void> {
+  for (let i = 0; i < turns; i++) {
+    if (check()) return;
+    await new Promise((r) => setImmediate(r));
+  }
+  throw new Error('condition not reached');
+}
