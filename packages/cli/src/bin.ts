@@ -13,7 +13,7 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'info': {
       const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
-      const report = collectInfo();
+      const report = await collectInfo();
       process.stdout.write(values.json ? `${JSON.stringify(report, null, 2)}\n` : `${formatInfo(report)}\n`);
       return 0;
     }

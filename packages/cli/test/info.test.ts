@@ -24,6 +24,10 @@ describe('tenferro info', () => {
     expect(report.allowedCpus).toBe(statusAllowed());
     expect(report.node.version).toBe(process.version);
     expect(report.providers).toEqual([]);
+    expect(report.backend.kind).toBe('faer');
+    expect(report.backend.executionMode).toBe('managed');
+    expect(report.backend.workers.length).toBe(report.backend.workerCount);
+    for (const w of report.backend.workers) expect(w.cpus).toBe(report.allowedCpus);
     for (const n of report.numa.nodes) expect(typeof n.id).toBe('number');
   });
 
@@ -47,9 +51,9 @@ describe('tenferro info', () => {
     expect(r.stdout).toMatch(/installed\s+none/);
   });
 
-  it('formats a fixture topology with its caps and nodes', () => {
+  it('formats a fixture topology with its caps and nodes', async () => {
     const root = join(fixtures, 'cfs-quota');
-    const report = collectInfo({ sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') });
+    const report = await collectInfo({ sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') });
     const text = formatInfo(report);
     expect(report.effectiveCapacity.quota).not.toBeNull();
     expect(text).toContain('cgroupQuota');

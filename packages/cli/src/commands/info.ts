@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { discoverCpuTopology, TenferroError, type CpuTopology } from '@tenferro/core';
+import { CpuBackend, discoverCpuTopology, TenferroError, type CpuExecutionInfo, type CpuTopology } from '@tenferro/core';
 import { loadOs } from '@tenferro/os';
 import { findInstalledProviders, KNOWN_PROVIDER_PACKAGES, type InstalledPackage } from '../installed-providers.js';
 
@@ -24,6 +24,21 @@ export interface InfoReport {
     readonly nodes: readonly { readonly id: number; readonly cpus: string; readonly hasMemory: boolean; readonly memoryBytes: number | null }[];
   };
   readonly providers: readonly InstalledPackage[];
+  /** What `CpuBackend.create()` resolves to here (its engine is built, verified and closed again), or why it failed. */
+  readonly backend:
+    | {
+        readonly kind: string;
+        readonly executionMode: string;
+        readonly resolvedPlacement: CpuExecutionInfo['resolvedPlacement'] | null;
+        readonly domainId: number;
+        readonly domainCpus: string | null;
+        readonly workerCount: number;
+        readonly threadBudget: number;
+        readonly executorAffinity: string;
+        readonly providerDiagnostic: string;
+        readonly workers: readonly { readonly tid: number; readonly cpus: string | null }[];
+      }
+    | { readonly error: { readonly code: string; readonly message: string } };
 }
 
 export interface CollectInfoOptions {
@@ -31,9 +46,10 @@ export interface CollectInfoOptions {
   readonly procRoot?: string;
 }
 
-export function collectInfo(options: CollectInfoOptions = {}): InfoReport {
+export async function collectInfo(options: CollectInfoOptions = {}): Promise<InfoReport> {
   const os = loadOs();
   const topology: CpuTopology = discoverCpuTopology(options);
+  const backend = await describeDefaultBackend(options.sysfsRoot === undefined && options.procRoot === undefined ? undefined : topology);
   return {
     schema: INFO_SCHEMA,
     node: { version: process.version, abi: process.versions.modules, platform: process.platform, arch: process.arch },
@@ -57,7 +73,32 @@ export function collectInfo(options: CollectInfoOptions = {}): InfoReport {
       })),
     },
     providers: findInstalledProviders(),
+    backend,
   };
+}
+
+async function describeDefaultBackend(topology: CpuTopology | undefined): Promise<InfoReport['backend']> {
+  let backend: CpuBackend | undefined;
+  try {
+    backend = await CpuBackend.create(topology === undefined ? {} : { topology });
+    const i = backend.executionInfo();
+    return {
+      kind: i.backendKind,
+      executionMode: i.executionMode,
+      resolvedPlacement: i.resolvedPlacement ?? null,
+      domainId: Number(i.domainId),
+      domainCpus: i.domainCpus ?? null,
+      workerCount: i.workerCount,
+      threadBudget: i.threadBudget,
+      executorAffinity: i.executorAffinity,
+      providerDiagnostic: i.providerDiagnostic,
+      workers: i.workers.map((w) => ({ tid: w.tid, cpus: w.cpus ?? null })),
+    };
+  } catch (e) {
+    return { error: { code: TenferroError.is(e) ? e.code : 'Internal', message: e instanceof Error ? e.message : String(e) } };
+  } finally {
+    await backend?.close();
+  }
 }
 
 export function formatInfo(r: InfoReport): string {
@@ -86,6 +127,18 @@ export function formatInfo(r: InfoReport): string {
     row('installed', `none (known: ${KNOWN_PROVIDER_PACKAGES.join(', ')})`);
   }
   for (const p of r.providers) row(p.name, p.version);
+  lines.push('CpuBackend.create()');
+  if ('error' in r.backend) {
+    row('fails with', `${r.backend.error.code}: ${r.backend.error.message}`);
+  } else {
+    const b = r.backend;
+    row('kind', b.kind);
+    row('execution mode', b.executionMode);
+    row('domain', `${b.domainId} (CPUs ${b.domainCpus ?? 'unpinned'})`);
+    row('workers', `${b.workerCount} (thread budget ${b.threadBudget}, affinity ${b.executorAffinity})`);
+    for (const w of b.workers) row(`  tid ${w.tid}`, `pinned to ${w.cpus ?? '(unpinned)'}`);
+    row('providers', b.providerDiagnostic);
+  }
   return lines.join('\n');
 }
 

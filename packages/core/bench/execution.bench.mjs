@@ -1,0 +1,53 @@
+// Warm empty execution: `install` of a no-op kernel task on a pinned worker, against piscina
+// running a no-op task in the same process with the same worker count; and the same empty
+// execution with 1, 2 and 8 workers (entry cost must not grow with pool size, R91).
+import { Piscina } from 'piscina';
+import { CpuBackend, defineKernel, discoverCpuTopology, newExecutionOwner, processArbiter } from '../dist/index.js';
+import { CpuEngine, CpuOperationEntry, runInFrame } from '../dist/internal.js';
+import { fmt, measure } from './measure.mjs';
+
+const noopUrl = new URL('./noop-kernel.mjs', import.meta.url);
+const noop = defineKernel(noopUrl, 'noop');
+const quick = process.argv.includes('--quick');
+const opts = quick ? { warmup: 500, batches: 7, perBatch: 500 } : { warmup: 3000, batches: 15, perBatch: 3000 };
+const results = {};
+
+// 1. tenferro install vs piscina, 2 workers each.
+const backend = await CpuBackend.create({ threads: 2 });
+const workers = backend.executionInfo().workerCount;
+const ours = await measure(() => backend.install((ctx) => ctx.run(noop)), opts);
+await backend.close();
+const pool = new Piscina({ filename: noopUrl.href, minThreads: workers, maxThreads: workers, idleTimeout: 60_000 });
+const theirs = await measure(() => pool.run(null, { name: 'noop' }), opts);
+await pool.destroy();
+results.installVsPiscina = { workers, tenferroMicros: ours.medianMicros, piscinaMicros: theirs.medianMicros, speedup: theirs.medianMicros / ours.medianMicros };
+
+// 2. The same admission + entry + task path over engines of 1, 2 and 8 workers.
+const cpus = discoverCpuTopology().allowedCpus;
+const arbiter = processArbiter();
+const byWorkers = {};
+for (const n of [1, 2, 8]) {
+  const engine = await CpuEngine.managed({ id: 0, admissionMode: 'cooperativeCpuSet', placement: { kind: 'allAllowed', cpus }, ownership: 'managed' }, cpus, n);
+  const once = () => {
+    const owner = newExecutionOwner();
+    return runInFrame({ owner, live: true, scope: undefined }, async () => {
+      const permit = await arbiter.acquire({ cpus }, { owner });
+      try {
+        await new CpuOperationEntry(engine, permit, owner).enter('sequential', (ctx) => ctx.run(noop), 'bench');
+      } finally {
+        permit.release();
+      }
+    });
+  };
+  byWorkers[n] = (await measure(once, opts)).medianMicros;
+  await engine.close();
+}
+results.emptyExecutionByWorkers = { ...byWorkers, ratio8to1: byWorkers[8] / byWorkers[1] };
+
+console.log('\nwarm empty execution (median of batch means, µs per execution)');
+console.log(`  tenferro install + no-op task (${workers} workers) ${fmt(ours.medianMicros)}`);
+console.log(`  piscina run no-op task        (${workers} workers) ${fmt(theirs.medianMicros)}`);
+console.log(`  speed-up vs piscina                        ${fmt(results.installVsPiscina.speedup)}x   (goal >= 2)`);
+for (const n of [1, 2, 8]) console.log(`  entry + no-op task, ${n} worker${n > 1 ? 's' : ' '}               ${fmt(byWorkers[n])}`);
+console.log(`  ratio 8 workers / 1 worker                 ${fmt(results.emptyExecutionByWorkers.ratio8to1)}    (goal <= 1.2)`);
+if (process.env.TENFERRO_BENCH_JSON) console.log(JSON.stringify(results));
