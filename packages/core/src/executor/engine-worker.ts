@@ -28,6 +28,24 @@ export interface EngineWorkerOptions {
 
 const OP = 'CpuEngine';
 
+/**
+ * How long the main thread polls a task's response before it parks in `Atomics.waitAsync`.
+ * Short tasks (and the spinning worker) answer within a few microseconds; parking and being woken
+ * through the event loop costs tens. Longer tasks lose at most this much main-thread time.
+ */
+const MAIN_SPIN_NS = 20_000n;
+
+function spinForResponse(m: Int32Array, seq: number): number {
+  let r = Atomics.load(m, Mailbox.RESPONSE);
+  if (r === seq || r === DEAD) return r;
+  const until = process.hrtime.bigint() + MAIN_SPIN_NS;
+  for (let i = 1; ; i++) {
+    r = Atomics.load(m, Mailbox.RESPONSE);
+    if (r === seq || r === DEAD) return r;
+    if ((i & 63) === 0 && process.hrtime.bigint() > until) return r;
+  }
+}
+
 /** The parent's Node flags minus those that name the parent's own entry point (`-e`, `--input-type`, …), which a worker rejects. */
 function workerExecArgv(): string[] {
   const out: string[] = [];
@@ -177,10 +195,11 @@ export class EngineWorker {
       this.#worker.ref();
       Atomics.store(m, Mailbox.REQUEST, seq);
       Atomics.notify(m, Mailbox.REQUEST);
-      let r: number;
-      while ((r = Atomics.load(m, Mailbox.RESPONSE)) !== seq && r !== DEAD) {
+      let r = spinForResponse(m, seq);
+      while (r !== seq && r !== DEAD) {
         const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
         if (wait.async) await wait.value;
+        r = Atomics.load(m, Mailbox.RESPONSE);
       }
       if (!this.#dead) this.#worker.unref();
       if (r === DEAD) throw this.#deadError(op);
