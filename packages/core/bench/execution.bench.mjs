@@ -3,7 +3,7 @@
 // execution with 1, 2 and 8 workers (entry cost must not grow with pool size, R91).
 import { Piscina } from 'piscina';
 import { CpuBackend, defineKernel, discoverCpuTopology, newExecutionOwner, processArbiter } from '../dist/index.js';
-import { CpuEngine, CpuOperationEntry, runInFrame } from '../dist/internal.js';
+import { CpuEngine, CpuOperationEntry, PoolLimit, runInFrame } from '../dist/internal.js';
 import { fmt, measure } from './measure.mjs';
 
 const noopUrl = new URL('./noop-kernel.mjs', import.meta.url);
@@ -29,7 +29,7 @@ const arbiter = processArbiter();
 const counts = [1, 2, 8];
 const engines = await Promise.all(
   counts.map((n) =>
-    CpuEngine.managed({ id: 0, admissionMode: 'cooperativeCpuSet', placement: { kind: 'allAllowed', cpus }, ownership: 'managed' }, cpus, n),
+    CpuEngine.managed({ id: 0, admissionMode: 'cooperativeCpuSet', placement: { kind: 'allAllowed', cpus }, ownership: 'managed' }, cpus, n, new PoolLimit()),
   ),
 );
 const onceOn = (engine) => () => {

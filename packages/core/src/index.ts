@@ -39,3 +39,35 @@ export { defineKernel } from './executor/kernel-ref.js';
 export type { KernelRef } from './executor/kernel-ref.js';
 export type { KernelFunction, KernelTaskInfo } from './executor/protocol.js';
 export type { WorkerPool } from './executor/worker-pool.js';
+
+export { Tensor } from './tensor/tensor.js';
+export type { SliceRange, TensorOrderOptions, TensorPlacement } from './tensor/tensor.js';
+export { CONTRACTION_DTYPES, DTYPES, DTYPE_INFO, isDType } from './tensor/dtype.js';
+export type { DType, DTypeInfo } from './tensor/dtype.js';
+export type { TensorDescriptor } from './tensor/tensor-descriptor.js';
+export { denseStrides, layoutIsInjective, reachableSpan, validateLayout } from './tensor/layout.js';
+
+export type { BufferPoolStats } from './buffer/buffer-pool.js';
+export type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from './contraction/dot-general-dims.js';
+export type { GemmAnalysisCacheStats } from './contraction/gemm-analysis-cache.js';
+
+export { CpuProviderBundle, CpuProviderBundleBuilder } from './provider/provider-bundle.js';
+export type { CapabilityPolicy, GeneralContractionPolicy, GroupedGemmScheduling } from './provider/provider-bundle.js';
+export type {
+  CpuDotGeneralRequest,
+  CpuGemmProvider,
+  CpuGeneralContractionProvider,
+  CpuLayoutTransformProvider,
+  DeclaredSupport,
+  ProviderSlot,
+} from './provider/cpu-providers.js';
+export { DEFAULT_EXECUTION_CAPABILITIES, acceptsMode, enforcedThreadLimit } from './provider/execution-capabilities.js';
+export type { CpuPlacementControl, CpuProviderExecutionCapabilities, CpuThreadCountControl } from './provider/execution-capabilities.js';
+export type { CpuGemmRequest, GemmOperand, Scalar } from './provider/gemm-request.js';
+export type { CpuLayoutRequest } from './provider/layout-request.js';
+export { EXECUTED, Unsupported, describeUnsupported, isRetryable } from './provider/provider-outcome.js';
+export type { CpuProviderOutcome, CpuProviderUnsupported } from './provider/provider-outcome.js';
+export { referenceGemmProvider, referenceLayoutProvider } from './provider/reference/reference-providers.js';
+
+export { defineExtensionKey } from './extension/extension-key.js';
+export type { ExtensionKey } from './extension/extension-key.js';

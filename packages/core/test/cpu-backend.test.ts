@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CpuBackend, discoverCpuTopology } from '../src/index.js';
+import { CpuBackend, discoverCpuTopology, referenceGemmProvider } from '../src/index.js';
 import { cpusAllowedOfTask, expectCode, kernel, processAllowed } from './helpers.js';
 
 const whoami = kernel<undefined, { workerIndex: number; tid: number; cpus: string }>('whoami');
@@ -81,7 +81,7 @@ describe('CpuBackend.create: kinds, placement, pinned engines', () => {
   });
 
   it('blas accepts only auto: explicit placements fail first with ExternalProviderAffinityUnmanaged', async () => {
-    const providers = [{ kind: 'blas' as const, name: 'fake blas' }];
+    const providers = [{ kind: 'blas' as const, name: 'fake blas', gemm: referenceGemmProvider }];
     await expectCode(CpuBackend.create({ kind: 'blas', providers, placement: { numaNode: 0 } }), 'ExternalProviderAffinityUnmanaged', 'Unsupported');
     await expectCode(CpuBackend.create({ kind: 'blas', providers, placement: 'allAllowed' }), 'ExternalProviderAffinityUnmanaged');
     const b = await create({ kind: 'blas', providers });

@@ -2,7 +2,12 @@ import { TenferroError } from '../errors/tenferro-error.js';
 import type { CpuExecutionContext } from '../execution/execution-context.js';
 import type { CpuOperationEntry } from '../execution/operation-entry.js';
 import type { ParallelMode } from '../execution/parallel-mode.js';
+import { type DotGeneralDims, type DotGeneralIntoOptions, type DotGeneralOptions, validateDotGeneral } from '../contraction/dot-general-dims.js';
+import type { ExtensionKey } from '../extension/extension-key.js';
+import type { CpuProviderBundle } from '../provider/provider-bundle.js';
+import type { Tensor } from '../tensor/tensor.js';
 import type { CpuDomainId } from './cpu-domain.js';
+import { dotGeneralFresh, dotGeneralOn } from './tensor-operations.js';
 import type { CpuBackendKind } from './placement.js';
 
 /**
@@ -15,13 +20,40 @@ export class CpuExecSession {
   readonly context: CpuExecutionContext;
   readonly #entry: CpuOperationEntry;
   readonly #kind: CpuBackendKind;
+  readonly #bundle: CpuProviderBundle;
   #live = true;
 
   /** @internal */
-  constructor(entry: CpuOperationEntry, context: CpuExecutionContext, kind: CpuBackendKind) {
+  constructor(entry: CpuOperationEntry, context: CpuExecutionContext, kind: CpuBackendKind, bundle: CpuProviderBundle) {
     this.#entry = entry;
     this.context = context;
     this.#kind = kind;
+    this.#bundle = bundle;
+  }
+
+  /** The extension the session's bundle stores under `key`, or `undefined` (R53). */
+  providerExtension<T>(key: ExtensionKey<T>): T | undefined {
+    return this.#bundle.extension(key);
+  }
+
+  /** `dotGeneral` on the session's entry: no new permit, no executor entry. */
+  async dotGeneral(lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor> {
+    const op = 'CpuExecSession.dotGeneral';
+    this.#assertLive(op);
+    const spec = validateDotGeneral(op, lhs, rhs, dims, options);
+    return dotGeneralFresh(this.#entry, this.context, this.#bundle, spec, op);
+  }
+
+  async dotGeneralInto(out: Tensor, lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor> {
+    const op = 'CpuExecSession.dotGeneralInto';
+    this.#assertLive(op);
+    const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
+    await dotGeneralOn(this.#entry, this.context, this.#bundle, spec, out, op);
+    return out;
+  }
+
+  #assertLive(op: string): void {
+    if (!this.#live) throw new TenferroError('ContextExpired', 'this session has ended', { op });
   }
 
   kind(): CpuBackendKind {

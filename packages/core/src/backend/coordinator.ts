@@ -1,5 +1,7 @@
 import { type ResourceArbiter, processArbiter } from '../arbiter/resource-arbiter.js';
+import { PoolLimit, retainedBytesFromEnv } from '../buffer/pool-limit.js';
 import { TenferroError } from '../errors/tenferro-error.js';
+import type { ValidationDomain } from '../provider/bundle-validation.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { CpuEngine } from './cpu-engine.js';
 import { type CpuBackendKind, type ResolvedExecution, managedDomainId } from './placement.js';
@@ -15,6 +17,8 @@ export class Coordinator {
   readonly threads: number;
   readonly affinityAvailable: boolean;
   readonly arbiter: ResourceArbiter;
+  /** The buffer retention cap shared by every engine of this coordinator (R114). */
+  readonly poolLimit = new PoolLimit(retainedBytesFromEnv());
   readonly #engines = new Map<string, Promise<CpuEngine>>();
   readonly #ready = new Map<string, CpuEngine>();
   #closed = false;
@@ -68,6 +72,21 @@ export class Coordinator {
     return [...this.#ready.values()];
   }
 
+  /**
+   * Every domain a bundle of this coordinator can reach (R60): the all-allowed engine and every
+   * lazily constructible NUMA engine (budget `min(threads, |node cpus|)`), or the one
+   * compatibility engine — so a later `forPlacement` cannot bypass the bundle.
+   */
+  validationDomains(): ValidationDomain[] {
+    if (!this.affinityAvailable) {
+      return [{ id: 0, threadBudget: Math.max(1, Math.min(this.threads, this.topology.effectiveCapacity.cpus)), admissionMode: 'cooperativeCpuSet' }];
+    }
+    return [
+      { id: 0, threadBudget: Math.min(this.threads, this.topology.allowedCpus.size), admissionMode: 'cooperativeCpuSet' },
+      ...this.topology.nodes.map((n, i) => ({ id: 1 + i, threadBudget: Math.min(this.threads, n.cpus.size), admissionMode: 'cooperativeCpuSet' as const })),
+    ];
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -84,6 +103,7 @@ export class Coordinator {
         { id: managedDomainId(placement, this.topology), admissionMode: 'cooperativeCpuSet', placement, ownership: 'managed' },
         placement.cpus,
         Math.min(this.threads, placement.cpus.size),
+        this.poolLimit,
       );
     }
     // Compatibility, and provider-default-exclusive (which runs on the all-allowed engine, R19).
@@ -94,12 +114,14 @@ export class Coordinator {
         { id: 0, admissionMode: 'cooperativeCpuSet', placement, ownership: 'managed' },
         cpus,
         Math.min(this.threads, cpus.size),
+        this.poolLimit,
       );
     }
     return CpuEngine.managed(
       { id: 0, admissionMode: 'cooperativeCpuSet', placement: undefined, ownership: 'managed' },
       undefined,
       Math.max(1, Math.min(this.threads, this.topology.effectiveCapacity.cpus)),
+      this.poolLimit,
     );
   }
 }

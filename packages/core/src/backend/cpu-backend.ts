@@ -9,7 +9,15 @@ import { EngineState, WORKER_SCOPE_KEY } from '../executor/shared-fields.js';
 import { loadOs } from '@tenferro/os';
 import { discoverCpuTopology } from '../topology/discover-topology.js';
 import type { CpuTopology } from '../topology/topology-types.js';
+import type { BufferPoolStats } from '../buffer/buffer-pool.js';
+import { type DotGeneralDims, type DotGeneralIntoOptions, type DotGeneralOptions, validateDotGeneral } from '../contraction/dot-general-dims.js';
+import type { GemmAnalysisCacheStats } from '../contraction/gemm-analysis-cache.js';
+import { invalidArgument } from '../errors/tenferro-error.js';
+import { type ValidationDomain, dispatchMode, validateBundleForDomain } from '../provider/bundle-validation.js';
+import { CpuProviderBundle } from '../provider/provider-bundle.js';
+import { Tensor } from '../tensor/tensor.js';
 import { type CpuBackendOptions, type CpuProviderPackage, threadsFromEnv, validateBackendOptions } from './backend-options.js';
+import { dotGeneralFresh, dotGeneralOn, reshapeMaterialized } from './tensor-operations.js';
 import { CpuExecSession } from './backend-session.js';
 import { Coordinator } from './coordinator.js';
 import type { CpuEngine } from './cpu-engine.js';
@@ -36,6 +44,7 @@ interface HandleState {
   readonly placement: CpuPlacement;
   readonly resolved: ResolvedExecution;
   readonly providers: readonly CpuProviderPackage[];
+  readonly bundle: CpuProviderBundle;
 }
 
 /**
@@ -79,12 +88,15 @@ export class CpuBackend {
       threads: threads ?? topology.effectiveCapacity.cpus,
       affinityAvailable,
     });
+    const bundle = standardBundle(o.kind, o.providers);
+    for (const domain of coordinator.validationDomains()) validateBundleForDomain(bundle, domain, op);
     const backend = new CpuBackend(CONSTRUCT, {
       coordinator,
       identity: Object.freeze({}),
       placement: o.placement,
       resolved,
       providers: o.providers,
+      bundle,
     });
     await coordinator.engine(resolved, op);
     return backend;
@@ -114,6 +126,110 @@ export class CpuBackend {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * A handle with `bundle` and a fresh identity, after validating the bundle against every
+   * domain this coordinator can reach (R3, R60): `IncompatibleDomain` otherwise. This handle and
+   * its clones keep their bundle.
+   */
+  withProviderBundle(bundle: CpuProviderBundle): CpuBackend {
+    const op = 'CpuBackend.withProviderBundle';
+    if (!(bundle instanceof CpuProviderBundle)) throw invalidArgument(op, 'bundle', 'a CpuProviderBundle', bundle);
+    const c = this.#s.coordinator;
+    c.assertOpen(op);
+    for (const domain of c.validationDomains()) validateBundleForDomain(bundle, domain, op);
+    return new CpuBackend(CONSTRUCT, { ...this.#s, identity: Object.freeze({}), bundle });
+  }
+
+  providerBundle(): CpuProviderBundle {
+    return this.#s.bundle;
+  }
+
+  /**
+   * `dot_general` into a fresh output of shape `[lhs free…, rhs free…, batch…]` (R103), tagged
+   * with the executing domain (R96). Validation (R102) and the dispatch-mode checks (R61, R62)
+   * come before any allocation. Resolution and retry per R104–R107.
+   */
+  async dotGeneral(lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor> {
+    const op = 'CpuBackend.dotGeneral';
+    const spec = validateDotGeneral(op, lhs, rhs, dims, options);
+    const bundle = this.#s.bundle;
+    const mode = dispatchMode(bundle, 'gemm', this.#validationDomain(), op);
+    return this.#operate(op, mode, (entry, ctx) => dotGeneralFresh(entry, ctx, bundle, spec, op));
+  }
+
+  /**
+   * `out = alpha · dot_general(lhs, rhs) + beta · out` into a caller-owned output, which keeps
+   * its metadata (R98); on any failure before the provider writes, `out` is byte-identical.
+   */
+  async dotGeneralInto(out: Tensor, lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor> {
+    const op = 'CpuBackend.dotGeneralInto';
+    const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
+    const bundle = this.#s.bundle;
+    const mode = dispatchMode(bundle, 'gemm', this.#validationDomain(), op);
+    await this.#operate(op, mode, (entry, ctx) => dotGeneralOn(entry, ctx, bundle, spec, out, op));
+    return out;
+  }
+
+  /** Rank-2 matrix product `a · b`. */
+  async matmul(a: Tensor, b: Tensor, options: DotGeneralOptions = {}): Promise<Tensor> {
+    const op = 'CpuBackend.matmul';
+    for (const [name, t] of [['a', a], ['b', b]] as const) {
+      if (!(t instanceof Tensor)) throw invalidArgument(op, name, 'a Tensor', t);
+      if (t.rank !== 2) throw invalidArgument(op, `${name}.shape`, 'a rank-2 shape', t.shape);
+    }
+    const spec = validateDotGeneral(op, a, b, { contracting: [[1], [0]] }, options);
+    const bundle = this.#s.bundle;
+    const mode = dispatchMode(bundle, 'gemm', this.#validationDomain(), op);
+    return this.#operate(op, mode, (entry, ctx) => dotGeneralFresh(entry, ctx, bundle, spec, op));
+  }
+
+  /** `tensor.reshape(shape)` when that is metadata-only (same storage, same tag); otherwise a fresh, tagged, dense copy (R97). */
+  async reshape(tensor: Tensor, shape: readonly number[]): Promise<Tensor> {
+    const op = 'CpuBackend.reshape';
+    if (!(tensor instanceof Tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
+    try {
+      return tensor.reshape(shape);
+    } catch (e) {
+      if (!TenferroError.is(e, 'ReshapeNeedsCopy')) throw e;
+    }
+    const bundle = this.#s.bundle;
+    const mode = dispatchMode(bundle, 'layoutTransform', this.#validationDomain(), op);
+    return this.#operate(op, mode, (entry) => reshapeMaterialized(entry, bundle, tensor, shape, op));
+  }
+
+  /** Retained buffers of every built engine of this coordinator, each counted once (R6). */
+  bufferPoolStats(): BufferPoolStats {
+    const engines = this.#s.coordinator.builtEngines();
+    const sum = (f: (s: BufferPoolStats) => number) => engines.reduce((acc, e) => acc + f(e.bufferPool.stats()), 0);
+    return {
+      buffers: sum((s) => s.buffers),
+      retainedBytes: sum((s) => s.retainedBytes),
+      outstanding: sum((s) => s.outstanding),
+      hits: sum((s) => s.hits),
+      misses: sum((s) => s.misses),
+      limitBytes: this.#s.coordinator.poolLimit.bytes,
+    };
+  }
+
+  bufferPoolLimitBytes(): number {
+    return this.#s.coordinator.poolLimit.bytes;
+  }
+
+  /** The retention cap of every engine of this coordinator, now and later (R113, R114). */
+  setBufferPoolLimitBytes(bytes: number): void {
+    this.#s.coordinator.poolLimit.set(bytes, 'CpuBackend.setBufferPoolLimitBytes');
+  }
+
+  /** Drop every retained buffer (outstanding loans are unaffected). */
+  resetBufferPool(): void {
+    for (const e of this.#s.coordinator.builtEngines()) e.bufferPool.reset();
+  }
+
+  /** The GEMM-analysis cache of this handle's engine (R116). */
+  analysisCacheStats(): GemmAnalysisCacheStats | undefined {
+    return this.#s.coordinator.builtEngine(this.#s.resolved)?.analysisCache.stats();
   }
 
   /** Build this handle's engine now (it is otherwise built on first use). */
@@ -155,9 +271,7 @@ export class CpuBackend {
    * context. Errors: `Reentered` (before any permit), `BackendClosed`, `ScopeWitnessMismatch`.
    */
   install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
-    return this.#execute('CpuBackend.install', () => 'sequential', (entry, shared, mode, op) =>
-      shared ? entry.reuse(mode, fn, op) : entry.enter(mode, fn, op),
-    );
+    return this.#operate('CpuBackend.install', 'sequential', (_entry, ctx) => fn(ctx));
   }
 
   /** One permit and one executor entry across every operation of `fn`'s session (R79–R82). */
@@ -167,7 +281,7 @@ export class CpuBackend {
       (entry) => entry.preferredEngineMode(),
       async (entry, shared, mode, op) => {
         const run = (ctx: CpuExecutionContext) => {
-          const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind);
+          const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind, this.#s.bundle);
           return Promise.resolve(fn(session)).finally(() => session.end());
         };
         return shared ? entry.reuse(mode, run, op) : entry.enter(mode, run, op);
@@ -308,6 +422,19 @@ export class CpuBackend {
     });
   }
 
+  /** One operation in `mode`: enter the executor, or reuse an idle execution scope's entry. */
+  #operate<R>(op: string, mode: ParallelMode, fn: (entry: CpuOperationEntry, ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
+    return this.#execute(op, () => mode, (entry, shared, m, name) =>
+      shared ? entry.reuse(m, (ctx) => fn(entry, ctx), name) : entry.enter(m, (ctx) => fn(entry, ctx), name),
+    );
+  }
+
+  /** This handle's domain as bundle validation sees it (before its engine is built). */
+  #validationDomain(): ValidationDomain {
+    const d = this.#plannedDomain();
+    return { id: d.id, threadBudget: d.threadBudget, admissionMode: d.admissionMode };
+  }
+
   /** `execution_admission`: borrow the scope's permit and entry when a scope of this witness is idle. */
   #sharedScope(op: string): ScopeRecord | undefined {
     const scope = currentFrame()?.scope;
@@ -350,6 +477,23 @@ export class CpuBackend {
     if (named.length > 0) return `${named.join(', ')} (${workers})`;
     return `reference providers (TypeScript, sequential, slow; install @tenferro/provider-faer for native kernels) on ${workers}`;
   }
+}
+
+/**
+ * The standard bundle of a kind (R50, R54): built-in slots, replaced by those of the provider
+ * packages passed for that kind; blas uses the provider-default-compatibility policy.
+ */
+function standardBundle(kind: CpuBackendKind, providers: readonly CpuProviderPackage[]): CpuProviderBundle {
+  const builder = CpuProviderBundle.builder(kind);
+  if (kind === 'blas') builder.capabilityPolicy('providerDefaultCompatibility');
+  for (const p of providers) {
+    if (p.kind !== kind) continue;
+    if (p.gemm !== undefined) builder.gemmProvider(p.gemm);
+    if (p.layoutTransform !== undefined) builder.layoutTransformProvider(p.layoutTransform);
+    if (p.generalContraction !== undefined) builder.preferGeneralContractionProvider(p.generalContraction);
+    for (const [key, value] of p.extensions ?? []) builder.extension(key, value);
+  }
+  return builder.build();
 }
 
 function workerEngineActive(): boolean {

@@ -1,4 +1,7 @@
 import type { ExecutionOwner } from '../arbiter/resource-arbiter.js';
+import { BufferPool } from '../buffer/buffer-pool.js';
+import type { PoolLimit } from '../buffer/pool-limit.js';
+import { GemmAnalysisCache } from '../contraction/gemm-analysis-cache.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { CpuDomainExecutor } from '../executor/cpu-domain-executor.js';
 import type { WorkerObservation } from '../executor/engine-worker.js';
@@ -22,11 +25,16 @@ export class CpuEngine {
   readonly runner: LaneRunner;
   /** Executor entries made through operation entries (R69, R84): diagnostics and tests. */
   readonly entries = { installs: 0, submits: 0 };
+  /** Pooled temporaries (canonical operands), shared by every clone (R1, R111). */
+  readonly bufferPool: BufferPool;
+  /** GEMM analyses in caller-addressed slots (R116). */
+  readonly analysisCache = new GemmAnalysisCache();
   readonly #pool: EngineWorkerPool | undefined;
   readonly #state: Int32Array | undefined;
 
-  private constructor(domain: CpuDomain, executor: CpuDomainExecutor, runner: LaneRunner, pool: EngineWorkerPool | undefined) {
+  private constructor(domain: CpuDomain, executor: CpuDomainExecutor, runner: LaneRunner, pool: EngineWorkerPool | undefined, limit: PoolLimit) {
     this.domain = domain;
+    this.bufferPool = new BufferPool(limit);
     this.executor = executor;
     this.runner = runner;
     this.#pool = pool;
@@ -34,15 +42,15 @@ export class CpuEngine {
   }
 
   /** Build a tenferro-managed engine: `workerCount` workers pinned to `cpus` and verified (or unpinned when `cpus` is undefined). */
-  static async managed(domain: Omit<CpuDomain, 'threadBudget'>, cpus: CpuSet | undefined, workerCount: number): Promise<CpuEngine> {
+  static async managed(domain: Omit<CpuDomain, 'threadBudget'>, cpus: CpuSet | undefined, workerCount: number, limit: PoolLimit): Promise<CpuEngine> {
     const pool = await EngineWorkerPool.create({ cpus, workerCount });
     const executor = new ManagedExecutor(pool, cpus !== undefined);
-    return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, pool, pool);
+    return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, pool, pool, limit);
   }
 
   /** An engine over an executor someone else owns (external domains). */
-  static external(domain: CpuDomain, executor: CpuDomainExecutor, runner: LaneRunner): CpuEngine {
-    return new CpuEngine(domain, executor, runner, undefined);
+  static external(domain: CpuDomain, executor: CpuDomainExecutor, runner: LaneRunner, limit: PoolLimit): CpuEngine {
+    return new CpuEngine(domain, executor, runner, undefined, limit);
   }
 
   /** What each worker reported at verification; empty for external executors. */
@@ -85,6 +93,7 @@ export class CpuEngine {
   }
 
   async close(): Promise<void> {
+    this.bufferPool.close();
     await this.#pool?.close();
   }
 }

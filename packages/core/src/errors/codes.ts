@@ -78,6 +78,48 @@ export const ERROR_CODES = {
   /** A kernel task threw. */
   KernelFailed: { kind: 'BackendFailure', meaning: 'A kernel task threw on its worker; the cause carries the worker-side error.' },
 
+  // --- tensors and dot-general validation (R102, R109) --------------------------------------
+  /** Shape and strides (or an axis list) have different ranks. */
+  RankMismatch: { kind: 'Validation', meaning: 'A shape and its strides, or two operands, have different ranks.' },
+  /** A view reaches outside its storage. */
+  ViewOutOfBounds: { kind: 'Validation', meaning: 'A tensor view reaches outside its storage (offset plus the farthest strided index is past the end).' },
+  /** An element count or offset overflows the safe integer range. */
+  IntegerOverflow: { kind: 'Validation', meaning: 'An element count or offset overflows the safe integer range.' },
+  /** An axis index is not below the rank. */
+  AxisOutOfBounds: { kind: 'Validation', meaning: 'An axis index is negative or not below the rank.' },
+  /** An axis is named twice within one role. */
+  DuplicateAxis: { kind: 'Validation', meaning: 'An axis is named twice within one role (contracting, batch or a permutation).' },
+  /** An axis is both contracting and batch on one side. */
+  AxisRoleConflict: { kind: 'Validation', meaning: 'An axis is both a contracting and a batch axis of the same operand.' },
+  /** Shapes do not agree. */
+  ShapeMismatch: { kind: 'Validation', meaning: 'Shapes do not agree: paired contracted or batch extents differ, an output has the wrong shape, data does not fill a shape, or a reshape changes the element count.' },
+  /** Two dtypes that must agree differ. */
+  DTypeMismatch: { kind: 'Validation', meaning: 'Two dtypes that must agree differ (lhs, rhs, output, alpha, beta).' },
+  /** An operation does not support this dtype. */
+  UnsupportedDType: { kind: 'Unsupported', meaning: 'The operation does not support this dtype (contractions take f32, f64, c64 and c128; convert integers to f64).' },
+  /** A reshape would need a copy; use the backend's materialising reshape. */
+  ReshapeNeedsCopy: { kind: 'Validation', meaning: 'This reshape is not metadata-only for the view\'s layout; use backend.reshape, which materialises a fresh tensor.' },
+  /** An output overlaps itself or an input. */
+  OutputAliasing: { kind: 'Validation', meaning: 'An output view is not provably free of self-overlap (strides sorted ascending must each cover the previous axis), or overlaps an input\'s storage.' },
+
+  // --- providers and bundles (R50–R66, R104–R107) --------------------------------------------
+  /** A bundle lacks a mandatory slot. */
+  BundleIncomplete: { kind: 'Validation', meaning: 'A provider bundle was built without a GEMM or a layout-transform provider.' },
+  /** A bundle cannot run on a domain of this backend. */
+  IncompatibleDomain: { kind: 'Validation', meaning: 'A provider bundle cannot run on a domain of this backend; the cause says why (thread count, placement or parallel mode).' },
+  /** A provider's thread count cannot be bounded by the domain budget. */
+  ThreadCountNotEnforceable: { kind: 'Unsupported', meaning: 'A provider\'s thread count is global or uncontrolled, so the domain\'s thread budget cannot be enforced.' },
+  /** A caller-managed domain needs engineWorkers or callingThread placement. */
+  CallerManagedPlacementNotEnforceable: { kind: 'Unsupported', meaning: 'A caller-managed domain accepts only providers that stay on its executor\'s workers or the calling thread.' },
+  /** No populated slot accepts the selected parallel mode. */
+  ParallelModeNotSupported: { kind: 'Unsupported', meaning: 'A provider does not accept the parallel mode the domain needs (sequential at budget 1, inner or sequential above).' },
+  /** A provider declined an operation terminally. */
+  ProviderUnsupported: { kind: 'Unsupported', meaning: 'The configured provider reported the operation unsupported and no retry applies; the detail names the slot and reason.' },
+  /** A provider failed while running. */
+  ProviderFailed: { kind: 'BackendFailure', meaning: 'A provider failed while it ran; the cause carries its error. The output may have been partly written only for this code.' },
+  /** An extension key was defined twice. */
+  DuplicateExtensionKey: { kind: 'Validation', meaning: 'An extension key name was defined twice; each extension owns one key.' },
+
   // --- internal -------------------------------------------------------------------------------
   /** An internal invariant failed (a bug in tenferro). */
   Internal: { kind: 'Internal', meaning: 'An internal invariant failed; this is a bug in tenferro.' },

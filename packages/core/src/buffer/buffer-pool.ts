@@ -1,0 +1,201 @@
+import { type DType, DTYPE_INFO, DTYPES, isDType } from '../tensor/dtype.js';
+import { invalidArgument } from '../errors/tenferro-error.js';
+import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
+
+/** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
+export interface BufferLoan {
+  readonly dtype: DType;
+  readonly buffer: SharedArrayBuffer;
+  /** Elements requested. */
+  readonly length: number;
+  /** Elements the buffer holds (`buffer.byteLength / bytes`), ≥ `length`. */
+  readonly capacity: number;
+}
+
+export interface BufferPoolStats {
+  /** Buffers retained for reuse. */
+  readonly buffers: number;
+  /** Bytes of retained capacity. */
+  readonly retainedBytes: number;
+  /** Loans not yet returned. */
+  readonly outstanding: number;
+  /** Acquisitions served from a retained buffer. */
+  readonly hits: number;
+  /** Acquisitions that allocated a fresh buffer. */
+  readonly misses: number;
+  /** The current retention cap. */
+  readonly limitBytes: number;
+}
+
+export interface AcquireOptions {
+  /** Clear the first `length` elements (default true). */
+  readonly zeroed?: boolean;
+}
+
+export type TakeLoan = (dtype: DType, length: number, options?: AcquireOptions) => BufferLoan;
+
+const EMPTY = new SharedArrayBuffer(0);
+
+/** Index of the first buffer with `byteLength ≥ bytes` in an ascending array. */
+function lowerBound(list: readonly SharedArrayBuffer[], bytes: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.byteLength < bytes) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Host storage pool of one engine (R111–R115). Pools are separate per dtype and keyed by
+ * capacity; acquire takes the best fit; releases evict the smallest retained buffers (across
+ * dtypes) until retained bytes fit the shared {@link PoolLimit}.
+ */
+export class BufferPool implements PoolLimitListener {
+  readonly #limit: PoolLimit;
+  /** Retained buffers per dtype, ascending by byte length. */
+  readonly #free = new Map<DType, SharedArrayBuffer[]>(DTYPES.map((d) => [d, []]));
+  readonly #outstanding = new Set<BufferLoan>();
+  /** Every non-empty loan this pool ever issued (to tell a double release from a foreign loan). */
+  readonly #issued = new WeakSet<BufferLoan>();
+  #retainedBytes = 0;
+  #buffers = 0;
+  #hits = 0;
+  #misses = 0;
+  #closed = false;
+
+  constructor(limit: PoolLimit) {
+    this.#limit = limit;
+    limit.register(this);
+  }
+
+  /**
+   * Borrow storage for `length` elements of `dtype`: the smallest retained capacity ≥ `length`
+   * (R111), else a fresh buffer of exactly `length` elements. `zeroed` (default) clears the
+   * first `length` elements. Length 0 returns an empty loan and never touches the pool (R112).
+   */
+  acquire(dtype: DType, length: number, options?: AcquireOptions): BufferLoan {
+    const op = 'BufferPool.acquire';
+    if (!isDType(dtype)) throw invalidArgument(op, 'dtype', 'a dtype', dtype);
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
+      throw invalidArgument(op, 'length', 'a non-negative safe integer element count', length);
+    }
+    if (length === 0) return Object.freeze({ dtype, buffer: EMPTY, length: 0, capacity: 0 });
+    const bytes = DTYPE_INFO[dtype].bytes;
+    const needed = length * bytes;
+    if (!Number.isSafeInteger(needed)) throw invalidArgument(op, 'length', 'an element count whose byte size is a safe integer', length);
+    const list = this.#free.get(dtype)!;
+    const at = lowerBound(list, needed);
+    let buffer: SharedArrayBuffer;
+    if (at < list.length) {
+      buffer = list.splice(at, 1)[0]!;
+      this.#retainedBytes -= buffer.byteLength;
+      this.#buffers -= 1;
+      this.#hits += 1;
+      if (options?.zeroed !== false) new Uint8Array(buffer, 0, needed).fill(0);
+    } else {
+      buffer = new SharedArrayBuffer(needed);
+      this.#misses += 1;
+    }
+    const loan: BufferLoan = Object.freeze({ dtype, buffer, length, capacity: buffer.byteLength / bytes });
+    this.#outstanding.add(loan);
+    this.#issued.add(loan);
+    return loan;
+  }
+
+  /**
+   * Return a loan. Empty loans and loans already returned are no-ops; a loan of another pool
+   * is an `InvalidArgument`. Afterwards the smallest retained buffers are evicted until the
+   * retained bytes fit the cap (R113).
+   */
+  release(loan: BufferLoan): void {
+    if (typeof loan !== 'object' || loan === null || !(loan.buffer instanceof SharedArrayBuffer)) {
+      throw invalidArgument('BufferPool.release', 'loan', 'a buffer loan', loan);
+    }
+    if (loan.capacity === 0 || loan.buffer.byteLength === 0) return;
+    if (!this.#outstanding.delete(loan)) {
+      if (this.#issued.has(loan)) return;
+      throw invalidArgument('BufferPool.release', 'loan', 'a loan of this pool', `${loan.dtype}[${loan.capacity}]`);
+    }
+    if (this.#closed) return;
+    const list = this.#free.get(loan.dtype)!;
+    list.splice(lowerBound(list, loan.buffer.byteLength), 0, loan.buffer);
+    this.#retainedBytes += loan.buffer.byteLength;
+    this.#buffers += 1;
+    this.trimToLimit();
+  }
+
+  /** Evict the smallest retained buffers (across dtypes, ties in dtype order) until retained bytes ≤ cap (R113). */
+  trimToLimit(): void {
+    const cap = this.#limit.bytes;
+    while (this.#retainedBytes > cap) {
+      let victim: SharedArrayBuffer[] | undefined;
+      for (const dtype of DTYPES) {
+        const list = this.#free.get(dtype)!;
+        if (list.length > 0 && (victim === undefined || list[0]!.byteLength < victim[0]!.byteLength)) victim = list;
+      }
+      if (victim === undefined) break;
+      this.#retainedBytes -= victim.shift()!.byteLength;
+      this.#buffers -= 1;
+    }
+  }
+
+  stats(): BufferPoolStats {
+    return Object.freeze({
+      buffers: this.#buffers,
+      retainedBytes: this.#retainedBytes,
+      outstanding: this.#outstanding.size,
+      hits: this.#hits,
+      misses: this.#misses,
+      limitBytes: this.#limit.bytes,
+    });
+  }
+
+  /** Retained capacities (elements) per dtype, ascending — for diagnostics and tests. */
+  retained(dtype: DType): number[] {
+    const bytes = DTYPE_INFO[dtype].bytes;
+    return (this.#free.get(dtype) ?? []).map((b) => b.byteLength / bytes);
+  }
+
+  /** Drop all retained buffers (R114); outstanding loans are unaffected. */
+  reset(): void {
+    for (const list of this.#free.values()) list.length = 0;
+    this.#retainedBytes = 0;
+    this.#buffers = 0;
+  }
+
+  /**
+   * Run `fn` with a loan scope: every loan taken through `take` is released (in reverse order)
+   * when `fn` settles — success, thrown error or rejection (R88).
+   */
+  async withLoans<R>(fn: (take: TakeLoan) => Promise<R> | R): Promise<R> {
+    const loans: BufferLoan[] = [];
+    let open = true;
+    const take: TakeLoan = (dtype, length, options) => {
+      if (!open) throw invalidArgument('BufferPool.withLoans', 'take', 'a call while the loan scope is open', 'a call after it settled');
+      const loan = this.acquire(dtype, length, options);
+      loans.push(loan);
+      return loan;
+    };
+    try {
+      return await fn(take);
+    } finally {
+      open = false;
+      for (let i = loans.length - 1; i >= 0; i--) this.release(loans[i]!);
+    }
+  }
+
+  /** Unregister from the limit and drop everything; later releases retain nothing. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#limit.unregister(this);
+    this.reset();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+}

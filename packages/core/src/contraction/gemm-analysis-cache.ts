@@ -1,0 +1,80 @@
+import { invalidArgument } from '../errors/tenferro-error.js';
+import type { DotGeneralSpec } from './dot-general-dims.js';
+import type { GemmAnalysis } from './gemm-plan.js';
+
+export const DEFAULT_ANALYSIS_SLOTS = 1024;
+
+export interface GemmAnalysisCacheStats {
+  readonly capacity: number;
+  readonly stored: number;
+  readonly hits: number;
+  readonly misses: number;
+}
+
+/**
+ * Per-engine cache of GEMM analyses in caller-addressed slots (R116): an entry is reused only
+ * when lhs/rhs shapes and strides, the four axis lists and the output strides are identical;
+ * slots at or above the capacity are not stored; shrinking the capacity clears every slot. The
+ * cache is bound weakly to one bundle identity: dispatch with another bundle (or after the bound
+ * one was collected) clears it and rebinds; `clear()` keeps the binding (R117).
+ */
+export class GemmAnalysisCache {
+  #slots: ({ key: string; analysis: GemmAnalysis } | undefined)[] = [];
+  #capacity: number;
+  #bound: WeakRef<object> | undefined;
+  #hits = 0;
+  #misses = 0;
+
+  constructor(capacity = DEFAULT_ANALYSIS_SLOTS) {
+    this.#capacity = validCapacity(capacity);
+  }
+
+  /** Bind to `bundle`, clearing every slot when it differs from the bound one. */
+  bind(bundle: object): void {
+    if (this.#bound?.deref() !== bundle) {
+      this.#slots = [];
+      this.#bound = new WeakRef(bundle);
+    }
+  }
+
+  lookup(slot: number, key: string): GemmAnalysis | undefined {
+    const entry = this.#slots[slot];
+    if (entry !== undefined && entry.key === key) {
+      this.#hits++;
+      return entry.analysis;
+    }
+    this.#misses++;
+    return undefined;
+  }
+
+  store(slot: number, key: string, analysis: GemmAnalysis): void {
+    if (slot < this.#capacity) this.#slots[slot] = { key, analysis };
+  }
+
+  setCapacity(capacity: number): void {
+    const next = validCapacity(capacity);
+    if (next < this.#capacity) this.#slots = [];
+    this.#capacity = next;
+  }
+
+  clear(): void {
+    this.#slots = [];
+  }
+
+  stats(): GemmAnalysisCacheStats {
+    return { capacity: this.#capacity, stored: this.#slots.filter(Boolean).length, hits: this.#hits, misses: this.#misses };
+  }
+}
+
+/** What makes two analyses interchangeable (R116). */
+export function analysisKey(spec: DotGeneralSpec, outStrides: readonly number[]): string {
+  return [
+    spec.lhs.shape, spec.lhs.strides, spec.rhs.shape, spec.rhs.strides,
+    spec.lhsContracting, spec.rhsContracting, spec.lhsBatch, spec.rhsBatch, outStrides,
+  ].map((a) => a.join(',')).join('|');
+}
+
+function validCapacity(capacity: number): number {
+  if (!Number.isSafeInteger(capacity) || capacity < 0) throw invalidArgument('GemmAnalysisCache', 'capacity', 'a non-negative integer', capacity);
+  return capacity;
+}

@@ -1,0 +1,140 @@
+import type { DotGeneralSpec } from './dot-general-dims.js';
+
+/** Strides of one GEMM operand (see `GemmOperand`), without its storage. */
+export interface OperandStrides {
+  readonly rowStride: number;
+  readonly colStride: number;
+  readonly batchStrides: readonly number[];
+}
+
+/** A dot-general expressed as a batched GEMM over fused axis groups. */
+export interface GemmPlan {
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly batch: readonly number[];
+  readonly lhs: OperandStrides;
+  readonly rhs: OperandStrides;
+  readonly out: OperandStrides;
+}
+
+/**
+ * The analysis of one dot-general for given operand layouts (what the GEMM-analysis cache
+ * stores, R116): the direct plan when every axis group fuses on the operands as they are, and
+ * the canonical layouts the retry materialises into.
+ */
+export interface GemmAnalysis {
+  /** `undefined` when the layouts admit no direct plan. */
+  readonly direct: GemmPlan | undefined;
+  /** Which operand kept the direct plan from existing. */
+  readonly directBlocker: 'lhs' | 'rhs' | 'output' | undefined;
+  /** Canonical dense strides for lhs and rhs, and the plan over them; `undefined` when the output cannot be represented. */
+  readonly canonical: { readonly lhsStrides: readonly number[]; readonly rhsStrides: readonly number[]; readonly plan: GemmPlan } | undefined;
+}
+
+interface Dim {
+  readonly extent: number;
+  readonly a: number;
+  readonly b: number;
+}
+
+/**
+ * Fuse a group of axes (extents with strides on two operands) into one, in the order `order`
+ * (indices into `dims`, unit extents skipped): possible iff along that order each stride is the
+ * previous stride times the previous extent, on both operands.
+ */
+function fuseAlong(dims: readonly Dim[], order: readonly number[]): { extent: number; a: number; b: number } | undefined {
+  const used = order.filter((i) => dims[i]!.extent !== 1);
+  if (used.length === 0) return { extent: dims.reduce((p, d) => p * d.extent, 1), a: 0, b: 0 };
+  let extent = 1;
+  for (let j = 0; j < used.length; j++) {
+    const d = dims[used[j]!]!;
+    if (j > 0) {
+      const prev = dims[used[j - 1]!]!;
+      if (d.a !== prev.a * prev.extent || d.b !== prev.b * prev.extent) return undefined;
+    }
+    extent *= d.extent;
+  }
+  const first = dims[used[0]!]!;
+  // A zero-extent group has no elements; its strides are irrelevant.
+  return { extent: extent * (dims.some((d) => d.extent === 0) ? 0 : 1), a: first.a, b: first.b };
+}
+
+/** Non-unit dims ordered by `key` stride, stable. */
+function orderBy(dims: readonly Dim[], key: 'a' | 'b'): number[] {
+  return dims.map((_, i) => i).sort((x, y) => dims[x]![key] - dims[y]![key] || x - y);
+}
+
+interface Layouts {
+  readonly lhs: readonly number[];
+  readonly rhs: readonly number[];
+  readonly out: readonly number[];
+}
+
+/** Try to express `spec` over the given strides as one batched GEMM. */
+function planFor(spec: DotGeneralSpec, s: Layouts): { plan: GemmPlan; blocker: undefined } | { plan: undefined; blocker: 'lhs' | 'rhs' | 'output' } {
+  const { lhs, rhs, lhsFree, rhsFree, lhsContracting, rhsContracting, lhsBatch, rhsBatch } = spec;
+  const nl = lhsFree.length;
+  const nr = rhsFree.length;
+  // m: lhs free axes, on the output (a) and lhs (b); the output decides the order.
+  const mDims = lhsFree.map((ax, i) => ({ extent: lhs.shape[ax]!, a: s.out[i]!, b: s.lhs[ax]! }));
+  const mOrder = orderBy(mDims, 'a');
+  if (fuseAlong(mDims.map((d) => ({ ...d, b: d.a })), mOrder) === undefined) return { plan: undefined, blocker: 'output' };
+  const m = fuseAlong(mDims, mOrder);
+  const nDims = rhsFree.map((ax, i) => ({ extent: rhs.shape[ax]!, a: s.out[nl + i]!, b: s.rhs[ax]! }));
+  const nOrder = orderBy(nDims, 'a');
+  if (fuseAlong(nDims.map((d) => ({ ...d, b: d.a })), nOrder) === undefined) return { plan: undefined, blocker: 'output' };
+  const n = fuseAlong(nDims, nOrder);
+  if (m === undefined) return { plan: undefined, blocker: 'lhs' };
+  if (n === undefined) return { plan: undefined, blocker: 'rhs' };
+  // k: contracting pairs on lhs (a) and rhs (b); either operand may decide the order.
+  const kDims = lhsContracting.map((ax, i) => ({ extent: lhs.shape[ax]!, a: s.lhs[ax]!, b: s.rhs[rhsContracting[i]!]! }));
+  const k = fuseAlong(kDims, orderBy(kDims, 'a')) ?? fuseAlong(kDims, orderBy(kDims, 'b'));
+  if (k === undefined) {
+    const lhsAlone = fuseAlong(kDims.map((d) => ({ ...d, b: d.a })), orderBy(kDims, 'a')) !== undefined;
+    return { plan: undefined, blocker: lhsAlone ? 'rhs' : 'lhs' };
+  }
+  const batchAxes = lhsBatch.map((ax, i) => ({ extent: lhs.shape[ax]!, l: s.lhs[ax]!, r: s.rhs[rhsBatch[i]!]!, o: s.out[nl + nr + i]! })).filter((b) => b.extent !== 1);
+  return {
+    blocker: undefined,
+    plan: Object.freeze({
+      m: m.extent,
+      n: n.extent,
+      k: k.extent,
+      batch: batchAxes.map((b) => b.extent),
+      lhs: { rowStride: m.b, colStride: k.a, batchStrides: batchAxes.map((b) => b.l) },
+      rhs: { rowStride: k.b, colStride: n.b, batchStrides: batchAxes.map((b) => b.r) },
+      out: { rowStride: m.a, colStride: n.a, batchStrides: batchAxes.map((b) => b.o) },
+    }),
+  };
+}
+
+/** Dense column-major strides for `shape` with axes laid out in `order`. */
+function denseInOrder(shape: readonly number[], order: readonly number[]): number[] {
+  const strides = new Array<number>(shape.length).fill(0);
+  let running = 1;
+  for (const ax of order) {
+    strides[ax] = running;
+    running *= Math.max(1, shape[ax]!);
+  }
+  return strides;
+}
+
+/** Analyse `spec` with output strides `outStrides` (R104 steps 2 and 3). */
+export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[]): GemmAnalysis {
+  const direct = planFor(spec, { lhs: spec.lhs.strides, rhs: spec.rhs.strides, out: outStrides });
+  if (direct.blocker === 'output') return Object.freeze({ direct: undefined, directBlocker: 'output', canonical: undefined });
+  // Canonical operands: lhs [free in the output's m order, contracting in pair order, batch],
+  // rhs [contracting in pair order, free in the output's n order, batch], dense column-major.
+  const nl = spec.lhsFree.length;
+  const mOrder = spec.lhsFree.map((ax, i) => [ax, outStrides[i]!] as const).sort((x, y) => x[1] - y[1]).map(([ax]) => ax);
+  const nOrder = spec.rhsFree.map((ax, i) => [ax, outStrides[nl + i]!] as const).sort((x, y) => x[1] - y[1]).map(([ax]) => ax);
+  const lhsStrides = denseInOrder(spec.lhs.shape, [...mOrder, ...spec.lhsContracting, ...spec.lhsBatch]);
+  const rhsStrides = denseInOrder(spec.rhs.shape, [...spec.rhsContracting, ...nOrder, ...spec.rhsBatch]);
+  const canonical = planFor(spec, { lhs: lhsStrides, rhs: rhsStrides, out: outStrides });
+  return Object.freeze({
+    direct: direct.plan,
+    directBlocker: direct.blocker,
+    canonical: canonical.plan === undefined ? undefined : Object.freeze({ lhsStrides, rhsStrides, plan: canonical.plan }),
+  });
+}

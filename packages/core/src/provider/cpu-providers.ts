@@ -1,0 +1,55 @@
+import type { CpuExecutionContext } from '../execution/execution-context.js';
+import type { DType } from '../tensor/dtype.js';
+import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
+import type { CpuProviderExecutionCapabilities } from './execution-capabilities.js';
+import type { CpuGemmRequest, Scalar } from './gemm-request.js';
+import type { CpuLayoutRequest } from './layout-request.js';
+import type { CpuProviderOutcome } from './provider-outcome.js';
+
+/**
+ * What a provider says it supports, for conformance tests to choose their cases from
+ * (declared capabilities, not names). Declaring too much fails conformance.
+ */
+export interface DeclaredSupport {
+  readonly dtypes: readonly DType[];
+  /** Arbitrary strides on lhs and rhs (false: only layouts a BLAS can express; others report layout). */
+  readonly stridedOperands: boolean;
+  /** Conjugation of lhs/rhs (false: reports `conjugation`). */
+  readonly conjugation: boolean;
+}
+
+interface ProviderBase {
+  /** Diagnostic name, for logs only (never a dispatch key). */
+  readonly name: string;
+  executionCapabilities(): CpuProviderExecutionCapabilities;
+  declaredSupport?(): DeclaredSupport;
+}
+
+/** The GEMM slot. Runs inside an entered context: kernel tasks through `ctx.run`, fan-out only through `ctx.workerPool()`. */
+export interface CpuGemmProvider extends ProviderBase {
+  gemm(ctx: CpuExecutionContext, request: CpuGemmRequest): Promise<CpuProviderOutcome>;
+}
+
+/** The layout-transform slot: materialises views (canonical operands of the dot-general retry). */
+export interface CpuLayoutTransformProvider extends ProviderBase {
+  materialize(ctx: CpuExecutionContext, request: CpuLayoutRequest): Promise<CpuProviderOutcome>;
+}
+
+/** A whole dot-general in one call (optional slot, R104 step 1). */
+export interface CpuDotGeneralRequest {
+  readonly lhs: TensorDescriptor;
+  readonly rhs: TensorDescriptor;
+  readonly out: TensorDescriptor;
+  readonly contracting: readonly [readonly number[], readonly number[]];
+  readonly batch: readonly [readonly number[], readonly number[]];
+  readonly conjLhs: boolean;
+  readonly conjRhs: boolean;
+  readonly alpha: Scalar;
+  readonly beta: Scalar;
+}
+
+export interface CpuGeneralContractionProvider extends ProviderBase {
+  dotGeneral(ctx: CpuExecutionContext, request: CpuDotGeneralRequest): Promise<CpuProviderOutcome>;
+}
+
+export type ProviderSlot = 'gemm' | 'layoutTransform' | 'generalContraction';

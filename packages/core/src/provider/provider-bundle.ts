@@ -1,0 +1,210 @@
+import type { CpuBackendKind } from '../backend/placement.js';
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import type { ExtensionKey } from '../extension/extension-key.js';
+import type { CpuGemmProvider, CpuGeneralContractionProvider, CpuLayoutTransformProvider, ProviderSlot } from './cpu-providers.js';
+import { type CpuProviderExecutionCapabilities, snapshotCapabilities } from './execution-capabilities.js';
+import { referenceGemmProvider, referenceLayoutProvider } from './reference/reference-providers.js';
+
+/** Who schedules grouped GEMMs: the provider in one call, or the engine over outer lanes (R51, R110). */
+export type GroupedGemmScheduling = 'providerOwned' | 'engineOuter';
+/** `strict` validates thread and mode control; `providerDefaultCompatibility` is the built-in BLAS bundle's (R54). */
+export type CapabilityPolicy = 'strict' | 'providerDefaultCompatibility';
+export type GeneralContractionPolicy = 'preferred' | 'required';
+
+interface BundleParts {
+  readonly kind: CpuBackendKind | undefined;
+  readonly gemm: CpuGemmProvider;
+  readonly layoutTransform: CpuLayoutTransformProvider;
+  readonly generalContraction: CpuGeneralContractionProvider | undefined;
+  readonly generalPolicy: GeneralContractionPolicy;
+  readonly groupedScheduling: GroupedGemmScheduling;
+  readonly capabilityPolicy: CapabilityPolicy;
+  readonly extensions: ReadonlyMap<ExtensionKey<unknown>, unknown>;
+}
+
+const CONSTRUCT = Symbol('CpuProviderBundle');
+
+/**
+ * An immutable set of provider slots — GEMM and layout transform (mandatory), an optional
+ * general-contraction provider, scheduling and capability policy — plus typed extensions.
+ * Each populated slot's execution capabilities are sampled exactly once, at `build()` (R52).
+ */
+export class CpuProviderBundle {
+  readonly kind: CpuBackendKind | undefined;
+  readonly gemm: CpuGemmProvider;
+  readonly layoutTransform: CpuLayoutTransformProvider;
+  readonly generalContraction: CpuGeneralContractionProvider | undefined;
+  readonly generalPolicy: GeneralContractionPolicy;
+  readonly groupedScheduling: GroupedGemmScheduling;
+  readonly capabilityPolicy: CapabilityPolicy;
+  readonly #extensions: ReadonlyMap<ExtensionKey<unknown>, unknown>;
+  readonly #capabilities: ReadonlyMap<ProviderSlot, CpuProviderExecutionCapabilities>;
+
+  /** @internal use {@link CpuProviderBundle.builder}. */
+  constructor(token: typeof CONSTRUCT, parts: BundleParts) {
+    if (token !== CONSTRUCT) throw new TypeError('CpuProviderBundle: use CpuProviderBundle.builder()');
+    this.kind = parts.kind;
+    this.gemm = parts.gemm;
+    this.layoutTransform = parts.layoutTransform;
+    this.generalContraction = parts.generalContraction;
+    this.generalPolicy = parts.generalPolicy;
+    this.groupedScheduling = parts.groupedScheduling;
+    this.capabilityPolicy = parts.capabilityPolicy;
+    this.#extensions = parts.extensions;
+    const caps = new Map<ProviderSlot, CpuProviderExecutionCapabilities>();
+    caps.set('gemm', snapshotCapabilities(parts.gemm.executionCapabilities(), 'gemm'));
+    caps.set('layoutTransform', snapshotCapabilities(parts.layoutTransform.executionCapabilities(), 'layoutTransform'));
+    if (parts.generalContraction !== undefined) {
+      caps.set('generalContraction', snapshotCapabilities(parts.generalContraction.executionCapabilities(), 'generalContraction'));
+    }
+    this.#capabilities = caps;
+    Object.freeze(this);
+  }
+
+  /** GEMM and layout built in for `kind` (faer: core's reference providers until a provider package replaces them), `strict` policy, grouped scheduling `engineOuter` for faer and `providerOwned` for blas (R50). */
+  static builder(kind: CpuBackendKind): CpuProviderBundleBuilder {
+    if (kind !== 'faer' && kind !== 'blas') throw invalidArgument('CpuProviderBundle.builder', 'kind', "'faer' or 'blas'", kind);
+    return new CpuProviderBundleBuilder(kind);
+  }
+
+  /** Every slot empty, `providerOwned` grouped scheduling (R50). */
+  static customBuilder(): CpuProviderBundleBuilder {
+    return new CpuProviderBundleBuilder(undefined);
+  }
+
+  /** The capabilities sampled at build for each populated slot. */
+  capabilities(slot: ProviderSlot): CpuProviderExecutionCapabilities | undefined {
+    return this.#capabilities.get(slot);
+  }
+
+  populatedSlots(): [ProviderSlot, CpuProviderExecutionCapabilities][] {
+    return [...this.#capabilities.entries()];
+  }
+
+  /** The extension stored under `key`, or `undefined` (never validated by core, R53). */
+  extension<T>(key: ExtensionKey<T>): T | undefined {
+    return this.#extensions.get(key as ExtensionKey<unknown>) as T | undefined;
+  }
+
+  get extensionCount(): number {
+    return this.#extensions.size;
+  }
+
+  sharesIdentityWith(other: CpuProviderBundle): boolean {
+    return this === other;
+  }
+
+  /** A builder pre-filled with this bundle's slots and extensions. */
+  toBuilder(): CpuProviderBundleBuilder {
+    const b = new CpuProviderBundleBuilder(this.kind);
+    b.gemmProvider(this.gemm).layoutTransformProvider(this.layoutTransform).capabilityPolicy(this.capabilityPolicy);
+    if (this.groupedScheduling === 'engineOuter') b.engineOuterGroupedGemm();
+    if (this.generalContraction !== undefined) {
+      if (this.generalPolicy === 'required') b.requireGeneralContractionProvider(this.generalContraction);
+      else b.preferGeneralContractionProvider(this.generalContraction);
+    }
+    for (const [key, value] of this.#extensions) b.extension(key, value);
+    return b;
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `CpuProviderBundle(gemm ${this.gemm.name}, layout ${this.layoutTransform.name}${this.generalContraction ? `, general ${this.generalContraction.name}` : ''}, ${this.#extensions.size} extension(s))`;
+  }
+}
+
+export class CpuProviderBundleBuilder {
+  readonly #kind: CpuBackendKind | undefined;
+  #gemm: CpuGemmProvider | undefined;
+  #layout: CpuLayoutTransformProvider | undefined;
+  #general: CpuGeneralContractionProvider | undefined;
+  #generalPolicy: GeneralContractionPolicy = 'preferred';
+  #grouped: GroupedGemmScheduling;
+  #policy: CapabilityPolicy = 'strict';
+  readonly #extensions = new Map<ExtensionKey<unknown>, unknown>();
+
+  /** @internal */
+  constructor(kind: CpuBackendKind | undefined) {
+    this.#kind = kind;
+    this.#grouped = kind === 'faer' ? 'engineOuter' : 'providerOwned';
+    if (kind === 'faer') this.#gemm = referenceGemmProvider;
+    if (kind !== undefined) this.#layout = referenceLayoutProvider;
+  }
+
+  /** Set the GEMM provider; resets grouped scheduling to `providerOwned` (R51). */
+  gemmProvider(provider: CpuGemmProvider): this {
+    assertProvider(provider, 'gemm', 'gemm');
+    this.#gemm = provider;
+    this.#grouped = 'providerOwned';
+    return this;
+  }
+
+  layoutTransformProvider(provider: CpuLayoutTransformProvider): this {
+    assertProvider(provider, 'layoutTransform', 'materialize');
+    this.#layout = provider;
+    return this;
+  }
+
+  /** Opt in to engine-scheduled grouped GEMM (the provider must tolerate concurrent calls and honour Sequential). */
+  engineOuterGroupedGemm(): this {
+    this.#grouped = 'engineOuter';
+    return this;
+  }
+
+  preferGeneralContractionProvider(provider: CpuGeneralContractionProvider): this {
+    assertProvider(provider, 'generalContraction', 'dotGeneral');
+    this.#general = provider;
+    this.#generalPolicy = 'preferred';
+    return this;
+  }
+
+  requireGeneralContractionProvider(provider: CpuGeneralContractionProvider): this {
+    assertProvider(provider, 'generalContraction', 'dotGeneral');
+    this.#general = provider;
+    this.#generalPolicy = 'required';
+    return this;
+  }
+
+  capabilityPolicy(policy: CapabilityPolicy): this {
+    if (policy !== 'strict' && policy !== 'providerDefaultCompatibility') {
+      throw invalidArgument('CpuProviderBundleBuilder.capabilityPolicy', 'policy', "'strict' or 'providerDefaultCompatibility'", policy);
+    }
+    this.#policy = policy;
+    return this;
+  }
+
+  /** Store `value` under `key`; the last insert of a key wins (R53). */
+  extension<T>(key: ExtensionKey<T>, value: T): this {
+    if (typeof key !== 'object' || key === null || typeof key.name !== 'string') {
+      throw invalidArgument('CpuProviderBundleBuilder.extension', 'key', 'an ExtensionKey from defineExtensionKey()', key);
+    }
+    this.#extensions.set(key as ExtensionKey<unknown>, value);
+    return this;
+  }
+
+  /** Errors: `BundleIncomplete` when GEMM or layout transform is missing (R50). */
+  build(): CpuProviderBundle {
+    if (this.#gemm === undefined || this.#layout === undefined) {
+      throw new TenferroError('BundleIncomplete', `a provider bundle needs a GEMM and a layout-transform provider (missing: ${[this.#gemm ? '' : 'gemm', this.#layout ? '' : 'layoutTransform'].filter(Boolean).join(', ')})`, {
+        op: 'CpuProviderBundleBuilder.build',
+        detail: { gemm: this.#gemm !== undefined, layout: this.#layout !== undefined },
+      });
+    }
+    return new CpuProviderBundle(CONSTRUCT, {
+      kind: this.#kind,
+      gemm: this.#gemm,
+      layoutTransform: this.#layout,
+      generalContraction: this.#general,
+      generalPolicy: this.#generalPolicy,
+      groupedScheduling: this.#grouped,
+      capabilityPolicy: this.#policy,
+      extensions: new Map(this.#extensions),
+    });
+  }
+}
+
+function assertProvider(provider: unknown, slot: string, method: string): void {
+  const p = provider as Record<string, unknown> | null;
+  if (typeof p !== 'object' || p === null || typeof p[method] !== 'function' || typeof p.executionCapabilities !== 'function') {
+    throw invalidArgument(`CpuProviderBundleBuilder.${slot}Provider`, 'provider', `a ${slot} provider with ${method}() and executionCapabilities()`, provider);
+  }
+}

@@ -1,0 +1,302 @@
+/**
+ * tenferro's TypeScript reference kernels: the correctness oracle for every provider and the
+ * fallback used when core runs alone.
+ *
+ * They run inside engine worker threads as kernel tasks (a worker imports this module and calls
+ * an export with its payload) and directly in tests. Each is a pure function of its request: it
+ * reads and writes only the storage the request names, allocates nothing proportional to the data
+ * (only typed-array views and small index arrays) and never throws for a request core validated.
+ *
+ * Strides and offsets are in elements; a complex element at element index `e` occupies lanes
+ * `2e` (re) and `2e + 1` (im) of a Float32Array / Float64Array view of its buffer.
+ */
+import { DTYPE_INFO, type DType } from '../../tensor/dtype.js';
+import type { CpuGemmRequest, Scalar } from '../gemm-request.js';
+import type { CpuLayoutRequest } from '../layout-request.js';
+
+/** Writable numeric lanes (any typed array over numbers). */
+interface NumberLanes {
+  [index: number]: number;
+}
+
+type FloatLanes = Float32Array | Float64Array;
+type LaneArray = FloatLanes | Int32Array | BigInt64Array | Uint8Array;
+type LaneArrayCtor = new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => LaneArray;
+
+/** A view of the whole buffer as `dtype`'s lane array (length rounded down: never throws). */
+function lanesOf(dtype: DType, buffer: SharedArrayBuffer): LaneArray {
+  const array = DTYPE_INFO[dtype].array;
+  const Ctor = array as LaneArrayCtor;
+  return new Ctor(buffer, 0, Math.floor(buffer.byteLength / array.BYTES_PER_ELEMENT));
+}
+
+function re(s: Scalar): number {
+  return typeof s === 'number' ? s : s[0];
+}
+
+function im(s: Scalar): number {
+  return typeof s === 'number' ? 0 : s[1];
+}
+
+/**
+ * Call `body(a, b, c)` once per multi-index of `extents` (odometer, last axis fastest) with the
+ * three lane offsets `baseX + Σ index[t]·stridesX[t]`. Returns at once if any extent is 0.
+ */
+function forEachBatch(
+  extents: readonly number[],
+  aBase: number,
+  aStrides: readonly number[],
+  bBase: number,
+  bStrides: readonly number[],
+  cBase: number,
+  cStrides: readonly number[],
+  body: (a: number, b: number, c: number) => void,
+): void {
+  const rank = extents.length;
+  for (let t = 0; t < rank; t++) if (extents[t] === 0) return;
+  const idx = new Array<number>(rank).fill(0);
+  let a = aBase;
+  let b = bBase;
+  let c = cBase;
+  for (;;) {
+    body(a, b, c);
+    let t = rank - 1;
+    for (; t >= 0; t--) {
+      const extent = extents[t]!;
+      const as = aStrides[t]!;
+      const bs = bStrides[t]!;
+      const cs = cStrides[t]!;
+      const next = idx[t]! + 1;
+      if (next < extent) {
+        idx[t] = next;
+        a += as;
+        b += bs;
+        c += cs;
+        break;
+      }
+      idx[t] = 0;
+      a -= as * (extent - 1);
+      b -= bs * (extent - 1);
+      c -= cs * (extent - 1);
+    }
+    if (t < 0) return;
+  }
+}
+
+function scaled(strides: readonly number[], lanes: number): number[] {
+  return strides.map((s) => s * lanes);
+}
+
+/**
+ * Batched GEMM `out = alpha·op(lhs)·op(rhs) + beta·out` for f32, f64, c64 and c128.
+ *
+ * One dot product over `k` per output element. Accumulation is in a local JS number (f64) for
+ * every dtype; for f32/c64 the combined result `alpha·acc + beta·out` is rounded once per output
+ * element (per lane) with `Math.fround` when stored. `beta = 0` overwrites the output without
+ * reading it; `k = 0` yields `beta·out` (zeros when `beta = 0`) without involving `alpha`.
+ * `conjLhs`/`conjRhs` are ignored for real dtypes.
+ */
+export function referenceGemm(req: CpuGemmRequest): void {
+  const { dtype, m, n, k, batch } = req;
+  if (m === 0 || n === 0) return;
+  const info = DTYPE_INFO[dtype];
+  const lanes = info.lanes;
+  const L = lanesOf(dtype, req.lhs.buffer) as FloatLanes;
+  const R = lanesOf(dtype, req.rhs.buffer) as FloatLanes;
+  const O = lanesOf(dtype, req.out.buffer) as FloatLanes;
+  const f32 = dtype === 'f32' || dtype === 'c64';
+  const lhs = req.lhs;
+  const rhs = req.rhs;
+  const out = req.out;
+  const lRs = lhs.rowStride * lanes;
+  const lCs = lhs.colStride * lanes;
+  const rRs = rhs.rowStride * lanes;
+  const rCs = rhs.colStride * lanes;
+  const oRs = out.rowStride * lanes;
+  const oCs = out.colStride * lanes;
+
+  if (!info.complex) {
+    const alpha = re(req.alpha);
+    const beta = re(req.beta);
+    const readOut = beta !== 0;
+    forEachBatch(
+      batch,
+      lhs.offset,
+      lhs.batchStrides,
+      rhs.offset,
+      rhs.batchStrides,
+      out.offset,
+      out.batchStrides,
+      (lBase, rBase, oBase) => {
+        for (let i = 0; i < m; i++) {
+          const lRow = lBase + i * lRs;
+          const oRow = oBase + i * oRs;
+          for (let j = 0; j < n; j++) {
+            const o = oRow + j * oCs;
+            let v: number;
+            if (k === 0) {
+              v = 0;
+            } else {
+              let acc = 0;
+              let a = lRow;
+              let b = rBase + j * rCs;
+              for (let p = 0; p < k; p++) {
+                acc += L[a]! * R[b]!;
+                a += lCs;
+                b += rRs;
+              }
+              v = alpha * acc;
+            }
+            if (readOut) v += beta * O[o]!;
+            O[o] = f32 ? Math.fround(v) : v;
+          }
+        }
+      },
+    );
+    return;
+  }
+
+  const aRe = re(req.alpha);
+  const aIm = im(req.alpha);
+  const bRe = re(req.beta);
+  const bIm = im(req.beta);
+  const readOut = bRe !== 0 || bIm !== 0;
+  // Conjugation flips the sign of the imaginary lane (exact).
+  const lSign = req.conjLhs ? -1 : 1;
+  const rSign = req.conjRhs ? -1 : 1;
+  forEachBatch(
+    batch,
+    lhs.offset * 2,
+    scaled(lhs.batchStrides, 2),
+    rhs.offset * 2,
+    scaled(rhs.batchStrides, 2),
+    out.offset * 2,
+    scaled(out.batchStrides, 2),
+    (lBase, rBase, oBase) => {
+      for (let i = 0; i < m; i++) {
+        const lRow = lBase + i * lRs;
+        const oRow = oBase + i * oRs;
+        for (let j = 0; j < n; j++) {
+          const o = oRow + j * oCs;
+          let vRe = 0;
+          let vIm = 0;
+          if (k !== 0) {
+            let accRe = 0;
+            let accIm = 0;
+            let a = lRow;
+            let b = rBase + j * rCs;
+            for (let p = 0; p < k; p++) {
+              const xr = L[a]!;
+              const xi = lSign * L[a + 1]!;
+              const yr = R[b]!;
+              const yi = rSign * R[b + 1]!;
+              accRe += xr * yr - xi * yi;
+              accIm += xr * yi + xi * yr;
+              a += lCs;
+              b += rRs;
+            }
+            vRe = aRe * accRe - aIm * accIm;
+            vIm = aRe * accIm + aIm * accRe;
+          }
+          if (readOut) {
+            const zr = O[o]!;
+            const zi = O[o + 1]!;
+            vRe += bRe * zr - bIm * zi;
+            vIm += bRe * zi + bIm * zr;
+          }
+          O[o] = f32 ? Math.fround(vRe) : vRe;
+          O[o + 1] = f32 ? Math.fround(vIm) : vIm;
+        }
+      }
+    },
+  );
+}
+
+/**
+ * Walk every multi-index of `shape` (odometer over all axes but the last, no recursion) and call
+ * `run(s, d, count, sStep, dStep)` once per innermost run, with lane offsets already scaled.
+ */
+function forEachRun(
+  shape: readonly number[],
+  sBase: number,
+  sStrides: readonly number[],
+  dBase: number,
+  dStrides: readonly number[],
+  lanes: number,
+  run: (s: number, d: number, count: number, sStep: number, dStep: number) => void,
+): void {
+  const rank = shape.length;
+  for (let t = 0; t < rank; t++) if (shape[t] === 0) return;
+  let s = sBase * lanes;
+  let d = dBase * lanes;
+  if (rank === 0) {
+    run(s, d, 1, 0, 0);
+    return;
+  }
+  const inner = shape[rank - 1]!;
+  const sStep = sStrides[rank - 1]! * lanes;
+  const dStep = dStrides[rank - 1]! * lanes;
+  const outer = rank - 1;
+  const idx = new Array<number>(outer).fill(0);
+  for (;;) {
+    run(s, d, inner, sStep, dStep);
+    let t = outer - 1;
+    for (; t >= 0; t--) {
+      const extent = shape[t]!;
+      const ss = sStrides[t]! * lanes;
+      const ds = dStrides[t]! * lanes;
+      const next = idx[t]! + 1;
+      if (next < extent) {
+        idx[t] = next;
+        s += ss;
+        d += ds;
+        break;
+      }
+      idx[t] = 0;
+      s -= ss * (extent - 1);
+      d -= ds * (extent - 1);
+    }
+    if (t < 0) return;
+  }
+}
+
+/**
+ * Copy `src` into `dst` element by element over their shared shape (any rank, any non-negative
+ * strides; `dst` does not overlap `src`), conjugating complex values when `conjugate`. All
+ * dtypes; values are copied lane by lane (i64 as BigInt, bool as its raw byte).
+ */
+export function referenceMaterialize(req: CpuLayoutRequest): void {
+  const { src, dst, conjugate } = req;
+  const dtype = src.dtype;
+  const info = DTYPE_INFO[dtype];
+  const lanes = info.lanes;
+  if (dtype === 'i64') {
+    const S = lanesOf(dtype, src.buffer) as BigInt64Array;
+    const D = lanesOf(dtype, dst.buffer) as BigInt64Array;
+    forEachRun(src.shape, src.offset, src.strides, dst.offset, dst.strides, 1, (s, d, count, sStep, dStep) => {
+      for (let i = 0; i < count; i++, s += sStep, d += dStep) D[d] = S[s]!;
+    });
+    return;
+  }
+  const S = lanesOf(dtype, src.buffer) as NumberLanes;
+  const D = lanesOf(dtype, dst.buffer) as NumberLanes;
+  if (!info.complex) {
+    forEachRun(src.shape, src.offset, src.strides, dst.offset, dst.strides, 1, (s, d, count, sStep, dStep) => {
+      for (let i = 0; i < count; i++, s += sStep, d += dStep) D[d] = S[s]!;
+    });
+  } else if (conjugate) {
+    forEachRun(src.shape, src.offset, src.strides, dst.offset, dst.strides, 2, (s, d, count, sStep, dStep) => {
+      for (let i = 0; i < count; i++, s += sStep, d += dStep) {
+        D[d] = S[s]!;
+        D[d + 1] = -S[s + 1]!;
+      }
+    });
+  } else {
+    forEachRun(src.shape, src.offset, src.strides, dst.offset, dst.strides, 2, (s, d, count, sStep, dStep) => {
+      for (let i = 0; i < count; i++, s += sStep, d += dStep) {
+        D[d] = S[s]!;
+        D[d + 1] = S[s + 1]!;
+      }
+    });
+  }
+}

@@ -1,0 +1,36 @@
+import { readdirSync } from 'node:fs';
+
+/** The kernel thread ids of this process right now (`/proc/self/task`). */
+export function threadCensus(): number[] {
+  return readdirSync('/proc/self/task').map(Number).sort((a, b) => a - b);
+}
+
+/**
+ * Sample the census on the main thread while `work` runs (compute runs on engine workers, so
+ * the event loop stays free) and report the most threads seen at once.
+ */
+export async function peakThreadsDuring<R>(work: () => Promise<R>): Promise<{ result: R; before: number; peak: number; after: number; newThreads: number[] }> {
+  const before = threadCensus();
+  const known = new Set(before);
+  const fresh = new Set<number>();
+  let peak = before.length;
+  let done = false;
+  const sample = () => {
+    const now = threadCensus();
+    peak = Math.max(peak, now.length);
+    for (const t of now) if (!known.has(t)) fresh.add(t);
+  };
+  const sampler = (async () => {
+    while (!done) {
+      sample();
+      await new Promise((r) => setImmediate(r));
+    }
+  })();
+  try {
+    const result = await work();
+    return { result, before: before.length, peak, after: threadCensus().length, newThreads: [...fresh] };
+  } finally {
+    done = true;
+    await sampler;
+  }
+}

@@ -1,0 +1,420 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { type BufferLoan, BufferPool } from '../src/buffer/buffer-pool.js';
+import { DEFAULT_RETAINED_BYTES, PoolLimit, retainedBytesFromEnv } from '../src/buffer/pool-limit.js';
+import { TenferroError } from '../src/errors/tenferro-error.js';
+import { type DType, DTYPE_INFO, DTYPES } from '../src/tensor/dtype.js';
+
+function expectCode(fn: () => unknown, code: string) {
+  try {
+    fn();
+  } catch (e) {
+    expect(TenferroError.is(e, code as never)).toBe(true);
+    return;
+  }
+  throw new Error(`expected ${code}`);
+}
+
+const MiB = 1024 * 1024;
+const poolOf = (bytes = MiB) => new BufferPool(new PoolLimit(bytes));
+const bytesOf = (loan: BufferLoan) => loan.buffer.byteLength;
+const garbage = (loan: BufferLoan) => new Uint8Array(loan.buffer).fill(0xab);
+const allZero = (loan: BufferLoan, elements = loan.length) =>
+  new Uint8Array(loan.buffer, 0, elements * DTYPE_INFO[loan.dtype].bytes).every((b) => b === 0);
+
+describe('BufferPool acquire/release', () => {
+  it('fresh buffers are exact, shared and zeroed', () => {
+    const pool = poolOf();
+    const loan = pool.acquire('f64', 10);
+    expect(loan.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(loan).toMatchObject({ dtype: 'f64', length: 10, capacity: 10 });
+    expect(bytesOf(loan)).toBe(80);
+    expect(allZero(loan)).toBe(true);
+    expect(pool.stats()).toMatchObject({ outstanding: 1, misses: 1, hits: 0, buffers: 0, retainedBytes: 0 });
+  });
+
+  it('takes the best fit (R111)', () => {
+    const pool = poolOf();
+    const loans = [80, 120, 200].map((n) => pool.acquire('f64', n));
+    loans.forEach((l) => pool.release(l));
+    expect(pool.retained('f64')).toEqual([80, 120, 200]);
+    const loan = pool.acquire('f64', 100);
+    expect(loan.capacity).toBe(120);
+    expect(loan.length).toBe(100);
+    expect(loan.buffer).toBe(loans[1]!.buffer);
+    expect(pool.retained('f64')).toEqual([80, 200]);
+    expect(pool.acquire('f64', 80).buffer).toBe(loans[0]!.buffer);
+    expect(pool.acquire('f64', 201).capacity).toBe(201);
+    expect(pool.stats()).toMatchObject({ hits: 2, misses: 4, outstanding: 3, buffers: 1, retainedBytes: 1600 });
+  });
+
+  it('keeps dtypes separate even at equal byte sizes', () => {
+    const pool = poolOf();
+    const f = pool.acquire('f32', 16);
+    pool.release(f);
+    const i = pool.acquire('i32', 16);
+    expect(i.buffer).not.toBe(f.buffer);
+    expect(pool.stats().misses).toBe(2);
+    const c = pool.acquire('c64', 4);
+    pool.release(c);
+    expect(pool.acquire('f64', 4).buffer).not.toBe(c.buffer);
+    expect(pool.acquire('c64', 4).buffer).toBe(c.buffer);
+    expect(pool.acquire('f32', 10).buffer).toBe(f.buffer);
+  });
+
+  it('zeroed reuse clears the used range; zeroed:false may keep old data', () => {
+    const pool = poolOf();
+    const a = pool.acquire('f32', 32);
+    garbage(a);
+    pool.release(a);
+    const b = pool.acquire('f32', 20);
+    expect(b.buffer).toBe(a.buffer);
+    expect(allZero(b)).toBe(true);
+    expect(Array.from(new Float32Array(b.buffer, 0, b.length))).toEqual(new Array(20).fill(0));
+    garbage(b);
+    pool.release(b);
+    const c = pool.acquire('f32', 32, { zeroed: false });
+    expect(c.buffer).toBe(a.buffer);
+    expect(new Uint8Array(c.buffer)[0]).toBe(0xab);
+  });
+
+  it('length 0 never touches the pool (R112)', () => {
+    const pool = poolOf();
+    const a = pool.acquire('f64', 5);
+    pool.release(a);
+    const z = pool.acquire('f64', 0);
+    expect(z).toMatchObject({ dtype: 'f64', length: 0, capacity: 0 });
+    expect(z.buffer.byteLength).toBe(0);
+    expect(pool.stats()).toMatchObject({ buffers: 1, outstanding: 0, hits: 0, misses: 1 });
+    pool.release(z);
+    pool.release(z);
+    expect(pool.stats()).toMatchObject({ buffers: 1, outstanding: 0 });
+  });
+
+  it('validates dtype and length', () => {
+    const pool = poolOf();
+    for (const bad of [-1, 1.5, Number.NaN, Infinity, 2 ** 53, '3' as never]) {
+      expectCode(() => pool.acquire('f64', bad), 'InvalidArgument');
+    }
+    expectCode(() => pool.acquire('f16' as never, 1), 'InvalidArgument');
+    expectCode(() => pool.release(null as never), 'InvalidArgument');
+    expect(pool.stats()).toMatchObject({ outstanding: 0, misses: 0 });
+  });
+
+  it('double release is an idempotent no-op; foreign loans are rejected', () => {
+    const pool = poolOf();
+    const other = poolOf();
+    const loan = pool.acquire('i64', 4);
+    pool.release(loan);
+    const before = pool.stats();
+    pool.release(loan);
+    expect(pool.stats()).toEqual(before);
+    expect(pool.stats()).toMatchObject({ buffers: 1, outstanding: 0 });
+    const foreign = other.acquire('i64', 4);
+    expectCode(() => pool.release(foreign), 'InvalidArgument');
+    expectCode(() => pool.release({ ...loan }), 'InvalidArgument');
+    expect(pool.stats()).toEqual(before);
+    expect(other.stats().outstanding).toBe(1);
+  });
+
+  it('reset drops retained buffers but not loans (R114)', () => {
+    const pool = poolOf();
+    const a = pool.acquire('f64', 8);
+    const b = pool.acquire('f64', 8);
+    pool.release(a);
+    pool.reset();
+    expect(pool.stats()).toMatchObject({ buffers: 0, retainedBytes: 0, outstanding: 1 });
+    pool.release(b);
+    expect(pool.stats()).toMatchObject({ buffers: 1, retainedBytes: 64, outstanding: 0 });
+  });
+
+  it('close unregisters from the limit and retains nothing afterwards', () => {
+    const limit = new PoolLimit(MiB);
+    const pool = new BufferPool(limit);
+    expect(limit.pools).toBe(1);
+    const a = pool.acquire('f64', 8);
+    pool.release(pool.acquire('f64', 4));
+    pool.close();
+    expect(limit.pools).toBe(0);
+    expect(pool.stats()).toMatchObject({ buffers: 0, retainedBytes: 0, outstanding: 1 });
+    pool.release(a);
+    expect(pool.stats()).toMatchObject({ buffers: 0, outstanding: 0 });
+  });
+});
+
+describe('retention cap (R113, R114)', () => {
+  it('evicts the smallest buffers across dtypes after a release', () => {
+    const pool = poolOf(1000);
+    const a = pool.acquire('f64', 50); // 400 B
+    const b = pool.acquire('bool', 100); // 100 B
+    const c = pool.acquire('f32', 75); // 300 B
+    const d = pool.acquire('c128', 30); // 480 B
+    [a, b, c].forEach((l) => pool.release(l));
+    expect(pool.stats()).toMatchObject({ buffers: 3, retainedBytes: 800 });
+    pool.release(d); // 1280 → evict bool(100) → 1180 → evict f32(300) → 880
+    expect(pool.stats()).toMatchObject({ buffers: 2, retainedBytes: 880 });
+    expect(pool.retained('bool')).toEqual([]);
+    expect(pool.retained('f32')).toEqual([]);
+    expect(pool.retained('f64')).toEqual([50]);
+    expect(pool.retained('c128')).toEqual([30]);
+  });
+
+  it('a buffer larger than the cap is not retained', () => {
+    const pool = poolOf(100);
+    pool.release(pool.acquire('f64', 10));
+    expect(pool.stats()).toMatchObject({ buffers: 1, retainedBytes: 80 });
+    pool.release(pool.acquire('f64', 20));
+    expect(pool.stats()).toMatchObject({ buffers: 0, retainedBytes: 0 });
+  });
+
+  it('cap 0 disables retention', () => {
+    const pool = poolOf(0);
+    const a = pool.acquire('f32', 4);
+    pool.release(a);
+    expect(pool.stats()).toMatchObject({ buffers: 0, retainedBytes: 0, outstanding: 0, limitBytes: 0 });
+    expect(pool.acquire('f32', 4).buffer).not.toBe(a.buffer);
+    expect(pool.stats().misses).toBe(2);
+  });
+
+  it('a shared PoolLimit change evicts in every registered pool and applies to later pools', () => {
+    const limit = new PoolLimit(MiB);
+    const p1 = new BufferPool(limit);
+    const p2 = new BufferPool(limit);
+    for (const [p, n] of [[p1, 10], [p1, 20], [p2, 5], [p2, 40]] as const) p.release(p.acquire('f64', n));
+    expect(p1.stats().retainedBytes).toBe(240);
+    expect(p2.stats().retainedBytes).toBe(360);
+    limit.set(200, 'CpuBackend.setBufferPoolLimitBytes');
+    expect(p1.retained('f64')).toEqual([20]);
+    expect(p2.retained('f64')).toEqual([]);
+    expect(p1.stats().limitBytes).toBe(200);
+    const p3 = new BufferPool(limit);
+    p3.release(p3.acquire('f64', 30));
+    expect(p3.stats()).toMatchObject({ buffers: 0, limitBytes: 200 });
+    limit.set(0, 'op');
+    expect(p1.stats().buffers).toBe(0);
+    expect(() => limit.set(-1, 'CpuBackend.setBufferPoolLimitBytes')).toThrowError(/CpuBackend\.setBufferPoolLimitBytes/);
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53, '10' as never]) expectCode(() => limit.set(bad, 'op'), 'InvalidArgument');
+    expectCode(() => new PoolLimit(-5), 'InvalidArgument');
+    expect(limit.bytes).toBe(0);
+  });
+
+  it('parses TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES', () => {
+    const key = 'TENFERRO_BUFFER_POOL_MAX_RETAINED_BYTES';
+    expect(DEFAULT_RETAINED_BYTES).toBe(100 * MiB);
+    expect(retainedBytesFromEnv({})).toBe(DEFAULT_RETAINED_BYTES);
+    expect(retainedBytesFromEnv({ [key]: '4096' })).toBe(4096);
+    expect(retainedBytesFromEnv({ [key]: ' 12 ' })).toBe(12);
+    expect(retainedBytesFromEnv({ [key]: '0' })).toBe(0);
+    for (const bad of ['', 'abc', '-1', '1.5', '1e6', '0x10', '12MB', '99999999999999999999']) {
+      expect(retainedBytesFromEnv({ [key]: bad })).toBe(DEFAULT_RETAINED_BYTES);
+    }
+    expect(typeof retainedBytesFromEnv()).toBe('number');
+  });
+});
+
+describe('withLoans (R88)', () => {
+  it('returns every loan on success', async () => {
+    const pool = poolOf();
+    const result = await pool.withLoans((take) => {
+      const a = take('f64', 8);
+      const b = take('i32', 3);
+      take('bool', 0);
+      expect(pool.stats().outstanding).toBe(2);
+      return a.capacity + b.capacity;
+    });
+    expect(result).toBe(11);
+    expect(pool.stats()).toMatchObject({ outstanding: 0, buffers: 2 });
+  });
+
+  it('returns every loan when fn throws synchronously', async () => {
+    const pool = poolOf();
+    await expect(
+      pool.withLoans(() => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    await expect(
+      pool.withLoans((take) => {
+        take('f32', 4);
+        take('f32', 5);
+        throw new Error('boom2');
+      }),
+    ).rejects.toThrow('boom2');
+    expect(pool.stats()).toMatchObject({ outstanding: 0, buffers: 2 });
+  });
+
+  it('returns every loan when the promise rejects, including loans taken after an await', async () => {
+    const pool = poolOf();
+    let late: ((d: DType, n: number) => BufferLoan) | undefined;
+    await expect(
+      pool.withLoans(async (take) => {
+        take('f64', 2);
+        await Promise.resolve();
+        take('c64', 3);
+        late = take;
+        throw new Error('rejected');
+      }),
+    ).rejects.toThrow('rejected');
+    expect(pool.stats()).toMatchObject({ outstanding: 0, buffers: 2 });
+    expectCode(() => late!('f64', 1), 'InvalidArgument');
+    expect(pool.stats().outstanding).toBe(0);
+  });
+
+  it('tolerates loans released early inside the scope', async () => {
+    const pool = poolOf();
+    await pool.withLoans((take) => {
+      pool.release(take('f64', 4));
+    });
+    expect(pool.stats()).toMatchObject({ outstanding: 0, buffers: 1 });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Model test: random acquire/release/setLimit/reset against a reference model.
+// ---------------------------------------------------------------------------------------------
+
+type Op =
+  | { kind: 'acquire'; pool: number; dtype: DType; length: number; zeroed: boolean }
+  | { kind: 'release'; pool: number; pick: number; again: boolean }
+  | { kind: 'limit'; bytes: number }
+  | { kind: 'reset'; pool: number };
+
+const dtypeArb = fc.constantFrom(...DTYPES);
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('acquire' as const), pool: fc.nat(1), dtype: dtypeArb, length: fc.integer({ min: 0, max: 40 }), zeroed: fc.boolean() }) },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('release' as const), pool: fc.nat(1), pick: fc.nat(), again: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('limit' as const), bytes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1200 })) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset' as const), pool: fc.nat(1) }) },
+);
+
+interface ModelEntry {
+  dtype: DType;
+  bytes: number;
+}
+
+class ModelPool {
+  retained: ModelEntry[] = [];
+  /** Buffers given back and not lent since (a superset of what the real pool retains). */
+  candidates = new Set<SharedArrayBuffer>();
+  lent = new Set<SharedArrayBuffer>();
+  outstanding = new Set<BufferLoan>();
+  released: BufferLoan[] = [];
+  hits = 0;
+  misses = 0;
+
+  bytes(): number {
+    return this.retained.reduce((s, e) => s + e.bytes, 0);
+  }
+
+  bestFit(dtype: DType, needed: number): number {
+    let best = -1;
+    this.retained.forEach((e, i) => {
+      if (e.dtype === dtype && e.bytes >= needed && (best < 0 || e.bytes < this.retained[best]!.bytes)) best = i;
+    });
+    return best;
+  }
+
+  trim(cap: number): void {
+    while (this.bytes() > cap) {
+      let v = 0;
+      this.retained.forEach((e, i) => {
+        const w = this.retained[v]!;
+        if (e.bytes < w.bytes || (e.bytes === w.bytes && DTYPES.indexOf(e.dtype) < DTYPES.indexOf(w.dtype))) v = i;
+      });
+      this.retained.splice(v, 1);
+    }
+  }
+}
+
+function checkInvariants(pool: BufferPool, model: ModelPool, cap: number) {
+  const s = pool.stats();
+  expect(s.retainedBytes).toBeLessThanOrEqual(cap);
+  expect(s.retainedBytes).toBe(model.bytes());
+  expect(s.buffers).toBe(model.retained.length);
+  expect(s.outstanding).toBe(model.outstanding.size);
+  expect(s.hits).toBe(model.hits);
+  expect(s.misses).toBe(model.misses);
+  expect(s.limitBytes).toBe(cap);
+  for (const d of DTYPES) {
+    const expected = model.retained.filter((e) => e.dtype === d).map((e) => e.bytes / DTYPE_INFO[d].bytes).sort((a, b) => a - b);
+    expect(pool.retained(d)).toEqual(expected);
+  }
+}
+
+describe('BufferPool model', () => {
+  it('agrees with a reference model over random operation sequences', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1200 }), fc.array(opArb, { maxLength: 80 }), (initialCap, ops) => {
+        const limit = new PoolLimit(initialCap);
+        const pools = [new BufferPool(limit), new BufferPool(limit)];
+        const models = [new ModelPool(), new ModelPool()];
+        let cap = initialCap;
+        for (const op of ops) {
+          if (op.kind === 'acquire') {
+            const pool = pools[op.pool]!;
+            const model = models[op.pool]!;
+            const bytes = DTYPE_INFO[op.dtype].bytes;
+            const fit = op.length === 0 ? -1 : model.bestFit(op.dtype, op.length * bytes);
+            const loan = pool.acquire(op.dtype, op.length, { zeroed: op.zeroed });
+            expect(loan.length).toBe(op.length);
+            expect(loan.dtype).toBe(op.dtype);
+            expect(loan.capacity * bytes).toBe(loan.buffer.byteLength);
+            if (op.length === 0) {
+              expect(loan.capacity).toBe(0);
+            } else {
+              expect(model.lent.has(loan.buffer)).toBe(false);
+              if (fit >= 0) {
+                const entry = model.retained.splice(fit, 1)[0]!;
+                expect(loan.buffer.byteLength).toBe(entry.bytes);
+                expect(model.candidates.has(loan.buffer)).toBe(true);
+                model.hits += 1;
+              } else {
+                expect(loan.capacity).toBe(op.length);
+                expect(models.some((m) => m.candidates.has(loan.buffer))).toBe(false);
+                model.misses += 1;
+              }
+              model.candidates.delete(loan.buffer);
+              model.lent.add(loan.buffer);
+              model.outstanding.add(loan);
+              if (op.zeroed) expect(allZero(loan)).toBe(true);
+              garbage(loan);
+            }
+          } else if (op.kind === 'release') {
+            const pool = pools[op.pool]!;
+            const model = models[op.pool]!;
+            const live = [...model.outstanding];
+            if (op.again && model.released.length > 0) {
+              const before = pool.stats();
+              pool.release(model.released[op.pick % model.released.length]!);
+              expect(pool.stats()).toEqual(before);
+            } else if (live.length > 0) {
+              const loan = live[op.pick % live.length]!;
+              const otherPool = pools[1 - op.pool]!;
+              expectCode(() => otherPool.release(loan), 'InvalidArgument');
+              pool.release(loan);
+              model.outstanding.delete(loan);
+              model.lent.delete(loan.buffer);
+              model.candidates.add(loan.buffer);
+              model.released.push(loan);
+              model.retained.push({ dtype: loan.dtype, bytes: loan.buffer.byteLength });
+              model.trim(cap);
+            }
+          } else if (op.kind === 'limit') {
+            limit.set(op.bytes, 'test');
+            cap = op.bytes;
+            models.forEach((m) => m.trim(cap));
+          } else {
+            pools[op.pool]!.reset();
+            models[op.pool]!.retained = [];
+          }
+          pools.forEach((p, i) => checkInvariants(p, models[i]!, cap));
+        }
+        // every temporary comes back
+        models.forEach((m, i) => [...m.outstanding].forEach((l) => pools[i]!.release(l)));
+        pools.forEach((p) => expect(p.stats().outstanding).toBe(0));
+        pools.forEach((p) => expect(p.stats().retainedBytes).toBeLessThanOrEqual(cap));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
