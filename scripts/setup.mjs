@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PNPM_VERSION = '12.4.2';
 /** Debian packages the workspace builds or tests against. */
-const DEBIAN_PACKAGES = ['util-linux'];
+const DEBIAN_PACKAGES = ['util-linux', 'pkg-config', 'libopenblas-dev', 'libblas-dev'];
 const quiet = process.argv.includes('--quiet');
 
 function log(message) {
