@@ -117,6 +117,8 @@ export const ERROR_CODES = {
   ProviderUnsupported: { kind: 'Unsupported', meaning: 'The configured provider reported the operation unsupported and no retry applies; the detail names the slot and reason.' },
   /** A provider failed while running. */
   ProviderFailed: { kind: 'BackendFailure', meaning: 'A provider failed while it ran; the cause carries its error. The output may have been partly written only for this code.' },
+  /** A provider package cannot load its native runtime. */
+  ProviderUnavailable: { kind: 'Unsupported', meaning: 'A provider package cannot load its native runtime (library not found, addon not built); the message lists what was tried and possible solutions.' },
   /** An extension key was defined twice. */
   DuplicateExtensionKey: { kind: 'Validation', meaning: 'An extension key name was defined twice; each extension owns one key.' },
 
