@@ -71,3 +71,8 @@ export { referenceGemmProvider, referenceLayoutProvider } from './provider/refer
 
 export { defineExtensionKey } from './extension/extension-key.js';
 export type { ExtensionKey } from './extension/extension-key.js';
+
+export { ExternalCpuDomain } from './domain/external-cpu-domain.js';
+export type { ExternalPlacement } from './domain/external-cpu-domain.js';
+export type { ExternalBackendOptions } from './backend/backend-options.js';
+export type { KernelTask } from './executor/cpu-domain-executor.js';

@@ -1,5 +1,8 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import type { ExtensionKey } from '../extension/extension-key.js';
+import type { ExternalCpuDomain } from '../domain/external-cpu-domain.js';
+import type { CpuProviderBundle } from '../provider/provider-bundle.js';
+import type { CpuDomainId } from './cpu-domain.js';
 import type { CpuGemmProvider, CpuGeneralContractionProvider, CpuLayoutTransformProvider } from '../provider/cpu-providers.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendKind, type CpuPlacement, validateKind, validatePlacement } from './placement.js';
@@ -31,6 +34,19 @@ export interface CpuBackendOptions {
   /** A topology to use instead of discovering this machine's (tests, containers). */
   readonly topology?: CpuTopology;
   /** Provider packages, e.g. `[createBlasProvider()]`; nothing registers itself at import. */
+  readonly providers?: readonly CpuProviderPackage[];
+}
+
+/** `CpuBackend.fromExternalDomains` options. */
+export interface ExternalBackendOptions {
+  /** The domain `auto` routes to. */
+  readonly defaultDomain: CpuDomainId;
+  readonly domains: readonly ExternalCpuDomain[];
+  /** A bundle to validate and use instead of the kind's strict standard bundle. */
+  readonly bundle?: CpuProviderBundle;
+  readonly topology?: CpuTopology;
+  /** Ignored (forced to `'faer'`) when a caller-managed domain is present (R40). */
+  readonly kind?: CpuBackendKind;
   readonly providers?: readonly CpuProviderPackage[];
 }
 

@@ -2,14 +2,18 @@ import { type ResourceArbiter, processArbiter } from '../arbiter/resource-arbite
 import { PoolLimit, retainedBytesFromEnv } from '../buffer/pool-limit.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { ValidationDomain } from '../provider/bundle-validation.js';
+import type { ExternalCpuDomain } from '../domain/external-cpu-domain.js';
+import { ExternalRegistry, unregisteredDomain } from '../domain/external-registry.js';
+import type { CpuDomainId } from './cpu-domain.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { CpuEngine } from './cpu-engine.js';
-import { type CpuBackendKind, type ResolvedExecution, managedDomainId } from './placement.js';
+import { type CpuBackendKind, type CpuPlacement, type ResolvedExecution, managedDomainId, resolvePlacement } from './placement.js';
 
 /**
  * The shared state behind every clone of a backend (contract "Coordinator"): topology, kind,
- * thread budget, the process arbiter, and the lazily built engines — each built once per
- * placement, even under concurrent first use (R4).
+ * thread budget, the process arbiter, and the engines — for a managed coordinator built lazily,
+ * once per placement even under concurrent first use (R4); for an external coordinator the
+ * registry of application-owned domains, built up front.
  */
 export class Coordinator {
   readonly topology: CpuTopology;
@@ -23,12 +27,34 @@ export class Coordinator {
   readonly #ready = new Map<string, CpuEngine>();
   #closed = false;
 
-  constructor(options: { topology: CpuTopology; kind: CpuBackendKind; threads: number; affinityAvailable: boolean }) {
+  readonly external: ExternalRegistry | undefined;
+
+  constructor(options: {
+    topology: CpuTopology;
+    kind: CpuBackendKind;
+    threads: number;
+    affinityAvailable: boolean;
+    external?: { defaultDomain: CpuDomainId; domains: readonly ExternalCpuDomain[]; op: string };
+  }) {
     this.topology = options.topology;
     this.kind = options.kind;
     this.threads = options.threads;
     this.affinityAvailable = options.affinityAvailable;
     this.arbiter = processArbiter();
+    const ext = options.external;
+    this.external = ext === undefined ? undefined : ExternalRegistry.build(ext.defaultDomain, ext.domains, options.topology.allowedCpus, this.poolLimit, ext.op);
+  }
+
+  /** How `placement` runs here: managed resolution (R12–R14) or external routing (R41). */
+  resolve(placement: CpuPlacement, op: string): ResolvedExecution {
+    if (this.external !== undefined) return this.external.route(placement, op);
+    return resolvePlacement(this.kind, placement, this.topology, this.affinityAvailable, op);
+  }
+
+  /** R42: a registered external domain by id; a managed coordinator has none. */
+  forDomain(id: CpuDomainId, op: string): ResolvedExecution {
+    if (this.external === undefined) throw unregisteredDomain(id, op);
+    return this.external.forDomain(id, op);
   }
 
   get closed(): boolean {
@@ -42,6 +68,9 @@ export class Coordinator {
   /** The engine that runs `resolved`, building it on first use. */
   engine(resolved: ResolvedExecution, op: string): Promise<CpuEngine> {
     this.assertOpen(op);
+    if (resolved.mode === 'externalManaged' || resolved.mode === 'callerManaged') {
+      return Promise.resolve(this.external!.engine(resolved.domainId)!);
+    }
     const key = engineKey(resolved, this.affinityAvailable);
     let engine = this.#engines.get(key);
     if (engine === undefined) {
@@ -64,12 +93,13 @@ export class Coordinator {
 
   /** The engine for `resolved` if it is already built (no build is started). */
   builtEngine(resolved: ResolvedExecution): CpuEngine | undefined {
+    if (resolved.mode === 'externalManaged' || resolved.mode === 'callerManaged') return this.external?.engine(resolved.domainId);
     return this.#ready.get(engineKey(resolved, this.affinityAvailable));
   }
 
   /** Engines built so far. */
   builtEngines(): CpuEngine[] {
-    return [...this.#ready.values()];
+    return [...this.#ready.values(), ...(this.external?.engines() ?? [])];
   }
 
   /**
@@ -78,6 +108,7 @@ export class Coordinator {
    * compatibility engine — so a later `forPlacement` cannot bypass the bundle.
    */
   validationDomains(): ValidationDomain[] {
+    if (this.external !== undefined) return this.external.engines().map((e) => e.domain);
     if (!this.affinityAvailable) {
       return [{ id: 0, threadBudget: Math.max(1, Math.min(this.threads, this.topology.effectiveCapacity.cpus)), admissionMode: 'cooperativeCpuSet' }];
     }
@@ -94,6 +125,8 @@ export class Coordinator {
     this.#engines.clear();
     this.#ready.clear();
     await Promise.all(engines.map((e) => (e.status === 'fulfilled' ? e.value.close() : undefined)));
+    // External engines release tenferro's resources only; the executors stay the caller's (R44).
+    await Promise.all((this.external?.engines() ?? []).map((e) => e.close()));
   }
 
   async #build(resolved: ResolvedExecution): Promise<CpuEngine> {

@@ -2,7 +2,7 @@ import { newExecutionOwner } from '../arbiter/resource-arbiter.js';
 import type { ResourceRequest } from '../arbiter/resource-request.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { CpuExecutionContext } from '../execution/execution-context.js';
-import { type ScopeRecord, assertNotReentered, currentFrame, runInFrame } from '../execution/execution-frame.js';
+import { type ScopeRecord, assertNotReentered, currentFrame, reentered, runInFrame } from '../execution/execution-frame.js';
 import { CpuOperationEntry } from '../execution/operation-entry.js';
 import type { ParallelMode } from '../execution/parallel-mode.js';
 import { EngineState, WORKER_SCOPE_KEY } from '../executor/shared-fields.js';
@@ -14,9 +14,11 @@ import { type DotGeneralDims, type DotGeneralIntoOptions, type DotGeneralOptions
 import type { GemmAnalysisCacheStats } from '../contraction/gemm-analysis-cache.js';
 import { invalidArgument } from '../errors/tenferro-error.js';
 import { type ValidationDomain, dispatchMode, validateBundleForDomain } from '../provider/bundle-validation.js';
-import { CpuProviderBundle } from '../provider/provider-bundle.js';
+import { type CapabilityPolicy, CpuProviderBundle } from '../provider/provider-bundle.js';
 import { Tensor } from '../tensor/tensor.js';
-import { type CpuBackendOptions, type CpuProviderPackage, threadsFromEnv, validateBackendOptions } from './backend-options.js';
+import { ExternalCpuDomain } from '../domain/external-cpu-domain.js';
+import type { CpuDomain, CpuDomainId } from './cpu-domain.js';
+import { type CpuBackendOptions, type CpuProviderPackage, type ExternalBackendOptions, threadsFromEnv, validateBackendOptions } from './backend-options.js';
 import { dotGeneralFresh, dotGeneralOn, reshapeMaterialized } from './tensor-operations.js';
 import { CpuExecSession } from './backend-session.js';
 import { Coordinator } from './coordinator.js';
@@ -30,6 +32,7 @@ import {
   describePlacement,
   managedDomainId,
   resolvePlacement,
+  validateKind,
   validatePlacement,
 } from './placement.js';
 
@@ -71,13 +74,7 @@ export class CpuBackend {
   static async create(options: CpuBackendOptions = {}): Promise<CpuBackend> {
     const op = 'CpuBackend.create';
     const o = validateBackendOptions(options, op);
-    if (o.kind === 'blas' && !o.providers.some((p) => p.kind === 'blas')) {
-      throw new TenferroError(
-        'BackendKindUnavailable',
-        "the 'blas' kind needs @tenferro/provider-blas: install it and pass providers: [createBlasProvider()]",
-        { op, detail: { kind: 'blas', package: '@tenferro/provider-blas' } },
-      );
-    }
+    assertKindAvailable(o.kind, o.providers, op);
     const threads = o.threads ?? threadsFromEnv(op);
     const topology = o.topology ?? discoverCpuTopology();
     const affinityAvailable = loadOs().available;
@@ -102,6 +99,56 @@ export class CpuBackend {
     return backend;
   }
 
+  /**
+   * A backend over application-owned executors (contract §3.F). Validated atomically in the
+   * order of R39, then the bundle against every domain (strict, R54, R57). The kind is `faer`
+   * whenever a caller-managed domain is present (R40); `blas` is refused on caller-managed
+   * domains before anything runs (R47). `auto` routes to `defaultDomain`; `forDomain(id)` reaches
+   * any domain.
+   */
+  static async fromExternalDomains(options: ExternalBackendOptions): Promise<CpuBackend> {
+    const op = 'CpuBackend.fromExternalDomains';
+    if (typeof options !== 'object' || options === null) throw invalidArgument(op, 'options', 'an options object', options);
+    const providers = options.providers ?? [];
+    if (options.kind !== undefined) validateKind(options.kind, op);
+    if (options.bundle !== undefined && !(options.bundle instanceof CpuProviderBundle)) throw invalidArgument(op, 'options.bundle', 'a CpuProviderBundle', options.bundle);
+    const callerManaged = Array.isArray(options.domains) && options.domains.some((d) => d instanceof ExternalCpuDomain && d.admissionMode() === 'callerManaged');
+    // R40: caller-managed domains run the tenferro-managed kind, whatever else is installed.
+    const kind: CpuBackendKind = callerManaged ? 'faer' : (options.kind ?? 'faer');
+    const coordinator = new Coordinator({
+      topology: options.topology ?? discoverCpuTopology(),
+      kind,
+      threads: 1,
+      affinityAvailable: loadOs().available,
+      external: { defaultDomain: options.defaultDomain, domains: options.domains, op },
+    });
+    if (callerManaged && options.kind === 'blas') {
+      throw new TenferroError('CallerManagedBlasUnsupported', 'the blas kind cannot run on caller-managed domains: its workers cannot be confined to the supplied executor', { op });
+    }
+    assertKindAvailable(kind, providers, op);
+    // External constructors use the strict standard bundle (R54).
+    const bundle = options.bundle ?? standardBundle(kind, providers, 'strict');
+    validateExternalBundle(coordinator, bundle, op);
+    const resolved = coordinator.forDomain(options.defaultDomain, op);
+    return new CpuBackend(CONSTRUCT, {
+      coordinator,
+      identity: Object.freeze({}),
+      placement: 'auto',
+      resolved,
+      providers,
+      bundle,
+    });
+  }
+
+  /** A handle on the registered external domain `id`, with a fresh identity (R42): `UnregisteredExternalDomain` otherwise. */
+  forDomain(id: CpuDomainId): CpuBackend {
+    const op = 'CpuBackend.forDomain';
+    const c = this.#s.coordinator;
+    c.assertOpen(op);
+    const resolved = c.forDomain(id, op);
+    return new CpuBackend(CONSTRUCT, { ...this.#s, identity: Object.freeze({}), placement: 'auto', resolved });
+  }
+
   /** Same coordinator, engines, caches and runtime identity (R1, R2). Builds nothing. */
   clone(): CpuBackend {
     return new CpuBackend(CONSTRUCT, this.#s);
@@ -113,7 +160,7 @@ export class CpuBackend {
     const p = validatePlacement(placement, op, 'placement');
     const c = this.#s.coordinator;
     c.assertOpen(op);
-    const resolved = resolvePlacement(c.kind, p, c.topology, c.affinityAvailable, op);
+    const resolved = c.resolve(p, op);
     return new CpuBackend(CONSTRUCT, { ...this.#s, identity: Object.freeze({}), placement: p, resolved });
   }
 
@@ -121,7 +168,7 @@ export class CpuBackend {
   supportsPlacement(placement: CpuPlacement): boolean {
     const c = this.#s.coordinator;
     try {
-      resolvePlacement(c.kind, validatePlacement(placement, 'CpuBackend.supportsPlacement', 'placement'), c.topology, c.affinityAvailable, 'CpuBackend.supportsPlacement');
+      c.resolve(validatePlacement(placement, 'CpuBackend.supportsPlacement', 'placement'), 'CpuBackend.supportsPlacement');
       return true;
     } catch {
       return false;
@@ -138,7 +185,8 @@ export class CpuBackend {
     if (!(bundle instanceof CpuProviderBundle)) throw invalidArgument(op, 'bundle', 'a CpuProviderBundle', bundle);
     const c = this.#s.coordinator;
     c.assertOpen(op);
-    for (const domain of c.validationDomains()) validateBundleForDomain(bundle, domain, op);
+    if (c.external !== undefined) validateExternalBundle(c, bundle, op);
+    else for (const domain of c.validationDomains()) validateBundleForDomain(bundle, domain, op);
     return new CpuBackend(CONSTRUCT, { ...this.#s, identity: Object.freeze({}), bundle });
   }
 
@@ -245,8 +293,10 @@ export class CpuBackend {
     return this.#s.placement;
   }
 
+  /** Present for managed and external cooperative execution only (R20). */
   resolvedPlacement(): ResolvedCpuPlacement | undefined {
-    return this.#s.resolved.mode === 'managed' ? this.#s.resolved.placement : undefined;
+    const r = this.#s.resolved;
+    return r.mode === 'managed' || r.mode === 'externalManaged' ? r.placement : undefined;
   }
 
   topology(): CpuTopology {
@@ -280,10 +330,12 @@ export class CpuBackend {
       'CpuBackend.withBackendSession',
       (entry) => entry.preferredEngineMode(),
       async (entry, shared, mode, op) => {
-        const run = (ctx: CpuExecutionContext) => {
+        const run = (ctx: CpuExecutionContext | undefined) => {
           const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind, this.#s.bundle);
           return Promise.resolve(fn(session)).finally(() => session.end());
         };
+        // External executors keep operation-level entry (R49): no session-level entry.
+        if (entry.engine.domain.ownership !== 'managed') return run(undefined);
         return shared ? entry.reuse(mode, run, op) : entry.enter(mode, run, op);
       },
     );
@@ -318,7 +370,7 @@ export class CpuBackend {
     }
     const owner = newExecutionOwner();
     return runInFrame({ owner, live: true, scope: undefined }, async () => {
-      const permit = await c.arbiter.acquire(this.#request(), { owner });
+      const permit = await c.arbiter.acquire(this.#request()!, { owner });
       try {
         const entry = new CpuOperationEntry(engine, permit, owner);
         return await entry.enter(
@@ -341,8 +393,12 @@ export class CpuBackend {
     const engine = c.builtEngine(s.resolved);
     const domain = engine?.domain ?? this.#plannedDomain();
     const caps = engine?.executor.capabilities();
-    const placement = s.resolved.mode === 'managed' ? s.resolved.placement : undefined;
+    const r = s.resolved;
+    const placement = r.mode === 'managed' || r.mode === 'externalManaged' ? r.placement : undefined;
     const pinned = c.affinityAvailable;
+    // R46: a cooperative external domain is never upgraded beyond what tenferro can know.
+    const affinity = r.mode === 'externalManaged' ? 'callerDeclaredUnverified' : (caps?.affinity ?? (pinned ? 'tenferroPinnedVerified' : 'none'));
+    const domainCpus = r.mode === 'compatibility' || r.mode === 'callerManaged' ? undefined : (placement?.cpus ?? c.topology.allowedCpus).toString();
     return Object.freeze({
       backendKind: c.kind,
       executionMode: s.resolved.mode,
@@ -358,13 +414,13 @@ export class CpuBackend {
         nodes: c.topology.nodes.map((n) => ({ id: n.id, cpus: n.cpus.toString() })),
       },
       domainId: domain.id,
-      domainCpus: s.resolved.mode === 'compatibility' ? undefined : (placement?.cpus ?? c.topology.allowedCpus).toString(),
+      domainCpus,
       workerCount: caps?.workerCount ?? domain.threadBudget,
       threadBudget: domain.threadBudget,
       admissionMode: domain.admissionMode,
       domainOwnership: domain.ownership,
-      executorAffinity: caps?.affinity ?? (pinned ? 'tenferroPinnedVerified' : 'none'),
-      executorShutdown: caps?.shutdown ?? 'tenferroOwned',
+      executorAffinity: affinity,
+      executorShutdown: domain.ownership === 'externalManaged' ? 'callerOwned' : (caps?.shutdown ?? 'tenferroOwned'),
       providerDiagnostic: this.#providerDiagnostic(),
       engineBuilt: engine !== undefined,
       workers: (engine?.workers() ?? []).map((w) => Object.freeze({ tid: w.tid, cpus: w.cpus?.toString() })),
@@ -411,7 +467,19 @@ export class CpuBackend {
     const engine = await this.#engine(op);
     const owner = newExecutionOwner();
     return runInFrame({ owner, live: true, scope: undefined }, async () => {
-      const permit = await c.arbiter.acquire(this.#request(), { owner });
+      const request = this.#request();
+      if (request === undefined) {
+        // Caller-managed: no arbiter (R35); the domain's guard admits one execution at a time (R43).
+        if (!engine.tryClaim(owner)) throw reentered(op);
+        try {
+          c.assertOpen(op);
+          const entry = new CpuOperationEntry(engine, undefined, owner);
+          return await body(entry, false, modeFor(entry), op);
+        } finally {
+          engine.release(owner);
+        }
+      }
+      const permit = await c.arbiter.acquire(request, { owner });
       try {
         c.assertOpen(op);
         const entry = new CpuOperationEntry(engine, permit, owner);
@@ -446,33 +514,51 @@ export class CpuBackend {
     return scope;
   }
 
-  #request(): ResourceRequest {
-    const s = this.#s;
-    if (s.resolved.mode === 'providerDefaultExclusive') return { providerExclusive: true };
-    if (s.resolved.mode === 'managed') return { cpus: s.resolved.placement.cpus };
-    return { cpus: s.coordinator.topology.allowedCpus };
+  /** The permit request by resolved mode (R34); `undefined` for caller-managed domains (guard, no arbiter). */
+  #request(): ResourceRequest | undefined {
+    const r = this.#s.resolved;
+    switch (r.mode) {
+      case 'providerDefaultExclusive':
+        return { providerExclusive: true };
+      case 'managed':
+      case 'externalManaged':
+        return { cpus: r.placement.cpus };
+      case 'callerManaged':
+        return undefined;
+      default:
+        return { cpus: this.#s.coordinator.topology.allowedCpus };
+    }
   }
 
   #engine(op: string): Promise<CpuEngine> {
     return this.#s.coordinator.engine(this.#s.resolved, op);
   }
 
-  #plannedDomain(): { id: number; threadBudget: number; admissionMode: 'cooperativeCpuSet'; ownership: 'managed' } {
+  #plannedDomain(): CpuDomain {
     const c = this.#s.coordinator;
     const r = this.#s.resolved;
+    const built = c.builtEngine(r);
+    if (built !== undefined) return built.domain;
     const cpus = r.mode === 'managed' ? r.placement.cpus : c.topology.allowedCpus;
     const limit = c.affinityAvailable ? cpus.size : Math.max(1, c.topology.effectiveCapacity.cpus);
     return {
       id: r.mode === 'managed' ? managedDomainId(r.placement, c.topology) : 0,
       threadBudget: Math.min(c.threads, limit),
       admissionMode: 'cooperativeCpuSet',
+      placement: r.mode === 'managed' ? r.placement : undefined,
       ownership: 'managed',
     };
   }
 
   #providerDiagnostic(): string {
     const s = this.#s;
-    const workers = s.resolved.mode === 'compatibility' ? 'unpinned compatibility workers' : 'tenferro-managed pinned workers';
+    const workers = {
+      managed: 'tenferro-managed pinned workers',
+      providerDefaultExclusive: 'tenferro-managed pinned workers, provider-exclusive',
+      compatibility: 'unpinned compatibility workers',
+      externalManaged: 'externally managed CPU executor',
+      callerManaged: 'caller-managed CPU executor and admission',
+    }[s.resolved.mode];
     const named = s.providers.filter((p) => p.kind === s.coordinator.kind).map((p) => p.name);
     if (named.length > 0) return `${named.join(', ')} (${workers})`;
     return `reference providers (TypeScript, sequential, slow; install @tenferro/provider-faer for native kernels) on ${workers}`;
@@ -483,9 +569,9 @@ export class CpuBackend {
  * The standard bundle of a kind (R50, R54): built-in slots, replaced by those of the provider
  * packages passed for that kind; blas uses the provider-default-compatibility policy.
  */
-function standardBundle(kind: CpuBackendKind, providers: readonly CpuProviderPackage[]): CpuProviderBundle {
+function standardBundle(kind: CpuBackendKind, providers: readonly CpuProviderPackage[], policy?: CapabilityPolicy): CpuProviderBundle {
   const builder = CpuProviderBundle.builder(kind);
-  if (kind === 'blas') builder.capabilityPolicy('providerDefaultCompatibility');
+  builder.capabilityPolicy(policy ?? (kind === 'blas' ? 'providerDefaultCompatibility' : 'strict'));
   for (const p of providers) {
     if (p.kind !== kind) continue;
     if (p.gemm !== undefined) builder.gemmProvider(p.gemm);
@@ -494,6 +580,31 @@ function standardBundle(kind: CpuBackendKind, providers: readonly CpuProviderPac
     for (const [key, value] of p.extensions ?? []) builder.extension(key, value);
   }
   return builder.build();
+}
+
+function assertKindAvailable(kind: CpuBackendKind, providers: readonly CpuProviderPackage[], op: string): void {
+  if (kind === 'blas' && !providers.some((p) => p.kind === 'blas')) {
+    throw new TenferroError('BackendKindUnavailable', "the 'blas' kind needs @tenferro/provider-blas: install it and pass providers: [createBlasProvider()]", {
+      op,
+      detail: { kind: 'blas', package: '@tenferro/provider-blas' },
+    });
+  }
+}
+
+/** Bundle validation of an external coordinator: every registered domain, and no BLAS family on caller-managed ones (R47, R57). */
+function validateExternalBundle(coordinator: Coordinator, bundle: CpuProviderBundle, op: string): void {
+  for (const engine of coordinator.external!.engines()) {
+    const d = engine.domain;
+    if (d.admissionMode === 'callerManaged' && bundle.kind === 'blas') {
+      const cause = new TenferroError('CallerManagedBlasUnsupported', 'the BLAS family cannot be confined to a caller-managed executor', { op });
+      throw new TenferroError('IncompatibleDomain', `the bundle cannot run on caller-managed domain ${String(d.id)}: ${cause.message}`, {
+        op,
+        cause,
+        detail: { domainId: d.id, slot: 'gemm', reason: cause.code },
+      });
+    }
+    validateBundleForDomain(bundle, d, op);
+  }
 }
 
 function workerEngineActive(): boolean {

@@ -14,43 +14,52 @@ import type { CpuSet } from '../topology/cpu-set.js';
 import type { CpuDomain } from './cpu-domain.js';
 
 /**
- * An engine: one resource domain, its executor and (for tenferro-built engines) its worker
- * pool and shared execution-scope record. Engines belong to a coordinator and are shared by
- * every clone of a backend (R1).
+ * An engine: one resource domain, its executor, its resources (buffer pool, analysis cache)
+ * and its shared execution-scope record — an `Int32Array` over a `SharedArrayBuffer` that
+ * every worker running the domain's kernels consults on a nested entry (R23, R91). For a
+ * caller-managed domain the same record is the admission guard (R43). Engines belong to a
+ * coordinator and are shared by every clone of a backend (R1).
  */
-export class CpuEngine {
+export class CpuEngine implements LaneRunner {
   readonly domain: CpuDomain;
   readonly executor: CpuDomainExecutor;
-  /** The lanes kernel tasks run on. */
-  readonly runner: LaneRunner;
   /** Executor entries made through operation entries (R69, R84): diagnostics and tests. */
   readonly entries = { installs: 0, submits: 0 };
   /** Pooled temporaries (canonical operands), shared by every clone (R1, R111). */
   readonly bufferPool: BufferPool;
   /** GEMM analyses in caller-addressed slots (R116). */
   readonly analysisCache = new GemmAnalysisCache();
+  readonly state: Int32Array;
   readonly #pool: EngineWorkerPool | undefined;
-  readonly #state: Int32Array | undefined;
 
-  private constructor(domain: CpuDomain, executor: CpuDomainExecutor, runner: LaneRunner, pool: EngineWorkerPool | undefined, limit: PoolLimit) {
+  private constructor(domain: CpuDomain, executor: CpuDomainExecutor, pool: EngineWorkerPool | undefined, state: Int32Array, limit: PoolLimit) {
     this.domain = domain;
-    this.bufferPool = new BufferPool(limit);
     this.executor = executor;
-    this.runner = runner;
     this.#pool = pool;
-    this.#state = pool?.engineState;
+    this.state = state;
+    this.bufferPool = new BufferPool(limit);
   }
 
   /** Build a tenferro-managed engine: `workerCount` workers pinned to `cpus` and verified (or unpinned when `cpus` is undefined). */
   static async managed(domain: Omit<CpuDomain, 'threadBudget'>, cpus: CpuSet | undefined, workerCount: number, limit: PoolLimit): Promise<CpuEngine> {
     const pool = await EngineWorkerPool.create({ cpus, workerCount });
     const executor = new ManagedExecutor(pool, cpus !== undefined);
-    return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, pool, pool, limit);
+    return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, pool, pool.engineState, limit);
   }
 
-  /** An engine over an executor someone else owns (external domains). */
-  static external(domain: CpuDomain, executor: CpuDomainExecutor, runner: LaneRunner, limit: PoolLimit): CpuEngine {
-    return new CpuEngine(domain, executor, runner, undefined, limit);
+  /** An engine over an executor the application owns (external domains): tenferro never builds or shuts it down. */
+  static external(domain: CpuDomain, executor: CpuDomainExecutor, limit: PoolLimit): CpuEngine {
+    const state = new Int32Array(new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT));
+    return new CpuEngine(domain, executor, undefined, state, limit);
+  }
+
+  get workerCount(): number {
+    return this.executor.capabilities().workerCount;
+  }
+
+  /** Run a kernel task on `lane` through the executor (the engine's lane runner). */
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    return this.executor.runKernel({ kernel, payload, lane, scope: this.state.buffer as SharedArrayBuffer, op });
   }
 
   /** What each worker reported at verification; empty for external executors. */
@@ -63,16 +72,14 @@ export class CpuEngine {
   }
 
   /**
-   * Record `owner` as the active owner in the engine's shared record (R91, R94): one store,
-   * whatever the pool size. The same owner nests by depth; a different owner while active is
-   * an invariant violation (admission guarantees it cannot happen).
+   * Record `owner` as the active owner (R91, R94): one store, whatever the pool size. The same
+   * owner nests by depth; a different owner while active is an invariant violation (admission
+   * guarantees it cannot happen).
    */
   markActive(owner: ExecutionOwner, op: string): void {
-    const s = this.#state;
-    if (s === undefined) return;
-    const active = Atomics.load(s, EngineState.ACTIVE_OWNER);
+    const s = this.state;
+    const active = Atomics.compareExchange(s, EngineState.ACTIVE_OWNER, 0, owner);
     if (active === 0) {
-      Atomics.store(s, EngineState.ACTIVE_OWNER, owner);
       Atomics.store(s, EngineState.DEPTH, 1);
     } else if (active === owner) {
       Atomics.add(s, EngineState.DEPTH, 1);
@@ -82,16 +89,26 @@ export class CpuEngine {
   }
 
   markInactive(owner: ExecutionOwner): void {
-    const s = this.#state;
-    if (s === undefined || Atomics.load(s, EngineState.ACTIVE_OWNER) !== owner) return;
+    const s = this.state;
+    if (Atomics.load(s, EngineState.ACTIVE_OWNER) !== owner) return;
     if (Atomics.sub(s, EngineState.DEPTH, 1) === 1) Atomics.store(s, EngineState.ACTIVE_OWNER, 0);
   }
 
-  /** Run a kernel directly on a lane (internal: tests and benchmarks of the pool). */
-  runOnLane<P, R>(lane: number, kernel: KernelRef<P, R>, payload?: P): Promise<R> {
-    return this.runner.runOn(lane, kernel, payload, 'CpuEngine.runOnLane');
+  /**
+   * The caller-managed admission guard (R43): claim the domain for `owner` unless it is active.
+   * Shared with the executor's workers, so a second entry from any of them is seen too.
+   */
+  tryClaim(owner: ExecutionOwner): boolean {
+    if (Atomics.compareExchange(this.state, EngineState.ACTIVE_OWNER, 0, owner) !== 0) return false;
+    Atomics.store(this.state, EngineState.DEPTH, 1);
+    return true;
   }
 
+  release(owner: ExecutionOwner): void {
+    this.markInactive(owner);
+  }
+
+  /** Shut down what tenferro owns: its own pool, never an external executor (R44). */
   async close(): Promise<void> {
     this.bufferPool.close();
     await this.#pool?.close();

@@ -1,6 +1,7 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import type { CpuSet } from '../topology/cpu-set.js';
 import type { CpuTopology } from '../topology/topology-types.js';
+import type { CpuDomainId } from './cpu-domain.js';
 
 export type CpuBackendKind = 'faer' | 'blas';
 
@@ -17,7 +18,9 @@ export type CpuExecutionMode = 'managed' | 'externalManaged' | 'callerManaged' |
 export type ResolvedExecution =
   | { readonly mode: 'managed'; readonly placement: ResolvedCpuPlacement }
   | { readonly mode: 'compatibility' }
-  | { readonly mode: 'providerDefaultExclusive' };
+  | { readonly mode: 'providerDefaultExclusive' }
+  | { readonly mode: 'externalManaged'; readonly placement: ResolvedCpuPlacement; readonly domainId: CpuDomainId }
+  | { readonly mode: 'callerManaged'; readonly domainId: CpuDomainId };
 
 export function validateKind(kind: unknown, op: string, param = 'options.kind'): CpuBackendKind {
   if (kind === 'faer' || kind === 'blas') return kind;

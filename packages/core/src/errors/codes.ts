@@ -122,6 +122,32 @@ export const ERROR_CODES = {
   /** An extension key was defined twice. */
   DuplicateExtensionKey: { kind: 'Validation', meaning: 'An extension key name was defined twice; each extension owns one key.' },
 
+  // --- external domains (R37–R49) ------------------------------------------------------------
+  /** A cooperative external domain declared no CPUs. */
+  EmptyPlacementCpuSet: { kind: 'Validation', meaning: 'A cooperative external domain must declare a non-empty CPU set.' },
+  /** An executor reports zero workers. */
+  ZeroExecutorWorkers: { kind: 'Validation', meaning: 'An external domain\'s executor reports zero workers.' },
+  /** The thread budget exceeds the executor's workers. */
+  ThreadBudgetExceedsWorkerCount: { kind: 'Validation', meaning: 'An external domain\'s thread budget is larger than its executor\'s worker count.' },
+  /** No external domains were given. */
+  EmptyRegistry: { kind: 'Validation', meaning: 'An external backend needs at least one domain.' },
+  /** Two external domains share an id. */
+  DuplicateDomainId: { kind: 'Validation', meaning: 'Two external domains have the same id.' },
+  /** A NUMA node or all-allowed placement is declared twice. */
+  DuplicatePlacementIdentity: { kind: 'Validation', meaning: 'Two cooperative external domains declare the same NUMA node, or both declare all-allowed.' },
+  /** An all-allowed declaration is not exactly the process affinity. */
+  ExactAllAllowedMismatch: { kind: 'Validation', meaning: 'An all-allowed external domain must declare exactly the process affinity set (its exclusion identity).' },
+  /** The default domain id is not registered. */
+  MissingDefaultDomain: { kind: 'Validation', meaning: 'The default domain id of an external backend is not one of its domains.' },
+  /** A placement routes to no registered external domain. */
+  UnregisteredExternalPlacement: { kind: 'RuntimeState', meaning: 'No registered external domain declares the requested placement.' },
+  /** forDomain named an id that is not registered (or a managed backend). */
+  UnregisteredExternalDomain: { kind: 'RuntimeState', meaning: 'forDomain named an id that is not a registered external domain of this backend.' },
+  /** The BLAS family cannot run on a caller-managed domain. */
+  CallerManagedBlasUnsupported: { kind: 'Unsupported', meaning: 'The BLAS/LAPACK operation family cannot run on a caller-managed domain: its process-global or provider-owned workers cannot be confined to the supplied executor.' },
+  /** An external executor refused or failed an entry. */
+  ExecutorFailed: { kind: 'BackendFailure', meaning: 'An external domain\'s executor refused or failed an entry or a task; the cause is its original error. The permit was released.' },
+
   // --- internal -------------------------------------------------------------------------------
   /** An internal invariant failed (a bug in tenferro). */
   Internal: { kind: 'Internal', meaning: 'An internal invariant failed; this is a bug in tenferro.' },

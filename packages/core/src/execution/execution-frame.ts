@@ -21,7 +21,7 @@ export interface ExecutionFrame {
 export interface ScopeRecord {
   readonly identity: object;
   readonly engine: CpuEngine;
-  readonly permit: Permit;
+  readonly permit: Permit | undefined;
   readonly entry: CpuOperationEntry;
   operationActive: boolean;
 }

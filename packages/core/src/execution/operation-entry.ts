@@ -11,10 +11,11 @@ import type { ParallelMode, ProviderParallelMode } from './parallel-mode.js';
  */
 export class CpuOperationEntry {
   readonly engine: CpuEngine;
-  readonly permit: Permit;
+  /** The arbiter permit; `undefined` for caller-managed domains, admitted by their guard (R35). */
+  readonly permit: Permit | undefined;
   readonly owner: ExecutionOwner;
 
-  constructor(engine: CpuEngine, permit: Permit, owner: ExecutionOwner) {
+  constructor(engine: CpuEngine, permit: Permit | undefined, owner: ExecutionOwner) {
     this.engine = engine;
     this.permit = permit;
     this.owner = owner;
@@ -40,13 +41,24 @@ export class CpuOperationEntry {
     if (mode === 'outer') throw outerThroughInstall(name);
     const lifetime: EntryLifetime = { live: true };
     let runs = 0;
+    const failures = new Set<unknown>();
     this.engine.markActive(this.owner, name);
     try {
       this.engine.entries.installs++;
-      const result = await this.engine.executor.install(async () => {
-        if (++runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op: name });
-        return await op(this.context(mode, 0, lifetime));
-      });
+      let result: R;
+      try {
+        result = await this.engine.executor.install(async () => {
+          if (++runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op: name });
+          try {
+            return await op(this.context(mode, 0, lifetime));
+          } catch (e) {
+            failures.add(e);
+            throw e;
+          }
+        });
+      } catch (e) {
+        throw failures.has(e) || TenferroError.is(e, 'Scheduling') ? e : executorFailed(e, name);
+      }
       if (runs === 0) throw new TenferroError('Scheduling', 'the executor returned without running the scoped job', { op: name });
       return result;
     } finally {
@@ -90,21 +102,31 @@ export class CpuOperationEntry {
     let badLane: number | undefined;
     const lifetime: EntryLifetime = { live: true };
     this.engine.markActive(this.owner, name);
+    const failures = new Set<unknown>();
     try {
       this.engine.entries.submits++;
-      await this.engine.executor.submit({
-        length: lanes,
-        run: async (lane: number) => {
-          if (!Number.isInteger(lane) || lane < 0 || lane >= lanes) {
-            badLane = lane;
-            return;
-          }
-          for (let i = lane; i < count; i += lanes) {
-            if ((ran[i] = ran[i]! + 1) !== 1) throw new TenferroError('Scheduling', `logical job ${i} ran twice`, { op: name });
-            await op(this.context('sequential', lane, lifetime), i);
-          }
-        },
-      });
+      try {
+        await this.engine.executor.submit({
+          length: lanes,
+          run: async (lane: number) => {
+            if (!Number.isInteger(lane) || lane < 0 || lane >= lanes) {
+              badLane = lane;
+              return;
+            }
+            for (let i = lane; i < count; i += lanes) {
+              if ((ran[i] = ran[i]! + 1) !== 1) throw new TenferroError('Scheduling', `logical job ${i} ran twice`, { op: name });
+              try {
+                await op(this.context('sequential', lane, lifetime), i);
+              } catch (e) {
+                failures.add(e);
+                throw e;
+              }
+            }
+          },
+        });
+      } catch (e) {
+        throw failures.has(e) || TenferroError.is(e, 'Scheduling') ? e : executorFailed(e, name);
+      }
     } finally {
       lifetime.live = false;
       this.engine.markInactive(this.owner);
@@ -123,11 +145,16 @@ export class CpuOperationEntry {
       threadBudget: domain.threadBudget,
       parallelMode: mode,
       lane,
-      runner: this.engine.runner,
+      runner: this.engine,
       executorHasPool: this.engine.executor.capabilities().innerParallelism === 'pool',
       lifetime,
     });
   }
+}
+
+/** An executor's own refusal or failure, carrying the original error (R49). */
+function executorFailed(cause: unknown, op: string): TenferroError {
+  return new TenferroError('ExecutorFailed', `the domain's executor failed: ${cause instanceof Error ? cause.message : String(cause)}`, { op, cause });
 }
 
 function outerThroughInstall(op: string): TenferroError {

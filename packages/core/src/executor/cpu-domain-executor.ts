@@ -1,3 +1,4 @@
+import type { KernelRef } from './kernel-ref.js';
 import type { WorkerPool } from './worker-pool.js';
 
 /** What an executor can do, sampled once when a domain is built. */
@@ -33,4 +34,20 @@ export interface CpuDomainExecutor {
   submit(jobs: ScopedCpuJobs): Promise<void>;
   /** The pool Inner-mode providers may fan out on (Rust `rayon_pool`), if any. */
   workerPool(): WorkerPool | undefined;
+  /**
+   * Run one kernel task on the executor's worker `lane` (executors whose workers are not
+   * addressable run it on any of theirs). The worker registers `scope` — the domain's shared
+   * execution record — for the task's duration, so backend entry from inside the task is
+   * rejected as re-entry. Never falls back to another pool or to the calling thread.
+   */
+  runKernel<P, R>(task: KernelTask<P, R>): Promise<R>;
+}
+
+export interface KernelTask<P, R> {
+  readonly kernel: KernelRef<P, R>;
+  readonly payload: P | undefined;
+  readonly lane: number;
+  readonly scope: SharedArrayBuffer;
+  /** The public operation, for error messages. */
+  readonly op: string;
 }

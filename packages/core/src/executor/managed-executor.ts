@@ -1,4 +1,4 @@
-import type { CpuDomainExecutor, CpuDomainExecutorCapabilities, ScopedCpuJobs } from './cpu-domain-executor.js';
+import type { CpuDomainExecutor, CpuDomainExecutorCapabilities, KernelTask, ScopedCpuJobs } from './cpu-domain-executor.js';
 import type { EngineWorkerPool } from './engine-worker-pool.js';
 import { cappedWorkerPool, type WorkerPool } from './worker-pool.js';
 
@@ -39,6 +39,11 @@ export class ManagedExecutor implements CpuDomainExecutor {
     const settled = await Promise.allSettled(Array.from({ length: jobs.length }, (_, i) => jobs.run(i)));
     const failed = settled.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
     if (failed !== undefined) throw failed.reason;
+  }
+
+  /** The pool's workers registered the engine's record at start-up (R23); `scope` is that record. */
+  runKernel<P, R>(task: KernelTask<P, R>): Promise<R> {
+    return this.pool.runOn(task.lane, task.kernel, task.payload, task.op);
   }
 
   workerPool(): WorkerPool | undefined {

@@ -1,0 +1,90 @@
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import { compiledModuleUrl } from '../internal/compiled-url.js';
+import type { CpuDomainExecutor, CpuDomainExecutorCapabilities, KernelTask, ScopedCpuJobs } from './cpu-domain-executor.js';
+import type { KernelRef } from './kernel-ref.js';
+import type { PiscinaKernelResult, PiscinaKernelTask } from './piscina-task.js';
+import { cappedWorkerPool, type WorkerPool } from './worker-pool.js';
+
+/** The part of a piscina pool the adapter uses (piscina itself is the application's dependency). */
+export interface PiscinaPoolLike {
+  run(task: unknown, options: { filename: string; name: string }): Promise<unknown>;
+  readonly options: { readonly maxThreads: number };
+}
+
+const TASK_MODULE = compiledModuleUrl('./piscina-task.js', import.meta.url).href;
+
+/**
+ * The caller-owned pool adapter (contract R44) for piscina: wraps a pool the application owns,
+ * never creates or destroys it (`shutdown: 'callerOwned'`), runs tenferro kernel tasks on
+ * exactly that pool (per-task `filename`/`name`), partitions only the indexed jobs tenferro
+ * supplies, and offers that pool to Inner-mode providers. Nothing ever falls back to another
+ * pool or to the main thread. Affinity: `none` — piscina's workers are not pinned by tenferro.
+ */
+export class PiscinaDomainExecutor implements CpuDomainExecutor {
+  readonly #pool: PiscinaPoolLike;
+  readonly #capabilities: CpuDomainExecutorCapabilities;
+  readonly #workerPool: WorkerPool;
+
+  constructor(pool: PiscinaPoolLike) {
+    const op = 'PiscinaDomainExecutor';
+    if (typeof pool !== 'object' || pool === null || typeof pool.run !== 'function' || typeof pool.options?.maxThreads !== 'number') {
+      throw invalidArgument(op, 'pool', 'a piscina pool', pool);
+    }
+    this.#pool = pool;
+    const workerCount = pool.options.maxThreads;
+    this.#capabilities = Object.freeze({
+      workerCount,
+      outerParallelism: workerCount > 1,
+      innerParallelism: 'pool',
+      reentrancy: 'sameExecutor',
+      affinity: 'none',
+      shutdown: 'callerOwned',
+    });
+    this.#workerPool = cappedWorkerPool(
+      { workerCount, runOn: <P, R>(_lane: number, kernel: KernelRef<P, R>, payload: P | undefined, o: string) => this.#run(kernel.module, kernel.exportName, payload, undefined, o) as Promise<R> },
+      workerCount,
+      'PiscinaDomainExecutor.workerPool',
+      () => undefined,
+    );
+  }
+
+  capabilities(): CpuDomainExecutorCapabilities {
+    return this.#capabilities;
+  }
+
+  /** Entering the domain is bookkeeping on the calling thread; compute goes to the pool as kernel tasks. */
+  async install<R>(job: () => Promise<R> | R): Promise<R> {
+    return await job();
+  }
+
+  async submit(jobs: ScopedCpuJobs): Promise<void> {
+    const settled = await Promise.allSettled(Array.from({ length: jobs.length }, (_, i) => jobs.run(i)));
+    const failed = settled.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
+    if (failed !== undefined) throw failed.reason;
+  }
+
+  workerPool(): WorkerPool {
+    return this.#workerPool;
+  }
+
+  /** piscina picks the worker; lanes only bound how many run at once (the capped pool's width). */
+  runKernel<P, R>(task: KernelTask<P, R>): Promise<R> {
+    return this.#run(task.kernel.module, task.kernel.exportName, task.payload, task.scope, task.op) as Promise<R>;
+  }
+
+  async #run(module: string, exportName: string, payload: unknown, scope: SharedArrayBuffer | undefined, op: string): Promise<unknown> {
+    const task: PiscinaKernelTask = { module, exportName, payload, scope: scope ?? new SharedArrayBuffer(8) };
+    let result: PiscinaKernelResult;
+    try {
+      result = (await this.#pool.run(task, { filename: TASK_MODULE, name: 'runTenferroKernel' })) as PiscinaKernelResult;
+    } catch (e) {
+      throw new TenferroError('ExecutorFailed', `the piscina pool failed to run a kernel task: ${e instanceof Error ? e.message : String(e)}`, { op, cause: e });
+    }
+    if ('error' in result) {
+      const info = result.error;
+      const cause = Object.assign(new Error(info.message), { name: info.name, stack: info.stack, code: info.code });
+      throw new TenferroError('KernelFailed', `kernel ${exportName} of ${module} failed: ${info.message}`, { op, cause, detail: { kernelCode: info.code } });
+    }
+    return result.value;
+  }
+}
