@@ -1,1 +1,0 @@
-cmd_Release/obj.target/tenferro_os.node := g++ -o Release/obj.target/tenferro_os.node -shared -pthread -rdynamic -m64  -Wl,-soname=tenferro_os.node -Wl,--start-group Release/obj.target/tenferro_os/src/affinity.o -Wl,--end-group 

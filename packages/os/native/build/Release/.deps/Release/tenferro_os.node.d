@@ -1,1 +1,0 @@
-cmd_Release/tenferro_os.node := ln -f "Release/obj.target/tenferro_os.node" "Release/tenferro_os.node" 2>/dev/null || (rm -rf "Release/tenferro_os.node" && cp -af "Release/obj.target/tenferro_os.node" "Release/tenferro_os.node")

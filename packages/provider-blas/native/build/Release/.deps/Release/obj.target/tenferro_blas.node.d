@@ -1,1 +1,0 @@
-cmd_Release/obj.target/tenferro_blas.node := g++ -o Release/obj.target/tenferro_blas.node -shared -pthread -rdynamic -m64  -Wl,-soname=tenferro_blas.node -Wl,--start-group Release/obj.target/tenferro_blas/src/blas_addon.o -Wl,--end-group -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lblas -ldl -lpthread

@@ -1,1 +1,0 @@
-cmd_Release/tenferro_blas.node := ln -f "Release/obj.target/tenferro_blas.node" "Release/tenferro_blas.node" 2>/dev/null || (rm -rf "Release/tenferro_blas.node" && cp -af "Release/obj.target/tenferro_blas.node" "Release/tenferro_blas.node")

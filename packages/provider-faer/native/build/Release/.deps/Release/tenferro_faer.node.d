@@ -1,1 +1,0 @@
-cmd_Release/tenferro_faer.node := ln -f "Release/obj.target/tenferro_faer.node" "Release/tenferro_faer.node" 2>/dev/null || (rm -rf "Release/tenferro_faer.node" && cp -af "Release/obj.target/tenferro_faer.node" "Release/tenferro_faer.node")
