@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { collectInfo, formatInfo, INFO_SCHEMA } from '../src/index.js';
+import { collectInfo, formatInfo, INFO_SCHEMA, KNOWN_PROVIDER_PACKAGES } from '../src/index.js';
 
 const bin = join(import.meta.dirname, '../dist/bin.js');
 const fixtures = join(import.meta.dirname, '../../core/test/fixtures/topology');
@@ -23,7 +23,10 @@ describe('tenferro info', () => {
     expect(report.schema).toBe(INFO_SCHEMA);
     expect(report.allowedCpus).toBe(statusAllowed());
     expect(report.node.version).toBe(process.version);
-    expect(report.providers).toEqual([]);
+    for (const p of report.providers) {
+      expect(KNOWN_PROVIDER_PACKAGES).toContain(p.name);
+      expect(JSON.parse(readFileSync(p.path, 'utf8')).version).toBe(p.version);
+    }
     expect(report.backend.kind).toBe('faer');
     expect(report.backend.executionMode).toBe('managed');
     expect(report.backend.workers.length).toBe(report.backend.workerCount);
@@ -48,7 +51,9 @@ describe('tenferro info', () => {
     for (const word of ['process affinity', 'online', 'effective capacity', 'NUMA', 'providers', 'OS binding']) {
       expect(r.stdout).toContain(word);
     }
-    expect(r.stdout).toMatch(/installed\s+none/);
+    const report = JSON.parse(tenferro(['info', '--json']).stdout);
+    if (report.providers.length === 0) expect(r.stdout).toMatch(/installed\s+none/);
+    for (const p of report.providers) expect(r.stdout).toContain(p.name);
   });
 
   it('formats a fixture topology with its caps and nodes', async () => {
