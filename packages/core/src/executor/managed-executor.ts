@@ -1,6 +1,7 @@
 import type { CpuDomainExecutor, CpuDomainExecutorCapabilities, KernelTask, ScopedCpuJobs } from './cpu-domain-executor.js';
 import type { EngineWorkerPool } from './engine-worker-pool.js';
 import { cappedWorkerPool, type WorkerPool } from './worker-pool.js';
+import { runIndexedJobs } from '../internal/settle-all.js';
 
 /**
  * The executor of a tenferro-built engine over its fixed worker pool. Entering it is
@@ -35,10 +36,8 @@ export class ManagedExecutor implements CpuDomainExecutor {
     return await job();
   }
 
-  async submit(jobs: ScopedCpuJobs): Promise<void> {
-    const settled = await Promise.allSettled(Array.from({ length: jobs.length }, (_, i) => jobs.run(i)));
-    const failed = settled.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
-    if (failed !== undefined) throw failed.reason;
+  submit(jobs: ScopedCpuJobs): Promise<void> {
+    return runIndexedJobs(jobs);
   }
 
   /** The pool's workers registered the engine's record at start-up (R23); `scope` is that record. */

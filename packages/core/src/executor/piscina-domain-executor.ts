@@ -4,6 +4,7 @@ import type { CpuDomainExecutor, CpuDomainExecutorCapabilities, KernelTask, Scop
 import type { KernelRef } from './kernel-ref.js';
 import type { PiscinaKernelResult, PiscinaKernelTask } from './piscina-task.js';
 import { cappedWorkerPool, type WorkerPool } from './worker-pool.js';
+import { runIndexedJobs } from '../internal/settle-all.js';
 
 /** The part of a piscina pool the adapter uses (piscina itself is the application's dependency). */
 export interface PiscinaPoolLike {
@@ -57,10 +58,8 @@ export class PiscinaDomainExecutor implements CpuDomainExecutor {
     return await job();
   }
 
-  async submit(jobs: ScopedCpuJobs): Promise<void> {
-    const settled = await Promise.allSettled(Array.from({ length: jobs.length }, (_, i) => jobs.run(i)));
-    const failed = settled.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
-    if (failed !== undefined) throw failed.reason;
+  submit(jobs: ScopedCpuJobs): Promise<void> {
+    return runIndexedJobs(jobs);
   }
 
   workerPool(): WorkerPool {

@@ -1,4 +1,5 @@
 import { TenferroError } from '../errors/tenferro-error.js';
+import { settleAll } from '../internal/settle-all.js';
 import type { KernelRef } from './kernel-ref.js';
 
 /**
@@ -40,9 +41,7 @@ export function cappedWorkerPool(runner: LaneRunner, size: number, op: string, i
       const lane = async (k: number) => {
         for (let i = k; i < payloads.length; i += width) results[i] = await runner.runOn(k, kernel, payloads[i], op);
       };
-      const settled = await Promise.allSettled(Array.from({ length: width }, (_, k) => lane(k)));
-      const failure = settled.find((s) => s.status === 'rejected');
-      if (failure !== undefined) throw (failure as PromiseRejectedResult).reason;
+      await settleAll(Array.from({ length: width }, (_, k) => lane(k)));
       return results;
     },
   });
