@@ -1,0 +1,28 @@
+{
+  "targets": [
+    {
+      "target_name": "tenferro_blas",
+      "sources": ["src/blas_addon.cc"],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "<!@(node ../scripts/detect-blas.mjs --include-dirs)"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_DISABLE_DEPRECATED",
+        "_GNU_SOURCE",
+        "<!@(node ../scripts/detect-blas.mjs --defines)"
+      ],
+      "libraries": [
+        "<!@(node ../scripts/detect-blas.mjs --libs)",
+        "-ldl",
+        "-lpthread"
+      ],
+      "cflags!": ["-O3", "-O0"],
+      "cflags_cc!": ["-std=gnu++17", "-std=gnu++20", "-O3", "-O0"],
+      "cflags": ["-O2", "-Wall", "-Wextra"],
+      "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions", "-Wall", "-Wextra"]
+    }
+  ]
+}

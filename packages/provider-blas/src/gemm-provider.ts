@@ -1,0 +1,176 @@
+/**
+ * The GEMM provider over the system CBLAS: maps core's strided request onto one column-major
+ * `?gemm` per batch (transposes and leading dimensions), declines what BLAS cannot express before
+ * touching anything, and runs the whole (batched) product as ONE kernel task on the context's
+ * worker; the BLAS runtime owns any fan-out.
+ */
+import {
+  type CpuExecutionContext,
+  type CpuGemmProvider,
+  type CpuGemmRequest,
+  type CpuProviderOutcome,
+  type DType,
+  type DeclaredSupport,
+  type GemmOperand,
+  type Scalar,
+  EXECUTED,
+  Unsupported,
+  defineKernel,
+} from '@tenferro/core';
+import { compiledModuleUrl } from '@tenferro/core/internal';
+import type { BlasGemmPayload } from './kernels/gemm.js';
+import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
+import type { BlasRuntime } from './runtime.js';
+
+const gemmKernel = defineKernel<BlasGemmPayload, void>(compiledModuleUrl('./kernels/gemm.js', import.meta.url), 'blasGemm');
+
+const DTYPE_CODE: Partial<Record<DType, number>> = { f32: 0, f64: 1, c64: 2, c128: 3 };
+const BLAS_DTYPES: readonly DType[] = Object.freeze(['f32', 'f64', 'c64', 'c128']);
+const INT_MAX = 0x7fffffff;
+
+/** A matrix view: rows × cols with element strides. */
+interface View {
+  readonly rows: number;
+  readonly cols: number;
+  readonly rs: number;
+  readonly cs: number;
+}
+
+/** The leading dimension when `v` is storable column-major as is, else undefined. Extents of 1 make the other stride irrelevant. */
+function columnMajorLd(v: View): number | undefined {
+  const rowsOk = v.rows <= 1 || v.rs === 1;
+  if (!rowsOk) return undefined;
+  if (v.cols <= 1) return Math.max(1, v.rows);
+  return v.cs >= Math.max(1, v.rows) ? v.cs : undefined;
+}
+
+function transposed(v: View): View {
+  return { rows: v.cols, cols: v.rows, rs: v.cs, cs: v.rs };
+}
+
+type OperandPlan = { readonly trans: number; readonly ld: number } | 'layout' | 'conjugation';
+
+/** op(X) = v (rows × cols) as a BLAS operand: NoTrans on v, or Trans on vᵀ; conj folds into the code. */
+function operandPlan(v: View, conj: boolean, conjNoTrans: boolean): OperandPlan {
+  const direct = columnMajorLd(v);
+  const viaTranspose = columnMajorLd(transposed(v));
+  if (conj) {
+    if (viaTranspose !== undefined) return { trans: Trans.ConjT, ld: viaTranspose };
+    if (direct !== undefined) return conjNoTrans ? { trans: Trans.ConjNo, ld: direct } : 'conjugation';
+    return 'layout';
+  }
+  if (direct !== undefined) return { trans: Trans.No, ld: direct };
+  if (viaTranspose !== undefined) return { trans: Trans.T, ld: viaTranspose };
+  return 'layout';
+}
+
+function lanes(s: Scalar): [number, number] {
+  return typeof s === 'number' ? [s, 0] : [s[0], s[1]];
+}
+
+export type GemmPlan = { readonly ok: true; readonly payload: BlasGemmPayload } | { readonly ok: false; readonly outcome: CpuProviderOutcome };
+
+/**
+ * Plan one request (pure; exported for tests). Declines: an undeclared dtype; an output that is
+ * neither column- nor row-major (`layout(output)`); an operand BLAS cannot address
+ * (`layout(lhs|rhs)`, retried by core on canonical operands); conjugation without a transpose
+ * when the runtime lacks a working `CblasConjNoTrans` (`conjugation`, also retried).
+ */
+export function planGemm(req: CpuGemmRequest, conjNoTrans: boolean, threads: number): GemmPlan {
+  const code = DTYPE_CODE[req.dtype];
+  if (code === undefined) return { ok: false, outcome: Unsupported.dtype(req.dtype) };
+  const complex = code >= 2;
+  const conjLhs = complex && req.conjLhs;
+  const conjRhs = complex && req.conjRhs;
+  const { m, n, k } = req;
+  if (req.batch.length > MAX_BATCH_RANK) return { ok: false, outcome: Unsupported.of({ kind: 'stridedBatch' }) };
+
+  // The output decides the orientation: C (m×n) column-major, or Cᵀ (n×m) = op(B)ᵀ·op(A)ᵀ.
+  const out: View = { rows: m, cols: n, rs: req.out.rowStride, cs: req.out.colStride };
+  let ldc = columnMajorLd(out);
+  let swapped = false;
+  if (ldc === undefined) {
+    ldc = columnMajorLd(transposed(out));
+    swapped = true;
+    if (ldc === undefined) return { ok: false, outcome: Unsupported.layout('output') };
+  }
+  const lhsView: View = { rows: m, cols: k, rs: req.lhs.rowStride, cs: req.lhs.colStride };
+  const rhsView: View = { rows: k, cols: n, rs: req.rhs.rowStride, cs: req.rhs.colStride };
+  // BLAS A and B (and which request operand each comes from).
+  const [A, Aop, conjA, aName] = swapped ? [transposed(rhsView), req.rhs, conjRhs, 'rhs' as const] : [lhsView, req.lhs, conjLhs, 'lhs' as const];
+  const [B, Bop, conjB, bName] = swapped ? [transposed(lhsView), req.lhs, conjLhs, 'lhs' as const] : [rhsView, req.rhs, conjRhs, 'rhs' as const];
+  const [M, N] = swapped ? [n, m] : [m, n];
+
+  let pa: OperandPlan = { trans: Trans.No, ld: Math.max(1, M) };
+  let pb: OperandPlan = { trans: Trans.No, ld: Math.max(1, k) };
+  if (k > 0) {
+    pa = operandPlan(A, conjA, conjNoTrans);
+    pb = operandPlan(B, conjB, conjNoTrans);
+    // Layout first (the retry fixes both at once), then conjugation.
+    const first = swapped ? [pb, bName, pa, aName] : [pa, aName, pb, bName];
+    for (const [p, name] of [
+      [first[0], first[1]],
+      [first[2], first[3]],
+    ] as const) {
+      if (p === 'layout') return { ok: false, outcome: Unsupported.layout(name as 'lhs' | 'rhs') };
+    }
+    if (pa === 'conjugation' || pb === 'conjugation') return { ok: false, outcome: Unsupported.conjugation() };
+  }
+  if (typeof pa === 'string' || typeof pb === 'string') return { ok: false, outcome: Unsupported.layout('lhs') }; // unreachable
+  if (Math.max(M, N, k, pa.ld, pb.ld, ldc) > INT_MAX) {
+    return { ok: false, outcome: Unsupported.of({ kind: 'runtimeUnavailable', detail: 'an extent or leading dimension exceeds the 32-bit BLAS integer' }) };
+  }
+
+  const rank = req.batch.length;
+  const desc = new Float64Array(Desc.Header + 4 * rank);
+  desc[Desc.DType] = code;
+  desc[Desc.TransA] = pa.trans;
+  desc[Desc.TransB] = pb.trans;
+  desc[Desc.M] = M;
+  desc[Desc.N] = N;
+  desc[Desc.K] = k;
+  desc[Desc.Lda] = pa.ld;
+  desc[Desc.Ldb] = pb.ld;
+  desc[Desc.Ldc] = ldc;
+  desc[Desc.OffA] = Aop.offset;
+  desc[Desc.OffB] = Bop.offset;
+  desc[Desc.OffC] = req.out.offset;
+  const [ar, ai] = lanes(req.alpha);
+  const [br, bi] = lanes(req.beta);
+  desc[Desc.AlphaRe] = ar;
+  desc[Desc.AlphaIm] = ai;
+  desc[Desc.BetaRe] = br;
+  desc[Desc.BetaIm] = bi;
+  desc[Desc.Threads] = threads;
+  desc[Desc.BatchRank] = rank;
+  const strides = (op: GemmOperand, t: number) => op.batchStrides[t] ?? 0;
+  for (let t = 0; t < rank; t++) {
+    desc[Desc.Header + t] = req.batch[t]!;
+    desc[Desc.Header + rank + t] = strides(Aop, t);
+    desc[Desc.Header + 2 * rank + t] = strides(Bop, t);
+    desc[Desc.Header + 3 * rank + t] = strides(req.out, t);
+  }
+  return { ok: true, payload: { desc, a: Aop.buffer, b: Bop.buffer, c: req.out.buffer } };
+}
+
+/** The thread count to give the runtime for one call under `ctx` (0: leave it alone). */
+function threadsFor(ctx: CpuExecutionContext, runtime: BlasRuntime): number {
+  if (!runtime.setsThreads) return 0;
+  return ctx.parallelMode === 'inner' ? Math.max(1, ctx.threadBudget) : 1;
+}
+
+export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
+  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans });
+  const provider: CpuGemmProvider = {
+    name: runtime.label,
+    executionCapabilities: () => runtime.capabilities,
+    declaredSupport: () => support,
+    async gemm(ctx, request) {
+      const plan = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
+      if (!plan.ok) return plan.outcome;
+      await ctx.run(gemmKernel, plan.payload);
+      return EXECUTED;
+    },
+  };
+  return Object.freeze(provider);
+}

@@ -1,0 +1,86 @@
+/**
+ * The raw exports of the native addon `tenferro_blas.node` (native/src/blas_addon.cc).
+ * No function throws: failures are status codes ({@link BlasStatus}).
+ */
+
+/** What the addon found with dlsym/dladdr in this process. */
+export interface RawBlasInfo {
+  /** `openblas` (openblas_get_config present), `mkl`, `blis`, else `reference`. */
+  readonly vendor: 'openblas' | 'mkl' | 'blis' | 'reference';
+  /** `dladdr(cblas_dgemm)`: the library CBLAS is called in (e.g. the libblas.so.3 alternative). */
+  readonly libraryPath: string;
+  /** The library the runtime identity symbol lives in (e.g. libopenblas.so.0), or ''. */
+  readonly runtimePath: string;
+  /** MKL or BLIS version string ('' otherwise). */
+  readonly version: string;
+  /** `openblas_get_config()` ('' otherwise). */
+  readonly config: string;
+  /** `openblas_get_corename()` ('' otherwise). */
+  readonly coreName: string;
+  /** OpenBLAS `openblas_get_parallel()` (0 serial, 1 pthreads, 2 OpenMP); BLIS 0 off, 1 pthreads, 2 OpenMP; -1 unknown. */
+  readonly parallel: number;
+  /** The runtime's current thread count, -1 when it has none. */
+  readonly threads: number;
+  readonly mklLocalThreads: boolean;
+  readonly openblasSetThreads: boolean;
+  /** BLIS: `bli_thread_set_num_threads` takes effect (probed on a helper thread). */
+  readonly blisSetEffective: boolean;
+  /** BLIS: that setting stays local to the calling thread (probed, BLIS ≥ 0.9 with TLS). */
+  readonly blisThreadLocal: boolean;
+}
+
+export interface BlasBinding {
+  /** One (strided-batched) column-major ?gemm described by `desc` (see {@link Desc}); returns a {@link BlasStatus}. */
+  gemm(desc: Float64Array, a: Uint8Array, b: Uint8Array, c: Uint8Array): number;
+  info(): RawBlasInfo;
+  getThreads(): number;
+  setThreads(threads: number): number;
+  /** The CBLAS code tenferro uses for "conjugate without transpose" (OpenBLAS extension). */
+  readonly conjNoTrans: number;
+}
+
+/** CBLAS transpose codes. */
+export const Trans = Object.freeze({ No: 111, T: 112, ConjT: 113, ConjNo: 114 });
+
+/** Indices of the gemm descriptor (a Float64Array), mirrored from blas_addon.cc. */
+export const Desc = Object.freeze({
+  DType: 0,
+  TransA: 1,
+  TransB: 2,
+  M: 3,
+  N: 4,
+  K: 5,
+  Lda: 6,
+  Ldb: 7,
+  Ldc: 8,
+  OffA: 9,
+  OffB: 10,
+  OffC: 11,
+  AlphaRe: 12,
+  AlphaIm: 13,
+  BetaRe: 14,
+  BetaIm: 15,
+  Threads: 16,
+  BatchRank: 17,
+  Header: 18,
+});
+
+export const MAX_BATCH_RANK = 32;
+
+/** Status codes of `gemm` and `setThreads`. */
+export const BlasStatus = Object.freeze({
+  Ok: 0,
+  BadArguments: 1,
+  BadDescriptor: 2,
+  OutOfBoundsA: 3,
+  OutOfBoundsB: 4,
+  OutOfBoundsC: 5,
+  TooLarge: 6,
+  BadDType: 7,
+  BadTranspose: 8,
+});
+
+export function describeStatus(status: number): string {
+  const name = Object.entries(BlasStatus).find(([, v]) => v === status)?.[0];
+  return name === undefined ? `unknown status ${status}` : `${name} (${status})`;
+}

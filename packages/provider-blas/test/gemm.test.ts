@@ -1,0 +1,194 @@
+import { CpuBackend, type CpuGemmRequest, type DType, DTYPE_INFO, Tensor, TenferroError } from '@tenferro/core';
+import { naiveDotGeneral, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planGemm } from '../src/gemm-provider.js';
+import { blasProviderStatus, createBlasProvider } from '../src/index.js';
+
+const rand = seededRandom(0xb1a5);
+const random = (dtype: DType, shape: number[], order: 'col' | 'row' = 'col') =>
+  Tensor.fromArray(dtype, shape, randomValues(rand, dtype, shape.reduce((a, e) => a * e, 1)), { order });
+const values = (t: Tensor) => (t.toArray() as number[]).map(Number);
+
+describe('blas GEMM through CpuBackend (kind blas)', () => {
+  let backend: CpuBackend;
+  beforeAll(async () => {
+    backend = await CpuBackend.create({ kind: 'blas', threads: 2, providers: [createBlasProvider()] });
+  });
+  afterAll(async () => {
+    await backend.close();
+  });
+
+  it('matmul of random 300×200 by 200×100 f64 equals the oracle within 1e-12 relative', async () => {
+    const r = seededRandom(7);
+    const a = Tensor.fromArray('f64', [300, 200], Array.from({ length: 300 * 200 }, () => r() * 2 - 1));
+    const b = Tensor.fromArray('f64', [200, 100], Array.from({ length: 200 * 100 }, () => r() * 2 - 1));
+    const got = await backend.matmul(a, b);
+    const want = naiveDotGeneral(a, b, { contracting: [[1], [0]] });
+    expect(got.shape).toEqual([300, 100]);
+    expect(relativeError(values(got), want.values)).toBeLessThanOrEqual(1e-12);
+  });
+
+  it('reports the provider in executionInfo (blas kind, provider-exclusive)', () => {
+    const info = backend.executionInfo();
+    expect(info.backendKind).toBe('blas');
+    expect(info.executionMode).toBe('providerDefaultExclusive');
+    expect(info.providerDiagnostic).toContain(blasProviderStatus().available ? (blasProviderStatus() as { name: string }).name : 'x');
+  });
+
+  for (const dtype of ['f32', 'f64', 'c64', 'c128'] as const) {
+    it(`${dtype}: row-major, column-major, transposed and permuted inputs and outputs match the oracle`, async () => {
+      for (const [la, lb] of [
+        ['col', 'col'],
+        ['row', 'col'],
+        ['col', 'row'],
+        ['row', 'row'],
+      ] as const) {
+        const a = random(dtype, [13, 7], la);
+        const b = random(dtype, [7, 11], lb);
+        const got = await backend.matmul(a, b);
+        const want = naiveDotGeneral(a, b, { contracting: [[1], [0]] });
+        expect(relativeError(values(got), want.values), `${dtype} ${la}/${lb}`).toBeLessThanOrEqual(toleranceFor(dtype));
+      }
+      // Views BLAS cannot address (a column slice with a non-unit row stride, a permuted rank-3
+      // operand) go through core's retry on canonical operands.
+      const base = random(dtype, [26, 7]);
+      const strided = base.permute([1, 0]).slice([0, 7], [0, 26]).permute([1, 0]); // rows 0..25 all, fine
+      const every2nd = Tensor.fromDescriptor({ ...base.descriptor(), shape: [13, 7], strides: [2, 26] });
+      const b = random(dtype, [7, 5]);
+      for (const a of [strided, every2nd]) {
+        const got = await backend.matmul(a, b);
+        const want = naiveDotGeneral(a, b, { contracting: [[1], [0]] });
+        expect(relativeError(values(got), want.values)).toBeLessThanOrEqual(toleranceFor(dtype));
+      }
+      const t3 = random(dtype, [4, 5, 3]).permute([2, 0, 1]); // shape [3, 4, 5], strides not matrix-like
+      const r3 = random(dtype, [5, 6]);
+      const got = await backend.dotGeneral(t3, r3, { contracting: [[2], [0]] });
+      const want = naiveDotGeneral(t3, r3, { contracting: [[2], [0]] });
+      expect(got.shape).toEqual(want.shape);
+      expect(relativeError(values(got), want.values)).toBeLessThanOrEqual(toleranceFor(dtype));
+    });
+  }
+
+  for (const dtype of ['c64', 'c128'] as const) {
+    it(`${dtype}: every conjugation × layout combination matches the oracle (ConjTrans, ConjNoTrans or the retry)`, async () => {
+      for (const la of ['col', 'row'] as const) {
+        for (const lb of ['col', 'row'] as const) {
+          for (const conjLhs of [false, true]) {
+            for (const conjRhs of [false, true]) {
+              const a = random(dtype, [6, 5], la);
+              const b = random(dtype, [5, 4], lb);
+              const got = await backend.matmul(a, b, { conjLhs, conjRhs });
+              const want = naiveDotGeneral(a, b, { contracting: [[1], [0]] }, { conjLhs, conjRhs });
+              expect(relativeError(values(got), want.values), `${la}/${lb} conj ${conjLhs}/${conjRhs}`).toBeLessThanOrEqual(toleranceFor(dtype));
+            }
+          }
+        }
+      }
+    });
+  }
+
+  it('batched dot-general (one task, all batches) matches the oracle, with batch-strided views', async () => {
+    for (const dtype of ['f64', 'c64'] as const) {
+      const a = random(dtype, [5, 4, 3]);
+      const b = random(dtype, [4, 6, 3]);
+      const got = await backend.dotGeneral(a, b, { contracting: [[1], [0]], batch: [[2], [2]] });
+      const want = naiveDotGeneral(a, b, { contracting: [[1], [0]], batch: [[2], [2]] });
+      expect(relativeError(values(got), want.values)).toBeLessThanOrEqual(toleranceFor(dtype));
+      const a2 = random(dtype, [3, 5, 4]).permute([1, 2, 0]); // batch axis outermost in memory
+      const got2 = await backend.dotGeneral(a2, b, { contracting: [[1], [0]], batch: [[2], [2]] });
+      const want2 = naiveDotGeneral(a2, b, { contracting: [[1], [0]], batch: [[2], [2]] });
+      expect(relativeError(values(got2), want2.values)).toBeLessThanOrEqual(toleranceFor(dtype));
+    }
+  });
+
+  it('beta = 0 overwrites without reading (NaN in the output does not propagate); alpha and beta apply', async () => {
+    const a = random('f64', [8, 6]);
+    const b = random('f64', [6, 9]);
+    const out = Tensor.fromArray('f64', [8, 9], new Array(72).fill(Number.NaN));
+    await backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
+    const prod = naiveDotGeneral(a, b, { contracting: [[1], [0]] }).values;
+    expect(relativeError(values(out), prod)).toBeLessThanOrEqual(1e-12);
+    const c = Tensor.fromArray('f64', [8, 9], new Array(72).fill(1), { order: 'row' });
+    await backend.dotGeneralInto(c, a, b, { contracting: [[1], [0]] }, { alpha: 2, beta: -3 });
+    expect(relativeError(values(c), prod.map((p) => 2 * p - 3))).toBeLessThanOrEqual(1e-12);
+  });
+
+  it('k = 0 gives beta · C without calling BLAS on empty operands', async () => {
+    for (const dtype of ['f32', 'c128'] as const) {
+      const a = Tensor.zeros(dtype, [3, 0]);
+      const b = Tensor.zeros(dtype, [0, 4]);
+      const lanes = DTYPE_INFO[dtype].lanes;
+      const out = Tensor.fromArray(dtype, [3, 4], new Array(12 * lanes).fill(Number.NaN));
+      await backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
+      expect(values(out)).toEqual(new Array(12 * lanes).fill(0));
+      const c = Tensor.fromArray(dtype, [3, 4], new Array(12 * lanes).fill(2));
+      const beta = lanes === 2 ? ([0, 1] as const) : 3;
+      await backend.dotGeneralInto(c, a, b, { contracting: [[1], [0]] }, { beta });
+      expect(values(c)).toEqual(lanes === 2 ? Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? -2 : 2)) : new Array(12).fill(6));
+    }
+  });
+
+  it("rejects { kind: 'blas', placement: { numaNode: 0 } } with ExternalProviderAffinityUnmanaged", async () => {
+    const err = await CpuBackend.create({ kind: 'blas', placement: { numaNode: 0 }, providers: [createBlasProvider()] }).catch((e: unknown) => e);
+    expect(TenferroError.is(err, 'ExternalProviderAffinityUnmanaged')).toBe(true);
+    const err2 = await CpuBackend.create({ kind: 'blas', placement: 'allAllowed', providers: [createBlasProvider()] }).catch((e: unknown) => e);
+    expect(TenferroError.is(err2, 'ExternalProviderAffinityUnmanaged')).toBe(true);
+  });
+});
+
+describe('planGemm (stride → transpose/leading-dimension mapping)', () => {
+  const buf = new SharedArrayBuffer(8 * 1024);
+  const operand = (rowStride: number, colStride: number, offset = 0) => ({ buffer: buf, offset, rowStride, colStride, batchStrides: [] });
+  const req = (over: Partial<CpuGemmRequest>): CpuGemmRequest => ({
+    dtype: 'f64', m: 4, n: 3, k: 5, batch: [],
+    lhs: operand(1, 4), rhs: operand(1, 5), out: operand(1, 4),
+    alpha: 1, beta: 0, conjLhs: false, conjRhs: false,
+    ...over,
+  });
+  const plan = (r: CpuGemmRequest, conjNoTrans = false) => planGemm(r, conjNoTrans, 0);
+  const desc = (r: CpuGemmRequest) => {
+    const p = plan(r);
+    if (!p.ok) throw new Error(JSON.stringify(p.outcome));
+    return Array.from(p.payload.desc.slice(0, 9));
+  };
+
+  it('column-major operands → NoTrans with ld = colStride; row-major → Trans with ld = rowStride', () => {
+    expect(desc(req({}))).toEqual([1, 111, 111, 4, 3, 5, 4, 5, 4]);
+    expect(desc(req({ lhs: operand(7, 1) }))).toEqual([1, 112, 111, 4, 3, 5, 7, 5, 4]);
+    expect(desc(req({ rhs: operand(3, 1) }))).toEqual([1, 111, 112, 4, 3, 5, 4, 3, 4]);
+  });
+
+  it('a row-major output computes Cᵀ = Bᵀ·Aᵀ (operands swapped, m and n swapped)', () => {
+    // out 4×3 row-major (rowStride 3, colStride 1); lhs col-major 4×5; rhs col-major 5×3.
+    expect(desc(req({ out: operand(3, 1) }))).toEqual([1, 112, 112, 3, 4, 5, 5, 4, 3]);
+  });
+
+  it('extents of 1 make the other stride irrelevant', () => {
+    expect(plan(req({ m: 1, lhs: operand(99, 1), out: operand(99, 1) })).ok).toBe(true);
+    expect(plan(req({ n: 1, rhs: operand(1, 0), out: operand(1, 0) })).ok).toBe(true);
+  });
+
+  it('declines what BLAS cannot express, before touching anything', () => {
+    const outcome = (r: CpuGemmRequest, c = false) => {
+      const p = plan(r, c);
+      return p.ok ? 'executed' : p.outcome;
+    };
+    expect(outcome(req({ lhs: operand(2, 8) }))).toMatchObject({ executed: false, reason: { kind: 'layout', operand: 'lhs' } });
+    expect(outcome(req({ rhs: operand(2, 10) }))).toMatchObject({ executed: false, reason: { kind: 'layout', operand: 'rhs' } });
+    expect(outcome(req({ lhs: operand(1, 0) }))).toMatchObject({ executed: false, reason: { kind: 'layout', operand: 'lhs' } }); // broadcast
+    expect(outcome(req({ out: operand(2, 8) }))).toMatchObject({ executed: false, reason: { kind: 'layout', operand: 'output' } });
+    expect(outcome(req({ dtype: 'i32' }))).toMatchObject({ executed: false, reason: { kind: 'dtype', dtype: 'i32' } });
+    const conj = req({ dtype: 'c128', conjLhs: true, alpha: [1, 0], beta: [0, 0] });
+    expect(outcome(conj)).toMatchObject({ executed: false, reason: { kind: 'conjugation' } });
+    expect(outcome(conj, true)).toBe('executed');
+    // With a transpose available, conjugation folds into ConjTrans.
+    expect(outcome(req({ dtype: 'c128', conjLhs: true, lhs: operand(5, 1), alpha: [1, 0], beta: [0, 0] }))).toBe('executed');
+  });
+
+  it('packs batch extents and per-operand batch strides', () => {
+    const b = (s: number) => ({ buffer: buf, offset: 0, rowStride: 1, colStride: 4, batchStrides: [s, 2 * s] });
+    const p = plan(req({ batch: [2, 3], lhs: b(20), rhs: { ...b(15), colStride: 5 }, out: b(12) }));
+    expect(p.ok).toBe(true);
+    if (p.ok) expect(Array.from(p.payload.desc.slice(17))).toEqual([2, 2, 3, 20, 40, 15, 30, 12, 24]);
+  });
+});

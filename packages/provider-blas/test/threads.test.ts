@@ -1,0 +1,86 @@
+// Thread census (/proc/self/task) proving each capability claim. This file runs in its own
+// process (pool: forks) and loads the BLAS library here, so the threads the library creates can
+// be told apart from Node's and the engine's.
+import { readFileSync } from 'node:fs';
+import { CpuBackend, Tensor } from '@tenferro/core';
+import { peakThreadsDuring, randomValues, seededRandom, threadCensus } from '@tenferro/core/testing';
+import { describe, expect, it } from 'vitest';
+import { blasProviderStatus, createBlasProvider } from '../src/index.js';
+
+/** CPU time (clock ticks, user + system) of one thread of this process. */
+function ticks(tid: number): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  } catch {
+    return 0;
+  }
+}
+
+const sum = (tids: readonly number[]) => tids.reduce((acc, t) => acc + ticks(t), 0);
+
+describe('thread census', () => {
+  // Before anything loads the BLAS library in this process.
+  const beforeLoad = threadCensus();
+  const pkg = createBlasProvider();
+  const libraryThreads = threadCensus().filter((t) => !beforeLoad.includes(t));
+  const status = blasProviderStatus();
+  if (!status.available) throw new Error('no BLAS');
+  const caps = status.capabilities;
+  const n = status.runtime.vendor === 'reference' ? 480 : 1024;
+  const rand = seededRandom(3);
+  const a = Tensor.fromArray('f64', [n, n], randomValues(rand, 'f64', n * n));
+  const b = Tensor.fromArray('f64', [n, n], randomValues(rand, 'f64', n * n));
+
+  /** Run big GEMMs at `threads` and report where the CPU time went. */
+  const census = async (threads: number) => {
+    const backend = await CpuBackend.create({ kind: 'blas', threads, providers: [pkg] });
+    try {
+      await backend.matmul(a, b); // warm
+      const workers = backend.executionInfo().workers.map((w) => w.tid);
+      const w0 = sum(workers);
+      const l0 = sum(libraryThreads);
+      const { newThreads } = await peakThreadsDuring(async () => {
+        for (let i = 0; i < 3; i++) await backend.matmul(a, b);
+      });
+      return { newThreads, workerTicks: sum(workers) - w0, libraryTicks: sum(libraryThreads) - l0 };
+    } finally {
+      await backend.close();
+    }
+  };
+
+  if (caps.placement === 'externalWorkers') {
+    it(`${status.runtime.name} (${status.runtime.threadingLayer}) runs GEMM on threads it owns (externalWorkers)`, async () => {
+      const cpus = readFileSync('/proc/self/status', 'utf8').match(/^Cpus_allowed_list:\s*(.*)$/m)?.[1] ?? '';
+      const multi = /[-,]/.test(cpus);
+      if (status.runtime.vendor === 'openblas' && multi) {
+        // OpenBLAS pthreads starts its pool when the library loads: threads tenferro did not create.
+        expect(libraryThreads.length).toBeGreaterThan(0);
+        const one = await census(1);
+        const two = await census(2);
+        // Budget 1: openblas_set_num_threads(1) → the pool stays idle; budget 2: it works.
+        expect(one.libraryTicks, 'pool ticks at budget 1').toBeLessThanOrEqual(1);
+        expect(two.libraryTicks, 'pool ticks at budget 2').toBeGreaterThan(0);
+        expect(one.workerTicks).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  if (caps.threadCount === 'sequential') {
+    it(`${status.runtime.name} is sequential on the calling engine worker (callingThread): no threads of its own`, async () => {
+      expect(libraryThreads).toEqual([]);
+      const two = await census(2);
+      expect(two.newThreads).toEqual([]);
+      expect(two.workerTicks).toBeGreaterThan(0);
+    });
+  }
+
+  it('the declared control matches what the census allows', () => {
+    if (caps.threadCount === 'globalOrUncontrolled') {
+      expect(caps.placement).toBe('externalWorkers');
+      expect(caps.acceptsSequential).toBe(false);
+    }
+    if (caps.placement === 'callingThread') expect(libraryThreads).toEqual([]);
+  });
+});
