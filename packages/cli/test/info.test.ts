@@ -64,6 +64,19 @@ describe('tenferro info', () => {
     expect(text).toContain('cgroupQuota');
   });
 
+  it('shows the BLAS runtime, and the core-type warning when OpenBLAS runs a core below the CPU', () => {
+    const report = JSON.parse(tenferro(['info', '--json']).stdout);
+    if (report.blas === null) return; // @tenferro/provider-blas not installed
+    expect(report.blas.available).toBe(true);
+    expect(report.blas.version).toMatch(/\d/);
+    expect(report.blas.threadingLayer).toBeTypeOf('string');
+    if (report.blas.name !== 'OpenBLAS') return;
+    const prescott = spawnSync(process.execPath, [bin, 'info'], { encoding: 'utf8', env: { ...process.env, OPENBLAS_CORETYPE: 'Prescott' } });
+    expect(prescott.status).toBe(0);
+    expect(prescott.stdout).toMatch(/core type\s+Prescott/);
+    expect(prescott.stdout).toMatch(/WARNING.*OPENBLAS_CORETYPE/);
+  });
+
   it('errors are one line with a non-zero exit', () => {
     const unknownOption = tenferro(['info', '--bogus']);
     expect(unknownOption.code).toBe(1);

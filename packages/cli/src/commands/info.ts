@@ -24,6 +24,23 @@ export interface InfoReport {
     readonly nodes: readonly { readonly id: number; readonly cpus: string; readonly hasMemory: boolean; readonly memoryBytes: number | null }[];
   };
   readonly providers: readonly InstalledPackage[];
+  /** The system BLAS as `@tenferro/provider-blas` sees it; `null` when that package is not installed. */
+  readonly blas:
+    | {
+        readonly available: true;
+        readonly name: string;
+        readonly version: string;
+        readonly threadingLayer: string;
+        readonly coreType: string | null;
+        readonly threads: number;
+        readonly libraryPath: string;
+        readonly cpuIsa: string | null;
+        readonly threadControl: string;
+        readonly placementControl: string;
+        readonly warnings: readonly string[];
+      }
+    | { readonly available: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] }
+    | null;
   /** What `CpuBackend.create()` resolves to here (its engine is built, verified and closed again), or why it failed. */
   readonly backend:
     | {
@@ -50,6 +67,7 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
   const os = loadOs();
   const topology: CpuTopology = discoverCpuTopology(options);
   const backend = await describeDefaultBackend(options.sysfsRoot === undefined && options.procRoot === undefined ? undefined : topology);
+  const blas = await describeBlas();
   return {
     schema: INFO_SCHEMA,
     node: { version: process.version, abi: process.versions.modules, platform: process.platform, arch: process.arch },
@@ -73,7 +91,33 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
       })),
     },
     providers: findInstalledProviders(),
+    blas,
     backend,
+  };
+}
+
+async function describeBlas(): Promise<InfoReport['blas']> {
+  let mod: typeof import('@tenferro/provider-blas');
+  try {
+    mod = await import('@tenferro/provider-blas');
+  } catch {
+    return null;
+  }
+  const s = mod.blasProviderStatus();
+  if (!s.available) return { available: false, reasons: s.reasons, possibleSolutions: s.possibleSolutions };
+  const r = s.runtime;
+  return {
+    available: true,
+    name: r.name,
+    version: r.version,
+    threadingLayer: r.threadingLayer,
+    coreType: r.coreType ?? null,
+    threads: r.threads,
+    libraryPath: r.libraryRealPath,
+    cpuIsa: r.cpuIsa ?? null,
+    threadControl: s.capabilities.threadCount,
+    placementControl: s.capabilities.placement,
+    warnings: s.warnings,
   };
 }
 
@@ -127,6 +171,21 @@ export function formatInfo(r: InfoReport): string {
     row('installed', `none (known: ${KNOWN_PROVIDER_PACKAGES.join(', ')})`);
   }
   for (const p of r.providers) row(p.name, p.version);
+  lines.push('BLAS (@tenferro/provider-blas)');
+  if (r.blas === null) row('status', 'package not installed');
+  else if (!r.blas.available) {
+    row('status', 'unavailable');
+    for (const reason of r.blas.reasons) row('  reason', reason);
+    for (const fix of r.blas.possibleSolutions) row('  fix', fix);
+  } else {
+    const b = r.blas;
+    row('runtime', `${b.name} ${b.version}`);
+    row('threading layer', `${b.threadingLayer}, ${b.threads} thread${b.threads === 1 ? '' : 's'}`);
+    row('core type', `${b.coreType ?? 'n/a'} (CPU ISA ${b.cpuIsa ?? 'unknown'})`);
+    row('library', b.libraryPath);
+    row('thread control', `${b.threadControl} / ${b.placementControl}`);
+    for (const w of b.warnings) row('WARNING', w);
+  }
   lines.push('CpuBackend.create()');
   if ('error' in r.backend) {
     row('fails with', `${r.backend.error.code}: ${r.backend.error.message}`);
