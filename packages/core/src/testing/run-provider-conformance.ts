@@ -60,7 +60,12 @@ export function runProviderConformance(factory: () => CpuProviderPackage | Promi
       const bundle = CpuProviderBundle.customBuilder().gemmProvider(gemm).layoutTransformProvider(pkg.layoutTransform ?? (await import('../provider/reference/reference-providers.js')).referenceLayoutProvider).build();
       expect(bundle.capabilities('gemm')).toBeDefined();
       for (const d of support.dtypes) expect(CONTRACTION_DTYPES).toContain(d);
-      await withBackend(1, async (b) => expect(b.providerBundle().gemm).toBe(gemm));
+      const backend = await CpuBackend.create({ kind: options.kind ?? pkg.kind, threads: 1, providers: [pkg] });
+      try {
+        expect(backend.providerBundle().gemm).toBe(gemm);
+      } finally {
+        await backend.close();
+      }
     }, timeout);
 
     for (const threads of budgets) {

@@ -1,0 +1,27 @@
+{
+  "targets": [
+    {
+      "target_name": "tenferro_faer",
+      "sources": [
+        "src/binding.cc",
+        "src/dispatch.cc",
+        "src/gemm_scalar.cc",
+        "src/gemm_avx2.cc",
+        "src/gemm_avx512.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "include"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_ADDON_API_DISABLE_DEPRECATED"
+      ],
+      "cflags!": ["-O2", "-O0", "-fno-omit-frame-pointer"],
+      "cflags_cc!": ["-std=gnu++17", "-std=gnu++20", "-O2", "-O0", "-fno-omit-frame-pointer"],
+      "cflags": ["-O3", "-Wall", "-Wextra", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition"],
+      "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-math-errno", "-fno-trapping-math"]
+    }
+  ]
+}

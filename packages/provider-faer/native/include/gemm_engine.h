@@ -1,0 +1,529 @@
+// The BLIS-style GEMM engine, written once and compiled per ISA.
+//
+// Included by gemm_avx512.cc / gemm_avx2.cc / gemm_scalar.cc *after* their `#pragma GCC target`
+// and inside their own namespace, which must first define:
+//   template <class T> struct Vec   { using R = <register>; static constexpr int W; zero, load, store, set1, fma, mul };
+//   template <class T> struct Shape { static constexpr int MV;  /* vectors along M */  static constexpr int NR; };
+// The micro-kernel computes an MR x NR tile (MR = MV * W) from a packed A micro-panel
+// (kc steps of MR contiguous values) and a packed B micro-panel (kc steps of NR values).
+//
+// Loop structure (Goto / BLIS): jc over N by NC (B block kc x nc packed, lives in L3),
+// pc over K by KC, ic over M by MC (A block mc x kc packed, lives in L2), jr over the block by
+// NR (B micro-panel in L1), ir by MR (micro-kernel). Packing absorbs any strides of A and B;
+// C is written through its strides (vector path when C's rows are unit-stride and the tile is
+// full). beta == 0 never reads C.
+//
+// Complex GEMM uses the 1M method (Van Zee & Smith): the complex product is a real GEMM with
+// M' = 2m, K' = 2k, N' = n where A' expands each complex a into the 2x2 real block
+// [ar -ai; ai ar] and B' splits b into (br, bi) along K'. It costs exactly the complex flop count
+// and runs on the real micro-kernel; conjugation and alpha are fused into packing
+// (B' = alpha * op(B)), beta is applied in a complex epilogue.
+//
+// This header must not include anything (the including file includes <immintrin.h> and the
+// standard headers before its target pragma).
+
+#ifndef FAER_ENGINE_NS
+#error "include gemm_engine.h from an ISA translation unit"
+#endif
+
+template <class T>
+struct Cfg {
+  static constexpr int W = Vec<T>::W;
+  static constexpr int MV = Shape<T>::MV;
+  static constexpr int MR = MV * W;
+  static constexpr int NR = Shape<T>::NR;
+};
+
+template <class T>
+static inline T tmin(T a, T b) {
+  return a < b ? a : b;
+}
+
+enum class StoreMode { Tmp, Overwrite, Update };
+
+// ---------------------------------------------------------------------------------------------
+// Micro-kernel: acc = A_panel * B_panel over kc; then
+//   Tmp:       c[j*MR + i] = acc               (c is an MR x NR scratch tile)
+//   Overwrite: C(i, j) = alpha * acc            (C rows unit-stride, column stride ldc)
+//   Update:    C(i, j) = alpha * acc + beta * C(i, j)
+template <class T>
+static inline __attribute__((always_inline)) void ukernel(idx kc, const T* __restrict a, const T* __restrict b, T* __restrict c, idx ldc, T alpha,
+                                                          T beta, StoreMode mode) {
+  using V = Vec<T>;
+  using R = typename V::R;
+  constexpr int W = Cfg<T>::W, MV = Cfg<T>::MV, MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+  R acc[NR][MV];
+#pragma GCC unroll 32
+  for (int j = 0; j < NR; ++j) {
+#pragma GCC unroll 8
+    for (int v = 0; v < MV; ++v) acc[j][v] = V::zero();
+  }
+  if (mode != StoreMode::Tmp) {
+#pragma GCC unroll 32
+    for (int j = 0; j < NR; ++j) __builtin_prefetch(c + j * ldc, 1, 3);
+  }
+#pragma GCC unroll 4
+  for (idx p = 0; p < kc; ++p) {
+    R av[MV];
+#pragma GCC unroll 8
+    for (int v = 0; v < MV; ++v) av[v] = V::load(a + v * W);
+    __builtin_prefetch(a + 8 * MR, 0, 3);
+#pragma GCC unroll 32
+    for (int j = 0; j < NR; ++j) {
+      const R bj = V::set1(b[j]);
+#pragma GCC unroll 8
+      for (int v = 0; v < MV; ++v) acc[j][v] = V::fma(av[v], bj, acc[j][v]);
+    }
+    a += MR;
+    b += NR;
+  }
+  if (mode == StoreMode::Tmp) {
+#pragma GCC unroll 32
+    for (int j = 0; j < NR; ++j) {
+#pragma GCC unroll 8
+      for (int v = 0; v < MV; ++v) V::store(c + j * MR + v * W, acc[j][v]);
+    }
+    return;
+  }
+  const R va = V::set1(alpha);
+  if (mode == StoreMode::Overwrite) {
+#pragma GCC unroll 32
+    for (int j = 0; j < NR; ++j) {
+#pragma GCC unroll 8
+      for (int v = 0; v < MV; ++v) V::store(c + j * ldc + v * W, V::mul(va, acc[j][v]));
+    }
+    return;
+  }
+  const R vb = V::set1(beta);
+#pragma GCC unroll 32
+  for (int j = 0; j < NR; ++j) {
+#pragma GCC unroll 8
+    for (int v = 0; v < MV; ++v) {
+      T* cp = c + j * ldc + v * W;
+      V::store(cp, V::fma(va, acc[j][v], V::mul(vb, V::load(cp))));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Real packing. A: block of mc x kc starting at `A` -> micro-panels of MR rows (zero-padded).
+template <class T>
+static void pack_a_real(idx mc, idx kc, const T* A, idx rs, idx cs, T* __restrict dst) {
+  constexpr int MR = Cfg<T>::MR;
+  for (idx ir = 0; ir < mc; ir += MR) {
+    const idx mr = tmin<idx>(MR, mc - ir);
+    const T* a = A + ir * rs;
+    if (rs == 1 && mr == MR) {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = a + p * cs;
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i) dst[i] = s[i];
+        dst += MR;
+      }
+    } else if (cs == 1 && mr == MR) {
+      // Row-major A: read each row contiguously, transpose into the panel.
+      for (idx i = 0; i < MR; ++i) {
+        const T* s = a + i * rs;
+        for (idx p = 0; p < kc; ++p) dst[p * MR + i] = s[p];
+      }
+      dst += MR * kc;
+    } else {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = a + p * cs;
+        idx i = 0;
+        for (; i < mr; ++i) dst[i] = s[i * rs];
+        for (; i < MR; ++i) dst[i] = T(0);
+        dst += MR;
+      }
+    }
+  }
+}
+
+// B: block of kc x nc starting at `B` -> micro-panels of NR columns (zero-padded).
+template <class T>
+static void pack_b_real(idx kc, idx nc, const T* B, idx rs, idx cs, T* __restrict dst) {
+  constexpr int NR = Cfg<T>::NR;
+  for (idx jr = 0; jr < nc; jr += NR) {
+    const idx nr = tmin<idx>(NR, nc - jr);
+    const T* b = B + jr * cs;
+    if (cs == 1 && nr == NR) {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = b + p * rs;
+#pragma GCC unroll 32
+        for (int j = 0; j < NR; ++j) dst[j] = s[j];
+        dst += NR;
+      }
+    } else if (rs == 1 && nr == NR) {
+      // Column-major B (the common case): NR contiguous column streams.
+      const T* col[NR];
+#pragma GCC unroll 32
+      for (int j = 0; j < NR; ++j) col[j] = b + j * cs;
+      for (idx p = 0; p < kc; ++p) {
+#pragma GCC unroll 32
+        for (int j = 0; j < NR; ++j) dst[j] = col[j][p];
+        dst += NR;
+      }
+    } else {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = b + p * rs;
+        idx j = 0;
+        for (; j < nr; ++j) dst[j] = s[j * cs];
+        for (; j < NR; ++j) dst[j] = T(0);
+        dst += NR;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The blocked driver, generic over a policy that packs and stores.
+
+/** The block size for `total` when blocks are at most about `block`: equal blocks, rounded up to `q`. */
+static inline idx balanced_block(idx total, idx block, idx q) {
+  if (total <= block) return total;
+  const idx count = (total + block - 1) / block;
+  const idx even = (total + count - 1) / count;
+  return (even + q - 1) / q * q;
+}
+template <class T, class Policy>
+static void drive(Policy& pol, idx M, idx N, idx K, const Blocking& bl) {
+  constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+  // Balance the blocks: e.g. K = 1024 with KC = 336 runs 4 blocks of 256, not 3 x 336 + 16
+  // (a 16-deep block would pay a full pass over C for almost no work). Rounded up to 8 (so
+  // complex K blocks stay even), MR and NR.
+  const idx MC = balanced_block(M, bl.mc, MR), KC = balanced_block(K, bl.kc, 8), NC = balanced_block(N, bl.nc, NR);
+  const idx kcmax = tmin(K, KC);
+  const idx ncmax = (tmin(N, NC) + NR - 1) / NR * NR;
+  const idx mcmax = (tmin(M, MC) + MR - 1) / MR * MR;
+  T* pa = static_cast<T*>(scratch(0, static_cast<std::size_t>(mcmax * kcmax) * sizeof(T)));
+  T* pb = static_cast<T*>(scratch(1, static_cast<std::size_t>(ncmax * kcmax) * sizeof(T)));
+  if (pa == nullptr || pb == nullptr) return;
+  alignas(64) T tmp[MR * NR];
+  for (idx jc = 0; jc < N; jc += NC) {
+    const idx nc = tmin(NC, N - jc);
+    for (idx pc = 0; pc < K; pc += KC) {
+      const idx kc = tmin(KC, K - pc);
+      const bool first = pc == 0;
+      pol.pack_b(pc, jc, kc, nc, pb);
+      for (idx ic = 0; ic < M; ic += MC) {
+        const idx mc = tmin(MC, M - ic);
+        pol.pack_a(ic, pc, mc, kc, pa);
+        for (idx jr = 0; jr < nc; jr += NR) {
+          const idx nr = tmin<idx>(NR, nc - jr);
+          const T* bp = pb + jr * kc;
+          for (idx ir = 0; ir < mc; ir += MR) {
+            const idx mr = tmin<idx>(MR, mc - ir);
+            pol.tile(ic + ir, jc + jr, mr, nr, kc, pa + ir * kc, bp, first, tmp);
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class T>
+struct RealPolicy {
+  const RealGemm<T>& g;
+  void pack_a(idx ic, idx pc, idx mc, idx kc, T* dst) const { pack_a_real<T>(mc, kc, g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, dst); }
+  void pack_b(idx pc, idx jc, idx kc, idx nc, T* dst) const { pack_b_real<T>(kc, nc, g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, dst); }
+  void tile(idx i, idx j, idx mr, idx nr, idx kc, const T* a, const T* b, bool first, T* tmp) const {
+    constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+    T* c = g.c + i * g.rsc + j * g.csc;
+    const bool overwrite = first && g.beta == T(0);
+    const T beta = first ? g.beta : T(1);
+    if (g.rsc == 1 && mr == MR && nr == NR) {
+      ukernel<T>(kc, a, b, c, g.csc, g.alpha, beta, overwrite ? StoreMode::Overwrite : StoreMode::Update);
+      return;
+    }
+    ukernel<T>(kc, a, b, tmp, MR, T(0), T(0), StoreMode::Tmp);
+    for (idx jj = 0; jj < nr; ++jj) {
+      for (idx ii = 0; ii < mr; ++ii) {
+        T* cp = c + ii * g.rsc + jj * g.csc;
+        const T v = g.alpha * tmp[jj * MR + ii];
+        *cp = overwrite ? v : v + beta * *cp;
+      }
+    }
+  }
+};
+
+template <class T>
+struct ComplexPolicy {
+  const ComplexGemm<T>& g;
+  // Real rows [ic, ic+mc) and real K [pc, pc+kc) of A' (both even).
+  void pack_a(idx ic, idx pc, idx mc, idx kc, T* __restrict dst) const {
+    constexpr int MR = Cfg<T>::MR, MRC = MR / 2;
+    const idx rs = 2 * g.rsa, cs = 2 * g.csa;
+    const T* A = g.a + (ic / 2) * rs + (pc / 2) * cs;
+    const T s = g.conj_a ? T(-1) : T(1);
+    const idx mcc = mc / 2, kcc = kc / 2;
+    for (idx ir = 0; ir < mcc; ir += MRC) {
+      const idx mr = tmin<idx>(MRC, mcc - ir);
+      const T* a = A + ir * rs;
+      for (idx p = 0; p < kcc; ++p) {
+        T* d0 = dst;
+        T* d1 = dst + MR;
+        const T* ap = a + p * cs;
+        if (rs == 2 && mr == MRC) {
+#pragma GCC unroll 4
+          for (int i = 0; i < MRC; ++i) {
+            const T re = ap[2 * i], im = s * ap[2 * i + 1];
+            d0[2 * i] = re;
+            d0[2 * i + 1] = im;
+            d1[2 * i] = -im;
+            d1[2 * i + 1] = re;
+          }
+        } else {
+          idx i = 0;
+          for (; i < mr; ++i) {
+            const T re = ap[i * rs], im = s * ap[i * rs + 1];
+            d0[2 * i] = re;
+            d0[2 * i + 1] = im;
+            d1[2 * i] = -im;
+            d1[2 * i + 1] = re;
+          }
+          for (; i < MRC; ++i) d0[2 * i] = d0[2 * i + 1] = d1[2 * i] = d1[2 * i + 1] = T(0);
+        }
+        dst += 2 * MR;
+      }
+    }
+  }
+  // Real K [pc, pc+kc) (even) and columns [jc, jc+nc) of B' = alpha * op(B).
+  void pack_b(idx pc, idx jc, idx kc, idx nc, T* __restrict dst) const {
+    constexpr int NR = Cfg<T>::NR;
+    const idx rs = 2 * g.rsb, cs = 2 * g.csb;
+    const T* B = g.b + (pc / 2) * rs + jc * cs;
+    const T s = g.conj_b ? T(-1) : T(1);
+    const T ar = g.alpha_re, ai = g.alpha_im;
+    const idx kcc = kc / 2;
+    for (idx jr = 0; jr < nc; jr += NR) {
+      const idx nr = tmin<idx>(NR, nc - jr);
+      const T* b = B + jr * cs;
+      for (idx p = 0; p < kcc; ++p) {
+        T* d0 = dst;
+        T* d1 = dst + NR;
+        const T* bp = b + p * rs;
+        idx j = 0;
+        for (; j < nr; ++j) {
+          const T br = bp[j * cs], bi = s * bp[j * cs + 1];
+          d0[j] = ar * br - ai * bi;
+          d1[j] = ar * bi + ai * br;
+        }
+        for (; j < NR; ++j) d0[j] = d1[j] = T(0);
+        dst += 2 * NR;
+      }
+    }
+  }
+  void tile(idx i, idx j, idx mr, idx nr, idx kc, const T* a, const T* b, bool first, T* tmp) const {
+    constexpr int MR = Cfg<T>::MR;
+    ukernel<T>(kc, a, b, tmp, MR, T(0), T(0), StoreMode::Tmp);
+    const idx mrc = mr / 2;
+    T* c = g.c + 2 * ((i / 2) * g.rsc + j * g.csc);
+    const idx rs = 2 * g.rsc, cs = 2 * g.csc;
+    const T br = g.beta_re, bi = g.beta_im;
+    const bool overwrite = first && br == T(0) && bi == T(0);
+    for (idx jj = 0; jj < nr; ++jj) {
+      for (idx ii = 0; ii < mrc; ++ii) {
+        T* cp = c + ii * rs + jj * cs;
+        const T tr = tmp[jj * MR + 2 * ii], ti = tmp[jj * MR + 2 * ii + 1];
+        if (overwrite) {
+          cp[0] = tr;
+          cp[1] = ti;
+        } else if (first) {
+          const T cr = cp[0], ci = cp[1];
+          cp[0] = tr + (br * cr - bi * ci);
+          cp[1] = ti + (br * ci + bi * cr);
+        } else {
+          cp[0] += tr;
+          cp[1] += ti;
+        }
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Direct (unpacked) paths for small problems.
+template <class T>
+static void direct_real(const RealGemm<T>& g) {
+  constexpr idx CH = 128;
+  alignas(64) T acc[CH];
+  const bool overwrite = g.beta == T(0);
+  for (idx j = 0; j < g.n; ++j) {
+    const T* bcol = g.b + j * g.csb;
+    for (idx i0 = 0; i0 < g.m; i0 += CH) {
+      const idx mi = tmin(CH, g.m - i0);
+      for (idx i = 0; i < mi; ++i) acc[i] = T(0);
+      const T* a0 = g.a + i0 * g.rsa;
+      if (g.rsa == 1) {
+        for (idx p = 0; p < g.k; ++p) {
+          const T bv = bcol[p * g.rsb];
+          const T* __restrict ap = a0 + p * g.csa;
+          for (idx i = 0; i < mi; ++i) acc[i] += ap[i] * bv;
+        }
+      } else {
+        for (idx p = 0; p < g.k; ++p) {
+          const T bv = bcol[p * g.rsb];
+          const T* ap = a0 + p * g.csa;
+          for (idx i = 0; i < mi; ++i) acc[i] += ap[i * g.rsa] * bv;
+        }
+      }
+      T* c = g.c + i0 * g.rsc + j * g.csc;
+      for (idx i = 0; i < mi; ++i) {
+        T* cp = c + i * g.rsc;
+        const T v = g.alpha * acc[i];
+        *cp = overwrite ? v : v + g.beta * *cp;
+      }
+    }
+  }
+}
+
+template <class T>
+static void direct_complex(const ComplexGemm<T>& g) {
+  constexpr idx CH = 64;
+  alignas(64) T acc[2 * CH];
+  const idx rsa = 2 * g.rsa, csa = 2 * g.csa, rsb = 2 * g.rsb, csb = 2 * g.csb, rsc = 2 * g.rsc, csc = 2 * g.csc;
+  const T sa = g.conj_a ? T(-1) : T(1), sb = g.conj_b ? T(-1) : T(1);
+  const bool overwrite = g.beta_re == T(0) && g.beta_im == T(0);
+  for (idx j = 0; j < g.n; ++j) {
+    const T* bcol = g.b + j * csb;
+    for (idx i0 = 0; i0 < g.m; i0 += CH) {
+      const idx mi = tmin(CH, g.m - i0);
+      for (idx i = 0; i < 2 * mi; ++i) acc[i] = T(0);
+      const T* a0 = g.a + i0 * rsa;
+      for (idx p = 0; p < g.k; ++p) {
+        const T br = bcol[p * rsb], bi = sb * bcol[p * rsb + 1];
+        const T* ap = a0 + p * csa;
+        for (idx i = 0; i < mi; ++i) {
+          const T ar = ap[i * rsa], ai = sa * ap[i * rsa + 1];
+          acc[2 * i] += ar * br - ai * bi;
+          acc[2 * i + 1] += ar * bi + ai * br;
+        }
+      }
+      T* c = g.c + i0 * rsc + j * csc;
+      for (idx i = 0; i < mi; ++i) {
+        T* cp = c + i * rsc;
+        const T xr = acc[2 * i], xi = acc[2 * i + 1];
+        T vr = g.alpha_re * xr - g.alpha_im * xi;
+        T vi = g.alpha_re * xi + g.alpha_im * xr;
+        if (!overwrite) {
+          const T cr = cp[0], ci = cp[1];
+          vr += g.beta_re * cr - g.beta_im * ci;
+          vi += g.beta_re * ci + g.beta_im * cr;
+        }
+        cp[0] = vr;
+        cp[1] = vi;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points.
+template <class T>
+static void run_real(RealGemm<T> g, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0) return;
+  if (g.k <= 0) {
+    for (idx j = 0; j < g.n; ++j)
+      for (idx i = 0; i < g.m; ++i) {
+        T* cp = g.c + i * g.rsc + j * g.csc;
+        *cp = g.beta == T(0) ? T(0) : g.beta * *cp;
+      }
+    return;
+  }
+  // Put C's unit stride (if any) along M: C^T = B^T A^T.
+  if (g.rsc != 1 && g.csc == 1) {
+    RealGemm<T> t = g;
+    t.m = g.n;
+    t.n = g.m;
+    t.a = g.b;
+    t.rsa = g.csb;
+    t.csa = g.rsb;
+    t.b = g.a;
+    t.rsb = g.csa;
+    t.csb = g.rsa;
+    t.rsc = g.csc;
+    t.csc = g.rsc;
+    g = t;
+  }
+  const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  if (work <= bl.small || g.m < 4 || g.n < 2) {
+    direct_real<T>(g);
+    return;
+  }
+  RealPolicy<T> pol{g};
+  drive<T>(pol, g.m, g.n, g.k, bl);
+}
+
+template <class T>
+static void run_complex(ComplexGemm<T> g, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0) return;
+  if (g.k <= 0) {
+    for (idx j = 0; j < g.n; ++j)
+      for (idx i = 0; i < g.m; ++i) {
+        T* cp = g.c + 2 * (i * g.rsc + j * g.csc);
+        const T cr = cp[0], ci = cp[1];
+        const bool zero = g.beta_re == T(0) && g.beta_im == T(0);
+        cp[0] = zero ? T(0) : g.beta_re * cr - g.beta_im * ci;
+        cp[1] = zero ? T(0) : g.beta_re * ci + g.beta_im * cr;
+      }
+    return;
+  }
+  if (g.rsc != 1 && g.csc == 1) {
+    ComplexGemm<T> t = g;
+    t.m = g.n;
+    t.n = g.m;
+    t.a = g.b;
+    t.rsa = g.csb;
+    t.csa = g.rsb;
+    t.b = g.a;
+    t.rsb = g.csa;
+    t.csb = g.rsa;
+    t.rsc = g.csc;
+    t.csc = g.rsc;
+    t.conj_a = g.conj_b;
+    t.conj_b = g.conj_a;
+    g = t;
+  }
+  const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  if (work <= bl.small_complex || g.m < 2 || g.n < 2) {
+    direct_complex<T>(g);
+    return;
+  }
+  ComplexPolicy<T> pol{g};
+  drive<T>(pol, 2 * g.m, g.n, 2 * g.k, bl);
+}
+
+// Independent FMA chains in registers: the single-thread FMA throughput of this path.
+template <class T>
+static double fma_peak_impl(double seconds) {
+  using V = Vec<T>;
+  using R = typename V::R;
+  constexpr int CH = 16;
+  R acc[CH];
+  for (int i = 0; i < CH; ++i) acc[i] = V::set1(T(1) + T(i) * T(1e-3));
+  const R x = V::set1(T(0.999999)), y = V::set1(T(1e-6));
+  const idx iters = 1 << 20;
+  double flops = 0;
+  const double t0 = now_seconds();
+  double t = t0;
+  do {
+    for (idx it = 0; it < iters; ++it) {
+#pragma GCC unroll 16
+      for (int i = 0; i < CH; ++i) acc[i] = V::fma(acc[i], x, y);
+    }
+    flops += 2.0 * CH * V::W * static_cast<double>(iters);
+    t = now_seconds();
+  } while (t - t0 < seconds);
+  alignas(64) T sink[V::W];
+  R s = acc[0];
+  for (int i = 1; i < CH; ++i) s = V::fma(acc[i], x, s);
+  V::store(sink, s);
+  volatile T keep = sink[0];
+  (void)keep;
+  return flops / (t - t0) * 1e-9;
+}
+
+static void gemm_f32(const RealGemm<float>& g, const Blocking& bl) { run_real<float>(g, bl); }
+static void gemm_f64(const RealGemm<double>& g, const Blocking& bl) { run_real<double>(g, bl); }
+static void gemm_c64(const ComplexGemm<float>& g, const Blocking& bl) { run_complex<float>(g, bl); }
+static void gemm_c128(const ComplexGemm<double>& g, const Blocking& bl) { run_complex<double>(g, bl); }

@@ -1,0 +1,330 @@
+// @tenferro/provider-faer N-API binding.
+//
+// Contract with the TypeScript side (src/native/binding.ts):
+//   gemm(desc: Float64Array, a, b, c): number
+//       Runs one GEMM request (or a sub-range of it) on the calling thread. `a`, `b`, `c` are
+//       Float32Array (f32, c64) or Float64Array (f64, c128) views of the operands' buffers
+//       (SharedArrayBuffer-backed views are fine: napi_get_typedarray_info returns their data).
+//       `desc` holds the request's numbers (layout in DESC_* below / src/native/binding.ts).
+//       Returns 0, or a status code > 0 (nothing is written unless the status is 0).
+//   info(isa?: number): object      -- the ISA path, kernel shapes, blocking and cache sizes
+//   fmaPeak(seconds: number, isa?: number): number -- single-thread FMA GFLOP/s on this thread
+//
+// No function throws (NAPI_DISABLE_CPP_EXCEPTIONS; -fno-exceptions): arguments are checked and
+// failures are status codes. Everything the request reaches is bounds-checked against the
+// arrays before the engine runs (defence in depth: core validated it already).
+#include <napi.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "faer_gemm.h"
+
+namespace {
+
+using faer::idx;
+
+enum Status : int {
+  kOk = 0,
+  kBadArguments = 1,
+  kOutOfBounds = 2,
+  kIsaUnavailable = 3,
+  kBadDtype = 4,
+  kBadRange = 5,
+};
+
+enum Desc : int {
+  kDtype = 0,
+  kM = 1, kN = 2, kK = 3,
+  kOffA = 4, kRsA = 5, kCsA = 6,
+  kOffB = 7, kRsB = 8, kCsB = 9,
+  kOffC = 10, kRsC = 11, kCsC = 12,
+  kAlphaRe = 13, kAlphaIm = 14, kBetaRe = 15, kBetaIm = 16,
+  kConjA = 17, kConjB = 18,
+  kIsa = 19,
+  kM0 = 20, kM1 = 21, kN0 = 22, kN1 = 23,
+  kB0 = 24, kB1 = 25,
+  kRank = 26,
+  kHeader = 27,
+};
+
+constexpr int kMaxRank = 32;
+constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
+
+bool as_index(double v, idx* out) {
+  if (!(v >= 0 && v <= kMaxSafe) || std::floor(v) != v) return false;
+  *out = static_cast<idx>(v);
+  return true;
+}
+
+struct Operand {
+  idx off, rs, cs;
+  idx bs[kMaxRank];
+};
+
+struct Request {
+  int dtype;
+  idx m, n, k;
+  Operand a, b, c;
+  double alpha_re, alpha_im, beta_re, beta_im;
+  bool conj_a, conj_b;
+  int isa;
+  idx m0, m1, n0, n1, b0, b1;
+  int rank;
+  idx ext[kMaxRank];
+};
+
+int parse(const double* d, size_t len, Request* r) {
+  if (len < kHeader) return kBadArguments;
+  const double dt = d[kDtype];
+  if (!(dt == 0 || dt == 1 || dt == 2 || dt == 3)) return kBadDtype;
+  r->dtype = static_cast<int>(dt);
+  idx rank = 0;
+  if (!as_index(d[kRank], &rank) || rank > kMaxRank || len < static_cast<size_t>(kHeader + 4 * rank)) return kBadArguments;
+  r->rank = static_cast<int>(rank);
+  const int ints[] = {kM, kN, kK, kOffA, kRsA, kCsA, kOffB, kRsB, kCsB, kOffC, kRsC, kCsC, kM0, kM1, kN0, kN1, kB0, kB1};
+  idx v[kHeader] = {};
+  for (int f : ints) {
+    if (!as_index(d[f], &v[f])) return kBadArguments;
+  }
+  r->m = v[kM]; r->n = v[kN]; r->k = v[kK];
+  r->a = {v[kOffA], v[kRsA], v[kCsA], {}};
+  r->b = {v[kOffB], v[kRsB], v[kCsB], {}};
+  r->c = {v[kOffC], v[kRsC], v[kCsC], {}};
+  r->m0 = v[kM0]; r->m1 = v[kM1]; r->n0 = v[kN0]; r->n1 = v[kN1]; r->b0 = v[kB0]; r->b1 = v[kB1];
+  for (int t = 0; t < r->rank; ++t) {
+    if (!as_index(d[kHeader + t], &r->ext[t]) || !as_index(d[kHeader + rank + t], &r->a.bs[t]) ||
+        !as_index(d[kHeader + 2 * rank + t], &r->b.bs[t]) || !as_index(d[kHeader + 3 * rank + t], &r->c.bs[t])) {
+      return kBadArguments;
+    }
+  }
+  r->alpha_re = d[kAlphaRe]; r->alpha_im = d[kAlphaIm]; r->beta_re = d[kBetaRe]; r->beta_im = d[kBetaIm];
+  r->conj_a = d[kConjA] != 0;
+  r->conj_b = d[kConjB] != 0;
+  const double isa = d[kIsa];
+  if (isa == -1) {
+    r->isa = faer::best_isa();
+  } else if (isa == 0 || isa == 1 || isa == 2) {
+    r->isa = static_cast<int>(isa);
+    if (!faer::isa_supported(static_cast<faer::Isa>(r->isa))) return kIsaUnavailable;
+  } else {
+    return kBadArguments;
+  }
+  if (r->m0 > r->m1 || r->m1 > r->m || r->n0 > r->n1 || r->n1 > r->n) return kBadRange;
+  __int128 total = 1;
+  for (int t = 0; t < r->rank; ++t) {
+    total *= r->ext[t];
+    if (total > static_cast<__int128>(kMaxSafe)) return kBadArguments;
+  }
+  if (r->b0 > r->b1 || static_cast<__int128>(r->b1) > total) return kBadRange;
+  return kOk;
+}
+
+// The largest scalar index an operand of rows x cols reaches (over all batches), +1; 0 if empty.
+__int128 extent_of(const Request& r, const Operand& o, idx rows, idx cols, int lanes) {
+  if (rows == 0 || cols == 0) return 0;
+  __int128 hi = o.off + static_cast<__int128>(rows - 1) * o.rs + static_cast<__int128>(cols - 1) * o.cs;
+  for (int t = 0; t < r.rank; ++t) {
+    if (r.ext[t] == 0) return 0;
+    hi += static_cast<__int128>(r.ext[t] - 1) * o.bs[t];
+  }
+  return hi * lanes + lanes;
+}
+
+bool typed(const Napi::Value& v, napi_typedarray_type want, void** data, size_t* length) {
+  if (!v.IsTypedArray()) return false;
+  Napi::TypedArray t = v.As<Napi::TypedArray>();
+  if (t.TypedArrayType() != want) return false;
+  napi_typedarray_type type;
+  size_t len = 0;
+  void* ptr = nullptr;
+  napi_value ab;
+  size_t byte_offset = 0;
+  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, &ab, &byte_offset) != napi_ok) return false;
+  *data = ptr;
+  *length = len;
+  return true;
+}
+
+template <class T>
+void run_real(const faer::IsaEngine& e, const faer::Blocking& bl, void (*fn)(const faer::RealGemm<T>&, const faer::Blocking&), const Request& r,
+              const T* a, const T* b, T* c, const idx* oa, const idx* ob, const idx* oc) {
+  faer::RealGemm<T> g;
+  g.m = r.m1 - r.m0;
+  g.n = r.n1 - r.n0;
+  g.k = r.k;
+  g.a = a + *oa + r.m0 * r.a.rs;
+  g.rsa = r.a.rs; g.csa = r.a.cs;
+  g.b = b + *ob + r.n0 * r.b.cs;
+  g.rsb = r.b.rs; g.csb = r.b.cs;
+  g.c = c + *oc + r.m0 * r.c.rs + r.n0 * r.c.cs;
+  g.rsc = r.c.rs; g.csc = r.c.cs;
+  g.alpha = static_cast<T>(r.alpha_re);
+  g.beta = static_cast<T>(r.beta_re);
+  (void)e;
+  fn(g, bl);
+}
+
+template <class T>
+void run_complex(const faer::Blocking& bl, void (*fn)(const faer::ComplexGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b,
+                 T* c, const idx* oa, const idx* ob, const idx* oc) {
+  faer::ComplexGemm<T> g;
+  g.m = r.m1 - r.m0;
+  g.n = r.n1 - r.n0;
+  g.k = r.k;
+  g.a = a + 2 * (*oa + r.m0 * r.a.rs);
+  g.rsa = r.a.rs; g.csa = r.a.cs;
+  g.b = b + 2 * (*ob + r.n0 * r.b.cs);
+  g.rsb = r.b.rs; g.csb = r.b.cs;
+  g.c = c + 2 * (*oc + r.m0 * r.c.rs + r.n0 * r.c.cs);
+  g.rsc = r.c.rs; g.csc = r.c.cs;
+  g.alpha_re = static_cast<T>(r.alpha_re);
+  g.alpha_im = static_cast<T>(r.alpha_im);
+  g.beta_re = static_cast<T>(r.beta_re);
+  g.beta_im = static_cast<T>(r.beta_im);
+  g.conj_a = r.conj_a;
+  g.conj_b = r.conj_b;
+  fn(g, bl);
+}
+
+Napi::Value Gemm(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto status = [&](int s) { return Napi::Number::New(env, s); };
+  if (info.Length() < 4) return status(kBadArguments);
+  void* dptr = nullptr;
+  size_t dlen = 0;
+  if (!typed(info[0], napi_float64_array, &dptr, &dlen)) return status(kBadArguments);
+  Request r;
+  const int ps = parse(static_cast<const double*>(dptr), dlen, &r);
+  if (ps != kOk) return status(ps);
+  const bool f32 = r.dtype == 0 || r.dtype == 2;
+  const int lanes = r.dtype >= 2 ? 2 : 1;
+  const napi_typedarray_type want = f32 ? napi_float32_array : napi_float64_array;
+  void *pa = nullptr, *pb = nullptr, *pc = nullptr;
+  size_t la = 0, lb = 0, lc = 0;
+  if (!typed(info[1], want, &pa, &la) || !typed(info[2], want, &pb, &lb) || !typed(info[3], want, &pc, &lc)) return status(kBadArguments);
+  if (extent_of(r, r.a, r.m, r.k, lanes) > static_cast<__int128>(la) || extent_of(r, r.b, r.k, r.n, lanes) > static_cast<__int128>(lb) ||
+      extent_of(r, r.c, r.m, r.n, lanes) > static_cast<__int128>(lc)) {
+    return status(kOutOfBounds);
+  }
+  if (r.m1 == r.m0 || r.n1 == r.n0 || r.b1 == r.b0) return status(kOk);
+
+  const faer::Isa isa = static_cast<faer::Isa>(r.isa);
+  const faer::IsaEngine& e = faer::engine(isa);
+  const faer::Blocking& bl = faer::blocking(isa, f32 ? 4 : 8);
+
+  // Odometer over batch indices [b0, b1) (last axis fastest).
+  idx index[kMaxRank] = {};
+  idx oa = r.a.off, ob = r.b.off, oc = r.c.off;
+  {
+    idx l = r.b0;
+    for (int t = r.rank - 1; t >= 0; --t) {
+      index[t] = l % r.ext[t];
+      l /= r.ext[t];
+      oa += index[t] * r.a.bs[t];
+      ob += index[t] * r.b.bs[t];
+      oc += index[t] * r.c.bs[t];
+    }
+  }
+  for (idx l = r.b0; l < r.b1; ++l) {
+    switch (r.dtype) {
+      case 0: run_real<float>(e, bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc); break;
+      case 1: run_real<double>(e, bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc); break;
+      case 2: run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc); break;
+      default: run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc); break;
+    }
+    for (int t = r.rank - 1; t >= 0; --t) {
+      if (++index[t] < r.ext[t]) {
+        oa += r.a.bs[t];
+        ob += r.b.bs[t];
+        oc += r.c.bs[t];
+        break;
+      }
+      index[t] = 0;
+      oa -= (r.ext[t] - 1) * r.a.bs[t];
+      ob -= (r.ext[t] - 1) * r.b.bs[t];
+      oc -= (r.ext[t] - 1) * r.c.bs[t];
+    }
+  }
+  return status(kOk);
+}
+
+int isa_arg(const Napi::CallbackInfo& info, size_t at) {
+  if (info.Length() > at && info[at].IsNumber()) {
+    const double v = info[at].As<Napi::Number>().DoubleValue();
+    if (v == 0 || v == 1 || v == 2) return static_cast<int>(v);
+    return -2;
+  }
+  return faer::best_isa();
+}
+
+Napi::Object shape(Napi::Env env, const faer::KernelShape& s) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("mr", s.mr);
+  o.Set("nr", s.nr);
+  return o;
+}
+
+Napi::Object block(Napi::Env env, const faer::Blocking& b) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("mc", static_cast<double>(b.mc));
+  o.Set("kc", static_cast<double>(b.kc));
+  o.Set("nc", static_cast<double>(b.nc));
+  o.Set("small", b.small);
+  o.Set("smallComplex", b.small_complex);
+  return o;
+}
+
+Napi::Value Info(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const int isa = isa_arg(info, 0);
+  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return env.Null();
+  const faer::IsaEngine& e = faer::engine(static_cast<faer::Isa>(isa));
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("isa", e.name);
+  o.Set("isaId", isa);
+  o.Set("bestIsaId", static_cast<int>(faer::best_isa()));
+  Napi::Object sup = Napi::Object::New(env);
+  sup.Set("portable", faer::isa_supported(faer::kIsaScalar));
+  sup.Set("avx2", faer::isa_supported(faer::kIsaAvx2));
+  sup.Set("avx512f", faer::isa_supported(faer::kIsaAvx512));
+  o.Set("supported", sup);
+  Napi::Object shapes = Napi::Object::New(env);
+  shapes.Set("f32", shape(env, e.f32));
+  shapes.Set("f64", shape(env, e.f64));
+  o.Set("kernel", shapes);
+  Napi::Object bl = Napi::Object::New(env);
+  bl.Set("f32", block(env, faer::blocking(static_cast<faer::Isa>(isa), 4)));
+  bl.Set("f64", block(env, faer::blocking(static_cast<faer::Isa>(isa), 8)));
+  o.Set("blocking", bl);
+  const faer::CacheInfo& c = faer::cache_info();
+  Napi::Object cache = Napi::Object::New(env);
+  cache.Set("l1d", static_cast<double>(c.l1d));
+  cache.Set("l2", static_cast<double>(c.l2));
+  cache.Set("l3", static_cast<double>(c.l3));
+  cache.Set("fromSysfs", c.from_sysfs);
+  o.Set("cache", cache);
+  return o;
+}
+
+Napi::Value FmaPeak(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  double seconds = 0.5;
+  if (info.Length() > 0 && info[0].IsNumber()) seconds = info[0].As<Napi::Number>().DoubleValue();
+  if (!(seconds > 0 && seconds <= 60)) seconds = 0.5;
+  const int isa = isa_arg(info, 1);
+  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return Napi::Number::New(env, 0);
+  return Napi::Number::New(env, faer::engine(static_cast<faer::Isa>(isa)).fma_peak(seconds));
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
+  exports.Set("info", Napi::Function::New(env, Info, "info"));
+  exports.Set("fmaPeak", Napi::Function::New(env, FmaPeak, "fmaPeak"));
+  exports.Set("descHeader", Napi::Number::New(env, kHeader));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(tenferro_faer, Init)

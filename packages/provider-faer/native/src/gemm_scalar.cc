@@ -1,0 +1,47 @@
+// Portable path: plain C++ scalars (the compiler may use the baseline SSE2 of x86-64, or
+// whatever the target's baseline is). Micro-kernel 4 x 4 in scalar registers.
+#include <cstddef>
+#include <cstdint>
+
+#include "faer_gemm.h"
+
+namespace faer {
+namespace isa_scalar {
+#define FAER_ENGINE_NS isa_scalar
+
+template <class T>
+struct Vec {
+  using R = T;
+  static constexpr int W = 1;
+  static inline R zero() { return T(0); }
+  static inline R load(const T* p) { return *p; }
+  static inline void store(T* p, R v) { *p = v; }
+  static inline R set1(T x) { return x; }
+  static inline R fma(R a, R b, R c) { return a * b + c; }
+  static inline R mul(R a, R b) { return a * b; }
+};
+
+template <class T>
+struct Shape {
+  static constexpr int MV = 4;
+  static constexpr int NR = 4;
+};
+
+#include "gemm_engine.h"
+
+static double fma_peak(double seconds) { return fma_peak_impl<double>(seconds); }
+
+}  // namespace isa_scalar
+
+const IsaEngine kEngineScalar = {
+    "portable",
+    {isa_scalar::Cfg<float>::MR, isa_scalar::Cfg<float>::NR},
+    {isa_scalar::Cfg<double>::MR, isa_scalar::Cfg<double>::NR},
+    isa_scalar::gemm_f32,
+    isa_scalar::gemm_f64,
+    isa_scalar::gemm_c64,
+    isa_scalar::gemm_c128,
+    isa_scalar::fma_peak,
+};
+
+}  // namespace faer

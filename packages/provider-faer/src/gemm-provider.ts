@@ -1,0 +1,114 @@
+/**
+ * The main-thread side of the faer GEMM provider: declines what it does not support, plans the
+ * partition of C over the context's worker pool (Inner mode), and runs the kernel tasks.
+ * It never creates threads: Sequential/Outer mode (or a small GEMM) is one task on the
+ * context's own worker (`ctx.run`); Inner mode with a pool is one task per disjoint block of
+ * C (or per batch range) through `pool.map`, at most `pool.size` (≤ threadBudget) at a time.
+ */
+import { type CpuGemmProvider, type CpuGemmRequest, type CpuProviderExecutionCapabilities, CONTRACTION_DTYPES, type DType, defineKernel, EXECUTED, Unsupported } from '@tenferro/core';
+import { compiledModuleUrl } from '@tenferro/core/internal';
+import type { FaerGemmTask } from './kernels/gemm.js';
+import type { NativeInfo } from './native/binding.js';
+import { BATCH_SPLIT_MAX_WORK } from './options.js';
+
+/** Per-call thread bound honoured exactly, on the engine's own workers (R63, R75, R76). */
+export const FAER_CAPABILITIES: CpuProviderExecutionCapabilities = Object.freeze({
+  threadCount: 'perCallUpperBound',
+  placement: 'engineWorkers',
+  workerLocalSequential: true,
+  acceptsSequential: true,
+  acceptsOuter: true,
+  acceptsInner: true,
+});
+
+/** One task's share of a request: rows [m0, m1) and columns [n0, n1) of C, batches [b0, b1). */
+export interface GemmPart {
+  readonly m0: number;
+  readonly m1: number;
+  readonly n0: number;
+  readonly n1: number;
+  readonly b0: number;
+  readonly b1: number;
+}
+
+export interface PartitionShape {
+  /** Row granule of a split along M (the micro-kernel's MR in elements of the dtype). */
+  readonly mr: number;
+  /** Column granule of a split along N (NR). */
+  readonly nr: number;
+}
+
+/** `count` near-equal contiguous ranges of `[0, extent)` on multiples of `granule` (the last may be ragged); empty ranges dropped. */
+export function splitRange(extent: number, granule: number, count: number): [number, number][] {
+  const units = Math.ceil(extent / granule);
+  const parts = Math.max(1, Math.min(count, units));
+  const out: [number, number][] = [];
+  let unit = 0;
+  for (let p = 0; p < parts; p++) {
+    const take = Math.floor(units / parts) + (p < units % parts ? 1 : 0);
+    const lo = Math.min(extent, unit * granule);
+    const hi = Math.min(extent, (unit + take) * granule);
+    unit += take;
+    if (hi > lo) out.push([lo, hi]);
+  }
+  return out;
+}
+
+/**
+ * How a request is split over `lanes` workers: one part when it is small (m·n·k·batches below
+ * `minWork`) or there is one lane; over batch ranges when there are at least `lanes` batches of
+ * small GEMMs; else over the larger of M and N (each part covers every batch). Parts never share
+ * an element of C.
+ */
+export function planParts(request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'>, lanes: number, shape: PartitionShape, minWork: number): GemmPart[] {
+  const { m, n, k } = request;
+  const batches = request.batch.reduce((a, b) => a * b, 1);
+  const whole: GemmPart = { m0: 0, m1: m, n0: 0, n1: n, b0: 0, b1: batches };
+  const perGemm = m * n * Math.max(k, 1);
+  if (lanes <= 1 || m === 0 || n === 0 || batches === 0 || perGemm * batches < minWork) return [whole];
+  if (batches >= lanes && perGemm <= BATCH_SPLIT_MAX_WORK) {
+    return splitRange(batches, 1, lanes).map(([b0, b1]) => ({ ...whole, b0, b1 }));
+  }
+  if (n >= m) return splitRange(n, shape.nr, lanes).map(([n0, n1]) => ({ ...whole, n0, n1 }));
+  return splitRange(m, shape.mr, lanes).map(([m0, m1]) => ({ ...whole, m0, m1 }));
+}
+
+const KERNEL_MODULE = './kernels/gemm.js';
+
+/** The partition granules for `dtype` under the chosen path (complex: one complex row is two real rows). */
+export function partitionShape(info: NativeInfo, dtype: DType): PartitionShape {
+  const real = dtype === 'f32' || dtype === 'c64' ? info.kernel.f32 : info.kernel.f64;
+  const complex = dtype === 'c64' || dtype === 'c128';
+  return { mr: complex ? Math.max(1, real.mr / 2) : real.mr, nr: real.nr };
+}
+
+export interface GemmProviderConfig {
+  readonly info: NativeInfo;
+  /** ISA id passed to the kernel (-1: the process's best). */
+  readonly isa: number;
+  readonly parallelMinWork: number;
+}
+
+export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider {
+  const kernel = defineKernel<FaerGemmTask, void>(compiledModuleUrl(KERNEL_MODULE, import.meta.url), 'faerGemm');
+  const shapes = new Map<DType, PartitionShape>(CONTRACTION_DTYPES.map((d) => [d, partitionShape(config.info, d)]));
+  const provider: CpuGemmProvider = {
+    name: `tenferro faer GEMM (${config.info.isa})`,
+    executionCapabilities: () => FAER_CAPABILITIES,
+    declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true }),
+    async gemm(ctx, request) {
+      const shape = shapes.get(request.dtype);
+      if (shape === undefined) return Unsupported.dtype(request.dtype);
+      const pool = ctx.workerPool();
+      const parts = planParts(request, pool?.size ?? 1, shape, config.parallelMinWork);
+      const task = (p: GemmPart): FaerGemmTask => ({ request, isa: config.isa, ...p });
+      if (pool === undefined || parts.length === 1) {
+        await ctx.run(kernel, task(parts[0]!));
+      } else {
+        await pool.map(kernel, parts.map(task));
+      }
+      return EXECUTED;
+    },
+  };
+  return Object.freeze(provider);
+}

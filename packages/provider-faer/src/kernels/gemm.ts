@@ -1,0 +1,104 @@
+/**
+ * The worker-side GEMM kernel module. Engine workers import it lazily (through a KernelRef) the
+ * first time they run `faerGemm`; the addon is loaded then, once per worker, and each call runs
+ * one task: the whole request, or the block of C (rows [m0, m1), columns [n0, n1)) and batch
+ * range [b0, b1) the provider assigned to this worker. All batches of a task run in this call.
+ *
+ * The operands' SharedArrayBuffers are viewed as Float32Array / Float64Array over the whole
+ * buffer; the addon receives their data pointers (napi_get_typedarray_info works for views over
+ * a SharedArrayBuffer) and bounds-checks every index the request reaches against these views.
+ */
+import type { CpuGemmRequest, Scalar } from '@tenferro/core';
+import { DESC, DTYPE_CODE, GemmStatus } from '../native/binding.js';
+import { loadFaer } from '../native/load.js';
+
+/** One kernel task: the validated request (as core passed it) plus this task's part. */
+export interface FaerGemmTask {
+  readonly request: CpuGemmRequest;
+  /** ISA path id, or -1 for the process's best. */
+  readonly isa: number;
+  readonly m0: number;
+  readonly m1: number;
+  readonly n0: number;
+  readonly n1: number;
+  readonly b0: number;
+  readonly b1: number;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  [GemmStatus.badArguments]: 'malformed arguments',
+  [GemmStatus.outOfBounds]: 'an operand reaches outside its buffer',
+  [GemmStatus.isaUnavailable]: 'the requested ISA path cannot run on this CPU',
+  [GemmStatus.badDtype]: 'unsupported dtype',
+  [GemmStatus.badRange]: 'the task range lies outside the request',
+};
+
+type Lanes = Float32Array | Float64Array;
+type LaneCtor = { new (buffer: SharedArrayBuffer, byteOffset: number, length: number): Lanes; readonly BYTES_PER_ELEMENT: number };
+
+function lanes(Ctor: LaneCtor, buffer: SharedArrayBuffer): Lanes {
+  return new Ctor(buffer, 0, Math.floor(buffer.byteLength / Ctor.BYTES_PER_ELEMENT));
+}
+
+function re(s: Scalar): number {
+  return typeof s === 'number' ? s : s[0];
+}
+
+function im(s: Scalar): number {
+  return typeof s === 'number' ? 0 : s[1];
+}
+
+/** Fill the descriptor of `task` (see DESC in native/binding.ts). */
+export function describeTask(task: FaerGemmTask): Float64Array {
+  const r = task.request;
+  const rank = r.batch.length;
+  const d = new Float64Array(DESC.HEADER + 4 * rank);
+  const code = DTYPE_CODE[r.dtype as keyof typeof DTYPE_CODE];
+  d[DESC.dtype] = code ?? -1;
+  d[DESC.m] = r.m;
+  d[DESC.n] = r.n;
+  d[DESC.k] = r.k;
+  d[DESC.offA] = r.lhs.offset;
+  d[DESC.rsA] = r.lhs.rowStride;
+  d[DESC.csA] = r.lhs.colStride;
+  d[DESC.offB] = r.rhs.offset;
+  d[DESC.rsB] = r.rhs.rowStride;
+  d[DESC.csB] = r.rhs.colStride;
+  d[DESC.offC] = r.out.offset;
+  d[DESC.rsC] = r.out.rowStride;
+  d[DESC.csC] = r.out.colStride;
+  d[DESC.alphaRe] = re(r.alpha);
+  d[DESC.alphaIm] = im(r.alpha);
+  d[DESC.betaRe] = re(r.beta);
+  d[DESC.betaIm] = im(r.beta);
+  d[DESC.conjA] = r.conjLhs ? 1 : 0;
+  d[DESC.conjB] = r.conjRhs ? 1 : 0;
+  d[DESC.isa] = task.isa;
+  d[DESC.m0] = task.m0;
+  d[DESC.m1] = task.m1;
+  d[DESC.n0] = task.n0;
+  d[DESC.n1] = task.n1;
+  d[DESC.b0] = task.b0;
+  d[DESC.b1] = task.b1;
+  d[DESC.rank] = rank;
+  for (let t = 0; t < rank; t++) {
+    d[DESC.HEADER + t] = r.batch[t]!;
+    d[DESC.HEADER + rank + t] = r.lhs.batchStrides[t]!;
+    d[DESC.HEADER + 2 * rank + t] = r.rhs.batchStrides[t]!;
+    d[DESC.HEADER + 3 * rank + t] = r.out.batchStrides[t]!;
+  }
+  return d;
+}
+
+/** Kernel export run by engine workers. Throws (→ KernelFailed) only if the addon is missing or refuses the task. */
+export function faerGemm(task: FaerGemmTask): void {
+  const status = loadFaer();
+  if (!status.available) throw new Error(`@tenferro/provider-faer: ${status.reason}`);
+  const r = task.request;
+  const Ctor = (r.dtype === 'f32' || r.dtype === 'c64' ? Float32Array : Float64Array) as unknown as LaneCtor;
+  const a = lanes(Ctor, r.lhs.buffer);
+  const b = r.rhs.buffer === r.lhs.buffer ? a : lanes(Ctor, r.rhs.buffer);
+  const c = lanes(Ctor, r.out.buffer);
+  const code = status.binding.gemm(describeTask(task), a, b, c);
+  if (code !== GemmStatus.ok) throw new Error(`@tenferro/provider-faer: native GEMM refused the task (status ${code}: ${STATUS_TEXT[code] ?? 'unknown'})`);
+}

@@ -1,0 +1,99 @@
+/**
+ * The raw exports of the native addon `tenferro_faer.node` (native/src/binding.cc).
+ *
+ * No function throws. `gemm` returns a status code (0 = done; nothing is written otherwise) and
+ * bounds-checks every index the request reaches against the arrays it is given.
+ */
+
+/** Status codes of {@link FaerBinding.gemm}. */
+export const GemmStatus = Object.freeze({
+  ok: 0,
+  badArguments: 1,
+  outOfBounds: 2,
+  isaUnavailable: 3,
+  badDtype: 4,
+  badRange: 5,
+} as const);
+
+/** Dtype codes of the descriptor. */
+export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 } as const);
+
+/** ISA path ids (`-1` in a descriptor: the process's best path). */
+export const ISA_ID = Object.freeze({ portable: 0, avx2: 1, avx512f: 2 } as const);
+export type FaerIsa = keyof typeof ISA_ID;
+
+/**
+ * Layout of the Float64Array descriptor of one GEMM task. Strides and offsets are in elements
+ * (a complex element counts once). Entries from `HEADER` on: `rank` batch extents, then the
+ * batch strides of A, of B and of C (`rank` each).
+ */
+export const DESC = Object.freeze({
+  dtype: 0,
+  m: 1,
+  n: 2,
+  k: 3,
+  offA: 4,
+  rsA: 5,
+  csA: 6,
+  offB: 7,
+  rsB: 8,
+  csB: 9,
+  offC: 10,
+  rsC: 11,
+  csC: 12,
+  alphaRe: 13,
+  alphaIm: 14,
+  betaRe: 15,
+  betaIm: 16,
+  conjA: 17,
+  conjB: 18,
+  isa: 19,
+  m0: 20,
+  m1: 21,
+  n0: 22,
+  n1: 23,
+  b0: 24,
+  b1: 25,
+  rank: 26,
+  HEADER: 27,
+} as const);
+
+export interface KernelShapeInfo {
+  /** Rows of the register tile (real elements). */
+  readonly mr: number;
+  /** Columns of the register tile. */
+  readonly nr: number;
+}
+
+export interface BlockingInfo {
+  readonly mc: number;
+  readonly kc: number;
+  readonly nc: number;
+  /** Direct (unpacked) path for real dtypes when m·n·k is at most this. */
+  readonly small: number;
+  /** Direct path for complex dtypes when m·n·k is at most this. */
+  readonly smallComplex: number;
+}
+
+export interface NativeInfo {
+  /** `'avx512f'`, `'avx2+fma'` or `'portable'`. */
+  readonly isa: string;
+  readonly isaId: number;
+  readonly bestIsaId: number;
+  readonly supported: { readonly portable: boolean; readonly avx2: boolean; readonly avx512f: boolean };
+  readonly kernel: { readonly f32: KernelShapeInfo; readonly f64: KernelShapeInfo };
+  readonly blocking: { readonly f32: BlockingInfo; readonly f64: BlockingInfo };
+  readonly cache: { readonly l1d: number; readonly l2: number; readonly l3: number; readonly fromSysfs: boolean };
+}
+
+type Lanes = Float32Array | Float64Array;
+
+export interface FaerBinding {
+  /** Run the GEMM task described by `desc` on the calling thread; returns a {@link GemmStatus}. */
+  gemm(desc: Float64Array, a: Lanes, b: Lanes, c: Lanes): number;
+  /** The ISA path `isa` (default: the process's best), or null when it cannot run here. */
+  info(isa?: number): NativeInfo | null;
+  /** Single-thread FMA throughput (GFLOP/s, f64) of path `isa` measured for about `seconds` on the calling thread. */
+  fmaPeak(seconds: number, isa?: number): number;
+  readonly descHeader: number;
+}

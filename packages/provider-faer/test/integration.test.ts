@@ -1,0 +1,174 @@
+// The package as an application uses it: CpuBackend.create({ kind: 'faer', providers: [createFaerProvider()] }).
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGemmRequest, type CpuProviderPackage, Tensor } from '@tenferro/core';
+import { naiveDotGeneral, peakThreadsDuring, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
+import { describe, expect, it } from 'vitest';
+import { planParts, splitRange } from '../src/gemm-provider.js';
+import { createFaerProvider, faerProviderStatus } from '../src/index.js';
+import { faerGemm, type FaerGemmTask } from '../src/kernels/gemm.js';
+
+const status = faerProviderStatus();
+const isa = status.available ? status.isa : 'unavailable';
+
+function random(dtype: 'f32' | 'f64' | 'c64' | 'c128', shape: [number, number], seed: number): Tensor {
+  return Tensor.fromArray(dtype, shape, randomValues(seededRandom(seed), dtype, shape[0] * shape[1]));
+}
+
+/** A provider that records the pool size it was offered, then delegates. */
+function spying(pkg: CpuProviderPackage, seen: (number | undefined)[]): CpuProviderPackage {
+  const inner = pkg.gemm!;
+  const gemm: CpuGemmProvider = {
+    name: inner.name,
+    executionCapabilities: () => inner.executionCapabilities(),
+    declaredSupport: () => inner.declaredSupport!(),
+    gemm: (ctx, req) => {
+      seen.push(ctx.workerPool()?.size);
+      return inner.gemm(ctx, req);
+    },
+  };
+  return { kind: 'faer', name: pkg.name, gemm };
+}
+
+describe('faer backend', () => {
+  it('the addon loads and names its ISA path', () => {
+    expect(status.available, status.available ? '' : status.reason).toBe(true);
+    const pkg = createFaerProvider();
+    expect(pkg.kind).toBe('faer');
+    expect(pkg.name).toBe(`tenferro faer GEMM (${isa})`);
+    expect(pkg.gemm?.executionCapabilities()).toMatchObject({ threadCount: 'perCallUpperBound', placement: 'engineWorkers', workerLocalSequential: true });
+  });
+
+  it('runs matmul through these kernels on 2 workers; executionInfo names the ISA path', async () => {
+    const seen: (number | undefined)[] = [];
+    const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [spying(createFaerProvider(), seen)] });
+    try {
+      expect(backend.executionInfo().providerDiagnostic).toContain(`tenferro faer GEMM (${isa})`);
+      for (const dtype of ['f64', 'f32', 'c128', 'c64'] as const) {
+        const a = random(dtype, [150, 170], 1);
+        const b = random(dtype, [170, 130], 2);
+        const got = await backend.matmul(a, b);
+        const want = naiveDotGeneral(a, b, { contracting: [[1], [0]] });
+        expect(got.shape).toEqual([150, 130]);
+        expect(relativeError((got.toArray() as number[]).map(Number), want.values), dtype).toBeLessThanOrEqual(toleranceFor(dtype));
+      }
+      // Inner mode: the provider was offered the 2-lane pool (and splits over it: 150·130·170 is above the split threshold).
+      expect(seen.length).toBeGreaterThan(0);
+      expect(seen.every((s) => s === 2)).toBe(true);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('a batched dot-general with conjugation runs through the kernels', async () => {
+    const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [createFaerProvider()] });
+    try {
+      const rand = seededRandom(9);
+      const lhs = Tensor.fromArray('c128', [40, 30, 5], randomValues(rand, 'c128', 40 * 30 * 5));
+      const rhs = Tensor.fromArray('c128', [30, 50, 5], randomValues(rand, 'c128', 30 * 50 * 5));
+      const dims = { contracting: [[1], [0]], batch: [[2], [2]] } as const;
+      const got = await backend.dotGeneral(lhs, rhs, dims as never, { conjLhs: true });
+      const want = naiveDotGeneral(lhs, rhs, dims as never, { conjLhs: true });
+      expect(relativeError((got.toArray() as number[]).map(Number), want.values)).toBeLessThanOrEqual(toleranceFor('c128'));
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('creates no threads during a 2-worker GEMM (thread census)', async () => {
+    const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [createFaerProvider()] });
+    try {
+      const a = random('f64', [384, 384], 3);
+      const b = random('f64', [384, 384], 4);
+      await backend.matmul(a, b); // warm: workers load the addon here
+      const { newThreads, before, peak } = await peakThreadsDuring(async () => {
+        for (let i = 0; i < 5; i++) await backend.matmul(a, b);
+      });
+      expect(newThreads).toEqual([]);
+      expect(peak).toBe(before);
+      expect(backend.executionInfo().workerCount).toBeLessThanOrEqual(2);
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('importing the package loads no addon (child process, /proc/self/maps)', () => {
+    const index = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+    const script = `
+      const fs = await import('node:fs');
+      const loaded = () => fs.readFileSync('/proc/self/maps', 'utf8').includes('tenferro_faer.node');
+      const mod = await import(${JSON.stringify(index)});
+      const afterImport = loaded();
+      mod.createFaerProvider();
+      console.log(JSON.stringify({ afterImport, afterCreate: loaded() }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual({ afterImport: false, afterCreate: true });
+  });
+
+  it('without the addon, createFaerProvider throws ProviderUnavailable saying why, and the status says so first', () => {
+    const index = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+    const script = `
+      const mod = await import(${JSON.stringify(index)});
+      let error;
+      try { mod.createFaerProvider(); } catch (e) { error = { code: e.code, kind: e.kind, message: e.message }; }
+      console.log(JSON.stringify({ error, status: mod.faerProviderStatus().available }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TENFERRO_FAER_DISABLE: '1' } });
+    const r = JSON.parse(out);
+    expect(r.status).toBe(false);
+    expect(r.error).toMatchObject({ code: 'ProviderUnavailable', kind: 'Unsupported' });
+    expect(r.error.message).toContain('unavailable');
+  });
+
+  it('rejects bad options with InvalidArgument', () => {
+    for (const bad of [{ isa: 'sse9' }, { bogus: 1 }, { parallelMinWork: -1 }]) {
+      expect(() => createFaerProvider(bad as never)).toThrow(expect.objectContaining({ code: 'InvalidArgument', kind: 'Validation' }));
+    }
+  });
+});
+
+describe('partitioning', () => {
+  it('splitRange gives near-equal disjoint granule-aligned ranges covering the extent', () => {
+    for (const [extent, granule, count] of [[1024, 6, 2], [7, 6, 2], [100, 32, 3], [5, 1, 8], [1, 6, 2]] as const) {
+      const r = splitRange(extent, granule, count);
+      expect(r[0]![0]).toBe(0);
+      expect(r[r.length - 1]![1]).toBe(extent);
+      for (let i = 1; i < r.length; i++) expect(r[i]![0]).toBe(r[i - 1]![1]);
+      for (const [lo] of r) expect(lo % granule).toBe(0);
+      expect(r.length).toBeLessThanOrEqual(count);
+    }
+  });
+
+  it('planParts: one task when small or one lane; batches, N or M otherwise', () => {
+    const shape = { mr: 32, nr: 6 };
+    expect(planParts({ m: 1000, n: 1000, k: 1000, batch: [] }, 1, shape, 0)).toHaveLength(1);
+    expect(planParts({ m: 10, n: 10, k: 10, batch: [] }, 2, shape, 1e6)).toHaveLength(1);
+    const byN = planParts({ m: 512, n: 1024, k: 512, batch: [] }, 2, shape, 0);
+    expect(byN.map((p) => [p.n0, p.n1])).toEqual([[0, 516], [516, 1024]]);
+    const byM = planParts({ m: 1024, n: 100, k: 512, batch: [] }, 2, shape, 0);
+    expect(byM.map((p) => [p.m0, p.m1])).toEqual([[0, 512], [512, 1024]]);
+    const byBatch = planParts({ m: 20, n: 20, k: 20, batch: [3, 2] }, 2, shape, 0);
+    expect(byBatch.map((p) => [p.b0, p.b1])).toEqual([[0, 3], [3, 6]]);
+  });
+
+  it('the parts of a pool-split request together compute exactly the whole GEMM', async () => {
+    // A stand-in context whose pool runs the kernel tasks in this thread.
+    const tasks: FaerGemmTask[] = [];
+    const pool = {
+      size: 2,
+      map: async (_k: unknown, payloads: readonly FaerGemmTask[]) => payloads.map((p) => (tasks.push(p), faerGemm(p))),
+      runOn: async () => undefined,
+    };
+    const ctx = { workerPool: () => pool, run: async (_k: unknown, p: FaerGemmTask) => (tasks.push(p), faerGemm(p)), threadBudget: 2 } as unknown as CpuExecutionContext;
+    const gemm = createFaerProvider({ parallelMinWork: 0 }).gemm!;
+    const a = random('f64', [70, 33], 5);
+    const b = random('f64', [33, 45], 6);
+    const out = Tensor.fromArray('f64', [70, 45], new Array(70 * 45).fill(Number.NaN));
+    const op = (t: Tensor) => ({ buffer: t.buffer, offset: 0, rowStride: 1, colStride: t.shape[0]!, batchStrides: [] });
+    const req: CpuGemmRequest = { dtype: 'f64', m: 70, n: 45, k: 33, batch: [], lhs: op(a), rhs: op(b), out: op(out), alpha: 1, beta: 0, conjLhs: false, conjRhs: false };
+    const outcome = await gemm.gemm(ctx, req);
+    expect(outcome.executed).toBe(true);
+    expect(tasks).toHaveLength(2);
+    const want = naiveDotGeneral(a, b, { contracting: [[1], [0]] });
+    expect(relativeError((out.toArray() as number[]).map(Number), want.values)).toBeLessThanOrEqual(toleranceFor('f64'));
+  });
+});
