@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CpuBackend, discoverCpuTopology, referenceGemmProvider } from '../src/index.js';
 import { cpusAllowedOfTask, expectCode, kernel, processAllowed } from './helpers.js';
@@ -73,6 +74,24 @@ describe('CpuBackend.create: kinds, placement, pinned engines', () => {
     expect(out.workers).toHaveLength(1);
     expect(out.workers[0].cpus).toBe(String(last));
     expect(out.status).toEqual([String(last)]);
+  });
+
+  it('without providers, a kind\'s installed package is discovered; where none is, reference kernels run and the diagnostic says why', () => {
+    const script = `
+      import { CpuBackend } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const b = await CpuBackend.create({ threads: 1 });
+      const explicit = await CpuBackend.create({ threads: 1, providers: [] });
+      let blas; try { await CpuBackend.create({ kind: 'blas' }); } catch (e) { blas = e.code; }
+      console.log(JSON.stringify({ found: b.executionInfo().providerDiagnostic, explicit: explicit.executionInfo().providerDiagnostic, blas }));
+      await Promise.all([b.close(), explicit.close()]);`;
+    const env = { ...process.env, NODE_PATH: '' };
+    delete (env as Record<string, unknown>).TENFERRO_DISCOVER_PROVIDERS;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: tmpdir(), env });
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout);
+    expect(out.found).toContain('@tenferro/provider-faer is not installed');
+    expect(out.explicit).toContain('reference');
+    expect(out.blas).toBe('BackendKindUnavailable');
   });
 
   it('blas without its provider package is BackendKindUnavailable naming the package', async () => {

@@ -18,6 +18,18 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     await backend.close();
   });
 
+  it('installed, it is what CpuBackend.create({ kind: \'blas\' }) uses without being passed', async () => {
+    const found = await CpuBackend.create({ kind: 'blas', threads: 1 });
+    try {
+      expect(found.executionInfo().executionMode).toBe('providerDefaultExclusive');
+      expect(found.providerBundle().gemm.name).toBe(createBlasProvider().gemm!.name);
+      const r = await found.matmul(Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]), Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]));
+      expect(values(r)).toEqual([1, 2, 3, 4]);
+    } finally {
+      await found.close();
+    }
+  });
+
   it('matmul of random 300×200 by 200×100 f64 equals the oracle within 1e-12 relative', async () => {
     const r = seededRandom(7);
     const a = Tensor.fromArray('f64', [300, 200], Array.from({ length: 300 * 200 }, () => r() * 2 - 1));

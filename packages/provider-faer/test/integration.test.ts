@@ -119,6 +119,18 @@ describe('faer backend', () => {
     expect(r.error.message).toContain('unavailable');
   });
 
+  it('installed, it is what CpuBackend.create({ kind: \'faer\' }) uses without being passed; providers: [] keeps core\'s reference kernels', async () => {
+    const found = await CpuBackend.create({ kind: 'faer', threads: 1 });
+    const reference = await CpuBackend.create({ kind: 'faer', threads: 1, providers: [] });
+    try {
+      expect(found.executionInfo().providerDiagnostic).toMatch(/faer GEMM \((avx512f|avx2\+fma|portable)\)/);
+      expect(found.providerBundle().gemm.name).toBe(createFaerProvider().gemm!.name);
+      expect(reference.executionInfo().providerDiagnostic).toContain('reference');
+    } finally {
+      await Promise.all([found.close(), reference.close()]);
+    }
+  });
+
   it('rejects bad options with InvalidArgument', () => {
     for (const bad of [{ isa: 'sse9' }, { bogus: 1 }, { parallelMinWork: -1 }]) {
       expect(() => createFaerProvider(bad as never)).toThrow(expect.objectContaining({ code: 'InvalidArgument', kind: 'Validation' }));

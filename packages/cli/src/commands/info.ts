@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { CpuBackend, discoverCpuTopology, TenferroError, type CpuExecutionInfo, type CpuTopology } from '@tenferro/core';
+import { CpuBackend, discoverCpuTopology, TenferroError, type CpuExecutionInfo, type CpuProviderPackage, type CpuTopology } from '@tenferro/core';
 import { loadOs } from '@tenferro/os';
 import { findInstalledProviders, KNOWN_PROVIDER_PACKAGES, type InstalledPackage } from '../installed-providers.js';
 
@@ -96,6 +96,16 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
   };
 }
 
+/** The CLI's own @tenferro/provider-faer (an optional dependency), when it is installed and loads. */
+async function faerProviders(): Promise<CpuProviderPackage[] | undefined> {
+  try {
+    const { createFaerProvider, faerProviderStatus } = await import('@tenferro/provider-faer');
+    return faerProviderStatus().available ? [createFaerProvider()] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 async function describeBlas(): Promise<InfoReport['blas']> {
   let mod: typeof import('@tenferro/provider-blas');
   try {
@@ -124,7 +134,8 @@ async function describeBlas(): Promise<InfoReport['blas']> {
 async function describeDefaultBackend(topology: CpuTopology | undefined): Promise<InfoReport['backend']> {
   let backend: CpuBackend | undefined;
   try {
-    backend = await CpuBackend.create(topology === undefined ? {} : { topology });
+    const providers = await faerProviders();
+    backend = await CpuBackend.create({ ...(topology === undefined ? {} : { topology }), ...(providers === undefined ? {} : { providers }) });
     const i = backend.executionInfo();
     return {
       kind: i.backendKind,

@@ -33,7 +33,11 @@ export interface CpuBackendOptions {
   readonly placement?: CpuPlacement;
   /** A topology to use instead of discovering this machine's (tests, containers). */
   readonly topology?: CpuTopology;
-  /** Provider packages, e.g. `[createBlasProvider()]`; nothing registers itself at import. */
+  /**
+   * Provider packages, e.g. `[createFaerProvider()]`. Omitted: the kind's package is used when the
+   * application has it installed (`@tenferro/provider-faer`, `@tenferro/provider-blas`), else core's
+   * reference kernels (faer) or `BackendKindUnavailable` (blas). `[]`: core's reference kernels only.
+   */
   readonly providers?: readonly CpuProviderPackage[];
 }
 
@@ -55,7 +59,8 @@ export interface NormalizedBackendOptions {
   readonly threads: number | undefined;
   readonly placement: CpuPlacement;
   readonly topology: CpuTopology | undefined;
-  readonly providers: readonly CpuProviderPackage[];
+  /** `undefined` when not given: discover the kind's installed package. */
+  readonly providers: readonly CpuProviderPackage[] | undefined;
 }
 
 const KNOWN = new Set(['kind', 'threads', 'placement', 'topology', 'providers']);
@@ -75,15 +80,15 @@ export function validateBackendOptions(options: unknown, op: string): Normalized
   if (topology !== undefined && (typeof topology !== 'object' || topology === null || typeof topology.node !== 'function')) {
     throw invalidArgument(op, 'options.topology', 'a CpuTopology from discoverCpuTopology()', topology);
   }
-  const providers = o.providers === undefined ? [] : o.providers;
-  if (!Array.isArray(providers)) throw invalidArgument(op, 'options.providers', 'an array of provider packages', providers);
-  providers.forEach((p: unknown, i) => {
+  const providers = o.providers;
+  if (providers !== undefined && !Array.isArray(providers)) throw invalidArgument(op, 'options.providers', 'an array of provider packages', providers);
+  (providers ?? []).forEach((p: unknown, i: number) => {
     if (typeof p !== 'object' || p === null || (p as CpuProviderPackage).kind === undefined) {
       throw invalidArgument(op, `options.providers[${i}]`, 'a provider package (e.g. createBlasProvider())', p);
     }
     validateKind((p as CpuProviderPackage).kind, op, `options.providers[${i}].kind`);
   });
-  return Object.freeze({ kind, threads, placement, topology, providers: Object.freeze([...providers]) });
+  return Object.freeze({ kind, threads, placement, topology, providers: providers === undefined ? undefined : Object.freeze([...providers]) });
 }
 
 export function validateThreads(value: unknown, op: string, param: string): number {

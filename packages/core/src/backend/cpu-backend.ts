@@ -20,6 +20,7 @@ import { ExternalCpuDomain } from '../domain/external-cpu-domain.js';
 import type { CpuDomain, CpuDomainId } from './cpu-domain.js';
 import { type CpuBackendOptions, type CpuProviderPackage, type ExternalBackendOptions, threadsFromEnv, validateBackendOptions } from './backend-options.js';
 import { dotGeneralFresh, dotGeneralOn, reshapeMaterialized } from './tensor-operations.js';
+import { discoverProvider } from './provider-discovery.js';
 import { CpuExecSession } from './backend-session.js';
 import { Coordinator } from './coordinator.js';
 import type { CpuEngine } from './cpu-engine.js';
@@ -48,6 +49,8 @@ interface HandleState {
   readonly resolved: ResolvedExecution;
   readonly providers: readonly CpuProviderPackage[];
   readonly bundle: CpuProviderBundle;
+  /** Why no provider package was discovered, when none was (diagnostics). */
+  readonly providerNote?: string | undefined;
 }
 
 /**
@@ -74,7 +77,9 @@ export class CpuBackend {
   static async create(options: CpuBackendOptions = {}): Promise<CpuBackend> {
     const op = 'CpuBackend.create';
     const o = validateBackendOptions(options, op);
-    assertKindAvailable(o.kind, o.providers, op);
+    const discovered = o.providers === undefined ? await discoverProvider(o.kind, op) : undefined;
+    const providers = o.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
+    assertKindAvailable(o.kind, providers, op);
     const threads = o.threads ?? threadsFromEnv(op);
     const topology = o.topology ?? discoverCpuTopology();
     const affinityAvailable = loadOs().available;
@@ -85,15 +90,16 @@ export class CpuBackend {
       threads: threads ?? topology.effectiveCapacity.cpus,
       affinityAvailable,
     });
-    const bundle = standardBundle(o.kind, o.providers);
+    const bundle = standardBundle(o.kind, providers);
     for (const domain of coordinator.validationDomains()) validateBundleForDomain(bundle, domain, op);
     const backend = new CpuBackend(CONSTRUCT, {
       coordinator,
       identity: Object.freeze({}),
       placement: o.placement,
       resolved,
-      providers: o.providers,
+      providers,
       bundle,
+      providerNote: discovered?.note,
     });
     await coordinator.engine(resolved, op);
     return backend;
@@ -561,7 +567,8 @@ export class CpuBackend {
     }[s.resolved.mode];
     const named = s.providers.filter((p) => p.kind === s.coordinator.kind).map((p) => p.name);
     if (named.length > 0) return `${named.join(', ')} (${workers})`;
-    return `reference providers (TypeScript, sequential, slow; install @tenferro/provider-faer for native kernels) on ${workers}`;
+    const note = s.providerNote ?? 'install @tenferro/provider-faer for native kernels';
+    return `reference providers (TypeScript, sequential, slow; ${note}) on ${workers}`;
   }
 }
 
@@ -584,7 +591,7 @@ function standardBundle(kind: CpuBackendKind, providers: readonly CpuProviderPac
 
 function assertKindAvailable(kind: CpuBackendKind, providers: readonly CpuProviderPackage[], op: string): void {
   if (kind === 'blas' && !providers.some((p) => p.kind === 'blas')) {
-    throw new TenferroError('BackendKindUnavailable', "the 'blas' kind needs @tenferro/provider-blas: install it and pass providers: [createBlasProvider()]", {
+    throw new TenferroError('BackendKindUnavailable', "the 'blas' kind needs @tenferro/provider-blas: install it (it is then found by CpuBackend.create) or pass providers: [createBlasProvider()]", {
       op,
       detail: { kind: 'blas', package: '@tenferro/provider-blas' },
     });
