@@ -15,6 +15,8 @@ export interface RawAffinity {
 export interface OsBinding {
   /** `syscall(SYS_gettid)` of the calling thread. */
   gettid(): number;
+  /** `sched_yield()`: let another runnable thread on this CPU run. */
+  yieldThread(): void;
   /** `sched_getaffinity(0, ...)`: the calling thread's mask. */
   getThreadAffinity(): RawAffinity;
   /** `sched_getaffinity(getpid(), ...)`: the main thread's mask, which is the process mask. */

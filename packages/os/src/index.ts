@@ -13,6 +13,7 @@ export {
   getProcessAffinity,
   getThreadAffinity,
   gettid,
+  yieldThread,
   setThreadAffinity,
   validateCpuList,
 } from './thread-affinity.js';

@@ -46,7 +46,7 @@ export function loadOsFrom(addonPath: string, statusPath: string): OsStatus {
   try {
     const require = createRequire(import.meta.url);
     const binding = require(addonPath) as Partial<OsBinding>;
-    for (const name of ['gettid', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity'] as const) {
+    for (const name of ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity'] as const) {
       if (typeof binding[name] !== 'function') throw new Error(`${addonPath} does not export ${name}()`);
     }
     return Object.freeze({ available: true, binding: binding as OsBinding, path: addonPath });

@@ -37,6 +37,11 @@ function affinity(op: string, syscall: string, raw: RawAffinity): number[] {
   return raw.cpus;
 }
 
+/** `sched_yield()` for the calling thread: spin-waits call it so that threads sharing a CPU hand over quickly. */
+export function yieldThread(): void {
+  binding('yieldThread').yieldThread();
+}
+
 /** The calling thread's kernel thread id (`gettid()`); equals `process.pid` on the main thread. */
 export function gettid(): number {
   return binding('gettid').gettid();

@@ -1,6 +1,6 @@
 import { isMainThread } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { getProcessAffinity, getThreadAffinity, gettid, loadOs, setThreadAffinity } from '../src/index.js';
+import { getProcessAffinity, getThreadAffinity, gettid, loadOs, setThreadAffinity, yieldThread } from '../src/index.js';
 import { cpusAllowedList, parseCpuList } from './helpers.js';
 
 describe('native addon on the main thread', () => {
@@ -8,6 +8,12 @@ describe('native addon on the main thread', () => {
     const status = loadOs();
     expect(status.available, status.available ? '' : status.reason).toBe(true);
     expect(loadOs()).toBe(status); // cached
+  });
+
+  it('yieldThread() returns at once and leaves the mask alone', () => {
+    const before = getThreadAffinity();
+    for (let i = 0; i < 1000; i++) expect(yieldThread()).toBeUndefined();
+    expect(getThreadAffinity()).toEqual(before);
   });
 
   it('gettid() is process.pid on the main thread', () => {

@@ -90,8 +90,12 @@ for (const c of cases) {
   const x = randomTensor(c.dtype, c.n, 1);
   const y = randomTensor(c.dtype, c.n, 2);
   const out = Tensor.zeros(c.dtype, [c.n, c.n]);
-  await backend.matmul(x, y); // warm
-  await backend.dotGeneralInto(out, x, y, { contracting: [[1], [0]] });
+  // Warm-up, time-based: the worker loads the addon and V8 optimises the dispatch path (a few
+  // thousand calls at small n; at large n a couple of calls).
+  for (const until = performance.now() + 250; performance.now() < until; ) {
+    await backend.matmul(x, y);
+    await backend.dotGeneralInto(out, x, y, { contracting: [[1], [0]] });
+  }
   // Interleaved rounds (anchor, ours, ours-into) so drift on this shared VM hits every side alike.
   const anchorSecs = [];
   const secs = [];

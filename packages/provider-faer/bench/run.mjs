@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { performance } from 'node:perf_hooks';
 // faer-kind end-to-end matmul vs direct C cblas_dgemm/cblas_sgemm (OpenBLAS) in the same run.
 //
 //   node bench/run.mjs [--quick] [--json]
@@ -41,7 +42,9 @@ function anchor(bin, dtype, n, threads, reps) {
 
 async function ours(backend, a, b, reps, out) {
   const call = out === undefined ? () => backend.matmul(a, b) : () => backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
-  await call(); // warm-up (workers load the module/addon)
+  // Warm-up, time-based: workers load the module and addon, and V8 optimises the dispatch path
+  // (a few thousand calls at small n; at large n a couple of calls).
+  for (const until = performance.now() + 250; performance.now() < until; ) await call();
   const secs = [];
   for (let r = 0; r < reps; r++) {
     const t0 = process.hrtime.bigint();

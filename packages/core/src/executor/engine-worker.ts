@@ -1,4 +1,5 @@
 import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { loadOs } from '@tenferro/os';
 import { TenferroError } from '../errors/tenferro-error.js';
 import { CpuSet } from '../topology/cpu-set.js';
 import type { KernelRef } from './kernel-ref.js';
@@ -29,22 +30,42 @@ export interface EngineWorkerOptions {
 const OP = 'CpuEngine';
 
 /**
- * How long the main thread polls a task's response before it parks in `Atomics.waitAsync`.
- * Short tasks (and the spinning worker) answer within a few microseconds; parking and being woken
- * through the event loop costs tens. Longer tasks lose at most this much main-thread time.
+ * The main thread polls a task's response before it parks in `Atomics.waitAsync`, for as long
+ * as tasks on this worker have recently taken (three times their moving average, at most
+ * 300 µs; at least 20 µs): parking and being woken through the event loop costs ~100 µs here,
+ * more than short tasks themselves. Longer tasks park at once after the floor. Only a task that
+ * runs alone polls: during a fan-out the main thread parks, leaving the CPUs to the workers.
  */
-const MAIN_SPIN_NS = 20_000n;
+const MIN_POLL_NS = 20_000;
+const MAX_POLL_NS = 300_000;
 
-function spinForResponse(m: Int32Array, seq: number): number {
+function pollForResponse(m: Int32Array, seq: number, budgetNs: number): number {
   let r = Atomics.load(m, Mailbox.RESPONSE);
-  if (r === seq || r === DEAD) return r;
-  const until = process.hrtime.bigint() + MAIN_SPIN_NS;
+  if (r === seq || r === DEAD || budgetNs <= 0) return r;
+  const until = process.hrtime.bigint() + BigInt(Math.round(budgetNs));
+  const yieldThread = mainYield();
   for (let i = 1; ; i++) {
     r = Atomics.load(m, Mailbox.RESPONSE);
     if (r === seq || r === DEAD) return r;
-    if ((i & 63) === 0 && process.hrtime.bigint() > until) return r;
+    if ((i & 63) === 0) {
+      if (process.hrtime.bigint() > until) return r;
+      yieldThread(); // the worker may share this CPU: let it run now rather than at our slice's end
+    }
   }
 }
+
+let yieldFn: (() => void) | undefined;
+/** `sched_yield` from the OS binding, loaded on first use (never at import). */
+function mainYield(): () => void {
+  if (yieldFn === undefined) {
+    const os = loadOs();
+    yieldFn = os.available ? os.binding.yieldThread : () => undefined;
+  }
+  return yieldFn;
+}
+
+/** Tasks in flight on the main isolate, over every engine (fan-outs make it exceed 1). */
+let inFlight = 0;
 
 /** The parent's Node flags minus those that name the parent's own entry point (`-e`, `--input-type`, …), which a worker rejects. */
 function workerExecArgv(): string[] {
@@ -74,6 +95,8 @@ export class EngineWorker {
   readonly #known = new Set<number>();
   #seq = 0;
   #busy = false;
+  /** Moving average of this worker's task round trips (ns), for the poll budget. */
+  #averageNs = MIN_POLL_NS;
   #closing = false;
   #dead = false;
 
@@ -193,16 +216,28 @@ export class EngineWorker {
       m[Mailbox.KERNEL_ID] = kernel.id;
       const seq = ++this.#seq;
       this.#worker.ref();
+      const started = process.hrtime.bigint();
       Atomics.store(m, Mailbox.REQUEST, seq);
       Atomics.notify(m, Mailbox.REQUEST);
-      let r = spinForResponse(m, seq);
-      while (r !== seq && r !== DEAD) {
-        const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
-        if (wait.async) await wait.value;
-        r = Atomics.load(m, Mailbox.RESPONSE);
+      inFlight++;
+      let r: number;
+      try {
+        // Let the other tasks of a fan-out post first: polling blocks this thread.
+        await null;
+        const expected = 3 * this.#averageNs;
+        const budget = inFlight !== 1 ? 0 : expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected);
+        r = pollForResponse(m, seq, budget);
+        while (r !== seq && r !== DEAD) {
+          const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
+          if (wait.async) await wait.value;
+          r = Atomics.load(m, Mailbox.RESPONSE);
+        }
+      } finally {
+        inFlight--;
       }
       if (!this.#dead) this.#worker.unref();
       if (r === DEAD) throw this.#deadError(op);
+      this.#averageNs += (Number(process.hrtime.bigint() - started) - this.#averageNs) / 8;
       const resultFlags = m[Mailbox.RESULT_FLAGS]!;
       if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
       const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;

@@ -13,9 +13,18 @@ const port = init.taskPort;
 const mailbox = new Int32Array(init.mailbox);
 const engineState = new Int32Array(init.engineState);
 
+/** `sched_yield` from the OS binding when it loads here; spin-waits call it (see `serve`). */
+let yieldThread: () => void = () => undefined;
+
 async function pin(): Promise<WorkerStartupMessage> {
   let affinity: number[] | undefined;
   let tid = threadSelfTid() ?? -1;
+  try {
+    const os = await import('@tenferro/os');
+    if (os.loadOs().available) yieldThread = os.yieldThread;
+  } catch {
+    // unpinned compatibility worker without the binding: spin without yielding
+  }
   if (init.cpus !== undefined) {
     try {
       const os = await import('@tenferro/os');
@@ -41,12 +50,16 @@ async function serve(tid: number): Promise<never> {
   const spinNs = BigInt(init.spinMicros) * 1000n;
   let seen = 0;
   for (;;) {
-    // Spin briefly for back-to-back tasks, then sleep.
+    // Spin briefly for back-to-back tasks, then sleep. The spin yields the CPU now and then, so
+    // that a thread sharing this CPU (the main thread polling for our answer) runs at once.
     if (spinNs > 0n && Atomics.load(mailbox, Mailbox.REQUEST) === seen) {
       Atomics.store(mailbox, Mailbox.SPINNING, 1);
       const until = process.hrtime.bigint() + spinNs;
-      while (Atomics.load(mailbox, Mailbox.REQUEST) === seen && process.hrtime.bigint() < until) {
-        /* spin */
+      for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === seen; i++) {
+        if ((i & 63) === 0) {
+          if (process.hrtime.bigint() >= until) break;
+          yieldThread();
+        }
       }
       Atomics.store(mailbox, Mailbox.SPINNING, 0);
     }

@@ -136,8 +136,16 @@ Napi::Value GetTid(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), static_cast<double>(syscall(SYS_gettid)));
 }
 
+// sched_yield(): lets another runnable thread on this CPU run; a spin-wait calls it so that two
+// spinning threads sharing one CPU hand over within a yield instead of a whole time slice.
+Napi::Value YieldThread(const Napi::CallbackInfo& info) {
+  sched_yield();
+  return info.Env().Undefined();
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("gettid", Napi::Function::New(env, GetTid, "gettid"));
+  exports.Set("yieldThread", Napi::Function::New(env, YieldThread, "yieldThread"));
   exports.Set("getThreadAffinity", Napi::Function::New(env, GetThreadAffinity, "getThreadAffinity"));
   exports.Set("getProcessAffinity", Napi::Function::New(env, GetProcessAffinity, "getProcessAffinity"));
   exports.Set("setThreadAffinity", Napi::Function::New(env, SetThreadAffinity, "setThreadAffinity"));
