@@ -47,8 +47,9 @@ export async function discoverProvider(kind: CpuBackendKind, op: string): Promis
     try {
       return { package: (create as () => CpuProviderPackage)(), note: undefined };
     } catch (e) {
-      if (kind === 'faer' && TenferroError.is(e, 'ProviderUnavailable')) return { package: undefined, note: `${name} is installed but unavailable: ${e.message}` };
-      throw e;
+      if (!TenferroError.is(e, 'ProviderUnavailable')) throw e;
+      if (kind === 'faer') return { package: undefined, note: `${name} is installed but unavailable: ${e.message}` };
+      throw new TenferroError('BackendKindUnavailable', `${name} is installed but cannot run here: ${e.message}`, { op, cause: e, detail: { kind, package: name } });
     }
   }
   return { package: undefined, note: `${name} is not installed` };
