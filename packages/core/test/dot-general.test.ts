@@ -157,3 +157,44 @@ describe('GEMM analysis cache (R116, R117)', () => {
     }
   });
 });
+
+describe('reclaim (the contract\'s reclaim_buffer)', () => {
+  it('a reclaimed output\'s storage is reused by the next fresh output, which is correct and zeroed where unwritten', async () => {
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const x = Tensor.fromArray('f64', [16, 16], Array.from({ length: 256 }, (_, i) => (i % 5) - 2));
+      const first = await b.matmul(x, x);
+      const want = first.toArray();
+      b.reclaim(first);
+      b.reclaim(first); // twice: a no-op
+      expect(b.bufferPoolStats().buffers).toBe(1);
+      const second = await b.matmul(x, x);
+      expect(second.buffer).toBe(first.buffer);
+      expect(second.toArray()).toEqual(want);
+      expect(second.placement.cpuAffinity).toBe(0);
+      expect(b.bufferPoolStats()).toMatchObject({ buffers: 0, outstanding: 0 });
+      // a smaller product reuses the larger storage; the view covers only what it needs
+      b.reclaim(second);
+      const small = await b.matmul(Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]), Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]));
+      expect(small.buffer).toBe(first.buffer);
+      expect(small.toArray()).toEqual([1, 2, 3, 4]);
+      await expectCode(() => b.reclaim({} as never), 'InvalidArgument');
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('a failed operation returns its fresh storage to the pool', async () => {
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const failing = b.withProviderBundle(
+        b.providerBundle().toBuilder().gemmProvider({ ...b.providerBundle().gemm, name: 'failing', gemm: async () => { throw new Error('nope'); } }).build(),
+      );
+      const x = Tensor.fromArray('f64', [4, 4], Array.from({ length: 16 }, (_, i) => i));
+      await expectCode(failing.matmul(x, x), 'ProviderFailed');
+      expect(b.bufferPoolStats()).toMatchObject({ buffers: 1, outstanding: 0 });
+    } finally {
+      await b.close();
+    }
+  });
+});

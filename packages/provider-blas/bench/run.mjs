@@ -100,6 +100,7 @@ for (const c of cases) {
   const anchorSecs = [];
   const secs = [];
   const intoSecs = [];
+  const reclaimSecs = [];
   let a;
   for (let round = 0; round < ROUNDS; round++) {
     // Anchor: C on the same library, same thread count, same environment.
@@ -118,10 +119,17 @@ for (const c of cases) {
       await backend.dotGeneralInto(out, x, y, { contracting: [[1], [0]] });
       intoSecs.push((performance.now() - t0) / 1e3);
     }
+    // matmul whose output is reclaimed after each call: the fresh output comes from the pool.
+    for (let r = 0; r < reps; r++) {
+      const t0 = performance.now();
+      backend.reclaim(await backend.matmul(x, y));
+      reclaimSecs.push((performance.now() - t0) / 1e3);
+    }
   }
   const flops = 2 * c.n ** 3;
   const ours = { median: median(secs), best: Math.min(...secs) };
   const into = median(intoSecs);
+  const reclaimed = median(reclaimSecs);
   const anc = { median: median(anchorSecs), best: Math.min(...anchorSecs) };
   rows.push({
     ...c,
@@ -131,6 +139,7 @@ for (const c of cases) {
     ratio: anc.median / ours.median,
     ratioBest: anc.best / ours.best,
     intoRatio: anc.median / into,
+    reclaimRatio: anc.median / reclaimed,
     overheadMicros: (ours.median - anc.median) * 1e6,
     intoOverheadMicros: (into - anc.median) * 1e6,
     anchorCore: a.core,
@@ -149,16 +158,16 @@ if (args.json) {
 } else {
   const r = status.runtime;
   console.log(`\n@tenferro/provider-blas bench — ${r.name} ${r.version}, ${r.threadingLayer}${r.coreType ? `, core ${r.coreType}` : ''}; anchor core ${rows[0]?.anchorCore || '-'}${sameCore ? ' (same)' : ' (DIFFERENT: results not comparable)'}; OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE ?? '(unset)'}`);
-  console.log('matmul = backend.matmul end to end (fresh output); into = backend.dotGeneralInto a preallocated output; ratios = anchor time / ours (median)');
-  console.log('dtype     n  thr  reps   anchor GF/s   matmul GF/s   ratio(med)  ratio(best)  into ratio   matmul−anchor µs  into−anchor µs');
+  console.log('matmul = backend.matmul end to end (fresh output); into = backend.dotGeneralInto a preallocated output; reclaim = matmul whose output is reclaimed after each call; ratios = anchor time / ours (median)');
+  console.log('dtype     n  thr  reps   anchor GF/s   matmul GF/s   ratio(med)  ratio(best)  into ratio  reclaim ratio   matmul−anchor µs  into−anchor µs');
   for (const x of rows) {
     const goal = x.n >= 256 ? (x.ratio >= 0.97 ? ' ok' : ' <0.97') : '';
     console.log(
-      `${x.dtype.padEnd(5)} ${String(x.n).padStart(5)} ${String(x.threads).padStart(4)} ${String(x.reps).padStart(5)} ${x.anchorGflops.toFixed(1).padStart(13)} ${x.oursGflops.toFixed(1).padStart(13)} ${x.ratio.toFixed(3).padStart(11)}${goal.padEnd(7)} ${x.ratioBest.toFixed(3).padStart(6)} ${x.intoRatio.toFixed(3).padStart(11)} ${x.overheadMicros.toFixed(1).padStart(17)} ${x.intoOverheadMicros.toFixed(1).padStart(15)}`,
+      `${x.dtype.padEnd(5)} ${String(x.n).padStart(5)} ${String(x.threads).padStart(4)} ${String(x.reps).padStart(5)} ${x.anchorGflops.toFixed(1).padStart(13)} ${x.oursGflops.toFixed(1).padStart(13)} ${x.ratio.toFixed(3).padStart(11)}${goal.padEnd(7)} ${x.ratioBest.toFixed(3).padStart(6)} ${x.intoRatio.toFixed(3).padStart(11)} ${x.reclaimRatio.toFixed(3).padStart(14)} ${x.overheadMicros.toFixed(1).padStart(17)} ${x.intoOverheadMicros.toFixed(1).padStart(15)}`,
     );
   }
   const small = rows.filter((x) => x.n === 64);
   if (small.length > 0) console.log(`fixed per-call overhead at n = 64 (median ours − anchor): ${small.map((x) => `${x.dtype}/${x.threads}t matmul ${x.overheadMicros.toFixed(1)} µs, into ${x.intoOverheadMicros.toFixed(1)} µs`).join('; ')}`);
   const big = rows.filter((x) => x.n >= 256);
-  console.log(`ratio goal ≥ 0.97 for n ≥ 256: matmul ${big.filter((x) => x.ratio >= 0.97).length}/${big.length}, into ${big.filter((x) => x.intoRatio >= 0.97).length}/${big.length} cases (median times)`);
+  console.log(`ratio goal ≥ 0.97 for n ≥ 256: matmul ${big.filter((x) => x.ratio >= 0.97).length}/${big.length}, into ${big.filter((x) => x.intoRatio >= 0.97).length}/${big.length}, reclaim ${big.filter((x) => x.reclaimRatio >= 0.97).length}/${big.length} cases (median times)`);
 }

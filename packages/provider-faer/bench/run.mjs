@@ -41,7 +41,12 @@ function anchor(bin, dtype, n, threads, reps) {
 }
 
 async function ours(backend, a, b, reps, out) {
-  const call = out === undefined ? () => backend.matmul(a, b) : () => backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
+  const call =
+    out === 'reclaim'
+      ? async () => backend.reclaim(await backend.matmul(a, b))
+      : out === undefined
+        ? () => backend.matmul(a, b)
+        : () => backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
   // Warm-up, time-based: workers load the module and addon, and V8 optimises the dispatch path
   // (a few thousand calls at small n; at large n a couple of calls).
   for (const until = performance.now() + 250; performance.now() < until; ) await call();
@@ -83,12 +88,14 @@ try {
         const anc = anchor(bin, dtype, n, t, reps);
         const second = await ours(backend, a, b, Math.ceil(reps / 2));
         const into2 = await ours(backend, a, b, Math.ceil(reps / 2), out);
+        const reclaimed = await ours(backend, a, b, reps, 'reclaim');
         const into = gflops(n, Math.min(...into1, ...into2));
+        const reclaim = gflops(n, Math.min(...reclaimed));
         anchorIdentity = `${anc.config} (core ${anc.core})`;
         const all = [...first, ...second];
         const oursBest = gflops(n, Math.min(...all));
         const oursMedian = gflops(n, median(all));
-        rows.push({ n, dtype, threads: t, ours: oursBest, oursMedian, into, anchor: anc.gflopsBest, anchorMedian: anc.gflopsMedian, ratio: oursBest / anc.gflopsBest });
+        rows.push({ n, dtype, threads: t, ours: oursBest, oursMedian, into, reclaim, anchor: anc.gflopsBest, anchorMedian: anc.gflopsMedian, ratio: oursBest / anc.gflopsBest });
         const r = rows[rows.length - 1];
         if (!json) console.error(`  ${dtype} n=${n} t=${t}: ours ${r.ours.toFixed(1)} (median ${r.oursMedian.toFixed(1)}; into ${r.into.toFixed(1)}) vs anchor ${r.anchor.toFixed(1)} (median ${r.anchorMedian.toFixed(1)})`);
       }
@@ -114,10 +121,11 @@ if (json) {
   console.log(`blocking f64 ${JSON.stringify(native.blocking.f64)} f32 ${JSON.stringify(native.blocking.f32)}; caches ${JSON.stringify(native.cache)}`);
   console.log(`GFLOP/s, best of reps (median in parentheses). ours = backend.matmul end to end (fresh output each call);`);
   console.log(`into = backend.dotGeneralInto a reused output (same kernels and dispatch, no output allocation);`);
+  console.log(`reclaim = backend.matmul whose output is reclaimed after each call (fresh output from the pool);`);
   console.log(`ratio = ours best / anchor best\n`);
-  console.log(`${pad('n', 5)} ${pad('dtype', 5)} ${pad('thr', 3)} ${pad('ours', 16)} ${pad('anchor', 16)} ${pad('ratio', 6)} ${pad('into', 7)} ${pad('into/anchor', 11)}`);
+  console.log(`${pad('n', 5)} ${pad('dtype', 5)} ${pad('thr', 3)} ${pad('ours', 16)} ${pad('anchor', 16)} ${pad('ratio', 6)} ${pad('into', 7)} ${pad('into/anchor', 11)} ${pad('reclaim', 8)} ${pad('rcl/anchor', 10)}`);
   for (const r of rows) {
-    console.log(`${pad(r.n, 5)} ${pad(r.dtype, 5)} ${pad(r.threads, 3)} ${pad(`${r.ours.toFixed(1)} (${r.oursMedian.toFixed(1)})`, 16)} ${pad(`${r.anchor.toFixed(1)} (${r.anchorMedian.toFixed(1)})`, 16)} ${pad(r.ratio.toFixed(2), 6)} ${pad(r.into.toFixed(1), 7)} ${pad((r.into / r.anchor).toFixed(2), 11)}`);
+    console.log(`${pad(r.n, 5)} ${pad(r.dtype, 5)} ${pad(r.threads, 3)} ${pad(`${r.ours.toFixed(1)} (${r.oursMedian.toFixed(1)})`, 16)} ${pad(`${r.anchor.toFixed(1)} (${r.anchorMedian.toFixed(1)})`, 16)} ${pad(r.ratio.toFixed(2), 6)} ${pad(r.into.toFixed(1), 7)} ${pad((r.into / r.anchor).toFixed(2), 11)} ${pad(r.reclaim.toFixed(1), 8)} ${pad((r.reclaim / r.anchor).toFixed(2), 10)}`);
   }
   console.log(`\nsingle-core FMA peak (f64, ${native.isa}): ${peak.toFixed(1)} GFLOP/s${peakAvx2 ? `; AVX2 FMA: ${peakAvx2.toFixed(1)}` : ''}`);
   if (f64_1024) console.log(`ours f64 n=1024, 1 thread: ${f64_1024.ours.toFixed(1)} GFLOP/s = ${(100 * summary.f64n1024PeakFraction).toFixed(1)} % of the measured single-core peak`);

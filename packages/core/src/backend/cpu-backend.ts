@@ -253,6 +253,19 @@ export class CpuBackend {
     return this.#operate(op, mode, (entry) => reshapeMaterialized(entry, bundle, tensor, shape, op));
   }
 
+  /**
+   * Hand `tensor`'s storage back to this handle's engine pool (the contract's `reclaim_buffer`):
+   * later fresh outputs and temporaries reuse it, so a loop that reclaims what it no longer needs
+   * pays no allocation or page faults. The caller asserts that neither `tensor` nor any view of
+   * its storage is used again. Storage an operation is using is refused (`InvalidArgument`).
+   */
+  reclaim(tensor: Tensor): void {
+    const op = 'CpuBackend.reclaim';
+    if (!(tensor instanceof Tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
+    this.#s.coordinator.assertOpen(op);
+    this.#s.coordinator.builtEngine(this.#s.resolved)?.bufferPool.adopt(tensor.dtype, tensor.buffer);
+  }
+
   /** Retained buffers of every built engine of this coordinator, each counted once (R6). */
   bufferPoolStats(): BufferPoolStats {
     const engines = this.#s.coordinator.builtEngines();

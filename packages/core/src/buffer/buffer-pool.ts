@@ -127,6 +127,31 @@ export class BufferPool implements PoolLimitListener {
     this.trimToLimit();
   }
 
+  /** Give a loan away for good (as a fresh output's storage): no longer outstanding, never retained; a later release is a no-op. */
+  detach(loan: BufferLoan): void {
+    this.#outstanding.delete(loan);
+  }
+
+  /**
+   * Retain `buffer` as storage of `dtype` (a tensor's storage handed back by its owner). A buffer
+   * already retained is a no-op; one lent out right now is an `InvalidArgument` (it is in use).
+   */
+  adopt(dtype: DType, buffer: SharedArrayBuffer): void {
+    const op = 'BufferPool.adopt';
+    if (!isDType(dtype)) throw invalidArgument(op, 'dtype', 'a dtype', dtype);
+    if (!(buffer instanceof SharedArrayBuffer)) throw invalidArgument(op, 'buffer', 'a SharedArrayBuffer', buffer);
+    if (buffer.byteLength === 0 || this.#closed) return;
+    for (const loan of this.#outstanding) {
+      if (loan.buffer === buffer) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a buffer an operation is using');
+    }
+    for (const list of this.#free.values()) if (list.includes(buffer)) return;
+    const list = this.#free.get(dtype)!;
+    list.splice(lowerBound(list, buffer.byteLength), 0, buffer);
+    this.#retainedBytes += buffer.byteLength;
+    this.#buffers += 1;
+    this.trimToLimit();
+  }
+
   /** Evict the smallest retained buffers (across dtypes, ties in dtype order) until retained bytes ≤ cap (R113). */
   trimToLimit(): void {
     const cap = this.#limit.bytes;
