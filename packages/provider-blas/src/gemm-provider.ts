@@ -160,7 +160,7 @@ function threadsFor(ctx: CpuExecutionContext, runtime: BlasRuntime): number {
 }
 
 export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
-  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans });
+  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans, overwritesOutput: true });
   const provider: CpuGemmProvider = {
     name: runtime.label,
     executionCapabilities: () => runtime.capabilities,

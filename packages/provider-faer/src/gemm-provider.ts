@@ -95,7 +95,7 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
     executionCapabilities: () => FAER_CAPABILITIES,
-    declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true }),
+    declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true }),
     async gemm(ctx, request) {
       const shape = shapes.get(request.dtype);
       if (shape === undefined) return Unsupported.dtype(request.dtype);

@@ -24,9 +24,18 @@ export function domainOf(entry: CpuOperationEntry): ValidationDomain {
  * pool (reclaimed storage is reused, so a loop that reclaims its outputs pays no page faults) and
  * return it tagged with the executing domain (R96). On failure the storage goes back to the pool.
  */
-export async function freshOutput(entry: CpuOperationEntry, dtype: DType, shape: readonly number[], op: string, fill: (out: Tensor) => Promise<void>): Promise<Tensor> {
+export async function freshOutput(
+  entry: CpuOperationEntry,
+  dtype: DType,
+  shape: readonly number[],
+  op: string,
+  fill: (out: Tensor) => Promise<void>,
+  overwritten = false,
+): Promise<Tensor> {
   const pool = entry.engine.bufferPool;
-  const loan = pool.acquire(dtype, elementCount(shape, op), { zeroed: true });
+  // Storage the operation overwrites entirely is not zeroed: zeroing it here would also pull its
+  // cache lines to this thread's core, only for the worker's core to take them back.
+  const loan = pool.acquire(dtype, elementCount(shape, op), { zeroed: !overwritten });
   try {
     const out = Tensor.fromDescriptor({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer: loan.buffer }, { cpuAffinity: entry.engine.domain.id });
     await fill(out);
@@ -41,7 +50,8 @@ export async function freshOutput(entry: CpuOperationEntry, dtype: DType, shape:
 /** A fresh output (R96), allocated only after validation and the dispatch checks (R99). */
 export async function dotGeneralFresh(entry: CpuOperationEntry, ctx: CpuExecutionContext, bundle: CpuProviderBundle, spec: DotGeneralSpec, op: string): Promise<Tensor> {
   dispatchMode(bundle, 'gemm', domainOf(entry), op); // R61/R62 before the allocation (R99)
-  return freshOutput(entry, spec.dtype, spec.outShape, op, (out) => dotGeneralOn(entry, ctx, bundle, spec, out, op));
+  // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
+  return freshOutput(entry, spec.dtype, spec.outShape, op, (out) => dotGeneralOn(entry, ctx, bundle, spec, out, op), bundle.freshOutputsNeedNoZeroing);
 }
 
 /** Into a caller-owned output, which keeps its metadata (R98). */
@@ -56,6 +66,7 @@ export async function dotGeneralOn(entry: CpuOperationEntry, ctx: CpuExecutionCo
 /** Reshape: a view when metadata allows it (keeps the source's tag, R97); otherwise a fresh dense copy through the layout provider, tagged. */
 export async function reshapeMaterialized(entry: CpuOperationEntry, bundle: CpuProviderBundle, source: Tensor, shape: readonly number[], op: string): Promise<Tensor> {
   const mode = dispatchMode(bundle, 'layoutTransform', domainOf(entry), op);
+  // A layout transform writes every element of its destination.
   const dense = await freshOutput(entry, source.dtype, source.shape, op, async (out) => {
     const outcome = await entry.reuse(mode, (ctx) => bundle.layoutTransform.materialize(ctx, { src: source.descriptor(), dst: out.descriptor(), conjugate: false }), op);
     if (!outcome.executed) {
@@ -64,6 +75,6 @@ export async function reshapeMaterialized(entry: CpuOperationEntry, bundle: CpuP
         detail: { slot: 'layoutTransform', reason: outcome.reason },
       });
     }
-  });
+  }, true);
   return dense.reshape(shape);
 }

@@ -16,6 +16,12 @@ export interface DeclaredSupport {
   readonly stridedOperands: boolean;
   /** Conjugation of lhs/rhs (false: reports `conjugation`). */
   readonly conjugation: boolean;
+  /**
+   * With `beta = 0` the provider writes every element of the output view and never reads it
+   * (R108's full-overwrite contract): fresh outputs may then come from the buffer pool without
+   * being zeroed first. Checked by the conformance kit.
+   */
+  readonly overwritesOutput?: boolean;
 }
 
 interface ProviderBase {

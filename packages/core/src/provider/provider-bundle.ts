@@ -37,6 +37,8 @@ export class CpuProviderBundle {
   readonly generalPolicy: GeneralContractionPolicy;
   readonly groupedScheduling: GroupedGemmScheduling;
   readonly capabilityPolicy: CapabilityPolicy;
+  /** Whether fresh outputs may skip zeroing (R108): the GEMM provider declares `overwritesOutput` and no general-contraction provider is installed. Sampled at build. */
+  readonly freshOutputsNeedNoZeroing: boolean;
   readonly #extensions: ReadonlyMap<ExtensionKey<unknown>, unknown>;
   readonly #capabilities: ReadonlyMap<ProviderSlot, CpuProviderExecutionCapabilities>;
 
@@ -58,6 +60,7 @@ export class CpuProviderBundle {
       caps.set('generalContraction', snapshotCapabilities(parts.generalContraction.executionCapabilities(), 'generalContraction'));
     }
     this.#capabilities = caps;
+    this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && parts.gemm.declaredSupport?.().overwritesOutput === true;
     Object.freeze(this);
   }
 

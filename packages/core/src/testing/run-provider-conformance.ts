@@ -138,6 +138,24 @@ export function runProviderConformance(factory: () => CpuProviderPackage | Promi
       });
     }, timeout);
 
+    it('with beta = 0 overwrites every output element without reading it, when it declares so', async () => {
+      const { support } = await declared();
+      if (support.overwritesOutput !== true) return;
+      const rand = seededRandom(seed ^ 0x77);
+      await withBackend(budgets[budgets.length - 1] ?? 1, async (b) => {
+        for (const dtype of support.dtypes) {
+          for (const [m, n, k] of [[int(rand, 1, 33), int(rand, 1, 33), int(rand, 1, 33)], [3, 5, 0]] as const) {
+            const lhs = randomOperand(rand, dtype, [m, k], support.stridedOperands);
+            const rhs = randomOperand(rand, dtype, [k, n], support.stridedOperands);
+            const out = Tensor.fromArray(dtype, [m, n], Array.from({ length: m * n * DTYPE_INFO[dtype].lanes }, () => Number.NaN));
+            await b.dotGeneralInto(out, lhs, rhs, { contracting: [[1], [0]] }, { beta: 0 });
+            const want = naiveDotGeneral(lhs, rhs, { contracting: [[1], [0]] }).values;
+            expect(relativeError((out.toArray() as number[]).map(Number), want), `${dtype} m=${m} n=${n} k=${k}`).toBeLessThanOrEqual(toleranceFor(dtype));
+          }
+        }
+      });
+    }, timeout);
+
     it('declines what it does not declare, leaving the output byte-identical', async () => {
       const { gemm, support } = await declared();
       await withBackend(1, async (b) => {
