@@ -75,6 +75,16 @@ describe('worker death', () => {
     }
   });
 
+  it('an uncaught error in a worker fails the task it held with WorkerDied and the worker is replaced', async () => {
+    const b = await CpuBackend.create({ threads: 1 });
+    try {
+      await expectCode(b.install((ctx) => ctx.run(kernel('uncaughtLater'))), 'WorkerDied', 'BackendFailure');
+      expect((await b.install((ctx) => ctx.run(whoami))).cpus).toBe(b.executionInfo().domainCpus);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('fan-out with a dying worker fails the whole operation with WorkerDied', async () => {
     const b = await CpuBackend.create({ threads: 2 });
     try {
