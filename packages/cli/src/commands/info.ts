@@ -206,7 +206,7 @@ export function formatInfo(r: InfoReport): string {
     row('execution mode', b.executionMode);
     row('domain', `${b.domainId} (CPUs ${b.domainCpus ?? 'unpinned'})`);
     row('workers', `${b.workerCount} (thread budget ${b.threadBudget}, affinity ${b.executorAffinity})`);
-    for (const w of b.workers) row(`  tid ${w.tid}`, `pinned to ${w.cpus ?? '(unpinned)'}`);
+    for (const w of b.workers) row(`  tid ${w.tid}`, w.cpus === null ? 'unpinned' : `pinned to ${w.cpus}`);
     row('providers', b.providerDiagnostic);
   }
   return lines.join('\n');
