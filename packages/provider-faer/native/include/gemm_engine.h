@@ -419,6 +419,23 @@ static void direct_complex(const ComplexGemm<T>& g) {
 
 // ---------------------------------------------------------------------------------------------
 // Entry points.
+// C^T = B^T A^T: the same product with the operands exchanged and C's strides swapped.
+template <class G>
+static G transposed(const G& g) {
+  G t = g;
+  t.m = g.n;
+  t.n = g.m;
+  t.a = g.b;
+  t.rsa = g.csb;
+  t.csa = g.rsb;
+  t.b = g.a;
+  t.rsb = g.csa;
+  t.csb = g.rsa;
+  t.rsc = g.csc;
+  t.csc = g.rsc;
+  return t;
+}
+
 template <class T>
 static void run_real(RealGemm<T> g, const Blocking& bl) {
   if (g.m <= 0 || g.n <= 0) return;
@@ -431,20 +448,7 @@ static void run_real(RealGemm<T> g, const Blocking& bl) {
     return;
   }
   // Put C's unit stride (if any) along M: C^T = B^T A^T.
-  if (g.rsc != 1 && g.csc == 1) {
-    RealGemm<T> t = g;
-    t.m = g.n;
-    t.n = g.m;
-    t.a = g.b;
-    t.rsa = g.csb;
-    t.csa = g.rsb;
-    t.b = g.a;
-    t.rsb = g.csa;
-    t.csb = g.rsa;
-    t.rsc = g.csc;
-    t.csc = g.rsc;
-    g = t;
-  }
+  if (g.rsc != 1 && g.csc == 1) g = transposed(g);
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (work <= bl.small || g.m < 4 || g.n < 2) {
     direct_real<T>(g);
@@ -469,20 +473,10 @@ static void run_complex(ComplexGemm<T> g, const Blocking& bl) {
     return;
   }
   if (g.rsc != 1 && g.csc == 1) {
-    ComplexGemm<T> t = g;
-    t.m = g.n;
-    t.n = g.m;
-    t.a = g.b;
-    t.rsa = g.csb;
-    t.csa = g.rsb;
-    t.b = g.a;
-    t.rsb = g.csa;
-    t.csb = g.rsa;
-    t.rsc = g.csc;
-    t.csc = g.rsc;
-    t.conj_a = g.conj_b;
-    t.conj_b = g.conj_a;
-    g = t;
+    const bool conj_a = g.conj_a;
+    g = transposed(g);
+    g.conj_a = g.conj_b;
+    g.conj_b = conj_a;
   }
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (work <= bl.small_complex || g.m < 2 || g.n < 2) {
