@@ -22,6 +22,19 @@ export async function expectCode(action: Promise<unknown> | (() => unknown), cod
   return error as TenferroError;
 }
 
+/** Assert a synchronous call throws a TenferroError of `code` and `kind`. */
+export function expectThrows(fn: () => unknown, code: string, kind = 'Validation'): TenferroError {
+  try {
+    fn();
+  } catch (e) {
+    expect(TenferroError.is(e), String(e)).toBe(true);
+    expect((e as TenferroError).code).toBe(code);
+    expect((e as TenferroError).kind).toBe(kind);
+    return e as TenferroError;
+  }
+  throw new Error(`expected ${code}`);
+}
+
 export function cpusAllowedOfTask(tid: number): string {
   return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync(`/proc/self/task/${tid}/status`, 'utf8'))![1]!;
 }

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { expectThrows } from './helpers.js';
 import { describe, expect, it } from 'vitest';
 import { TenferroError } from '../src/errors/tenferro-error.js';
 import { DTYPE_INFO, type DType } from '../src/tensor/dtype.js';
@@ -13,17 +14,6 @@ import {
 } from '../src/tensor/layout.js';
 import { type SliceRange, Tensor } from '../src/tensor/tensor.js';
 
-function expectCode(fn: () => unknown, code: string, kind = 'Validation'): TenferroError {
-  try {
-    fn();
-  } catch (e) {
-    expect(TenferroError.is(e), String(e)).toBe(true);
-    expect((e as TenferroError).code).toBe(code);
-    expect((e as TenferroError).kind).toBe(kind);
-    return e as TenferroError;
-  }
-  throw new Error(`expected ${code}`);
-}
 
 const f64 = (elements: number, extraBytes = 0) => new SharedArrayBuffer(elements * 8 + extraBytes);
 const layout = (shape: number[], strides: number[], offset: number, buffer: SharedArrayBuffer, dtype: DType = 'f64'): LayoutLike => ({
@@ -52,14 +42,14 @@ describe('validateLayout', () => {
     validateLayout(layout([2, 2], [1, 2], 2, f64(6)), 'op', 'lhs');
     validateLayout(layout([], [], 5, f64(6)), 'op', 'lhs');
     validateLayout(layout([3], [0], 0, f64(1)), 'op', 'lhs'); // broadcast-like stride 0 is a valid input layout
-    const e = expectCode(() => validateLayout(layout([2, 3], [1, 2], 1, f64(6)), 'Op.dot', 'rhs'), 'ViewOutOfBounds');
+    const e = expectThrows(() => validateLayout(layout([2, 3], [1, 2], 1, f64(6)), 'Op.dot', 'rhs'), 'ViewOutOfBounds');
     expect(e.detail).toEqual({ role: 'rhs', maxOffset: 6, storageLength: 6 });
     expect(e.message).toMatch(/^Op\.dot: /);
-    expectCode(() => validateLayout(layout([2, 3], [1, 2], 0, f64(5, 7)), 'op', 'lhs'), 'ViewOutOfBounds'); // partial element
-    expectCode(() => validateLayout(layout([], [], 6, f64(6)), 'op', 'lhs'), 'ViewOutOfBounds');
+    expectThrows(() => validateLayout(layout([2, 3], [1, 2], 0, f64(5, 7)), 'op', 'lhs'), 'ViewOutOfBounds'); // partial element
+    expectThrows(() => validateLayout(layout([], [], 6, f64(6)), 'op', 'lhs'), 'ViewOutOfBounds');
     // storage length counts whole elements of the dtype (a complex element is one element)
     validateLayout(layout([2], [1], 0, new SharedArrayBuffer(32), 'c128'), 'op', 'out');
-    expectCode(() => validateLayout(layout([3], [1], 0, new SharedArrayBuffer(32), 'c128'), 'op', 'out'), 'ViewOutOfBounds');
+    expectThrows(() => validateLayout(layout([3], [1], 0, new SharedArrayBuffer(32), 'c128'), 'op', 'out'), 'ViewOutOfBounds');
     validateLayout(layout([32], [1], 0, new SharedArrayBuffer(32), 'bool'), 'op', 'out');
   });
 
@@ -67,21 +57,21 @@ describe('validateLayout', () => {
     validateLayout(layout([0, 3], [1, 100], 6, f64(6)), 'op', 'lhs');
     validateLayout(layout([0], [1], 0, new SharedArrayBuffer(0)), 'op', 'lhs');
     validateLayout(layout([5, 0], [1000, 1000], 0, new SharedArrayBuffer(0)), 'op', 'lhs');
-    const e = expectCode(() => validateLayout(layout([0, 3], [1, 1], 7, f64(6)), 'op', 'out'), 'ViewOutOfBounds');
+    const e = expectThrows(() => validateLayout(layout([0, 3], [1, 1], 7, f64(6)), 'op', 'out'), 'ViewOutOfBounds');
     expect(e.detail).toMatchObject({ role: 'out', offset: 7, storageLength: 6 });
   });
 
   it('detects overflow of the element count and of the reachable offset', () => {
-    expectCode(() => validateLayout(layout([2 ** 27, 2 ** 27], [0, 0], 0, f64(1)), 'op', 'lhs'), 'IntegerOverflow');
-    expectCode(() => validateLayout(layout([2, 2], [2 ** 52, 2 ** 52], 0, f64(1)), 'op', 'lhs'), 'IntegerOverflow');
-    expectCode(() => validateLayout(layout([2], [1], Number.MAX_SAFE_INTEGER, f64(1)), 'op', 'lhs'), 'IntegerOverflow');
+    expectThrows(() => validateLayout(layout([2 ** 27, 2 ** 27], [0, 0], 0, f64(1)), 'op', 'lhs'), 'IntegerOverflow');
+    expectThrows(() => validateLayout(layout([2, 2], [2 ** 52, 2 ** 52], 0, f64(1)), 'op', 'lhs'), 'IntegerOverflow');
+    expectThrows(() => validateLayout(layout([2], [1], Number.MAX_SAFE_INTEGER, f64(1)), 'op', 'lhs'), 'IntegerOverflow');
     // a zero extent makes the count 0, however large the others
     validateLayout(layout([2 ** 40, 2 ** 40, 0], [1, 1, 1], 0, f64(0)), 'op', 'lhs');
   });
 
   it('rejects a rank mismatch and bad numbers', () => {
     const b = f64(8);
-    expectCode(() => validateLayout(layout([2, 2], [1], 0, b), 'op', 'lhs'), 'RankMismatch');
+    expectThrows(() => validateLayout(layout([2, 2], [1], 0, b), 'op', 'lhs'), 'RankMismatch');
     const bad: [LayoutLike, string][] = [
       [layout([-1], [1], 0, b), 'lhs.shape[0]'],
       [layout([1.5], [1], 0, b), 'lhs.shape[0]'],
@@ -98,12 +88,12 @@ describe('validateLayout', () => {
       [layout([2], [1], 0, new ArrayBuffer(64) as never), 'lhs.buffer'],
     ];
     for (const [d, param] of bad) {
-      const e = expectCode(() => validateLayout(d, 'op', 'lhs'), 'InvalidArgument');
+      const e = expectThrows(() => validateLayout(d, 'op', 'lhs'), 'InvalidArgument');
       expect(e.detail).toEqual({ param });
       expect(e.message).toMatch(new RegExp(`^op: expected .* for ${param.replace(/[[\]]/g, '\\$&')} but received .* \\(\\w+\\)$`));
     }
-    expectCode(() => validateLayout(layout([2], [1], 0, b, 'f16' as DType), 'op', 'lhs'), 'UnsupportedDType', 'Unsupported');
-    expectCode(() => validateLayout(null as never, 'op', 'lhs'), 'InvalidArgument');
+    expectThrows(() => validateLayout(layout([2], [1], 0, b, 'f16' as DType), 'op', 'lhs'), 'UnsupportedDType', 'Unsupported');
+    expectThrows(() => validateLayout(null as never, 'op', 'lhs'), 'InvalidArgument');
   });
 
   it('accepts every view produced by Tensor ops (property)', () => {
@@ -255,7 +245,7 @@ describe('reachableSpan, denseStrides, elementCount', () => {
     expect(elementCount([2, 3, 4], 'op')).toBe(24);
     expect(elementCount([2 ** 60, 0], 'op')).toBe(0);
     expect(elementCount([2 ** 26, 2 ** 27 - 1], 'op')).toBe(2 ** 53 - 2 ** 26);
-    const e = expectCode(() => elementCount([2 ** 26, 2 ** 27], 'Backend.zeros'), 'IntegerOverflow'); // exactly 2^53
+    const e = expectThrows(() => elementCount([2 ** 26, 2 ** 27], 'Backend.zeros'), 'IntegerOverflow'); // exactly 2^53
     expect(e.op).toBe('Backend.zeros');
   });
 });
