@@ -24,8 +24,8 @@ export function isNonNegativeSafeInteger(value: unknown): value is number {
 }
 
 export function isSharedArrayBuffer(value: unknown): value is SharedArrayBuffer {
-  // By tag, not instanceof: buffers may come from another realm (worker, vm context).
-  return Object.prototype.toString.call(value) === '[object SharedArrayBuffer]';
+  // instanceof first (the hot path); by tag for buffers from another realm (vm context).
+  return value instanceof SharedArrayBuffer || Object.prototype.toString.call(value) === '[object SharedArrayBuffer]';
 }
 
 /** Throws unless `dtype` is a known dtype: `UnsupportedDType` for an unknown name, `InvalidArgument` for a non-string. */
