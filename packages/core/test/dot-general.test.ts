@@ -86,6 +86,17 @@ describe('dotGeneralInto and tagging (R96–R99)', () => {
     expect(out.placement.cpuAffinity).toBe(7);
   });
 
+  it('accepts an output whose stepped-slice strides fail the sorted-stride rule but never overlap', async () => {
+    const base = Tensor.zeros('f64', [4, 3]); // strides [1, 4]
+    const out = base.slice([0, 4, 3]); // rows 0 and 3: extents [2, 3], strides [3, 4]
+    expect(out.strides).toEqual([3, 4]);
+    const a = Tensor.fromArray('f64', [2, 1], [1, 2]);
+    const b = Tensor.fromArray('f64', [1, 3], [1, 10, 100]);
+    await backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
+    expect(out.toArray({ order: 'row' })).toEqual([1, 10, 100, 2, 20, 200]);
+    expect(base.toArray({ order: 'row' })).toEqual([1, 10, 100, 0, 0, 0, 0, 0, 0, 2, 20, 200]);
+  });
+
   it('fresh outputs carry the executing domain even when inputs carry another; inputs are never retagged', async () => {
     const a = Tensor.fromArray('f32', [2, 2], [1, 2, 3, 4]).withPlacement({ cpuAffinity: 5 });
     const r = await backend.matmul(a, a);

@@ -155,10 +155,11 @@ export function validateLayout(d: LayoutLike, op: string, role: string): void {
 }
 
 /**
- * True when no two indices address the same element. A sufficient test (exact for layouts whose
- * axes nest, e.g. permutations and slices of dense layouts): axes of extent > 1 sorted by stride
- * must each have stride ≥ previous stride × previous extent; a zero stride with extent > 1 aliases.
- * Zero-size layouts are injective.
+ * True when no two indices address the same element. First the sufficient rule (exact for layouts
+ * whose axes nest, e.g. permutations of dense layouts): axes of extent > 1 sorted by stride must
+ * each have stride ≥ previous stride × previous extent; a zero stride with extent > 1 aliases.
+ * Layouts that fail the rule (stepped slices can) are decided exactly up to 2^16 elements and
+ * refused above. Zero-size layouts are injective.
  */
 export function layoutIsInjective(shape: readonly number[], strides: readonly number[]): boolean {
   if (shape.includes(0)) return true;
@@ -166,12 +167,40 @@ export function layoutIsInjective(shape: readonly number[], strides: readonly nu
   for (let i = 0; i < shape.length; i++) if (shape[i]! > 1) axes.push(i);
   axes.sort((a, b) => strides[a]! - strides[b]!);
   let reach = 1; // the smallest stride the next axis may have
+  let covered = true;
   for (const axis of axes) {
     const stride = strides[axis]!;
-    if (stride < reach || stride === 0) return false;
+    if (stride === 0) return false;
+    if (stride < reach) {
+      covered = false;
+      break;
+    }
     reach = stride * shape[axis]!;
   }
-  return true;
+  if (covered) return true;
+  // The sorted-stride rule is only sufficient (e.g. extents [2, 3] with strides [3, 4] never
+  // repeat an element but fail it): decide small layouts exactly, refuse large ones.
+  return axes.reduce((n, a) => n * shape[a]!, 1) <= EXACT_INJECTIVITY_LIMIT && distinctOffsets(axes.map((a) => shape[a]!), axes.map((a) => strides[a]!));
+}
+
+/** Layouts up to this many elements are checked for self-overlap exactly. */
+const EXACT_INJECTIVITY_LIMIT = 1 << 16;
+
+function distinctOffsets(extents: readonly number[], strides: readonly number[]): boolean {
+  const seen = new Set<number>();
+  const index = new Array<number>(extents.length).fill(0);
+  for (let offset = 0; ; ) {
+    if (seen.has(offset)) return false;
+    seen.add(offset);
+    let k = 0;
+    for (; k < extents.length; k++) {
+      offset += strides[k]!;
+      if (++index[k]! < extents[k]!) break;
+      offset -= strides[k]! * extents[k]!;
+      index[k] = 0;
+    }
+    if (k === extents.length) return true;
+  }
 }
 
 /** First and last reachable element offsets (inclusive), or `undefined` for a zero-size layout. */
