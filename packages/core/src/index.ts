@@ -76,3 +76,5 @@ export { ExternalCpuDomain } from './domain/external-cpu-domain.js';
 export type { ExternalPlacement } from './domain/external-cpu-domain.js';
 export type { ExternalBackendOptions } from './backend/backend-options.js';
 export type { KernelTask } from './executor/cpu-domain-executor.js';
+export { WorkerThreadsDomainExecutor } from './executor/worker-threads-domain-executor.js';
+export type { WorkerThreadsExecutorOptions } from './executor/worker-threads-domain-executor.js';

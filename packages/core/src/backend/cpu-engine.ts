@@ -49,8 +49,8 @@ export class CpuEngine implements LaneRunner {
 
   /** An engine over an executor the application owns (external domains): tenferro never builds or shuts it down. */
   static external(domain: CpuDomain, executor: CpuDomainExecutor, limit: PoolLimit): CpuEngine {
-    const state = new Int32Array(new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT));
-    return new CpuEngine(domain, executor, undefined, state, limit);
+    const record = executor.scopeRecord?.() ?? new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    return new CpuEngine(domain, executor, undefined, new Int32Array(record), limit);
   }
 
   get workerCount(): number {

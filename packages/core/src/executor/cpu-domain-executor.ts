@@ -41,6 +41,12 @@ export interface CpuDomainExecutor {
    * rejected as re-entry. Never falls back to another pool or to the calling thread.
    */
   runKernel<P, R>(task: KernelTask<P, R>): Promise<R>;
+  /**
+   * The execution record the executor's workers already hold (registered once at their start),
+   * if any: the domain then uses it as its own, so that entries from those workers are seen
+   * without passing a scope per task. Executors without resident workers leave it out.
+   */
+  scopeRecord?(): SharedArrayBuffer;
 }
 
 export interface KernelTask<P, R> {
