@@ -1,5 +1,4 @@
 import type { CpuAdmissionMode } from '../execution/execution-context.js';
-import type { CpuSet } from '../topology/cpu-set.js';
 import type { ResolvedCpuPlacement } from './placement.js';
 
 /** Stable domain id: managed all-allowed engine 0, managed NUMA engines 1 + position; external domains keep the caller's id. */
@@ -18,6 +17,3 @@ export interface CpuDomain {
   readonly threadBudget: number;
 }
 
-export function domainCpus(domain: CpuDomain): CpuSet | undefined {
-  return domain.placement?.cpus;
-}

@@ -37,9 +37,6 @@ export function validatePlacement(placement: unknown, op: string, param = 'optio
   throw invalidArgument(op, param, "'auto', 'allAllowed' or { numaNode: id }", placement);
 }
 
-export function placementKey(p: CpuPlacement): string {
-  return typeof p === 'string' ? p : `numaNode:${p.numaNode}`;
-}
 
 export function describePlacement(p: CpuPlacement): string {
   return typeof p === 'string' ? p : `{ numaNode: ${p.numaNode} }`;

@@ -192,10 +192,6 @@ export class EngineWorker {
     return this.#dead;
   }
 
-  /** Whether the worker is spinning for its next task right now (diagnostics and tests). */
-  get spinning(): boolean {
-    return Atomics.load(this.#mailbox, Mailbox.SPINNING) === 1;
-  }
 
   /** Run one kernel task on this worker. The pool guarantees one task at a time per worker. */
   async run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {

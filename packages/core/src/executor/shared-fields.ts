@@ -15,8 +15,6 @@ export const Mailbox = {
   KERNEL_ID: 3,
   /** Outcome flags written by the worker (`ResultFlag`). */
   RESULT_FLAGS: 4,
-  /** 1 while the worker spins between tasks, 0 while it sleeps in `Atomics.wait`. */
-  SPINNING: 5,
   LENGTH: 8,
 } as const;
 

@@ -53,7 +53,6 @@ async function serve(tid: number): Promise<never> {
     // Spin briefly for back-to-back tasks, then sleep. The spin yields the CPU now and then, so
     // that a thread sharing this CPU (the main thread polling for our answer) runs at once.
     if (spinNs > 0n && Atomics.load(mailbox, Mailbox.REQUEST) === seen) {
-      Atomics.store(mailbox, Mailbox.SPINNING, 1);
       const until = process.hrtime.bigint() + spinNs;
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === seen; i++) {
         if ((i & 63) === 0) {
@@ -61,7 +60,6 @@ async function serve(tid: number): Promise<never> {
           yieldThread();
         }
       }
-      Atomics.store(mailbox, Mailbox.SPINNING, 0);
     }
     while (Atomics.load(mailbox, Mailbox.REQUEST) === seen) Atomics.wait(mailbox, Mailbox.REQUEST, seen);
     seen = Atomics.load(mailbox, Mailbox.REQUEST);
