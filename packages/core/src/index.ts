@@ -23,7 +23,7 @@ export { requestsConflict } from './arbiter/resource-request.js';
 export type { ResourceRequest } from './arbiter/resource-request.js';
 
 export { CpuBackend } from './backend/cpu-backend.js';
-export type { CpuRuntimeIdentity } from './backend/cpu-backend.js';
+export type { CpuRuntimeIdentity, PlacementCheck } from './backend/cpu-backend.js';
 export type { CpuBackendOptions, CpuProviderPackage } from './backend/backend-options.js';
 export { CpuExecSession } from './backend/backend-session.js';
 export type { CpuDomainId, CpuDomainOwnership } from './backend/cpu-domain.js';

@@ -231,3 +231,25 @@ describe('lifecycle', () => {
     expect(r.stdout.trim()).toBe('done');
   });
 });
+
+describe('checkPlacement', () => {
+  it('confirms every worker is still on its set, and notices a worker moved from outside', async () => {
+    const b = await CpuBackend.create({ threads: 2, providers: [] });
+    try {
+      const first = b.checkPlacement();
+      expect(first.ok).toBe(true);
+      expect(first.workers.map((w) => w.tid)).toEqual(b.executionInfo().workers.map((w) => w.tid));
+      const allowed = discoverCpuTopology().allowedCpus;
+      if (allowed.size < 2) return;
+      const victim = first.workers[0]!;
+      const r = spawnSync('taskset', ['-p', '-c', String(allowed.first), String(victim.tid)], { encoding: 'utf8' });
+      expect(r.status).toBe(0);
+      const second = b.checkPlacement();
+      expect(second.ok).toBe(false);
+      expect(second.workers[0]).toMatchObject({ tid: victim.tid, expected: allowed.toString(), observed: String(allowed.first), ok: false });
+      expect(second.workers[1]!.ok).toBe(true);
+    } finally {
+      await b.close();
+    }
+  });
+});

@@ -16,6 +16,8 @@ import { invalidArgument } from '../errors/tenferro-error.js';
 import { type ValidationDomain, dispatchMode, validateBundleForDomain } from '../provider/bundle-validation.js';
 import { type CapabilityPolicy, CpuProviderBundle } from '../provider/provider-bundle.js';
 import { Tensor } from '../tensor/tensor.js';
+import { CpuSet } from '../topology/cpu-set.js';
+import { statusCpusAllowed } from '../executor/thread-self.js';
 import { ExternalCpuDomain } from '../domain/external-cpu-domain.js';
 import type { CpuDomain, CpuDomainId } from './cpu-domain.js';
 import { type CpuBackendOptions, type CpuProviderPackage, type ExternalBackendOptions, threadsFromEnv, validateBackendOptions } from './backend-options.js';
@@ -36,6 +38,12 @@ import {
   validateKind,
   validatePlacement,
 } from './placement.js';
+
+/** `checkPlacement()`: each pinned worker's mask now, against the set it was verified on. */
+export interface PlacementCheck {
+  readonly ok: boolean;
+  readonly workers: readonly { readonly tid: number; readonly expected: string; readonly observed: string | undefined; readonly ok: boolean }[];
+}
 
 /** Opaque witness token: equal for clones, fresh for every derived handle (R2). */
 export type CpuRuntimeIdentity = object;
@@ -446,6 +454,24 @@ export class CpuBackend {
       executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },
       admission: c.arbiter.stats(),
     });
+  }
+
+  /**
+   * Re-check, now, that every worker of this handle's engine is still confined to the domain
+   * set: each worker's `Cpus_allowed_list` in `/proc/self/task/<tid>/status` against the set it
+   * was pinned and verified to. Something outside tenferro (`taskset -p`, a cgroup change) can
+   * move a thread; this says so instead of assuming. Unpinned and external engines report no
+   * workers.
+   */
+  checkPlacement(): PlacementCheck {
+    const engine = this.#s.coordinator.builtEngine(this.#s.resolved);
+    const workers = (engine?.workers() ?? [])
+      .filter((w) => w.cpus !== undefined)
+      .map((w) => {
+        const observed = statusCpusAllowed(`/proc/self/task/${w.tid}/status`);
+        return Object.freeze({ tid: w.tid, expected: w.cpus!.toString(), observed, ok: observed !== undefined && CpuSet.parse(observed).equals(w.cpus!) });
+      });
+    return Object.freeze({ ok: workers.every((w) => w.ok), workers });
   }
 
   /** Shut every engine of this coordinator down; later calls reject with `BackendClosed`. */
