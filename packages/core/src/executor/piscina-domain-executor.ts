@@ -1,10 +1,9 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import { compiledModuleUrl } from '../internal/compiled-url.js';
-import type { CpuDomainExecutor, CpuDomainExecutorCapabilities, KernelTask, ScopedCpuJobs } from './cpu-domain-executor.js';
+import type { KernelTask } from './cpu-domain-executor.js';
 import type { KernelRef } from './kernel-ref.js';
 import type { PiscinaKernelResult, PiscinaKernelTask } from './piscina-task.js';
-import { cappedWorkerPool, type WorkerPool } from './worker-pool.js';
-import { runIndexedJobs } from '../internal/settle-all.js';
+import { PoolExecutor } from './pool-executor.js';
 
 /** The part of a piscina pool the adapter uses (piscina itself is the application's dependency). */
 export interface PiscinaPoolLike {
@@ -21,49 +20,29 @@ const TASK_MODULE = compiledModuleUrl('./piscina-task.js', import.meta.url).href
  * supplies, and offers that pool to Inner-mode providers. Nothing ever falls back to another
  * pool or to the main thread. Affinity: `none` — piscina's workers are not pinned by tenferro.
  */
-export class PiscinaDomainExecutor implements CpuDomainExecutor {
+export class PiscinaDomainExecutor extends PoolExecutor {
   readonly #pool: PiscinaPoolLike;
-  readonly #capabilities: CpuDomainExecutorCapabilities;
-  readonly #workerPool: WorkerPool;
 
   constructor(pool: PiscinaPoolLike) {
     const op = 'PiscinaDomainExecutor';
     if (typeof pool !== 'object' || pool === null || typeof pool.run !== 'function' || typeof pool.options?.maxThreads !== 'number') {
       throw invalidArgument(op, 'pool', 'a piscina pool', pool);
     }
-    this.#pool = pool;
     const workerCount = pool.options.maxThreads;
-    this.#capabilities = Object.freeze({
-      workerCount,
-      outerParallelism: workerCount > 1,
-      innerParallelism: 'pool',
-      reentrancy: 'sameExecutor',
-      affinity: 'none',
-      shutdown: 'callerOwned',
-    });
-    this.#workerPool = cappedWorkerPool(
+    super(
+      {
+        workerCount,
+        outerParallelism: workerCount > 1,
+        innerParallelism: 'pool',
+        reentrancy: 'sameExecutor',
+        affinity: 'none',
+        shutdown: 'callerOwned',
+      },
+      // Tasks from the executor-level pool carry no domain record; the domain's own entries do.
       { workerCount, runOn: <P, R>(_lane: number, kernel: KernelRef<P, R>, payload: P | undefined, o: string) => this.#run(kernel.module, kernel.exportName, payload, undefined, o) as Promise<R> },
-      workerCount,
-      'PiscinaDomainExecutor.workerPool',
-      () => undefined,
+      'PiscinaDomainExecutor',
     );
-  }
-
-  capabilities(): CpuDomainExecutorCapabilities {
-    return this.#capabilities;
-  }
-
-  /** Entering the domain is bookkeeping on the calling thread; compute goes to the pool as kernel tasks. */
-  async install<R>(job: () => Promise<R> | R): Promise<R> {
-    return await job();
-  }
-
-  submit(jobs: ScopedCpuJobs): Promise<void> {
-    return runIndexedJobs(jobs);
-  }
-
-  workerPool(): WorkerPool {
-    return this.#workerPool;
+    this.#pool = pool;
   }
 
   /** piscina picks the worker; lanes only bound how many run at once (the capped pool's width). */

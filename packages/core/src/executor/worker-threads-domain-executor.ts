@@ -1,9 +1,8 @@
 import { invalidArgument } from '../errors/tenferro-error.js';
-import { runIndexedJobs } from '../internal/settle-all.js';
 import type { CpuSet } from '../topology/cpu-set.js';
-import type { CpuDomainExecutor, CpuDomainExecutorCapabilities, KernelTask, ScopedCpuJobs } from './cpu-domain-executor.js';
+import type { KernelTask } from './cpu-domain-executor.js';
 import { EngineWorkerPool } from './engine-worker-pool.js';
-import { cappedWorkerPool, type WorkerPool } from './worker-pool.js';
+import { PoolExecutor } from './pool-executor.js';
 
 export interface WorkerThreadsExecutorOptions {
   /** Workers to start (≥ 1). */
@@ -18,23 +17,24 @@ export interface WorkerThreadsExecutorOptions {
  * closes it (`shutdown: 'callerOwned'`) — a backend built on it never does. Pinned workers are
  * verified, but an external domain still reports its affinity as the caller's declaration (R46).
  */
-export class WorkerThreadsDomainExecutor implements CpuDomainExecutor {
+export class WorkerThreadsDomainExecutor extends PoolExecutor {
   readonly #pool: EngineWorkerPool;
-  readonly #capabilities: CpuDomainExecutorCapabilities;
-  readonly #workerPool: WorkerPool;
 
   private constructor(pool: EngineWorkerPool, pinned: boolean) {
-    this.#pool = pool;
     const workerCount = pool.workerCount;
-    this.#capabilities = Object.freeze({
-      workerCount,
-      outerParallelism: workerCount > 1,
-      innerParallelism: 'pool',
-      reentrancy: 'sameExecutor',
-      affinity: pinned ? 'tenferroPinnedVerified' : 'none',
-      shutdown: 'callerOwned',
-    });
-    this.#workerPool = cappedWorkerPool(pool, workerCount, 'WorkerThreadsDomainExecutor.workerPool', () => undefined);
+    super(
+      {
+        workerCount,
+        outerParallelism: workerCount > 1,
+        innerParallelism: 'pool',
+        reentrancy: 'sameExecutor',
+        affinity: pinned ? 'tenferroPinnedVerified' : 'none',
+        shutdown: 'callerOwned',
+      },
+      pool,
+      'WorkerThreadsDomainExecutor',
+    );
+    this.#pool = pool;
   }
 
   static async create(options: WorkerThreadsExecutorOptions): Promise<WorkerThreadsDomainExecutor> {
@@ -45,22 +45,6 @@ export class WorkerThreadsDomainExecutor implements CpuDomainExecutor {
     }
     const pool = await EngineWorkerPool.create({ cpus: options.cpus, workerCount: options.workers });
     return new WorkerThreadsDomainExecutor(pool, options.cpus !== undefined);
-  }
-
-  capabilities(): CpuDomainExecutorCapabilities {
-    return this.#capabilities;
-  }
-
-  async install<R>(job: () => Promise<R> | R): Promise<R> {
-    return await job();
-  }
-
-  submit(jobs: ScopedCpuJobs): Promise<void> {
-    return runIndexedJobs(jobs);
-  }
-
-  workerPool(): WorkerPool {
-    return this.#workerPool;
   }
 
   /** The workers registered this record at start-up; the domain adopts it (see `scopeRecord`). */
