@@ -3,13 +3,34 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { CpuProviderPackage } from './backend-options.js';
+import type { ProviderPackageStatus } from '../provider/provider-package-status.js';
 import type { CpuBackendKind } from './placement.js';
 
-/** The provider package of each kind, and its factory. */
-export const KIND_PACKAGES: Readonly<Record<CpuBackendKind, { readonly name: string; readonly factory: string }>> = Object.freeze({
-  faer: Object.freeze({ name: '@tenferro/provider-faer', factory: 'createFaerProvider' }),
-  blas: Object.freeze({ name: '@tenferro/provider-blas', factory: 'createBlasProvider' }),
-});
+/**
+ * The packages tenferro knows by name: the provider package of each kind (found by
+ * `CpuBackend.create` when installed), and the others that tools such as `tenferro info` list.
+ * Each exports `status()` ({@link ProviderPackageStatus}) and, if it is a kind's provider, its
+ * `factory`.
+ */
+export const KNOWN_PROVIDER_PACKAGES: readonly KnownProviderPackage[] = Object.freeze([
+  Object.freeze({ name: '@tenferro/provider-faer', kind: 'faer', factory: 'createFaerProvider' }),
+  Object.freeze({ name: '@tenferro/provider-blas', kind: 'blas', factory: 'createBlasProvider' }),
+  Object.freeze({ name: '@tenferro/provider-tprims', kind: undefined, factory: undefined }),
+  Object.freeze({ name: '@tenferro/linalg', kind: undefined, factory: undefined }),
+] as const);
+
+export interface KnownProviderPackage {
+  readonly name: string;
+  /** The kind whose provider package this is, if any. */
+  readonly kind: CpuBackendKind | undefined;
+  /** The factory that returns its {@link CpuProviderPackage}. */
+  readonly factory: string | undefined;
+}
+
+function kindPackage(kind: CpuBackendKind): { readonly name: string; readonly factory: string } {
+  const p = KNOWN_PROVIDER_PACKAGES.find((k) => k.kind === kind)!;
+  return { name: p.name, factory: p.factory! };
+}
 
 export interface Discovery {
   readonly package: CpuProviderPackage | undefined;
@@ -26,7 +47,7 @@ export interface Discovery {
  * load is an error, since the kind has no fallback. `TENFERRO_DISCOVER_PROVIDERS=0` turns it off.
  */
 export async function discoverProvider(kind: CpuBackendKind, op: string): Promise<Discovery> {
-  const { name, factory } = KIND_PACKAGES[kind];
+  const { name, factory } = kindPackage(kind);
   if (process.env.TENFERRO_DISCOVER_PROVIDERS === '0') return { package: undefined, note: `provider discovery is off (TENFERRO_DISCOVER_PROVIDERS=0)` };
   for (const base of [import.meta.url, pathToFileURL(join(process.cwd(), 'noop.js')).href]) {
     let resolved: string;

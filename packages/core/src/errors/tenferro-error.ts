@@ -51,17 +51,30 @@ export class TenferroError extends Error {
     }
     return new TenferroError('Internal', String((value as Error)?.message ?? value), { op: fallbackOp, cause: value });
   }
+
+  /**
+   * The `InvalidArgument` error every tenferro package raises for a bad parameter:
+   * `<op>: expected <what> for <param> but received <value> (<type>)`, with `detail.param`.
+   */
+  static invalidArgument(op: string, param: string, expected: string, received: unknown): TenferroError {
+    return invalidArgument(op, param, expected, received);
+  }
+
+  /** A value as error messages show it: short, typed, never throwing (`"x" (string)`, `[1,2] (array)`, `3n (bigint)`). */
+  static describeValue(value: unknown): string {
+    return describeValue(value);
+  }
 }
 
 /** `<api>: expected <what> for <param> but received <value> (<type>)`. */
 export function invalidArgument(op: string, param: string, expected: string, received: unknown): TenferroError {
-  return new TenferroError('InvalidArgument', `expected ${expected} for ${param} but received ${describe(received)}`, {
+  return new TenferroError('InvalidArgument', `expected ${expected} for ${param} but received ${describeValue(received)}`, {
     op,
     detail: { param },
   });
 }
 
-export function describe(value: unknown): string {
+export function describeValue(value: unknown): string {
   let shown: string;
   try {
     shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : String(value);

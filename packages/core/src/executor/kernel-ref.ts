@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors/tenferro-error.js';
+import { compiledModuleUrl } from '../internal/compiled-url.js';
 
 /**
  * A handle on a kernel function that engine workers run: a module (absolute `file:` URL or a
@@ -7,6 +8,7 @@ import { invalidArgument } from '../errors/tenferro-error.js';
  */
 export interface KernelRef<P = unknown, R = unknown> {
   readonly id: number;
+  /** The module workers import: the compiled JavaScript the definition names (see {@link defineKernel}). */
   readonly module: string;
   readonly exportName: string;
   /** Phantom fields carrying the payload and result types. */
@@ -17,7 +19,15 @@ export interface KernelRef<P = unknown, R = unknown> {
 const registry = new Map<string, KernelRef>();
 let lastId = 0;
 
-/** The kernel `exportName` of `module`; the same pair always gives the same ref. */
+/**
+ * The kernel `exportName` of `module`; the same pair always gives the same ref.
+ *
+ * Write the module as its compiled path beside the caller, `new URL('./kernels/gemm.js',
+ * import.meta.url)`. When the caller itself runs as TypeScript from a package's `src/` (a test
+ * runner, `tsx`), that file does not exist there; a worker isolate cannot load TypeScript either,
+ * so the ref then names the same path under the package's `dist/`. The file system is looked at
+ * once, on the first dispatch of the kernel, never at definition.
+ */
 export function defineKernel<P = unknown, R = unknown>(module: string | URL, exportName: string): KernelRef<P, R> {
   const op = 'defineKernel';
   const specifier = module instanceof URL ? module.href : module;
@@ -26,7 +36,15 @@ export function defineKernel<P = unknown, R = unknown>(module: string | URL, exp
   const key = `${specifier}#${exportName}`;
   let ref = registry.get(key);
   if (ref === undefined) {
-    ref = Object.freeze({ id: ++lastId, module: specifier, exportName });
+    let resolved: string | undefined;
+    ref = Object.freeze({
+      id: ++lastId,
+      get module(): string {
+        resolved ??= compiledModuleUrl(specifier);
+        return resolved;
+      },
+      exportName,
+    });
     registry.set(key, ref);
   }
   return ref as KernelRef<P, R>;

@@ -11,7 +11,12 @@ export interface PiscinaPoolLike {
   readonly options: { readonly maxThreads: number };
 }
 
-const TASK_MODULE = compiledModuleUrl('./piscina-task.js', import.meta.url).href;
+let taskModule: string | undefined;
+/** The compiled piscina task module, resolved on first use (never at import). */
+function piscinaTaskModule(): string {
+  taskModule ??= compiledModuleUrl(new URL('./piscina-task.js', import.meta.url));
+  return taskModule;
+}
 
 /**
  * The caller-owned pool adapter (contract R44) for piscina: wraps a pool the application owns,
@@ -54,7 +59,7 @@ export class PiscinaDomainExecutor extends PoolExecutor {
     const task: PiscinaKernelTask = { module, exportName, payload, scope: scope ?? new SharedArrayBuffer(8) };
     let result: PiscinaKernelResult;
     try {
-      result = (await this.#pool.run(task, { filename: TASK_MODULE, name: 'runTenferroKernel' })) as PiscinaKernelResult;
+      result = (await this.#pool.run(task, { filename: piscinaTaskModule(), name: 'runTenferroKernel' })) as PiscinaKernelResult;
     } catch (e) {
       throw new TenferroError('ExecutorFailed', `the piscina pool failed to run a kernel task: ${e instanceof Error ? e.message : String(e)}`, { op, cause: e });
     }

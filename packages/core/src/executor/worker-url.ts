@@ -2,5 +2,5 @@ import { compiledModuleUrl } from '../internal/compiled-url.js';
 
 /** URL of the compiled worker entry (see `compiledModuleUrl`). */
 export function workerEntryUrl(): URL {
-  return compiledModuleUrl('./worker-entry.js', import.meta.url);
+  return new URL(compiledModuleUrl(new URL('./worker-entry.js', import.meta.url)));
 }

@@ -3,7 +3,7 @@
  * storage of a tensor view are validated. Strides and offsets are in elements (a complex element
  * is one element); negative strides are not supported.
  */
-import { describe, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
+import { describeValue, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
 import { DTYPE_INFO, type DType, isDType } from './dtype.js';
 
 /** The fields `validateLayout` reads; a `TensorDescriptor` is one. */
@@ -32,7 +32,7 @@ export function isSharedArrayBuffer(value: unknown): value is SharedArrayBuffer 
 export function checkDType(dtype: unknown, op: string, param: string): asserts dtype is DType {
   if (isDType(dtype)) return;
   if (typeof dtype === 'string') {
-    throw new TenferroError('UnsupportedDType', `expected one of f32, f64, c64, c128, i32, i64, bool for ${param} but received ${describe(dtype)}`, {
+    throw new TenferroError('UnsupportedDType', `expected one of f32, f64, c64, c128, i32, i64, bool for ${param} but received ${describeValue(dtype)}`, {
       op,
       detail: { param, dtype },
     });
@@ -55,7 +55,7 @@ export function elementCount(shape: readonly number[], op: string): number {
   for (const extent of shape) {
     count *= extent;
     if (count > MAX) {
-      throw new TenferroError('IntegerOverflow', `expected an element count of at most 2^53-1 for shape but received ${describe([...shape])}`, {
+      throw new TenferroError('IntegerOverflow', `expected an element count of at most 2^53-1 for shape but received ${describeValue([...shape])}`, {
         op,
         detail: { shape: [...shape] },
       });

@@ -1,5 +1,5 @@
 /** Conversions between JavaScript arrays and tensor storage. Strides and offsets are in elements. */
-import { describe, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
+import { describeValue, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
 import { DTYPE_INFO, type DType } from './dtype.js';
 import type { DenseOrder } from './layout.js';
 
@@ -65,7 +65,7 @@ export function checkData(dtype: DType, data: unknown, count: number, op: string
   for (let i = 0; i < expected; i++) {
     const v = data[i];
     if (!scalarOk(dtype, v)) {
-      throw new TenferroError('InvalidArgument', `expected ${EXPECTED[dtype]} for ${param}[${i}] but received ${describe(v)}`, {
+      throw new TenferroError('InvalidArgument', `expected ${EXPECTED[dtype]} for ${param}[${i}] but received ${describeValue(v)}`, {
         op,
         detail: { param: `${param}[${i}]`, dtype },
       });

@@ -3,7 +3,7 @@
  * metadata. Strides and offset are in elements (a complex element is one element). Views
  * (`permute`, `transpose`, `slice`, metadata-only `reshape`) share storage and keep placement (R97).
  */
-import { describe, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
+import { describeValue, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
 import { DTYPE_INFO, type DType } from './dtype.js';
 import {
   checkDType,
@@ -55,7 +55,7 @@ function checkPlacement(placement: unknown, op: string): TensorPlacement {
 function checkAxis(axis: unknown, rank: number, op: string, param: string): number {
   if (typeof axis !== 'number' || !Number.isInteger(axis)) throw invalidArgument(op, param, 'an integer axis', axis);
   if (axis < 0 || axis >= rank) {
-    throw new TenferroError('AxisOutOfBounds', `expected an axis in [0, ${rank}) for ${param} but received ${describe(axis)}`, {
+    throw new TenferroError('AxisOutOfBounds', `expected an axis in [0, ${rank}) for ${param} but received ${describeValue(axis)}`, {
       op,
       detail: { param, axis, rank },
     });
@@ -134,7 +134,7 @@ export class Tensor {
     const size = elementCount(shape, op);
     const bytes = size * DTYPE_INFO[dtype].bytes;
     if (!Number.isSafeInteger(bytes)) {
-      throw new TenferroError('IntegerOverflow', `expected a byte length of at most 2^53-1 for shape but received ${describe([...shape])}`, {
+      throw new TenferroError('IntegerOverflow', `expected a byte length of at most 2^53-1 for shape but received ${describeValue([...shape])}`, {
         op,
         detail: { shape: [...shape], dtype },
       });
@@ -185,7 +185,7 @@ export class Tensor {
     for (let i = 0; i < rank; i++) {
       const axis = checkAxis(axes[i], rank, op, `axes[${i}]`);
       if (seen[axis]) {
-        throw new TenferroError('DuplicateAxis', `expected distinct axes for axes but received ${describe([...axes])}`, {
+        throw new TenferroError('DuplicateAxis', `expected distinct axes for axes but received ${describeValue([...axes])}`, {
           op,
           detail: { axis, axes: [...axes] },
         });
@@ -292,7 +292,7 @@ export class Tensor {
     const target = [...shape];
     if (inferred !== -1) {
       if (known === 0 || this.#size % known !== 0) {
-        throw new TenferroError('ShapeMismatch', `cannot infer the -1 extent of ${describe(target)} from ${this.#size} elements`, {
+        throw new TenferroError('ShapeMismatch', `cannot infer the -1 extent of ${describeValue(target)} from ${this.#size} elements`, {
           op,
           detail: { shape: target, size: this.#size },
         });
@@ -303,7 +303,7 @@ export class Tensor {
     if (size !== this.#size) {
       throw new TenferroError(
         'ShapeMismatch',
-        `expected a shape of ${this.#size} elements for shape but received ${describe(target)} (${size} elements)`,
+        `expected a shape of ${this.#size} elements for shape but received ${describeValue(target)} (${size} elements)`,
         { op, detail: { shape: target, size, expected: this.#size, from: [...this.shape] } },
       );
     }
@@ -311,7 +311,7 @@ export class Tensor {
     if (strides === undefined) {
       throw new TenferroError(
         'ReshapeNeedsCopy',
-        `cannot reshape ${describe([...this.shape])} with strides ${describe([...this.strides])} to ${describe(target)} without a copy; use the backend reshape`,
+        `cannot reshape ${describeValue([...this.shape])} with strides ${describeValue([...this.strides])} to ${describeValue(target)} without a copy; use the backend reshape`,
         { op, detail: { from: [...this.shape], strides: [...this.strides], to: target } },
       );
     }

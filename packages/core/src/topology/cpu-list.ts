@@ -1,4 +1,4 @@
-import { TenferroError, describe } from '../errors/tenferro-error.js';
+import { TenferroError, describeValue } from '../errors/tenferro-error.js';
 
 /** The largest CPU count (and one past the largest CPU id) tenferro accepts, as the Linux kernel does. */
 export const MAX_CPUS = 1 << 20;
@@ -13,7 +13,7 @@ export const MAX_CPUS = 1 << 20;
  */
 export function parseCpuList(text: string, op = 'CpuSet.parse'): number[] {
   if (typeof text !== 'string') {
-    throw new TenferroError('InvalidCpuList', `expected a cpulist string for list but received ${describe(text)}`, { op });
+    throw new TenferroError('InvalidCpuList', `expected a cpulist string for list but received ${describeValue(text)}`, { op });
   }
   const trimmed = text.trim();
   if (trimmed === '') {
@@ -46,12 +46,12 @@ export function parseCpuList(text: string, op = 'CpuSet.parse'): number[] {
 /** Validate a list of CPU ids (integers in `[0, 2^20)`), returning them sorted and unique. */
 export function normalizeCpuIds(ids: Iterable<number>, op = 'CpuSet.of'): number[] {
   if (ids === null || typeof ids !== 'object' || typeof (ids as Iterable<number>)[Symbol.iterator] !== 'function') {
-    throw new TenferroError('InvalidCpuList', `expected an iterable of CPU ids for ids but received ${describe(ids)}`, { op });
+    throw new TenferroError('InvalidCpuList', `expected an iterable of CPU ids for ids but received ${describeValue(ids)}`, { op });
   }
   const out: number[] = [];
   for (const id of ids) {
     if (typeof id !== 'number' || !Number.isInteger(id) || id < 0 || id >= MAX_CPUS) {
-      throw new TenferroError('InvalidCpuList', `expected CPU ids that are integers in [0, ${MAX_CPUS}) but received ${describe(id)}`, {
+      throw new TenferroError('InvalidCpuList', `expected CPU ids that are integers in [0, ${MAX_CPUS}) but received ${describeValue(id)}`, {
         op,
         detail: { id },
       });
@@ -93,14 +93,14 @@ function sortUnique(ids: number[]): number[] {
 }
 
 function bad(op: string, text: string, what: string): TenferroError {
-  return new TenferroError('InvalidCpuList', `expected a Linux cpulist but received ${describe(text)}: ${what}`, {
+  return new TenferroError('InvalidCpuList', `expected a Linux cpulist but received ${describeValue(text)}: ${what}`, {
     op,
     detail: { list: text },
   });
 }
 
 function tooMany(op: string, text: string): TenferroError {
-  return new TenferroError('InvalidCpuList', `a cpulist may name at most ${MAX_CPUS} CPUs with ids below ${MAX_CPUS}; received ${describe(text)}`, {
+  return new TenferroError('InvalidCpuList', `a cpulist may name at most ${MAX_CPUS} CPUs with ids below ${MAX_CPUS}; received ${describeValue(text)}`, {
     op,
     detail: { list: text },
   });

@@ -1,5 +1,4 @@
 import { defineKernel } from '../../executor/kernel-ref.js';
-import { compiledModuleUrl } from '../../internal/compiled-url.js';
 import { CONTRACTION_DTYPES } from '../../tensor/dtype.js';
 import type { CpuGemmProvider, CpuLayoutTransformProvider } from '../cpu-providers.js';
 import type { CpuProviderExecutionCapabilities } from '../execution-capabilities.js';
@@ -7,7 +6,7 @@ import type { CpuGemmRequest } from '../gemm-request.js';
 import type { CpuLayoutRequest } from '../layout-request.js';
 import { EXECUTED, Unsupported } from '../provider-outcome.js';
 
-const kernels = compiledModuleUrl('./reference-kernels.js', import.meta.url);
+const kernels = new URL('./reference-kernels.js', import.meta.url);
 const gemmKernel = defineKernel<CpuGemmRequest, void>(kernels, 'referenceGemm');
 const materializeKernel = defineKernel<CpuLayoutRequest, void>(kernels, 'referenceMaterialize');
 
