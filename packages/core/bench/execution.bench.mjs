@@ -3,7 +3,11 @@
 // execution with 1, 2 and 8 workers (entry cost must not grow with pool size, R91).
 import { Piscina } from 'piscina';
 import { CpuBackend, defineKernel, discoverCpuTopology, newExecutionOwner, processArbiter } from '../dist/index.js';
-import { CpuEngine, CpuOperationEntry, PoolLimit, runInFrame } from '../dist/internal.js';
+// Runtime internals, by relative path inside the repository (they are not part of any published entry point).
+import { PoolLimit } from '../dist/buffer/pool-limit.js';
+import { CpuEngine } from '../dist/runtime/engine/cpu-engine.js';
+import { runInFrame } from '../dist/runtime/execution/execution-frame.js';
+import { CpuOperationEntry } from '../dist/runtime/execution/operation-entry.js';
 import { fmt, measure } from './measure.mjs';
 
 const noopUrl = new URL('./noop-kernel.mjs', import.meta.url);
@@ -29,7 +33,7 @@ const arbiter = processArbiter();
 const counts = [1, 2, 8];
 const engines = await Promise.all(
   counts.map((n) =>
-    CpuEngine.managed({ id: 0, admissionMode: 'cooperativeCpuSet', placement: { kind: 'allAllowed', cpus }, ownership: 'managed' }, cpus, n, new PoolLimit()),
+    CpuEngine.managed({ id: 0, admissionMode: 'cooperativeCpuSet', placement: { kind: 'allAllowed', cpus }, ownership: 'managed', threadBudget: n }, cpus, new PoolLimit()),
   ),
 );
 const onceOn = (engine) => () => {

@@ -11,7 +11,7 @@ import {
   referenceGemmProvider,
   Tensor,
 } from '../src/index.js';
-import { PiscinaDomainExecutor } from '../src/piscina.js';
+import { PiscinaDomainExecutor } from '../src/piscina/index.js';
 import { naiveDotGeneral, peakThreadsDuring, randomOperand, relativeError, seededRandom } from '../src/testing/index.js';
 import { expectCode, kernel, onePerCpuTopology, until } from './helpers.js';
 

@@ -11,7 +11,7 @@ describe('importing @tenferro/core', () => {
       const before = { threads: threads(), addons: addons() };
       const core = await import(${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)});
       await import(${JSON.stringify(new URL('../dist/testing/index.js', import.meta.url).href)}).catch(() => undefined);
-      await import(${JSON.stringify(new URL('../dist/piscina.js', import.meta.url).href)});
+      await import(${JSON.stringify(new URL('../dist/piscina/index.js', import.meta.url).href)});
       const after = { threads: threads(), addons: addons() };
       console.log(JSON.stringify({ before, after, arbiter: Object.getOwnPropertySymbols(globalThis).map(String).filter((s) => s.includes('tenferro')) , exports: Object.keys(core).length }));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });

@@ -6,7 +6,6 @@
  * C (or per batch range) through `pool.map`, at most `pool.size` (≤ threadBudget) at a time.
  */
 import { type CpuGemmProvider, type CpuGemmRequest, type CpuProviderExecutionCapabilities, CONTRACTION_DTYPES, type DType, defineKernel, EXECUTED, Unsupported } from '@tenferro/core';
-import { compiledModuleUrl } from '@tenferro/core/internal';
 import type { FaerGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
 import { BATCH_SPLIT_MAX_WORK } from './options.js';
@@ -90,7 +89,7 @@ export interface GemmProviderConfig {
 }
 
 export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider {
-  const kernel = defineKernel<FaerGemmTask, void>(compiledModuleUrl(KERNEL_MODULE, import.meta.url), 'faerGemm');
+  const kernel = defineKernel<FaerGemmTask, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemm');
   const shapes = new Map<DType, PartitionShape>(CONTRACTION_DTYPES.map((d) => [d, partitionShape(config.info, d)]));
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,

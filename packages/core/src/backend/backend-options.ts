@@ -1,28 +1,10 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
-import type { ExtensionKey } from '../extension/extension-key.js';
-import type { ExternalCpuDomain } from '../domain/external-cpu-domain.js';
+import type { ExternalCpuDomain } from '../contract/external-cpu-domain.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
-import type { CpuDomainId } from './cpu-domain.js';
-import type { CpuGemmProvider, CpuGeneralContractionProvider, CpuLayoutTransformProvider } from '../provider/cpu-providers.js';
+import type { CpuDomainId } from '../contract/cpu-domain.js';
+import type { CpuProviderPackage } from '../provider/provider-package.js';
 import type { CpuTopology } from '../topology/topology-types.js';
-import { type CpuBackendKind, type CpuPlacement, validateKind, validatePlacement } from './placement.js';
-
-/**
- * What a provider package's factory returns (e.g. `createFaerProvider()`): the kind it serves
- * and the slots it fills in that kind's standard bundle, plus typed extensions. Nothing
- * registers itself at import; an application passes packages to `CpuBackend.create`.
- */
-export interface CpuProviderPackage {
-  /** The backend kind this package provides kernels for. */
-  readonly kind: CpuBackendKind;
-  /** Diagnostic name (never a dispatch key). */
-  readonly name: string;
-  readonly gemm?: CpuGemmProvider;
-  readonly layoutTransform?: CpuLayoutTransformProvider;
-  readonly generalContraction?: CpuGeneralContractionProvider;
-  /** Extensions stored in the bundle (e.g. linalg kernels); never interpreted by core. */
-  readonly extensions?: readonly (readonly [ExtensionKey<unknown>, unknown])[];
-}
+import { type CpuBackendKind, type CpuPlacement, validateKind, validatePlacement } from '../contract/backend-kind.js';
 
 export interface CpuBackendOptions {
   /** `'faer'` (tenferro-managed workers; default) or `'blas'` (needs `@tenferro/provider-blas`). */

@@ -1,15 +1,15 @@
+import type { CpuBackendKind } from '../contract/backend-kind.js';
+import type { CpuDomainId } from '../contract/cpu-domain.js';
+import type { CpuExecutionContext } from '../contract/execution-context.js';
+import type { ParallelMode } from '../contract/parallel-mode.js';
+import type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '../contraction/validate-dot-general.js';
 import { TenferroError } from '../errors/tenferro-error.js';
-import type { CpuExecutionContext } from '../execution/execution-context.js';
-import type { CpuOperationEntry } from '../execution/operation-entry.js';
-import type { ParallelMode } from '../execution/parallel-mode.js';
-import { type DotGeneralDims, type DotGeneralIntoOptions, type DotGeneralOptions, validateDotGeneral } from '../contraction/dot-general-dims.js';
 import type { ExtensionKey } from '../extension/extension-key.js';
+import * as ops from '../ops/dot-general.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
+import type { OperationRunner } from '../runtime/execution/admission.js';
+import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { Tensor } from '../tensor/tensor.js';
-import type { CpuDomainId } from './cpu-domain.js';
-import { dotGeneralFresh, dotGeneralOn, domainOf } from './tensor-operations.js';
-import { dispatchMode } from '../provider/bundle-validation.js';
-import type { CpuBackendKind } from './placement.js';
 
 /**
  * The session handed to `withBackendSession` callbacks: one permit and one executor entry for a
@@ -21,14 +21,22 @@ export class CpuExecSession {
   readonly #entry: CpuOperationEntry;
   readonly #kind: CpuBackendKind;
   readonly #bundle: CpuProviderBundle;
+  readonly #runner: OperationRunner;
   #live = true;
 
-  /** @internal */
+  /** @internal created by `CpuBackend.withBackendSession`. */
   constructor(entry: CpuOperationEntry, context: CpuExecutionContext | undefined, kind: CpuBackendKind, bundle: CpuProviderBundle) {
     this.#entry = entry;
     this.#context = context;
     this.#kind = kind;
     this.#bundle = bundle;
+    this.#runner = {
+      domain: entry.engine.domain,
+      run: (op, mode, body) => {
+        this.#assertLive(op);
+        return this.#enter(mode, (ctx) => body(entry, ctx), op);
+      },
+    };
   }
 
   /** The extension the session's bundle stores under `key`, or `undefined` (R53). */
@@ -38,33 +46,13 @@ export class CpuExecSession {
 
   /** `dotGeneral` on the session's entry: no new permit, no executor entry. */
   async dotGeneral(lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor> {
-    const op = 'CpuExecSession.dotGeneral';
-    this.#assertLive(op);
-    const spec = validateDotGeneral(op, lhs, rhs, dims, options);
-    return this.#enter(this.#gemmMode(op), (ctx) => dotGeneralFresh(this.#entry, ctx, this.#bundle, spec, op), op);
+    this.#assertLive('CpuExecSession.dotGeneral');
+    return ops.dotGeneral(this.#runner, this.#bundle, lhs, rhs, dims, options, 'CpuExecSession.dotGeneral');
   }
 
   async dotGeneralInto(out: Tensor, lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor> {
-    const op = 'CpuExecSession.dotGeneralInto';
-    this.#assertLive(op);
-    const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
-    await this.#enter(this.#gemmMode(op), (ctx) => dotGeneralOn(this.#entry, ctx, this.#bundle, spec, out, op), op);
-    return out;
-  }
-
-  /** Reuse the session's entry (managed) or enter the executor for this operation (external, R49). */
-  #enter<R>(mode: ParallelMode, fn: (ctx: CpuExecutionContext) => R | Promise<R>, op: string): Promise<R> {
-    if (this.#context === undefined) return this.#entry.enter(mode, fn, op);
-    if (mode === this.#context.parallelMode) return Promise.resolve(fn(this.#context));
-    return this.#entry.reuse(mode, fn, op);
-  }
-
-  #gemmMode(op: string): ParallelMode {
-    return dispatchMode(this.#bundle, 'gemm', domainOf(this.#entry), op);
-  }
-
-  #assertLive(op: string): void {
-    if (!this.#live) throw new TenferroError('ContextExpired', 'this session has ended', { op });
+    this.#assertLive('CpuExecSession.dotGeneralInto');
+    return ops.dotGeneralInto(this.#runner, this.#bundle, out, lhs, rhs, dims, options, 'CpuExecSession.dotGeneralInto');
   }
 
   /**
@@ -89,14 +77,23 @@ export class CpuExecSession {
   }
 
   /** Run one operation on the session's entry with a fresh context of `mode`: no new permit, no executor call. Outer → `Scheduling`. */
-  run<R>(mode: ParallelMode, fn: (ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
-    const op = 'CpuExecSession.run';
-    if (!this.#live) return Promise.reject(new TenferroError('ContextExpired', 'this session has ended', { op }));
-    return this.#enter(mode, fn, op);
+  async run<R>(mode: ParallelMode, fn: (ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
+    return this.#runner.run('CpuExecSession.run', mode, (_entry, ctx) => fn(ctx));
   }
 
   /** @internal */
   end(): void {
     this.#live = false;
+  }
+
+  /** Reuse the session's entry (managed) or enter the executor for this operation (external, R49). */
+  #enter<R>(mode: ParallelMode, fn: (ctx: CpuExecutionContext) => R | Promise<R>, op: string): Promise<R> {
+    if (this.#context === undefined) return this.#entry.enter(mode, fn, op);
+    if (mode === this.#context.parallelMode) return Promise.resolve(fn(this.#context));
+    return this.#entry.reuse(mode, fn, op);
+  }
+
+  #assertLive(op: string): void {
+    if (!this.#live) throw new TenferroError('ContextExpired', 'this session has ended', { op });
   }
 }

@@ -1,8 +1,13 @@
 import type { ArbiterStats } from '../arbiter/resource-arbiter.js';
-import type { CpuDomainExecutorCapabilities } from '../executor/cpu-domain-executor.js';
-import type { CpuAdmissionMode } from '../execution/execution-context.js';
-import type { CpuDomainId, CpuDomainOwnership } from './cpu-domain.js';
-import type { CpuBackendKind, CpuExecutionMode } from './placement.js';
+import type { CpuDomainExecutorCapabilities } from '../contract/executor.js';
+import type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from '../contract/cpu-domain.js';
+import { type CpuBackendKind, type CpuExecutionMode, type CpuPlacement, describePlacement } from '../contract/backend-kind.js';
+import type { CpuProviderPackage } from '../provider/provider-package.js';
+import type { Coordinator } from '../runtime/engine/coordinator.js';
+import type { CpuEngine } from '../runtime/engine/cpu-engine.js';
+import type { DomainPlan } from '../runtime/placement.js';
+import { statusCpusAllowed } from '../runtime/workers/thread-self.js';
+import { CpuSet } from '../topology/cpu-set.js';
 
 /** One worker as observed at verification: its kernel thread id and the mask read back. */
 export interface WorkerInfo {
@@ -37,4 +42,90 @@ export interface CpuExecutionInfo {
   readonly executorEntries: { readonly installs: number; readonly submits: number };
   /** The process arbiter right now. */
   readonly admission: ArbiterStats;
+}
+
+/** `checkPlacement()`: each pinned worker's mask now, against the set it was verified on. */
+export interface PlacementCheck {
+  readonly ok: boolean;
+  readonly workers: readonly { readonly tid: number; readonly expected: string; readonly observed: string | undefined; readonly ok: boolean }[];
+}
+
+/** What `executionInfo()` reports about one handle. */
+export interface HandleFacts {
+  readonly coordinator: Coordinator;
+  readonly plan: DomainPlan;
+  readonly placement: CpuPlacement;
+  readonly providers: readonly CpuProviderPackage[];
+  /** Why no provider package was discovered, when none was. */
+  readonly providerNote: string | undefined;
+}
+
+/** `executionInfo()` (R119): the plan, and — once built — what the engine observed. */
+export function describeExecution(h: HandleFacts): CpuExecutionInfo {
+  const c = h.coordinator;
+  const plan = h.plan;
+  const engine = c.builtEngine(plan);
+  const domain = engine?.domain ?? plan.domain;
+  const caps = engine?.executor.capabilities();
+  const placement = plan.resolvedPlacement;
+  return Object.freeze({
+    backendKind: c.kind,
+    executionMode: plan.mode,
+    requestedPlacement: describePlacement(h.placement),
+    resolvedPlacement:
+      placement === undefined
+        ? undefined
+        : placement.kind === 'numaNode'
+          ? { kind: 'numaNode' as const, id: placement.id, cpus: placement.cpus.toString() }
+          : { kind: 'allAllowed' as const, cpus: placement.cpus.toString() },
+    topology: {
+      allowedCpus: c.topology.allowedCpus.toString(),
+      nodes: c.topology.nodes.map((n) => ({ id: n.id, cpus: n.cpus.toString() })),
+    },
+    domainId: domain.id,
+    domainCpus: plan.domainCpus?.toString(),
+    workerCount: caps?.workerCount ?? domain.threadBudget,
+    threadBudget: domain.threadBudget,
+    admissionMode: domain.admissionMode,
+    domainOwnership: domain.ownership,
+    executorAffinity: plan.affinity,
+    executorShutdown: domain.ownership === 'externalManaged' ? 'callerOwned' : (caps?.shutdown ?? 'tenferroOwned'),
+    providerDiagnostic: providerDiagnostic(h),
+    engineBuilt: engine !== undefined,
+    workers: (engine?.workers() ?? []).map((w) => Object.freeze({ tid: w.tid, cpus: w.cpus?.toString() })),
+    executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },
+    admission: c.arbiter.stats(),
+  });
+}
+
+/**
+ * Each pinned worker's `Cpus_allowed_list` in `/proc/self/task/<tid>/status` now, against the set
+ * it was pinned and verified to: something outside tenferro (`taskset -p`, a cgroup change) can
+ * move a thread. Unpinned and external engines report no workers.
+ */
+export function checkWorkerPlacement(engine: CpuEngine | undefined): PlacementCheck {
+  const workers = (engine?.workers() ?? [])
+    .filter((w) => w.cpus !== undefined)
+    .map((w) => {
+      const observed = statusCpusAllowed(`/proc/self/task/${w.tid}/status`);
+      return Object.freeze({ tid: w.tid, expected: w.cpus!.toString(), observed, ok: observed !== undefined && CpuSet.parse(observed).equals(w.cpus!) });
+    });
+  return Object.freeze({ ok: workers.every((w) => w.ok), workers });
+}
+
+const WORKERS_OF_MODE: Readonly<Record<CpuExecutionMode, string>> = {
+  managed: 'tenferro-managed pinned workers',
+  providerDefaultExclusive: 'tenferro-managed pinned workers, provider-exclusive',
+  compatibility: 'unpinned compatibility workers',
+  externalManaged: 'externally managed CPU executor',
+  callerManaged: 'caller-managed CPU executor and admission',
+};
+
+/** The provider packages in use and the workers they run on, for logs only (R120). */
+function providerDiagnostic(h: HandleFacts): string {
+  const workers = WORKERS_OF_MODE[h.plan.mode];
+  const named = h.providers.filter((p) => p.kind === h.coordinator.kind).map((p) => p.name);
+  if (named.length > 0) return `${named.join(', ')} (${workers})`;
+  const note = h.providerNote ?? 'install @tenferro/provider-faer for native kernels';
+  return `reference providers (TypeScript, sequential, slow; ${note}) on ${workers}`;
 }

@@ -2,9 +2,9 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { TenferroError } from '../errors/tenferro-error.js';
-import type { CpuProviderPackage } from './backend-options.js';
+import type { CpuProviderPackage } from '../provider/provider-package.js';
 import type { ProviderPackageStatus } from '../provider/provider-package-status.js';
-import type { CpuBackendKind } from './placement.js';
+import type { CpuBackendKind } from '../contract/backend-kind.js';
 
 /**
  * The packages tenferro knows by name: the provider package of each kind (found by

@@ -1,5 +1,5 @@
 import { invalidArgument } from '../errors/tenferro-error.js';
-import type { DotGeneralSpec } from './dot-general-dims.js';
+import type { DotGeneralSpec } from './validate-dot-general.js';
 import type { GemmAnalysis } from './gemm-plan.js';
 
 export const DEFAULT_ANALYSIS_SLOTS = 1024;

@@ -1,4 +1,4 @@
-import type { DotGeneralSpec } from './dot-general-dims.js';
+import type { DotGeneralSpec } from './validate-dot-general.js';
 
 /** Strides of one GEMM operand (see `GemmOperand`), without its storage. */
 export interface OperandStrides {

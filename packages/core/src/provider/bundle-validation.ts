@@ -1,17 +1,9 @@
-import type { CpuDomainId } from '../backend/cpu-domain.js';
+import type { ValidationDomain } from '../contract/cpu-domain.js';
 import { TenferroError } from '../errors/tenferro-error.js';
-import type { CpuAdmissionMode } from '../execution/execution-context.js';
-import type { ProviderParallelMode } from '../execution/parallel-mode.js';
+import type { ProviderParallelMode } from '../contract/parallel-mode.js';
 import type { ProviderSlot } from './cpu-providers.js';
 import { acceptsMode, enforcedThreadLimit } from './execution-capabilities.js';
 import type { CpuProviderBundle } from './provider-bundle.js';
-
-/** What bundle validation needs to know about a domain. */
-export interface ValidationDomain {
-  readonly id: CpuDomainId;
-  readonly threadBudget: number;
-  readonly admissionMode: CpuAdmissionMode;
-}
 
 /**
  * Check `bundle` against `domain` before anything runs (contract §6.6): thread-count

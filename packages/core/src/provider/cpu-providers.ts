@@ -1,4 +1,4 @@
-import type { CpuExecutionContext } from '../execution/execution-context.js';
+import type { CpuExecutionContext } from '../contract/execution-context.js';
 import type { DType } from '../tensor/dtype.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { CpuProviderExecutionCapabilities } from './execution-capabilities.js';

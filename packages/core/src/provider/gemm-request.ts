@@ -1,7 +1,7 @@
-import type { DType } from '../tensor/dtype.js';
+import type { DType, Scalar } from '../tensor/dtype.js';
 
-/** A scalar: a number for real dtypes, `[re, im]` for complex ones. */
-export type Scalar = number | readonly [number, number];
+export type { Scalar };
+
 
 /**
  * One operand of a (batched) GEMM, as strides into shared storage (elements, not bytes):

@@ -1,4 +1,4 @@
-import type { CpuBackendKind } from '../backend/placement.js';
+import type { CpuBackendKind } from '../contract/backend-kind.js';
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import type { ExtensionKey } from '../extension/extension-key.js';
 import type { CpuGemmProvider, CpuGeneralContractionProvider, CpuLayoutTransformProvider, ProviderSlot } from './cpu-providers.js';

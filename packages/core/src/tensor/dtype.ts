@@ -30,3 +30,6 @@ export function isDType(value: unknown): value is DType {
 
 /** The floating dtypes contraction providers support (R109). */
 export const CONTRACTION_DTYPES: readonly DType[] = Object.freeze(['f32', 'f64', 'c64', 'c128']);
+
+/** A scalar: a number for real dtypes, `[re, im]` for complex ones. */
+export type Scalar = number | readonly [number, number];

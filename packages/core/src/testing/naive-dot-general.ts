@@ -1,4 +1,4 @@
-import type { DotGeneralDims } from '../contraction/dot-general-dims.js';
+import type { DotGeneralDims } from '../contraction/validate-dot-general.js';
 import { DTYPE_INFO } from '../tensor/dtype.js';
 import type { Tensor } from '../tensor/tensor.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { CpuProviderPackage } from '../backend/backend-options.js';
+import type { CpuProviderPackage } from '../provider/provider-package.js';
 import { CpuBackend } from '../backend/cpu-backend.js';
-import type { CpuBackendKind } from '../backend/placement.js';
+import type { CpuBackendKind } from '../contract/backend-kind.js';
 import type { CpuGemmRequest } from '../provider/gemm-request.js';
 import { CpuProviderBundle } from '../provider/provider-bundle.js';
 import { CONTRACTION_DTYPES, DTYPE_INFO, type DType } from '../tensor/dtype.js';

@@ -1,4 +1,4 @@
-import { defineKernel } from '../../executor/kernel-ref.js';
+import { defineKernel } from '../../contract/kernel.js';
 import { CONTRACTION_DTYPES } from '../../tensor/dtype.js';
 import type { CpuGemmProvider, CpuLayoutTransformProvider } from '../cpu-providers.js';
 import type { CpuProviderExecutionCapabilities } from '../execution-capabilities.js';

@@ -1,0 +1,59 @@
+import type { KernelRef } from './kernel.js';
+import type { WorkerPool } from './worker-pool.js';
+
+/** What an executor can do, sampled once when a domain is built. */
+export interface CpuDomainExecutorCapabilities {
+  /** Workers (≥ 1). */
+  readonly workerCount: number;
+  /** Whether `submit` can run indexed jobs in parallel. */
+  readonly outerParallelism: boolean;
+  /** `'pool'` when `workerPool()` gives Inner-mode providers a pool to fan out on. */
+  readonly innerParallelism: 'none' | 'pool';
+  readonly reentrancy: 'rejected' | 'sameExecutor';
+  readonly affinity: 'tenferroPinnedVerified' | 'callerDeclaredUnverified' | 'none';
+  readonly shutdown: 'tenferroOwned' | 'callerOwned';
+}
+
+/** Indexed fork-join jobs handed to `submit`: every index runs exactly once before it resolves. */
+export interface ScopedCpuJobs {
+  readonly length: number;
+  run(index: number): Promise<void>;
+}
+
+/**
+ * The executor contract of a CPU domain (contract glossary "Executor").
+ *
+ * Only tenferro's operation entry calls `install` and `submit` (R67): providers never see an
+ * executor, only an already-entered context.
+ */
+export interface CpuDomainExecutor {
+  capabilities(): CpuDomainExecutorCapabilities;
+  /** Run `job` exactly once within this executor; the job never escapes the call. */
+  install<R>(job: () => Promise<R> | R): Promise<R>;
+  /** Fork-join over `jobs`: resolves when every index has run. */
+  submit(jobs: ScopedCpuJobs): Promise<void>;
+  /** The pool Inner-mode providers may fan out on (Rust `rayon_pool`), if any. */
+  workerPool(): WorkerPool | undefined;
+  /**
+   * Run one kernel task on the executor's worker `lane` (executors whose workers are not
+   * addressable run it on any of theirs). The worker registers `scope` — the domain's shared
+   * execution record — for the task's duration, so backend entry from inside the task is
+   * rejected as re-entry. Never falls back to another pool or to the calling thread.
+   */
+  runKernel<P, R>(task: KernelTask<P, R>): Promise<R>;
+  /**
+   * The execution record the executor's workers already hold (registered once at their start),
+   * if any: the domain then uses it as its own, so that entries from those workers are seen
+   * without passing a scope per task. Executors without resident workers leave it out.
+   */
+  scopeRecord?(): SharedArrayBuffer;
+}
+
+export interface KernelTask<P, R> {
+  readonly kernel: KernelRef<P, R>;
+  readonly payload: P | undefined;
+  readonly lane: number;
+  readonly scope: SharedArrayBuffer;
+  /** The public operation, for error messages. */
+  readonly op: string;
+}

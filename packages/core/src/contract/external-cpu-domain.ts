@@ -1,0 +1,114 @@
+import type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from './cpu-domain.js';
+import type { ResolvedCpuPlacement } from './backend-kind.js';
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import type { CpuDomainExecutor, CpuDomainExecutorCapabilities } from './executor.js';
+import { CpuSet } from '../topology/cpu-set.js';
+
+/** A cooperative domain's declared placement: a NUMA node with its CPUs, or exactly the process's allowed set. */
+export type ExternalPlacement = { readonly numaNode: number; readonly cpus: CpuSet } | { readonly allAllowed: true; readonly cpus: CpuSet };
+
+const CONSTRUCT = Symbol('ExternalCpuDomain');
+
+/**
+ * A domain whose executor the application owns (contract §3.F). Cooperative domains are
+ * arbitrated on their declared CPU set; caller-managed ones declare no CPUs, never enter the
+ * arbiter, and admit one execution at a time through their own guard. The executor's
+ * capabilities are sampled once, here. The domain retains its executor for its lifetime (R45).
+ */
+export class ExternalCpuDomain {
+  readonly id: CpuDomainId;
+  readonly threadBudget: number;
+  readonly executor: CpuDomainExecutor;
+  readonly #capabilities: CpuDomainExecutorCapabilities;
+  readonly #placement: ResolvedCpuPlacement | undefined;
+
+  private constructor(token: typeof CONSTRUCT, id: CpuDomainId, executor: CpuDomainExecutor, threadBudget: number, placement: ResolvedCpuPlacement | undefined) {
+    if (token !== CONSTRUCT) throw new TypeError('ExternalCpuDomain: use cooperative() or callerManaged()');
+    this.id = id;
+    this.executor = executor;
+    this.threadBudget = threadBudget;
+    this.#placement = placement;
+    this.#capabilities = Object.freeze({ ...executor.capabilities() });
+    Object.freeze(this);
+  }
+
+  /**
+   * Cooperative CPU-set admission (Rust `ExternalCpuDomain::new`): arbitrated on `placement.cpus`.
+   * Errors (R37): `EmptyPlacementCpuSet`, `ZeroExecutorWorkers`, `ThreadBudgetExceedsWorkerCount`.
+   */
+  static cooperative(id: CpuDomainId, placement: ExternalPlacement, executor: CpuDomainExecutor, threadBudget: number): ExternalCpuDomain {
+    const op = 'ExternalCpuDomain.cooperative';
+    validateId(id, op);
+    if (typeof placement !== 'object' || placement === null) throw invalidArgument(op, 'placement', '{ numaNode, cpus } or { allAllowed: true, cpus }', placement);
+    if (!(placement.cpus instanceof CpuSet) || placement.cpus.size === 0) {
+      throw new TenferroError('EmptyPlacementCpuSet', 'a cooperative domain must declare a non-empty CpuSet in placement.cpus', { op, detail: { domain: id } });
+    }
+    let resolved: ResolvedCpuPlacement;
+    if ('numaNode' in placement) {
+      if (!Number.isInteger(placement.numaNode) || placement.numaNode < 0) throw invalidArgument(op, 'placement.numaNode', 'a non-negative integer node id', placement.numaNode);
+      resolved = Object.freeze({ kind: 'numaNode', id: placement.numaNode, cpus: placement.cpus });
+    } else if (placement.allAllowed === true) {
+      resolved = Object.freeze({ kind: 'allAllowed', cpus: placement.cpus });
+    } else {
+      throw invalidArgument(op, 'placement', '{ numaNode, cpus } or { allAllowed: true, cpus }', placement);
+    }
+    validateExecutor(executor, threadBudget, id, op);
+    return new ExternalCpuDomain(CONSTRUCT, id, executor, threadBudget, resolved);
+  }
+
+  /**
+   * Caller-managed admission (Rust `new_caller_managed`): no CPU set; the executor's workers are
+   * the whole CPU universe of the domain and the caller owns admission across such domains.
+   */
+  static callerManaged(id: CpuDomainId, executor: CpuDomainExecutor, threadBudget: number): ExternalCpuDomain {
+    const op = 'ExternalCpuDomain.callerManaged';
+    validateId(id, op);
+    validateExecutor(executor, threadBudget, id, op);
+    return new ExternalCpuDomain(CONSTRUCT, id, executor, threadBudget, undefined);
+  }
+
+  admissionMode(): CpuAdmissionMode {
+    return this.#placement === undefined ? 'callerManaged' : 'cooperativeCpuSet';
+  }
+
+  /** The declared placement; `undefined` for caller-managed domains (no placement claim, R38). */
+  placement(): ResolvedCpuPlacement | undefined {
+    return this.#placement;
+  }
+
+  cpus(): CpuSet | undefined {
+    return this.#placement?.cpus;
+  }
+
+  ownership(): CpuDomainOwnership {
+    return 'externalManaged';
+  }
+
+  executorCapabilities(): CpuDomainExecutorCapabilities {
+    return this.#capabilities;
+  }
+}
+
+function validateId(id: unknown, op: string): void {
+  const ok = (typeof id === 'number' && Number.isSafeInteger(id) && id >= 0) || (typeof id === 'bigint' && id >= 0n);
+  if (!ok) throw invalidArgument(op, 'id', 'a non-negative integer or bigint domain id', id);
+}
+
+function validateExecutor(executor: CpuDomainExecutor, threadBudget: number, id: CpuDomainId, op: string): void {
+  for (const method of ['capabilities', 'install', 'submit', 'workerPool', 'runKernel'] as const) {
+    if (typeof (executor as unknown as Record<string, unknown>)?.[method] !== 'function') {
+      throw invalidArgument(op, 'executor', 'a CpuDomainExecutor (capabilities, install, submit, workerPool, runKernel)', executor);
+    }
+  }
+  if (!Number.isSafeInteger(threadBudget) || threadBudget < 1) throw invalidArgument(op, 'threadBudget', 'a positive integer', threadBudget);
+  const workers = executor.capabilities().workerCount;
+  if (!Number.isSafeInteger(workers) || workers < 1) {
+    throw new TenferroError('ZeroExecutorWorkers', `the executor of domain ${String(id)} reports ${workers} workers`, { op, detail: { domain: id } });
+  }
+  if (threadBudget > workers) {
+    throw new TenferroError('ThreadBudgetExceedsWorkerCount', `thread budget ${threadBudget} exceeds the executor's ${workers} workers`, {
+      op,
+      detail: { domain: id, threadBudget, workerCount: workers },
+    });
+  }
+}

@@ -1,0 +1,226 @@
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import { CONTRACTION_DTYPES, DTYPE_INFO, type DType, type Scalar } from '../tensor/dtype.js';
+import { layoutIsInjective, reachableSpan, validateLayout } from '../tensor/layout.js';
+import { Tensor } from '../tensor/tensor.js';
+
+/** Which axes contract and which are batch axes, per side: `[lhsAxes, rhsAxes]`, paired in order. */
+export interface DotGeneralDims {
+  readonly contracting: readonly [readonly number[], readonly number[]];
+  readonly batch?: readonly [readonly number[], readonly number[]];
+}
+
+export interface DotGeneralOptions {
+  readonly conjLhs?: boolean;
+  readonly conjRhs?: boolean;
+  /** Reuse the GEMM analysis cached in this slot of the engine's cache when shapes, strides and axes are identical (R116). */
+  readonly analysisSlot?: number;
+}
+
+export interface DotGeneralIntoOptions extends DotGeneralOptions {
+  readonly alpha?: Scalar;
+  readonly beta?: Scalar;
+}
+
+/** A validated dot-general: everything the planner needs, nothing unchecked. */
+export interface DotGeneralSpec {
+  readonly dtype: DType;
+  readonly lhs: Tensor;
+  readonly rhs: Tensor;
+  readonly lhsFree: readonly number[];
+  readonly rhsFree: readonly number[];
+  readonly lhsContracting: readonly number[];
+  readonly rhsContracting: readonly number[];
+  readonly lhsBatch: readonly number[];
+  readonly rhsBatch: readonly number[];
+  /** `[lhs free…, rhs free…, batch…]` (R103). */
+  readonly outShape: readonly number[];
+  readonly conjLhs: boolean;
+  readonly conjRhs: boolean;
+  readonly alpha: Scalar;
+  readonly beta: Scalar;
+  readonly analysisSlot: number | undefined;
+}
+
+/**
+ * Validate a dot-general in the order of R102, before any allocation or mutation: dtypes (lhs,
+ * rhs, output, alpha, beta), tensors, layouts, axes in range, no duplicates within a role,
+ * contracting ∩ batch = ∅, equal counts, paired extents, the output shape — and, ours, an
+ * output that aliases itself or an input (`OutputAliasing`). Integer dtypes are
+ * `UnsupportedDType` (R109).
+ */
+export function validateDotGeneral(
+  op: string,
+  lhs: unknown,
+  rhs: unknown,
+  dims: unknown,
+  options: unknown,
+  out?: unknown,
+): DotGeneralSpec {
+  const tensors: [string, unknown][] = [['lhs', lhs], ['rhs', rhs]];
+  if (out !== undefined) tensors.push(['out', out]);
+  for (const [name, t] of tensors) {
+    if (!(t instanceof Tensor)) throw invalidArgument(op, name, 'a Tensor', t);
+  }
+  const l = lhs as Tensor;
+  const r = rhs as Tensor;
+  const o = out as Tensor | undefined;
+  const opts = (options ?? {}) as DotGeneralIntoOptions;
+  if (typeof opts !== 'object' || opts === null) throw invalidArgument(op, 'options', 'an options object', options);
+
+  // dtypes
+  if (l.dtype !== r.dtype) throw dtypeMismatch(op, 'rhs', l.dtype, r.dtype);
+  if (o !== undefined && o.dtype !== l.dtype) throw dtypeMismatch(op, 'out', l.dtype, o.dtype);
+  const complex = DTYPE_INFO[l.dtype].complex;
+  const alpha = scalar(op, 'options.alpha', opts.alpha ?? 1, l.dtype, complex);
+  const beta = scalar(op, 'options.beta', opts.beta ?? 0, l.dtype, complex);
+  if (!CONTRACTION_DTYPES.includes(l.dtype)) {
+    throw new TenferroError('UnsupportedDType', `contractions support ${CONTRACTION_DTYPES.join(', ')}; convert ${l.dtype} operands to f64`, {
+      op,
+      detail: { dtype: l.dtype },
+    });
+  }
+  for (const flag of ['conjLhs', 'conjRhs'] as const) {
+    if (opts[flag] !== undefined && typeof opts[flag] !== 'boolean') throw invalidArgument(op, `options.${flag}`, 'a boolean', opts[flag]);
+  }
+  if (opts.analysisSlot !== undefined && (!Number.isSafeInteger(opts.analysisSlot) || opts.analysisSlot < 0)) {
+    throw invalidArgument(op, 'options.analysisSlot', 'a non-negative integer slot', opts.analysisSlot);
+  }
+
+  // layouts
+  validateLayout(l, op, 'lhs');
+  validateLayout(r, op, 'rhs');
+  if (o !== undefined) validateLayout(o, op, 'out');
+
+  // axes
+  if (typeof dims !== 'object' || dims === null) throw invalidArgument(op, 'dims', '{ contracting: [lhsAxes, rhsAxes], batch?: [lhsAxes, rhsAxes] }', dims);
+  const d = dims as DotGeneralDims;
+  const [lc, rc] = axisPair(op, 'dims.contracting', d.contracting);
+  const [lb, rb] = d.batch === undefined ? [[], []] : axisPair(op, 'dims.batch', d.batch);
+  for (const [axes, t, role] of [
+    [lc, l, 'dims.contracting[0]'],
+    [rc, r, 'dims.contracting[1]'],
+    [lb, l, 'dims.batch[0]'],
+    [rb, r, 'dims.batch[1]'],
+  ] as const) {
+    for (const a of axes) {
+      if (a < 0 || a >= t.rank) {
+        throw new TenferroError('AxisOutOfBounds', `axis ${a} in ${role} is out of bounds for rank ${t.rank}`, { op, detail: { axis: a, rank: t.rank, role } });
+      }
+    }
+  }
+  for (const [axes, role] of [
+    [lc, 'dims.contracting[0]'],
+    [rc, 'dims.contracting[1]'],
+    [lb, 'dims.batch[0]'],
+    [rb, 'dims.batch[1]'],
+  ] as const) {
+    const seen = new Set<number>();
+    for (const a of axes) {
+      if (seen.has(a)) throw new TenferroError('DuplicateAxis', `axis ${a} appears twice in ${role}`, { op, detail: { axis: a, role } });
+      seen.add(a);
+    }
+  }
+  for (const [c, b, side] of [
+    [lc, lb, 'lhs'],
+    [rc, rb, 'rhs'],
+  ] as const) {
+    const both = c.find((a) => b.includes(a));
+    if (both !== undefined) {
+      throw new TenferroError('AxisRoleConflict', `${side} axis ${both} is both contracting and batch`, {
+        op,
+        detail: { axis: both, side, firstRole: 'contracting', secondRole: 'batch' },
+      });
+    }
+  }
+  if (lc.length !== rc.length) throw invalidArgument(op, 'dims.contracting', 'the same number of lhs and rhs contracting axes', d.contracting);
+  if (lb.length !== rb.length) throw invalidArgument(op, 'dims.batch', 'the same number of lhs and rhs batch axes', d.batch);
+  for (const [la, ra, role] of [
+    ...lc.map((a, i) => [a, rc[i]!, 'contracted'] as const),
+    ...lb.map((a, i) => [a, rb[i]!, 'batch'] as const),
+  ]) {
+    if (l.shape[la] !== r.shape[ra]) {
+      throw new TenferroError('ShapeMismatch', `${role} extents differ: lhs axis ${la} has ${l.shape[la]}, rhs axis ${ra} has ${r.shape[ra]}`, {
+        op,
+        detail: { kind: role === 'contracted' ? 'ContractedDimensions' : 'BatchDimensions', lhsAxis: la, rhsAxis: ra, lhsExtent: l.shape[la], rhsExtent: r.shape[ra] },
+      });
+    }
+  }
+  const lhsFree = range(l.rank).filter((a) => !lc.includes(a) && !lb.includes(a));
+  const rhsFree = range(r.rank).filter((a) => !rc.includes(a) && !rb.includes(a));
+  const outShape = [...lhsFree.map((a) => l.shape[a]!), ...rhsFree.map((a) => r.shape[a]!), ...lb.map((a) => l.shape[a]!)];
+  if (o !== undefined) {
+    if (o.rank !== outShape.length || o.shape.some((e, i) => e !== outShape[i])) {
+      throw new TenferroError('ShapeMismatch', `output shape must be [${outShape.join(', ')}] but is [${o.shape.join(', ')}]`, {
+        op,
+        detail: { kind: 'ExpectedActual', expected: outShape, actual: [...o.shape] },
+      });
+    }
+    if (!layoutIsInjective(o.shape, o.strides)) {
+      throw new TenferroError('OutputAliasing', 'the output layout is not provably free of self-overlap (sorted by stride, each stride must cover the previous axis)', { op, detail: { role: 'out' } });
+    }
+    const span = reachableSpan(o);
+    for (const [name, t] of [
+      ['lhs', l],
+      ['rhs', r],
+    ] as const) {
+      const other = reachableSpan(t);
+      if (span !== undefined && other !== undefined && t.buffer === o.buffer && bytes(span, o.dtype).overlaps(bytes(other, t.dtype))) {
+        throw new TenferroError('OutputAliasing', `the output overlaps the storage of ${name}`, { op, detail: { role: 'out', input: name } });
+      }
+    }
+  }
+  return Object.freeze({
+    dtype: l.dtype,
+    lhs: l,
+    rhs: r,
+    lhsFree,
+    rhsFree,
+    lhsContracting: lc,
+    rhsContracting: rc,
+    lhsBatch: lb,
+    rhsBatch: rb,
+    outShape,
+    conjLhs: complex && opts.conjLhs === true,
+    conjRhs: complex && opts.conjRhs === true,
+    alpha,
+    beta,
+    analysisSlot: opts.analysisSlot,
+  });
+}
+
+function axisPair(op: string, param: string, value: unknown): [number[], number[]] {
+  if (!Array.isArray(value) || value.length !== 2 || !Array.isArray(value[0]) || !Array.isArray(value[1])) {
+    throw invalidArgument(op, param, '[lhsAxes, rhsAxes]', value);
+  }
+  const out = value.map((axes: unknown[], side) =>
+    axes.map((a, i) => {
+      if (typeof a !== 'number' || !Number.isInteger(a)) throw invalidArgument(op, `${param}[${side}][${i}]`, 'an integer axis', a);
+      return a;
+    }),
+  );
+  return [out[0]!, out[1]!];
+}
+
+function scalar(op: string, param: string, value: unknown, dtype: DType, complex: boolean): Scalar {
+  if (typeof value === 'number') return complex ? Object.freeze([value, 0] as const) : value;
+  if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'number' && typeof value[1] === 'number') {
+    if (!complex) throw dtypeMismatch(op, param, dtype, 'complex');
+    return Object.freeze([value[0], value[1]] as const);
+  }
+  throw invalidArgument(op, param, complex ? 'a number or [re, im]' : 'a number', value);
+}
+
+function dtypeMismatch(op: string, role: string, expected: string, actual: string): TenferroError {
+  return new TenferroError('DTypeMismatch', `${role} must be ${expected} but is ${actual}`, { op, detail: { role, expected, actual } });
+}
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i);
+}
+
+function bytes(span: { first: number; last: number }, dtype: DType) {
+  const b = DTYPE_INFO[dtype].bytes;
+  const lo = span.first * b;
+  const hi = (span.last + 1) * b;
+  return { overlaps: (o: { lo: number; hi: number }) => lo < o.hi && o.lo < hi, lo, hi };
+}

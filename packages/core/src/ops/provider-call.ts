@@ -1,0 +1,58 @@
+import type { ValidationDomain } from '../contract/cpu-domain.js';
+import type { CpuExecutionContext } from '../contract/execution-context.js';
+import type { ProviderParallelMode } from '../contract/parallel-mode.js';
+import { TenferroError } from '../errors/tenferro-error.js';
+import { dispatchMode } from '../provider/bundle-validation.js';
+import type { ProviderSlot } from '../provider/cpu-providers.js';
+import type { CpuProviderBundle } from '../provider/provider-bundle.js';
+import type { CpuProviderOutcome } from '../provider/provider-outcome.js';
+import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
+
+/**
+ * The provider calls of one operation. Each slot's dispatch mode is decided here, once per
+ * operation (R61, R62): the operation asks for its first slot's mode before it is admitted, so a
+ * refusal comes before any permit, allocation or output write (R99); every later call of a slot
+ * runs in the mode decided for it.
+ */
+export class ProviderDispatch {
+  readonly bundle: CpuProviderBundle;
+  readonly op: string;
+  readonly #domain: ValidationDomain;
+  readonly #modes = new Map<ProviderSlot, ProviderParallelMode>();
+
+  constructor(bundle: CpuProviderBundle, domain: ValidationDomain, op: string) {
+    this.bundle = bundle;
+    this.#domain = domain;
+    this.op = op;
+  }
+
+  mode(slot: ProviderSlot): ProviderParallelMode {
+    let mode = this.#modes.get(slot);
+    if (mode === undefined) {
+      mode = dispatchMode(this.bundle, slot, this.#domain, this.op);
+      this.#modes.set(slot, mode);
+    }
+    return mode;
+  }
+
+  /**
+   * Call a provider of `slot` in its mode on the operation's entry: on `ctx` when the modes
+   * agree, else on a fresh context of the entry (no executor call). A provider's own exception
+   * becomes `ProviderFailed`; a non-outcome too.
+   */
+  async call(entry: CpuOperationEntry, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
+    const mode = this.mode(slot);
+    const op = this.op;
+    let outcome: CpuProviderOutcome;
+    try {
+      outcome = mode === ctx.parallelMode ? await fn(ctx) : await entry.reuse(mode, fn, op);
+    } catch (e) {
+      if (TenferroError.is(e)) throw e;
+      throw new TenferroError('ProviderFailed', `the ${slot} provider failed: ${e instanceof Error ? e.message : String(e)}`, { op, cause: e, detail: { slot } });
+    }
+    if (typeof outcome !== 'object' || outcome === null || typeof outcome.executed !== 'boolean') {
+      throw new TenferroError('ProviderFailed', `the ${slot} provider returned no outcome`, { op, detail: { slot } });
+    }
+    return outcome;
+  }
+}

@@ -1,0 +1,33 @@
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import type { CpuProviderBundle } from '../provider/provider-bundle.js';
+import type { OperationRunner } from '../runtime/execution/admission.js';
+import { Tensor } from '../tensor/tensor.js';
+import { freshOutput } from './fresh-output.js';
+import { ProviderDispatch } from './provider-call.js';
+
+/**
+ * `tensor.reshape(shape)` when that is metadata-only (same storage, same tag, no admission);
+ * otherwise a fresh, tagged, dense copy through the layout provider, reshaped (R97).
+ */
+export async function reshape(runner: OperationRunner, bundle: CpuProviderBundle, tensor: Tensor, shape: readonly number[], op: string): Promise<Tensor> {
+  if (!(tensor instanceof Tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
+  try {
+    return tensor.reshape(shape);
+  } catch (e) {
+    if (!TenferroError.is(e, 'ReshapeNeedsCopy')) throw e;
+  }
+  const dispatch = new ProviderDispatch(bundle, runner.domain, op);
+  return runner.run(op, dispatch.mode('layoutTransform'), async (entry, ctx) => {
+    // A layout transform writes every element of its destination.
+    const dense = await freshOutput(entry, tensor.dtype, tensor.shape, op, async (out) => {
+      const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensor.descriptor(), dst: out.descriptor(), conjugate: false }));
+      if (!outcome.executed) {
+        throw new TenferroError('ProviderUnsupported', 'configured CPU layoutTransform provider reported unsupported while materialising a reshape', {
+          op,
+          detail: { slot: 'layoutTransform', reason: outcome.reason },
+        });
+      }
+    }, true);
+    return dense.reshape(shape);
+  });
+}

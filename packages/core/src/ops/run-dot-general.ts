@@ -1,0 +1,136 @@
+import { type DotGeneralSpec } from '../contraction/validate-dot-general.js';
+import { analysisKey } from '../contraction/gemm-analysis-cache.js';
+import { type GemmAnalysis, type GemmPlan, analyseGemm } from '../contraction/gemm-plan.js';
+import type { CpuExecutionContext } from '../contract/execution-context.js';
+import { TenferroError } from '../errors/tenferro-error.js';
+import type { ProviderSlot } from '../provider/cpu-providers.js';
+import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
+import { type CpuProviderOutcome, type CpuProviderUnsupported, describeUnsupported, isRetryable } from '../provider/provider-outcome.js';
+import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
+import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
+import type { ProviderDispatch } from './provider-call.js';
+
+/** What one dot-general runs with: an entered execution (whose engine lends buffers and the analysis cache) and its provider calls. */
+export interface DotGeneralRun {
+  readonly entry: CpuOperationEntry;
+  /** The entered context of the GEMM call's mode. */
+  readonly ctx: CpuExecutionContext;
+  readonly dispatch: ProviderDispatch;
+}
+
+/** Observations of the resolution path, for tests and diagnostics. */
+export interface DotGeneralTrace {
+  readonly path: 'empty' | 'general' | 'direct' | 'canonical' | 'retry';
+  readonly gemmCalls: number;
+}
+
+/**
+ * R104–R107: the general-contraction provider when installed; else the direct GEMM plan when
+ * the layouts admit one; a `layout(lhs)`, `layout(rhs)` or `conjugation` refusal of it — and
+ * only those — retries the same GEMM provider exactly once on canonical operands materialised
+ * through the layout provider (conjugation fused, flags cleared), whose buffers return to the
+ * engine pool on every exit. Everything else is terminal.
+ */
+export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): Promise<DotGeneralTrace> {
+  const { bundle, op } = run.dispatch;
+  if (out.shape.some((e) => e === 0)) return { path: 'empty', gemmCalls: 0 };
+
+  if (bundle.generalContraction !== undefined) {
+    const general = bundle.generalContraction;
+    const outcome = await call(run, 'generalContraction', (ctx) =>
+      general.dotGeneral(ctx, {
+        lhs: spec.lhs.descriptor(),
+        rhs: spec.rhs.descriptor(),
+        out,
+        contracting: [spec.lhsContracting, spec.rhsContracting],
+        batch: [spec.lhsBatch, spec.rhsBatch],
+        conjLhs: spec.conjLhs,
+        conjRhs: spec.conjRhs,
+        alpha: spec.alpha,
+        beta: spec.beta,
+      }),
+    );
+    if (outcome.executed) return { path: 'general', gemmCalls: 0 };
+    if (bundle.generalPolicy === 'required') throw terminal(op, 'generalContraction', outcome.reason);
+  }
+
+  const analysis = analyse(run, spec, out);
+  let gemmCalls = 0;
+  if (analysis.direct !== undefined) {
+    gemmCalls++;
+    const outcome = await gemm(run, request(spec, analysis.direct, spec.lhs.descriptor(), spec.rhs.descriptor(), out, spec.conjLhs, spec.conjRhs));
+    if (outcome.executed) return { path: 'direct', gemmCalls };
+    if (!isRetryable(outcome.reason)) throw terminal(op, 'gemm', outcome.reason);
+  }
+  const canonical = analysis.canonical;
+  if (canonical === undefined) {
+    throw new TenferroError('ProviderUnsupported', 'cannot represent the canonical contraction for this output layout', {
+      op,
+      detail: { slot: 'gemm', reason: 'layout of output' },
+    });
+  }
+  await run.entry.engine.bufferPool.withLoans(async (take) => {
+    const lhsLoan = take(spec.dtype, spec.lhs.size, { zeroed: false });
+    const rhsLoan = take(spec.dtype, spec.rhs.size, { zeroed: false });
+    const lhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.lhs.shape, strides: canonical.lhsStrides, offset: 0, buffer: lhsLoan.buffer });
+    const rhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.rhs.shape, strides: canonical.rhsStrides, offset: 0, buffer: rhsLoan.buffer });
+    await materialize(run, spec.lhs.descriptor(), lhs, spec.conjLhs);
+    await materialize(run, spec.rhs.descriptor(), rhs, spec.conjRhs);
+    gemmCalls++;
+    const outcome = await gemm(run, request(spec, canonical.plan, lhs, rhs, out, false, false));
+    if (!outcome.executed) throw terminal(op, 'gemm', outcome.reason, gemmCalls > 1 ? 'a second unsupported result' : undefined);
+  });
+  return { path: gemmCalls > 1 ? 'retry' : 'canonical', gemmCalls };
+}
+
+function analyse(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): GemmAnalysis {
+  if (spec.analysisSlot === undefined) return analyseGemm(spec, out.strides);
+  const cache = run.entry.engine.analysisCache;
+  cache.bind(run.dispatch.bundle);
+  const key = analysisKey(spec, out.strides);
+  const cached = cache.lookup(spec.analysisSlot, key);
+  if (cached !== undefined) return cached;
+  const analysis = analyseGemm(spec, out.strides);
+  cache.store(spec.analysisSlot, key, analysis);
+  return analysis;
+}
+
+function gemm(run: DotGeneralRun, req: CpuGemmRequest): Promise<CpuProviderOutcome> {
+  const provider = run.dispatch.bundle.gemm;
+  return call(run, 'gemm', (ctx) => provider.gemm(ctx, req));
+}
+
+async function materialize(run: DotGeneralRun, src: TensorDescriptor, dst: TensorDescriptor, conjugate: boolean): Promise<void> {
+  const provider = run.dispatch.bundle.layoutTransform;
+  const outcome = await call(run, 'layoutTransform', (ctx) => provider.materialize(ctx, { src, dst, conjugate }));
+  if (!outcome.executed) throw terminal(run.dispatch.op, 'layoutTransform', outcome.reason);
+}
+
+function call(run: DotGeneralRun, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
+  return run.dispatch.call(run.entry, run.ctx, slot, fn);
+}
+
+function request(spec: DotGeneralSpec, plan: GemmPlan, lhs: TensorDescriptor, rhs: TensorDescriptor, out: TensorDescriptor, conjLhs: boolean, conjRhs: boolean): CpuGemmRequest {
+  const operand = (d: TensorDescriptor, s: GemmPlan['lhs']): GemmOperand => Object.freeze({ buffer: d.buffer, offset: d.offset, ...s });
+  return Object.freeze({
+    dtype: spec.dtype,
+    m: plan.m,
+    n: plan.n,
+    k: plan.k,
+    batch: plan.batch,
+    lhs: operand(lhs, plan.lhs),
+    rhs: operand(rhs, plan.rhs),
+    out: operand(out, plan.out),
+    alpha: spec.alpha,
+    beta: spec.beta,
+    conjLhs,
+    conjRhs,
+  });
+}
+
+function terminal(op: string, slot: ProviderSlot, reason: CpuProviderUnsupported, why?: string): TenferroError {
+  return new TenferroError('ProviderUnsupported', `configured CPU ${slot} provider reported unsupported: ${describeUnsupported(reason)}${why ? ` (${why})` : ''}`, {
+    op,
+    detail: { slot, reason },
+  });
+}

@@ -1,4 +1,0 @@
-// @tenferro/core/piscina — the caller-owned pool adapter. piscina is the application's own
-// (optional peer) dependency: this module never imports it.
-export { PiscinaDomainExecutor } from './executor/piscina-domain-executor.js';
-export type { PiscinaPoolLike } from './executor/piscina-domain-executor.js';

@@ -1,0 +1,119 @@
+import type { ExecutionOwner } from '../../arbiter/resource-arbiter.js';
+import { BufferPool } from '../../buffer/buffer-pool.js';
+import type { PoolLimit } from '../../buffer/pool-limit.js';
+import { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
+import { TenferroError } from '../../errors/tenferro-error.js';
+import type { CpuDomainExecutor } from '../../contract/executor.js';
+import type { WorkerObservation } from '../workers/engine-worker.js';
+import { EngineWorkerPool } from '../workers/engine-worker-pool.js';
+import type { KernelRef } from '../../contract/kernel.js';
+import { ManagedExecutor } from '../executors/managed-executor.js';
+import { EngineState } from '../workers/shared-fields.js';
+import type { LaneRunner } from '../../contract/worker-pool.js';
+import type { CpuSet } from '../../topology/cpu-set.js';
+import type { CpuDomain } from '../../contract/cpu-domain.js';
+
+/**
+ * An engine: one resource domain, its executor, its resources (buffer pool, analysis cache)
+ * and its shared execution-scope record — an `Int32Array` over a `SharedArrayBuffer` that
+ * every worker running the domain's kernels consults on a nested entry (R23, R91). For a
+ * caller-managed domain the same record is the admission guard (R43). Engines belong to a
+ * coordinator and are shared by every clone of a backend (R1).
+ */
+export class CpuEngine implements LaneRunner {
+  readonly domain: CpuDomain;
+  readonly executor: CpuDomainExecutor;
+  /** Executor entries made through operation entries (R69, R84): diagnostics and tests. */
+  readonly entries = { installs: 0, submits: 0 };
+  /** Pooled temporaries (canonical operands), shared by every clone (R1, R111). */
+  readonly bufferPool: BufferPool;
+  /** GEMM analyses in caller-addressed slots (R116). */
+  readonly analysisCache = new GemmAnalysisCache();
+  readonly state: Int32Array;
+  readonly #pool: EngineWorkerPool | undefined;
+
+  private constructor(domain: CpuDomain, executor: CpuDomainExecutor, pool: EngineWorkerPool | undefined, state: Int32Array, limit: PoolLimit) {
+    this.domain = domain;
+    this.executor = executor;
+    this.#pool = pool;
+    this.state = state;
+    this.bufferPool = new BufferPool(limit);
+  }
+
+  /**
+   * Build a tenferro-managed engine for `domain`: `domain.threadBudget` workers pinned to `cpus`
+   * and verified (or unpinned when `cpus` is undefined).
+   */
+  static async managed(domain: CpuDomain, cpus: CpuSet | undefined, limit: PoolLimit): Promise<CpuEngine> {
+    const pool = await EngineWorkerPool.create({ cpus, workerCount: domain.threadBudget });
+    const executor = new ManagedExecutor(pool, cpus !== undefined);
+    return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, pool, pool.engineState, limit);
+  }
+
+  /** An engine over an executor the application owns (external domains): tenferro never builds or shuts it down. */
+  static external(domain: CpuDomain, executor: CpuDomainExecutor, limit: PoolLimit): CpuEngine {
+    const record = executor.scopeRecord?.() ?? new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    return new CpuEngine(domain, executor, undefined, new Int32Array(record), limit);
+  }
+
+  get workerCount(): number {
+    return this.executor.capabilities().workerCount;
+  }
+
+  /** Run a kernel task on `lane` through the executor (the engine's lane runner). */
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    return this.executor.runKernel({ kernel, payload, lane, scope: this.state.buffer as SharedArrayBuffer, op });
+  }
+
+  /** What each worker reported at verification; empty for external executors. */
+  workers(): WorkerObservation[] {
+    return this.#pool?.observations() ?? [];
+  }
+
+  get pool(): EngineWorkerPool | undefined {
+    return this.#pool;
+  }
+
+  /**
+   * Record `owner` as the active owner (R91, R94): one store, whatever the pool size. The same
+   * owner nests by depth; a different owner while active is an invariant violation (admission
+   * guarantees it cannot happen).
+   */
+  markActive(owner: ExecutionOwner, op: string): void {
+    const s = this.state;
+    const active = Atomics.compareExchange(s, EngineState.ACTIVE_OWNER, 0, owner);
+    if (active === 0) {
+      Atomics.store(s, EngineState.DEPTH, 1);
+    } else if (active === owner) {
+      Atomics.add(s, EngineState.DEPTH, 1);
+    } else {
+      throw new TenferroError('Internal', `engine ${String(this.domain.id)} is active for owner ${active}, not ${owner}`, { op });
+    }
+  }
+
+  markInactive(owner: ExecutionOwner): void {
+    const s = this.state;
+    if (Atomics.load(s, EngineState.ACTIVE_OWNER) !== owner) return;
+    if (Atomics.sub(s, EngineState.DEPTH, 1) === 1) Atomics.store(s, EngineState.ACTIVE_OWNER, 0);
+  }
+
+  /**
+   * The caller-managed admission guard (R43): claim the domain for `owner` unless it is active.
+   * Shared with the executor's workers, so a second entry from any of them is seen too.
+   */
+  tryClaim(owner: ExecutionOwner): boolean {
+    if (Atomics.compareExchange(this.state, EngineState.ACTIVE_OWNER, 0, owner) !== 0) return false;
+    Atomics.store(this.state, EngineState.DEPTH, 1);
+    return true;
+  }
+
+  release(owner: ExecutionOwner): void {
+    this.markInactive(owner);
+  }
+
+  /** Shut down what tenferro owns: its own pool, never an external executor (R44). */
+  async close(): Promise<void> {
+    this.bufferPool.close();
+    await this.#pool?.close();
+  }
+}

@@ -1,0 +1,147 @@
+import { newExecutionOwner } from '../../arbiter/resource-arbiter.js';
+import type { ValidationDomain } from '../../contract/cpu-domain.js';
+import type { CpuExecutionContext } from '../../contract/execution-context.js';
+import type { ParallelMode } from '../../contract/parallel-mode.js';
+import { TenferroError } from '../../errors/tenferro-error.js';
+import type { Coordinator } from '../engine/coordinator.js';
+import type { DomainPlan } from '../placement.js';
+import { type ScopeRecord, assertNotReentered, currentFrame, executionActive, reentered, runInFrame } from './execution-frame.js';
+import { CpuOperationEntry } from './operation-entry.js';
+
+/** What a handle is admitted with: its coordinator, its resolved plan and its runtime identity (the scope witness, R83). */
+export interface AdmissionTarget {
+  readonly coordinator: Coordinator;
+  readonly plan: DomainPlan;
+  readonly identity: object;
+}
+
+/** The body of one entered operation: it runs with the entry and a context of the operation's mode. */
+export type OperationBody<R> = (entry: CpuOperationEntry, ctx: CpuExecutionContext) => R | Promise<R>;
+
+/**
+ * Where operations (`ops/`) run: a handle, which admits each operation anew, or a session,
+ * which reuses its entry (R80). `domain` is known before admission, so dispatch decisions and
+ * validation come before any permit, allocation or worker hop (R61, R62, R99).
+ */
+export interface OperationRunner {
+  readonly domain: ValidationDomain;
+  run<R>(op: string, mode: ParallelMode, body: OperationBody<R>): Promise<R>;
+}
+
+/**
+ * The one admission path of every entry point (contract §6.1): an idle execution scope of this
+ * witness lends its entry (`execution_admission`); otherwise re-entry is rejected before any
+ * permit, the permit is requested as the plan says (R34) — or the caller-managed guard claimed
+ * (R35, R43) — in a fresh execution frame, and released on every exit.
+ */
+export async function admit<R>(target: AdmissionTarget, op: string, body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>): Promise<R> {
+  const scope = borrowScope(target, op);
+  if (scope !== undefined) {
+    try {
+      return await body(scope.entry, true);
+    } finally {
+      scope.operationActive = false;
+    }
+  }
+  assertNotReentered(op);
+  const c = target.coordinator;
+  c.assertOpen(op);
+  const engine = await c.engine(target.plan, op);
+  const owner = newExecutionOwner();
+  const request = target.plan.request;
+  return runInFrame({ owner, live: true, scope: undefined }, async () => {
+    if (request === undefined) {
+      if (!engine.tryClaim(owner)) throw reentered(op);
+      try {
+        c.assertOpen(op);
+        return await body(new CpuOperationEntry(engine, undefined, owner), false);
+      } finally {
+        engine.release(owner);
+      }
+    }
+    const permit = await c.arbiter.acquire(request, { owner });
+    try {
+      c.assertOpen(op);
+      return await body(new CpuOperationEntry(engine, permit, owner), false);
+    } finally {
+      permit.release();
+    }
+  });
+}
+
+/** A handle as an {@link OperationRunner}: each operation is admitted, then enters the executor once in its mode (or reuses a scope's entry). */
+export function handleRunner(target: AdmissionTarget): OperationRunner {
+  return {
+    domain: target.plan.domain,
+    run: <R>(op: string, mode: ParallelMode, body: OperationBody<R>) =>
+      admit(target, op, (entry, scoped) => (scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op))),
+  };
+}
+
+/**
+ * One permit and one executor entry, in the engine's preferred mode, for a whole session
+ * (R79–R82). External executors keep operation-level entry (R49): `body` then gets no context
+ * and each operation enters on its own.
+ */
+export function runSession<R>(target: AdmissionTarget, op: string, body: (entry: CpuOperationEntry, ctx: CpuExecutionContext | undefined) => Promise<R>): Promise<R> {
+  return admit(target, op, (entry, scoped) => {
+    if (entry.engine.domain.ownership !== 'managed') return body(entry, undefined);
+    const mode = entry.preferredEngineMode();
+    return scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op);
+  });
+}
+
+/** Outer fan-out (R70) under one admission; from inside a scope it is refused as Outer-through-install. */
+export function runOuterLanes(
+  target: AdmissionTarget,
+  op: string,
+  count: number,
+  body: (ctx: CpuExecutionContext, index: number) => void | Promise<void>,
+): Promise<void> {
+  return admit(target, op, (entry, scoped) => (scoped ? entry.reuse('outer', () => undefined, op) : entry.submitOuter(count, body, op)));
+}
+
+/**
+ * `execution_scope.rs` (R83–R87): one permit and one executor entry shared by the sequential
+ * operations that clones of the witness issue inside `fn`; the callback's value comes back
+ * unchanged, and an exception releases scope and permit first.
+ */
+export async function openExecutionScope<R>(target: AdmissionTarget, op: string, fn: () => R | Promise<R>): Promise<R> {
+  if (executionActive()) {
+    throw new TenferroError('ExecutionAlreadyActive', 'CPU execution is already active; open the shared scope outside active scopes and backend sessions', { op });
+  }
+  const c = target.coordinator;
+  c.assertOpen(op);
+  const engine = await c.engine(target.plan, op);
+  if (engine.domain.ownership !== 'managed') {
+    throw new TenferroError('Unsupported', 'shared execution scopes require a tenferro-managed CPU domain; use ordinary operation entry for external domains', { op });
+  }
+  const owner = newExecutionOwner();
+  return runInFrame({ owner, live: true, scope: undefined }, async () => {
+    const permit = await c.arbiter.acquire(target.plan.request!, { owner });
+    try {
+      const entry = new CpuOperationEntry(engine, permit, owner);
+      return await entry.enter(
+        entry.preferredEngineMode(),
+        () => {
+          const scope: ScopeRecord = { identity: target.identity, engine, permit, entry, operationActive: false };
+          return runInFrame({ owner, live: true, scope }, async () => await fn());
+        },
+        op,
+      );
+    } finally {
+      permit.release();
+    }
+  });
+}
+
+/** `execution_admission`: borrow the scope's entry when a scope of this witness is idle. */
+function borrowScope(target: AdmissionTarget, op: string): ScopeRecord | undefined {
+  const scope = currentFrame()?.scope;
+  if (scope === undefined || scope.operationActive) return undefined;
+  if (scope.identity !== target.identity) {
+    throw new TenferroError('ScopeWitnessMismatch', 'operation backend does not match the execution scope; use a clone of its backend witness', { op });
+  }
+  scope.operationActive = true;
+  return scope;
+}

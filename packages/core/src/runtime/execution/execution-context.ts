@@ -1,0 +1,98 @@
+import type { CpuAdmissionMode, CpuDomainId } from '../../contract/cpu-domain.js';
+import type { CpuExecutionContext } from '../../contract/execution-context.js';
+import { TenferroError } from '../../errors/tenferro-error.js';
+import type { KernelRef } from '../../contract/kernel.js';
+import type { LaneRunner, WorkerPool } from '../../contract/worker-pool.js';
+import { cappedWorkerPool } from '../executors/capped-worker-pool.js';
+import type { CpuSet } from '../../topology/cpu-set.js';
+import type { ProviderParallelMode } from '../../contract/parallel-mode.js';
+
+/** Shared liveness of every context an entry created: cleared when the entry ends. */
+export interface EntryLifetime {
+  live: boolean;
+}
+
+/** @internal what the operation entry knows when it builds a context. */
+export interface ContextParts {
+  readonly domainId: CpuDomainId;
+  readonly cpus: CpuSet | undefined;
+  readonly admissionMode: CpuAdmissionMode;
+  readonly threadBudget: number;
+  readonly parallelMode: ProviderParallelMode;
+  /** The worker this context's own kernel tasks run on. */
+  readonly lane: number;
+  readonly runner: LaneRunner;
+  /** Whether the executor gives Inner mode a pool. */
+  readonly executorHasPool: boolean;
+  readonly lifetime: EntryLifetime;
+}
+
+const CONSTRUCT = Symbol('EnteredContext');
+
+/**
+ * The provider-facing, always-already-entered, immutable view of one execution (contract
+ * glossary "CpuExecutionContext"). It cannot install, submit, change mode or own the permit;
+ * it runs kernel tasks on its own worker and, in Inner mode with a budget above one, exposes
+ * the worker pool capped at the budget (R75, R76). It is only valid while its execution runs.
+ */
+export class EnteredContext implements CpuExecutionContext {
+  readonly domainId: CpuDomainId;
+  /** The domain's CPU set; `undefined` for caller-managed domains (no placement claim). */
+  readonly cpus: CpuSet | undefined;
+  readonly admissionMode: CpuAdmissionMode;
+  readonly threadBudget: number;
+  readonly parallelMode: ProviderParallelMode;
+  readonly #parts: ContextParts;
+  readonly #pool: WorkerPool | undefined;
+
+  /** @internal only the operation entry constructs contexts. */
+  constructor(token: typeof CONSTRUCT, parts: ContextParts) {
+    if (token !== CONSTRUCT) throw new TypeError('CpuExecutionContext is created by tenferro only');
+    this.#parts = parts;
+    this.domainId = parts.domainId;
+    this.cpus = parts.cpus;
+    this.admissionMode = parts.admissionMode;
+    this.threadBudget = parts.threadBudget;
+    this.parallelMode = parts.parallelMode;
+    const hasPool = parts.parallelMode === 'inner' && parts.executorHasPool && parts.threadBudget > 1;
+    this.#pool = hasPool ? cappedWorkerPool(parts.runner, parts.threadBudget, 'CpuExecutionContext.workerPool', () => this.#assertLive('CpuExecutionContext.workerPool')) : undefined;
+    Object.freeze(this);
+  }
+
+  /** The pool an Inner-mode provider may fan out on, capped at `threadBudget`; `undefined` unless Inner ∧ pool ∧ budget > 1 (R75). */
+  workerPool(): WorkerPool | undefined {
+    return this.#pool;
+  }
+
+  /** Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75). */
+  nativeThreadCount(): number {
+    return this.parallelMode === 'inner' && this.#parts.executorHasPool ? this.threadBudget : 1;
+  }
+
+  /** Whether the execution that entered this context is still running. */
+  get live(): boolean {
+    return this.#parts.lifetime.live;
+  }
+
+  /** Run one kernel task on this context's worker. */
+  run<P, R>(kernel: KernelRef<P, R>, payload?: P): Promise<R> {
+    const op = 'CpuExecutionContext.run';
+    try {
+      this.#assertLive(op);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.#parts.runner.runOn(this.#parts.lane, kernel, payload, op);
+  }
+
+  #assertLive(op: string): void {
+    if (!this.#parts.lifetime.live) {
+      throw new TenferroError('ContextExpired', 'this execution context belongs to an execution that has ended', { op });
+    }
+  }
+}
+
+/** @internal */
+export function createContext(parts: ContextParts): CpuExecutionContext {
+  return new EnteredContext(CONSTRUCT, parts);
+}

@@ -1,0 +1,163 @@
+import type { ExecutionOwner, Permit } from '../../arbiter/resource-arbiter.js';
+import type { CpuEngine } from '../engine/cpu-engine.js';
+import { TenferroError } from '../../errors/tenferro-error.js';
+import type { CpuExecutionContext } from '../../contract/execution-context.js';
+import { type EntryLifetime, createContext } from './execution-context.js';
+import type { ParallelMode, ProviderParallelMode } from '../../contract/parallel-mode.js';
+
+/**
+ * The unentered capability `(domain, permit)`: the only value allowed to call an executor's
+ * `install` or `submit` (R67). Not exported from the package; providers and operation families
+ * only ever receive already-entered contexts.
+ */
+export class CpuOperationEntry {
+  readonly engine: CpuEngine;
+  /** The arbiter permit; `undefined` for caller-managed domains, admitted by their guard (R35). */
+  readonly permit: Permit | undefined;
+  readonly owner: ExecutionOwner;
+
+  constructor(engine: CpuEngine, permit: Permit | undefined, owner: ExecutionOwner) {
+    this.engine = engine;
+    this.permit = permit;
+    this.owner = owner;
+  }
+
+  /** Inner iff budget > 1 and the executor offers a pool, else Sequential (R72). */
+  preferredEngineMode(): ProviderParallelMode {
+    const caps = this.engine.executor.capabilities();
+    return this.engine.domain.threadBudget > 1 && caps.innerParallelism === 'pool' ? 'inner' : 'sequential';
+  }
+
+  /** Whether Outer fan-out is possible: budget > 1 and the executor runs indexed jobs in parallel (R70). */
+  supportsOuter(): boolean {
+    return this.engine.domain.threadBudget > 1 && this.engine.executor.capabilities().outerParallelism;
+  }
+
+  /**
+   * Enter the executor once with `mode` and run `body` with a fresh entered context (R69: one
+   * install, no submit). Outer is refused before any executor call (R68); a job the executor
+   * runs twice, or not at all, is a `Scheduling` error (R71).
+   */
+  async enter<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string): Promise<R> {
+    if (mode === 'outer') throw outerThroughInstall(op);
+    const lifetime: EntryLifetime = { live: true };
+    let runs = 0;
+    const failures = new Set<unknown>();
+    this.engine.markActive(this.owner, op);
+    try {
+      this.engine.entries.installs++;
+      let result: R;
+      try {
+        result = await this.engine.executor.install(async () => {
+          if (++runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op });
+          try {
+            return await body(this.context(mode, 0, lifetime));
+          } catch (e) {
+            failures.add(e);
+            throw e;
+          }
+        });
+      } catch (e) {
+        throw failures.has(e) || TenferroError.is(e, 'Scheduling') ? e : executorFailed(e, op);
+      }
+      if (runs === 0) throw new TenferroError('Scheduling', 'the executor returned without running the scoped job', { op });
+      return result;
+    } finally {
+      lifetime.live = false;
+      this.engine.markInactive(this.owner);
+    }
+  }
+
+  /**
+   * Run `body` inline on an execution this entry already entered, with a fresh context of `mode`
+   * (`enter_or_reuse` with an entered context, R80, R84): no executor call.
+   */
+  async reuse<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string): Promise<R> {
+    if (mode === 'outer') throw outerThroughInstall(op);
+    const lifetime: EntryLifetime = { live: true };
+    try {
+      return await body(this.context(mode, 0, lifetime));
+    } finally {
+      lifetime.live = false;
+    }
+  }
+
+  /**
+   * Outer fan-out (R70): `L = min(count, budget)` lanes submitted once; lane k runs logical jobs
+   * k, k+L, … in order, each with a fresh Sequential context on worker k. Every logical job runs
+   * exactly once; a lane index the executor invents is a `Scheduling` error.
+   */
+  async submitOuter(count: number, body: (ctx: CpuExecutionContext, index: number) => Promise<void> | void, op: string): Promise<void> {
+    if (!Number.isInteger(count) || count < 0) {
+      throw new TenferroError('InvalidArgument', `expected a non-negative integer job count for count but received ${String(count)}`, { op });
+    }
+    const budget = this.engine.domain.threadBudget;
+    if (!this.supportsOuter()) {
+      throw new TenferroError('Scheduling', `outer fan-out needs a thread budget above 1 and an executor with outer parallelism (budget ${budget})`, {
+        op,
+      });
+    }
+    if (count === 0) return;
+    const lanes = Math.min(count, budget);
+    const ran = new Uint8Array(count);
+    let badLane: number | undefined;
+    const lifetime: EntryLifetime = { live: true };
+    this.engine.markActive(this.owner, op);
+    const failures = new Set<unknown>();
+    try {
+      this.engine.entries.submits++;
+      try {
+        await this.engine.executor.submit({
+          length: lanes,
+          run: async (lane: number) => {
+            if (!Number.isInteger(lane) || lane < 0 || lane >= lanes) {
+              badLane = lane;
+              return;
+            }
+            for (let i = lane; i < count; i += lanes) {
+              if ((ran[i] = ran[i]! + 1) !== 1) throw new TenferroError('Scheduling', `logical job ${i} ran twice`, { op });
+              try {
+                await body(this.context('sequential', lane, lifetime), i);
+              } catch (e) {
+                failures.add(e);
+                throw e;
+              }
+            }
+          },
+        });
+      } catch (e) {
+        throw failures.has(e) || TenferroError.is(e, 'Scheduling') ? e : executorFailed(e, op);
+      }
+    } finally {
+      lifetime.live = false;
+      this.engine.markInactive(this.owner);
+    }
+    if (badLane !== undefined) throw new TenferroError('Scheduling', `the executor requested lane ${badLane} of ${lanes}`, { op });
+    const missing = ran.indexOf(0);
+    if (missing >= 0) throw new TenferroError('Scheduling', `logical job ${missing} never ran`, { op });
+  }
+
+  context(mode: ProviderParallelMode, lane: number, lifetime: EntryLifetime): CpuExecutionContext {
+    const domain = this.engine.domain;
+    return createContext({
+      domainId: domain.id,
+      cpus: domain.admissionMode === 'callerManaged' ? undefined : domain.placement?.cpus,
+      admissionMode: domain.admissionMode,
+      threadBudget: domain.threadBudget,
+      parallelMode: mode,
+      lane,
+      runner: this.engine,
+      executorHasPool: this.engine.executor.capabilities().innerParallelism === 'pool',
+      lifetime,
+    });
+  }
+}
+
+/** An executor's own refusal or failure, carrying the original error (R49). */
+function executorFailed(cause: unknown, op: string): TenferroError {
+  return new TenferroError('ExecutorFailed', `the domain's executor failed: ${cause instanceof Error ? cause.message : String(cause)}`, { op, cause });
+}
+
+function outerThroughInstall(op: string): TenferroError {
+  return new TenferroError('Scheduling', 'Outer mode cannot be entered through install; use outer lanes', { op });
+}

@@ -1,0 +1,132 @@
+import { TenferroError } from '../../errors/tenferro-error.js';
+import type { CpuSet } from '../../topology/cpu-set.js';
+import { EngineWorker, type WorkerObservation } from './engine-worker.js';
+import type { KernelRef } from '../../contract/kernel.js';
+import { EngineState } from './shared-fields.js';
+import type { LaneRunner } from '../../contract/worker-pool.js';
+
+export interface EngineWorkerPoolOptions {
+  /** Pin every worker to exactly this set (verified); `undefined` = unpinned compatibility pool. */
+  readonly cpus: CpuSet | undefined;
+  readonly workerCount: number;
+  /** Spin time of an idle worker before it sleeps (µs), for lane 0 and the others. */
+  readonly spinMicros?: { readonly lane0: number; readonly others: number };
+}
+
+/**
+ * How long an idle worker spins for its next task before it sleeps (µs). Lane 0 — where every
+ * sequential task goes — spins long enough to outlast the main thread being woken from
+ * `Atomics.waitAsync` (~100 µs here), so a loop of short operations never falls into paying a
+ * futex wake-up on both sides per call. Other lanes, busy only during fan-out, spin briefly:
+ * after a fan-out at most one thread more than the CPUs spins, and only for that short while.
+ */
+export const DEFAULT_SPIN_MICROS = { lane0: 200, others: 50 } as const;
+
+/**
+ * The fixed worker pool of one engine (D2). Every worker is pinned to the whole domain set and
+ * verified before `create` resolves; all share one engine-state record registered once (R23).
+ * A worker that dies fails its task with `WorkerDied` and is replaced (pinned and verified
+ * again); if that fails the pool is broken and says so on every later use.
+ */
+export class EngineWorkerPool implements LaneRunner {
+  readonly engineState: Int32Array;
+  readonly #options: Required<EngineWorkerPoolOptions>;
+  readonly #workers: EngineWorker[];
+  readonly #replacing = new Map<number, Promise<void>>();
+  #broken: TenferroError | undefined;
+  #closed = false;
+  #replacements = 0;
+
+  private constructor(options: Required<EngineWorkerPoolOptions>, engineState: Int32Array, workers: EngineWorker[]) {
+    this.#options = options;
+    this.engineState = engineState;
+    this.#workers = workers;
+  }
+
+  static async create(options: EngineWorkerPoolOptions): Promise<EngineWorkerPool> {
+    const full = { spinMicros: DEFAULT_SPIN_MICROS, ...options };
+    const stateBuffer = new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    let pool: EngineWorkerPool | undefined;
+    const onDeath = (worker: EngineWorker, code: number) => {
+      if (pool !== undefined) pool.#onDeath(worker, code);
+    };
+    const started = await Promise.allSettled(
+      Array.from({ length: full.workerCount }, (_, index) =>
+        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: spinFor(full.spinMicros, index), onDeath }),
+      ),
+    );
+    const failed = started.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
+    if (failed !== undefined) {
+      await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
+      throw failed.reason;
+    }
+    const workers = started.map((s) => (s as PromiseFulfilledResult<EngineWorker>).value);
+    pool = new EngineWorkerPool(full, new Int32Array(stateBuffer), workers);
+    return pool;
+  }
+
+  get workerCount(): number {
+    return this.#workers.length;
+  }
+
+  /** What each worker reported at verification (after a replacement: the replacement's). */
+  observations(): WorkerObservation[] {
+    return this.#workers.map((w) => w.observed);
+  }
+
+  get replacements(): number {
+    return this.#replacements;
+  }
+
+  get broken(): TenferroError | undefined {
+    return this.#broken;
+  }
+
+  async runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    const replacing = this.#replacing.get(lane);
+    if (replacing !== undefined) await replacing;
+    if (this.#closed) throw new TenferroError('BackendClosed', 'the engine was closed', { op });
+    if (this.#broken !== undefined) throw this.#broken;
+    const worker = this.#workers[lane];
+    if (worker === undefined) throw new TenferroError('Scheduling', `no worker ${lane} in a pool of ${this.#workers.length}`, { op });
+    return worker.run(kernel, payload, op);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled(this.#replacing.values());
+    await Promise.all(this.#workers.map((w) => w.close()));
+  }
+
+  #onDeath(worker: EngineWorker, _code: number): void {
+    if (this.#closed) return;
+    const index = worker.observed.index;
+    const replacement = EngineWorker.start({
+      index,
+      cpus: this.#options.cpus,
+      engineState: this.engineState.buffer as SharedArrayBuffer,
+      spinMicros: spinFor(this.#options.spinMicros, index),
+      onDeath: (w, c) => this.#onDeath(w, c),
+    }).then(
+      async (w) => {
+        if (this.#closed) return w.close();
+        this.#workers[index] = w;
+        this.#replacements++;
+      },
+      (e: unknown) => {
+        this.#broken = new TenferroError('EngineBroken', `worker ${index} died and its replacement could not be started and verified`, {
+          op: 'CpuEngine',
+          cause: e,
+          detail: { worker: index },
+        });
+      },
+    );
+    const tracked = replacement.finally(() => this.#replacing.delete(index));
+    this.#replacing.set(index, tracked);
+  }
+}
+
+function spinFor(spin: { readonly lane0: number; readonly others: number }, index: number): number {
+  return index === 0 ? spin.lane0 : spin.others;
+}

@@ -1,0 +1,282 @@
+import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { loadOs } from '@tenferro/os';
+import { TenferroError } from '../../errors/tenferro-error.js';
+import { CpuSet } from '../../topology/cpu-set.js';
+import type { KernelRef } from '../../contract/kernel.js';
+import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
+import { DEAD, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
+import { workerEntryUrl } from './worker-url.js';
+
+/** What a worker reported after pinning, as checked against the declared set. */
+export interface WorkerObservation {
+  readonly index: number;
+  readonly tid: number;
+  /** The mask read back with `sched_getaffinity`; `undefined` for an unpinned compatibility worker. */
+  readonly cpus: CpuSet | undefined;
+  /** `Cpus_allowed_list` of `/proc/thread-self/status` as the worker read it. */
+  readonly statusCpus: string | undefined;
+}
+
+export interface EngineWorkerOptions {
+  readonly index: number;
+  /** Pin to (and verify) exactly this set; `undefined` = unpinned compatibility worker. */
+  readonly cpus: CpuSet | undefined;
+  readonly engineState: SharedArrayBuffer;
+  readonly spinMicros: number;
+  /** Called once when the worker exits without having been closed. */
+  readonly onDeath: (worker: EngineWorker, exitCode: number) => void;
+}
+
+const OP = 'CpuEngine';
+
+/**
+ * The main thread polls a task's response before it parks in `Atomics.waitAsync`, for as long
+ * as tasks on this worker have recently taken (three times their moving average, at most
+ * 300 µs; at least 20 µs): parking and being woken through the event loop costs ~100 µs here,
+ * more than short tasks themselves. Longer tasks park at once after the floor. Only a task that
+ * runs alone polls: during a fan-out the main thread parks, leaving the CPUs to the workers.
+ */
+const MIN_POLL_NS = 20_000;
+const MAX_POLL_NS = 300_000;
+
+function pollForResponse(m: Int32Array, seq: number, budgetNs: number): number {
+  let r = Atomics.load(m, Mailbox.RESPONSE);
+  if (r === seq || r === DEAD || budgetNs <= 0) return r;
+  const until = process.hrtime.bigint() + BigInt(Math.round(budgetNs));
+  const yieldThread = mainYield();
+  for (let i = 1; ; i++) {
+    r = Atomics.load(m, Mailbox.RESPONSE);
+    if (r === seq || r === DEAD) return r;
+    if ((i & 63) === 0) {
+      if (process.hrtime.bigint() > until) return r;
+      yieldThread(); // the worker may share this CPU: let it run now rather than at our slice's end
+    }
+  }
+}
+
+let yieldFn: (() => void) | undefined;
+/** `sched_yield` from the OS binding, loaded on first use (never at import). */
+function mainYield(): () => void {
+  if (yieldFn === undefined) {
+    const os = loadOs();
+    yieldFn = os.available ? os.binding.yieldThread : () => undefined;
+  }
+  return yieldFn;
+}
+
+/** Tasks in flight on the main isolate, over every engine (fan-outs make it exceed 1). */
+let inFlight = 0;
+
+/** The parent's Node flags minus those that name the parent's own entry point (`-e`, `--input-type`, …), which a worker rejects. */
+function workerExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '-e' || a === '--eval' || a === '-p' || a === '--print') {
+      i++;
+      continue;
+    }
+    if (a.startsWith('--input-type') || a.startsWith('--eval=') || a.startsWith('--print=')) continue;
+    out.push(a);
+  }
+  return out;
+}
+
+/**
+ * One `worker_threads` worker of an engine: pinned to the whole domain set and verified before
+ * `start` resolves (R21, D2), unref'd while idle, one task at a time through its shared mailbox.
+ */
+export class EngineWorker {
+  readonly observed: WorkerObservation;
+  readonly #worker: Worker;
+  readonly #port: MessagePort;
+  readonly #mailbox: Int32Array;
+  readonly #known = new Set<number>();
+  #seq = 0;
+  #busy = false;
+  /** Moving average of this worker's task round trips (ns), for the poll budget. */
+  #averageNs = MIN_POLL_NS;
+  #closing = false;
+  #dead = false;
+
+  private constructor(worker: Worker, port: MessagePort, mailbox: Int32Array, observed: WorkerObservation) {
+    this.#worker = worker;
+    this.#port = port;
+    this.#mailbox = mailbox;
+    this.observed = observed;
+  }
+
+  static async start(options: EngineWorkerOptions): Promise<EngineWorker> {
+    const mailboxBuffer = new SharedArrayBuffer(Mailbox.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    const { port1, port2 } = new MessageChannel();
+    const init: WorkerInit = {
+      mailbox: mailboxBuffer,
+      engineState: options.engineState,
+      taskPort: port2,
+      cpus: options.cpus?.toArray(),
+      workerIndex: options.index,
+      spinMicros: options.spinMicros,
+    };
+    const worker = new Worker(workerEntryUrl(), {
+      workerData: init,
+      transferList: [port2],
+      name: `tenferro-engine-${options.index}`,
+      execArgv: workerExecArgv(),
+    });
+    worker.unref();
+    port1.unref();
+    let message: WorkerStartupMessage;
+    try {
+      message = await new Promise<WorkerStartupMessage>((resolve, reject) => {
+        const onMessage = (m: WorkerStartupMessage) => {
+          cleanup();
+          resolve(m);
+        };
+        const onError = (e: Error) => {
+          cleanup();
+          reject(new TenferroError('WorkerStartupClosed', `worker ${options.index} failed while starting: ${e.message}`, { op: OP, cause: e }));
+        };
+        const onExit = (code: number) => {
+          cleanup();
+          reject(new TenferroError('WorkerStartupClosed', `worker ${options.index} exited with code ${code} while starting`, { op: OP }));
+        };
+        const cleanup = () => {
+          worker.off('message', onMessage);
+          worker.off('error', onError);
+          worker.off('exit', onExit);
+        };
+        worker.on('message', onMessage);
+        worker.on('error', onError);
+        worker.on('exit', onExit);
+      });
+    } catch (e) {
+      port1.close();
+      await worker.terminate();
+      throw e;
+    }
+    const fail = async (text: string, detail: Record<string, unknown>, cause?: unknown): Promise<never> => {
+      port1.close();
+      await worker.terminate();
+      throw new TenferroError('WorkerPinning', `worker ${options.index}: ${text}`, { op: OP, detail: { worker: options.index, ...detail }, cause });
+    };
+    if (message.type === 'startupFailed') {
+      return fail(`could not be pinned to CPUs ${options.cpus?.toString()}: ${message.message}`, { code: message.code }, message);
+    }
+    const observedCpus = message.affinity === undefined ? undefined : CpuSet.of(message.affinity);
+    if (options.cpus !== undefined) {
+      // Verification: the mask read back, both through sched_getaffinity and /proc, equals the declared set.
+      if (observedCpus === undefined || !observedCpus.equals(options.cpus)) {
+        return fail(`observed mask ${observedCpus?.toString()} differs from the declared set ${options.cpus.toString()}`, {
+          declared: options.cpus.toString(),
+          observed: observedCpus?.toString(),
+        });
+      }
+      if (message.statusCpus === undefined || !CpuSet.parse(message.statusCpus).equals(options.cpus)) {
+        return fail(`/proc/thread-self/status shows ${message.statusCpus} instead of ${options.cpus.toString()}`, {
+          declared: options.cpus.toString(),
+          observed: message.statusCpus,
+        });
+      }
+    }
+    const observed = Object.freeze({ index: options.index, tid: message.tid, cpus: observedCpus, statusCpus: message.statusCpus });
+    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), observed);
+    worker.on('error', () => {
+      /* reported through 'exit' */
+    });
+    worker.once('exit', (code) => engineWorker.#onExit(code, options.onDeath));
+    return engineWorker;
+  }
+
+  get dead(): boolean {
+    return this.#dead;
+  }
+
+
+  /** Run one kernel task on this worker. The pool guarantees one task at a time per worker. */
+  async run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    if (this.#dead) throw this.#deadError(op);
+    if (this.#busy) throw new TenferroError('Internal', `worker ${this.observed.index} is already running a task`, { op });
+    this.#busy = true;
+    const m = this.#mailbox;
+    try {
+      const sendKernel = !this.#known.has(kernel.id);
+      let flags = 0;
+      if (sendKernel || payload !== undefined) {
+        const message: TaskMessage = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
+        this.#port.postMessage(message);
+        flags = TaskFlag.HAS_MESSAGE;
+        this.#known.add(kernel.id);
+      }
+      m[Mailbox.TASK_FLAGS] = flags;
+      m[Mailbox.KERNEL_ID] = kernel.id;
+      const seq = ++this.#seq;
+      this.#worker.ref();
+      const started = process.hrtime.bigint();
+      Atomics.store(m, Mailbox.REQUEST, seq);
+      Atomics.notify(m, Mailbox.REQUEST);
+      inFlight++;
+      let r: number;
+      try {
+        // Let the other tasks of a fan-out post first: polling blocks this thread.
+        await null;
+        const expected = 3 * this.#averageNs;
+        const budget = inFlight !== 1 ? 0 : expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected);
+        r = pollForResponse(m, seq, budget);
+        while (r !== seq && r !== DEAD) {
+          const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
+          if (wait.async) await wait.value;
+          r = Atomics.load(m, Mailbox.RESPONSE);
+        }
+      } finally {
+        inFlight--;
+      }
+      if (!this.#dead) this.#worker.unref();
+      if (r === DEAD) throw this.#deadError(op);
+      this.#averageNs += (Number(process.hrtime.bigint() - started) - this.#averageNs) / 8;
+      const resultFlags = m[Mailbox.RESULT_FLAGS]!;
+      if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
+      const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;
+      if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
+      if ((resultFlags & ResultFlag.ERROR) !== 0) {
+        if (sendKernel) this.#known.delete(kernel.id);
+        const info = result.error!;
+        const cause = Object.assign(new Error(info.message), { name: info.name, stack: info.stack, code: info.code });
+        throw new TenferroError('KernelFailed', `kernel ${kernel.exportName} of ${kernel.module} failed: ${info.message}`, {
+          op,
+          cause,
+          detail: { worker: this.observed.index, kernelCode: info.code },
+        });
+      }
+      return result.value as R;
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.#closing) return;
+    this.#closing = true;
+    if (!this.#dead) {
+      Atomics.store(this.#mailbox, Mailbox.KERNEL_ID, 0);
+      Atomics.add(this.#mailbox, Mailbox.REQUEST, 1);
+      Atomics.notify(this.#mailbox, Mailbox.REQUEST);
+    }
+    this.#port.close();
+    await this.#worker.terminate();
+  }
+
+  #onExit(code: number, onDeath: EngineWorkerOptions['onDeath']): void {
+    this.#dead = true;
+    Atomics.store(this.#mailbox, Mailbox.RESPONSE, DEAD);
+    Atomics.notify(this.#mailbox, Mailbox.RESPONSE);
+    if (!this.#closing) onDeath(this, code);
+  }
+
+  #deadError(op: string): TenferroError {
+    return new TenferroError('WorkerDied', `engine worker ${this.observed.index} (tid ${this.observed.tid}) died while running a task`, {
+      op,
+      detail: { worker: this.observed.index, tid: this.observed.tid },
+    });
+  }
+}
