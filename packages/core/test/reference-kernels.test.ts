@@ -77,10 +77,10 @@ function storageElements(rnd: () => number, extents: readonly number[], layout: 
   return max + 1 + randInt(rnd, 0, 3);
 }
 
-type LaneArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
+type ComponentArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
 
-function lanesView(dtype: DType, buffer: SharedArrayBuffer | ArrayBuffer): LaneArray {
-  return new (DTYPE_INFO[dtype].array as new (b: SharedArrayBuffer | ArrayBuffer) => LaneArray)(buffer);
+function lanesView(dtype: DType, buffer: SharedArrayBuffer | ArrayBuffer): ComponentArray {
+  return new (DTYPE_INFO[dtype].array as new (b: SharedArrayBuffer | ArrayBuffer) => ComponentArray)(buffer);
 }
 
 /** Every byte of `buffer` outside the elements `inside` equals `before`. */
@@ -108,10 +108,10 @@ const cabs = (a: C) => Math.hypot(a.re, a.im);
 const toC = (s: Scalar): C => (typeof s === 'number' ? { re: s, im: 0 } : { re: s[0], im: s[1] });
 
 /** Read element (i, j, b…) of an operand as a complex number from a lane snapshot. */
-function readC(lanes: ArrayLike<number>, complex: boolean, op: GemmOperand, i: number, j: number, b: readonly number[]): C {
+function readC(components: ArrayLike<number>, complex: boolean, op: GemmOperand, i: number, j: number, b: readonly number[]): C {
   let e = op.offset + i * op.rowStride + j * op.colStride;
   b.forEach((v, t) => (e += v * op.batchStrides[t]!));
-  return complex ? { re: lanes[2 * e]!, im: lanes[2 * e + 1]! } : { re: lanes[e]!, im: 0 };
+  return complex ? { re: components[2 * e]!, im: components[2 * e + 1]! } : { re: components[e]!, im: 0 };
 }
 
 /** Naive model: dense matrices of {re, im}, triple loop, every batch. Returns expected + bound. */
@@ -189,7 +189,7 @@ type GemmCase = typeof gemmCaseArb extends fc.Arbitrary<infer T> ? T : never;
 function buildGemm(c: GemmCase) {
   const rnd = prng(c.seed);
   const info = DTYPE_INFO[c.dtype];
-  const lanes = info.lanes;
+  const components = info.components;
   const lhsExt = [c.m, c.k, ...c.batch];
   const rhsExt = [c.k, c.n, ...c.batch];
   const outExt = [c.m, c.n, ...c.batch];
@@ -210,7 +210,7 @@ function buildGemm(c: GemmCase) {
   const ov = lanesView(c.dtype, outBuf) as Float32Array | Float64Array;
   ov.fill(-7777.25); // sentinel in guard bands and gaps
   const betaZero = c.beta[0] === 0 && c.beta[1] === 0;
-  for (const e of outElems) for (let l = 0; l < lanes; l++) ov[e * lanes + l] = betaZero && c.nanOut ? NaN : rnd() * 4 - 2;
+  for (const e of outElems) for (let l = 0; l < components; l++) ov[e * components + l] = betaZero && c.nanOut ? NaN : rnd() * 4 - 2;
   const op = (buffer: SharedArrayBuffer, l: Layout): GemmOperand => ({
     buffer,
     offset: l.offset,
@@ -380,9 +380,9 @@ type MatCase = typeof matCaseArb extends fc.Arbitrary<infer T> ? T : never;
 const SPECIAL = [0, -0, 1.5, -2.25, Infinity, -Infinity, NaN, 1e-30, 3.4e38];
 
 function fillRandom(dtype: DType, buffer: SharedArrayBuffer, from: number, to: number, rnd: () => number) {
-  const lanes = DTYPE_INFO[dtype].lanes;
+  const components = DTYPE_INFO[dtype].components;
   const v = lanesView(dtype, buffer);
-  for (let i = from * lanes; i < to * lanes; i++) {
+  for (let i = from * components; i < to * components; i++) {
     if (v instanceof BigInt64Array) v[i] = BigInt.asIntN(64, (BigInt(randInt(rnd, 0, 2 ** 32 - 1)) << 32n) | BigInt(randInt(rnd, 0, 2 ** 32 - 1)));
     else if (dtype === 'bool') v[i] = rnd() < 0.5 ? 1 : 0;
     else if (dtype === 'i32') v[i] = randInt(rnd, -(2 ** 31), 2 ** 31 - 1);
@@ -419,7 +419,7 @@ function buildMaterialize(c: MatCase): { req: CpuLayoutRequest; dstElems: number
 function checkMaterialize(req: CpuLayoutRequest, dstElems: number[]) {
   const { dtype, shape } = req.src;
   const info = DTYPE_INFO[dtype];
-  const lanes = info.lanes;
+  const components = info.components;
   const srcBefore = snapshot(req.src.buffer);
   const dstBefore = snapshot(req.dst.buffer);
   const srcCopy = lanesView(dtype, srcBefore.slice().buffer);
@@ -431,10 +431,10 @@ function checkMaterialize(req: CpuLayoutRequest, dstElems: number[]) {
   expect(srcElems.length).toBe(dstElems.length);
   srcElems.forEach((se, n) => {
     const de = dstElems[n]!;
-    for (let l = 0; l < lanes; l++) {
-      let want: number | bigint = srcCopy[se * lanes + l]!;
+    for (let l = 0; l < components; l++) {
+      let want: number | bigint = srcCopy[se * components + l]!;
       if (info.complex && req.conjugate && l === 1) want = -(want as number);
-      const g = got[de * lanes + l]!;
+      const g = got[de * components + l]!;
       if (!Object.is(g, want)) expect({ index: n, lane: l, got: g }).toEqual({ index: n, lane: l, got: want });
     }
   });
@@ -465,7 +465,7 @@ describe('referenceMaterialize', () => {
     referenceMaterialize({ src: desc(src, 2), dst: desc(dst, 1), conjugate: true });
     const s = lanesView(dtype, src);
     const d = lanesView(dtype, dst);
-    const l = info.lanes;
+    const l = info.components;
     expect(d[l]).toBe(s[2 * l]);
     if (info.complex) expect(Object.is(d[l + 1], -(s[2 * l + 1] as number))).toBe(true);
     expectGuardsUntouched(dst, before, [1], info.bytes);

@@ -194,11 +194,11 @@ describe('Tensor.fromArray / toArray', () => {
   const normal = (dtype: DType, v: number | bigint | boolean) => (dtype === 'bool' ? (v ? 1 : 0) : v);
 
   it.each(DTYPES.map((d) => [d]))('round-trips %s in both orders', (dtype) => {
-    const lanes = DTYPE_INFO[dtype].lanes;
+    const components = DTYPE_INFO[dtype].components;
     const arb = fc
       .tuple(fc.array(fc.integer({ min: 0, max: 4 }), { maxLength: 3 }), fc.constantFrom<'col' | 'row'>('col', 'row'))
       .chain(([shape, order]) =>
-        fc.tuple(fc.constant(shape), fc.constant(order), fc.array(scalarArb[dtype], { minLength: product(shape) * lanes, maxLength: product(shape) * lanes })),
+        fc.tuple(fc.constant(shape), fc.constant(order), fc.array(scalarArb[dtype], { minLength: product(shape) * components, maxLength: product(shape) * components })),
       );
     fc.assert(
       fc.property(arb, ([shape, order, data]) => {
@@ -215,7 +215,7 @@ describe('Tensor.fromArray / toArray', () => {
         const pos = new Map(indices(shape, order).map((idx, i) => [idx.join(','), i]));
         const reordered = indices(shape, other).flatMap((idx) => {
           const i = pos.get(idx.join(','))!;
-          return expected.slice(i * lanes, (i + 1) * lanes);
+          return expected.slice(i * components, (i + 1) * components);
         });
         expect(t.toArray({ order: other })).toEqual(reordered);
         if (order === 'col') expect(t.toArray()).toEqual(expected);
@@ -249,7 +249,7 @@ describe('Tensor.fromArray / toArray', () => {
     for (const dtype of DTYPES) {
       const t = Tensor.zeros(dtype, [2, 3], { order: 'row' });
       expect(t.strides).toEqual([3, 1]);
-      expect(t.toArray()).toEqual(new Array(6 * DTYPE_INFO[dtype].lanes).fill(dtype === 'i64' ? 0n : 0));
+      expect(t.toArray()).toEqual(new Array(6 * DTYPE_INFO[dtype].components).fill(dtype === 'i64' ? 0n : 0));
     }
     const empty = Tensor.zeros('f32', [3, 0, 2]);
     expect([empty.size, empty.buffer.byteLength, empty.toArray()]).toEqual([0, 0, []]);

@@ -129,14 +129,14 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     for (const dtype of ['f32', 'c128'] as const) {
       const a = Tensor.zeros(dtype, [3, 0]);
       const b = Tensor.zeros(dtype, [0, 4]);
-      const lanes = DTYPE_INFO[dtype].lanes;
-      const out = Tensor.fromArray(dtype, [3, 4], new Array(12 * lanes).fill(Number.NaN));
+      const components = DTYPE_INFO[dtype].components;
+      const out = Tensor.fromArray(dtype, [3, 4], new Array(12 * components).fill(Number.NaN));
       await backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
-      expect(values(out)).toEqual(new Array(12 * lanes).fill(0));
-      const c = Tensor.fromArray(dtype, [3, 4], new Array(12 * lanes).fill(2));
-      const beta = lanes === 2 ? ([0, 1] as const) : 3;
+      expect(values(out)).toEqual(new Array(12 * components).fill(0));
+      const c = Tensor.fromArray(dtype, [3, 4], new Array(12 * components).fill(2));
+      const beta = components === 2 ? ([0, 1] as const) : 3;
       await backend.dotGeneralInto(c, a, b, { contracting: [[1], [0]] }, { beta });
-      expect(values(c)).toEqual(lanes === 2 ? Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? -2 : 2)) : new Array(12).fill(6));
+      expect(values(c)).toEqual(components === 2 ? Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? -2 : 2)) : new Array(12).fill(6));
     }
   });
 

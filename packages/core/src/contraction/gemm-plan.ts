@@ -26,8 +26,6 @@ export interface GemmPlan {
 export interface GemmAnalysis {
   /** `undefined` when the layouts admit no direct plan. */
   readonly direct: GemmPlan | undefined;
-  /** Which operand kept the direct plan from existing. */
-  readonly directBlocker: 'lhs' | 'rhs' | 'output' | undefined;
   /** Canonical dense strides for lhs and rhs, and the plan over them; `undefined` when the output cannot be represented. */
   readonly canonical: { readonly lhsStrides: readonly number[]; readonly rhsStrides: readonly number[]; readonly plan: GemmPlan } | undefined;
 }
@@ -123,7 +121,7 @@ function denseInOrder(shape: readonly number[], order: readonly number[]): numbe
 /** Analyse `spec` with output strides `outStrides` (R104 steps 2 and 3). */
 export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[]): GemmAnalysis {
   const direct = planFor(spec, { lhs: spec.lhs.strides, rhs: spec.rhs.strides, out: outStrides });
-  if (direct.blocker === 'output') return Object.freeze({ direct: undefined, directBlocker: 'output', canonical: undefined });
+  if (direct.blocker === 'output') return Object.freeze({ direct: undefined, canonical: undefined });
   // Canonical operands: lhs [free in the output's m order, contracting in pair order, batch],
   // rhs [contracting in pair order, free in the output's n order, batch], dense column-major.
   const nl = spec.lhsFree.length;
@@ -134,7 +132,6 @@ export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[])
   const canonical = planFor(spec, { lhs: lhsStrides, rhs: rhsStrides, out: outStrides });
   return Object.freeze({
     direct: direct.plan,
-    directBlocker: direct.blocker,
     canonical: canonical.plan === undefined ? undefined : Object.freeze({ lhsStrides, rhsStrides, plan: canonical.plan }),
   });
 }

@@ -93,10 +93,6 @@ export class CpuProviderBundle {
     return this.#extensions.size;
   }
 
-  sharesIdentityWith(other: CpuProviderBundle): boolean {
-    return this === other;
-  }
-
   /** A builder pre-filled with this bundle's slots and extensions. */
   toBuilder(): CpuProviderBundleBuilder {
     const b = new CpuProviderBundleBuilder(this.kind);

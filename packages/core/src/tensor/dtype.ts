@@ -7,7 +7,7 @@ export interface DTypeInfo {
   /** Bytes of one element (a complex element counts both parts). */
   readonly bytes: number;
   /** Scalars per element: 2 for complex, else 1. */
-  readonly lanes: 1 | 2;
+  readonly components: 1 | 2;
   /** The typed array over one lane. */
   readonly array: Float32ArrayConstructor | Float64ArrayConstructor | Int32ArrayConstructor | BigInt64ArrayConstructor | Uint8ArrayConstructor;
   readonly complex: boolean;
@@ -15,13 +15,13 @@ export interface DTypeInfo {
 }
 
 export const DTYPE_INFO: Readonly<Record<DType, DTypeInfo>> = Object.freeze({
-  f32: Object.freeze({ bytes: 4, lanes: 1, array: Float32Array, complex: false, float: true }),
-  f64: Object.freeze({ bytes: 8, lanes: 1, array: Float64Array, complex: false, float: true }),
-  c64: Object.freeze({ bytes: 8, lanes: 2, array: Float32Array, complex: true, float: true }),
-  c128: Object.freeze({ bytes: 16, lanes: 2, array: Float64Array, complex: true, float: true }),
-  i32: Object.freeze({ bytes: 4, lanes: 1, array: Int32Array, complex: false, float: false }),
-  i64: Object.freeze({ bytes: 8, lanes: 1, array: BigInt64Array, complex: false, float: false }),
-  bool: Object.freeze({ bytes: 1, lanes: 1, array: Uint8Array, complex: false, float: false }),
+  f32: Object.freeze({ bytes: 4, components: 1, array: Float32Array, complex: false, float: true }),
+  f64: Object.freeze({ bytes: 8, components: 1, array: Float64Array, complex: false, float: true }),
+  c64: Object.freeze({ bytes: 8, components: 2, array: Float32Array, complex: true, float: true }),
+  c128: Object.freeze({ bytes: 16, components: 2, array: Float64Array, complex: true, float: true }),
+  i32: Object.freeze({ bytes: 4, components: 1, array: Int32Array, complex: false, float: false }),
+  i64: Object.freeze({ bytes: 8, components: 1, array: BigInt64Array, complex: false, float: false }),
+  bool: Object.freeze({ bytes: 1, components: 1, array: Uint8Array, complex: false, float: false }),
 });
 
 export function isDType(value: unknown): value is DType {

@@ -3,17 +3,17 @@ import { describeValue, invalidArgument, TenferroError } from '../errors/tenferr
 import { DTYPE_INFO, type DType } from './dtype.js';
 import type { DenseOrder } from './layout.js';
 
-export type LaneArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
+export type ComponentArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
 
 const I64_MIN = -(2n ** 63n);
 const I64_MAX = 2n ** 63n - 1n;
 
-/** A typed array over every whole lane of `buffer` for `dtype` (two lanes per complex element). */
-export function laneView(dtype: DType, buffer: SharedArrayBuffer): LaneArray {
+/** A typed array over every whole lane of `buffer` for `dtype` (two components per complex element). */
+export function componentView(dtype: DType, buffer: SharedArrayBuffer): ComponentArray {
   const info = DTYPE_INFO[dtype];
   const elements = Math.floor(buffer.byteLength / info.bytes);
-  const Ctor = info.array as unknown as new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => LaneArray;
-  return new Ctor(buffer, 0, elements * info.lanes);
+  const Ctor = info.array as unknown as new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => ComponentArray;
+  return new Ctor(buffer, 0, elements * info.components);
 }
 
 function isArrayLike(value: unknown): value is ArrayLike<unknown> {
@@ -48,15 +48,15 @@ const EXPECTED: Record<DType, string> = {
   bool: 'a boolean, 0 or 1',
 };
 
-/** Validates `data` for `count` elements of `dtype` (length `count × lanes`, every scalar in range); allocates nothing. */
+/** Validates `data` for `count` elements of `dtype` (length `count × components`, every scalar in range); allocates nothing. */
 export function checkData(dtype: DType, data: unknown, count: number, op: string, param = 'data'): asserts data is ArrayLike<number | bigint | boolean> {
   if (!isArrayLike(data)) throw invalidArgument(op, param, 'an array or typed array', data);
-  const lanes = DTYPE_INFO[dtype].lanes;
-  const expected = count * lanes;
+  const components = DTYPE_INFO[dtype].components;
+  const expected = count * components;
   if (data.length !== expected) {
     throw new TenferroError(
       'ShapeMismatch',
-      `expected ${expected} ${lanes === 2 ? 'scalars (interleaved re, im)' : 'elements'} for ${param} but received ${data.length}`,
+      `expected ${expected} ${components === 2 ? 'scalars (interleaved re, im)' : 'elements'} for ${param} but received ${data.length}`,
       { op, detail: { param, expected, actual: data.length } },
     );
   }
@@ -73,9 +73,9 @@ export function checkData(dtype: DType, data: unknown, count: number, op: string
   }
 }
 
-/** Copies checked `data` verbatim into the lanes of `buffer` from element 0. */
+/** Copies checked `data` verbatim into the components of `buffer` from element 0. */
 export function writeData(dtype: DType, data: ArrayLike<number | bigint | boolean>, buffer: SharedArrayBuffer): void {
-  const view = laneView(dtype, buffer);
+  const view = componentView(dtype, buffer);
   const n = data.length;
   if (view instanceof BigInt64Array) {
     for (let i = 0; i < n; i++) {
@@ -129,14 +129,14 @@ export function readElements(
   offset: number,
   order: DenseOrder,
 ): number[] | bigint[] {
-  const view = laneView(dtype, buffer);
+  const view = componentView(dtype, buffer);
   if (view instanceof BigInt64Array) {
     const out: bigint[] = [];
     forEachOffset(shape, strides, offset, order, (at) => out.push(view[at]!));
     return out;
   }
   const out: number[] = [];
-  if (DTYPE_INFO[dtype].lanes === 2) {
+  if (DTYPE_INFO[dtype].components === 2) {
     forEachOffset(shape, strides, offset, order, (at) => out.push(view[2 * at]!, view[2 * at + 1]!));
   } else if (dtype === 'bool') {
     forEachOffset(shape, strides, offset, order, (at) => out.push(view[at] === 0 ? 0 : 1));

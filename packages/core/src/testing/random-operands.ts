@@ -17,7 +17,7 @@ export const int = (rand: () => number, lo: number, hi: number) => lo + Math.flo
 
 /** Values in [-1, 1) (small integers/4 for exactness in f32), interleaved for complex. */
 export function randomValues(rand: () => number, dtype: DType, count: number): number[] {
-  return Array.from({ length: count * DTYPE_INFO[dtype].lanes }, () => (int(rand, -8, 7) / 4));
+  return Array.from({ length: count * DTYPE_INFO[dtype].components }, () => (int(rand, -8, 7) / 4));
 }
 
 /**

@@ -104,8 +104,8 @@ export function runProviderConformance(factory: () => CpuProviderPackage | Promi
           const lhs = randomOperand(rand, dtype, [m, k], support.stridedOperands);
           const rhs = randomOperand(rand, dtype, [k, n], support.stridedOperands);
           const pad = 3;
-          const lanes = DTYPE_INFO[dtype].lanes;
-          const base = Tensor.fromArray(dtype, [m + 2 * pad, n + 2 * pad], Array.from({ length: (m + 2 * pad) * (n + 2 * pad) * lanes }, () => 12345.5));
+          const components = DTYPE_INFO[dtype].components;
+          const base = Tensor.fromArray(dtype, [m + 2 * pad, n + 2 * pad], Array.from({ length: (m + 2 * pad) * (n + 2 * pad) * components }, () => 12345.5));
           const out = base.slice([pad, pad + m], [pad, pad + n]);
           const before = new Uint8Array(base.buffer.slice(0));
           const complex = DTYPE_INFO[dtype].complex;
@@ -147,7 +147,7 @@ export function runProviderConformance(factory: () => CpuProviderPackage | Promi
           for (const [m, n, k] of [[int(rand, 1, 33), int(rand, 1, 33), int(rand, 1, 33)], [3, 5, 0]] as const) {
             const lhs = randomOperand(rand, dtype, [m, k], support.stridedOperands);
             const rhs = randomOperand(rand, dtype, [k, n], support.stridedOperands);
-            const out = Tensor.fromArray(dtype, [m, n], Array.from({ length: m * n * DTYPE_INFO[dtype].lanes }, () => Number.NaN));
+            const out = Tensor.fromArray(dtype, [m, n], Array.from({ length: m * n * DTYPE_INFO[dtype].components }, () => Number.NaN));
             await b.dotGeneralInto(out, lhs, rhs, { contracting: [[1], [0]] }, { beta: 0 });
             const want = naiveDotGeneral(lhs, rhs, { contracting: [[1], [0]] }).values;
             expect(relativeError((out.toArray() as number[]).map(Number), want), `${dtype} m=${m} n=${n} k=${k}`).toBeLessThanOrEqual(toleranceFor(dtype));

@@ -7,24 +7,24 @@
  * reads and writes only the storage the request names, allocates nothing proportional to the data
  * (only typed-array views and small index arrays) and never throws for a request core validated.
  *
- * Strides and offsets are in elements; a complex element at element index `e` occupies lanes
+ * Strides and offsets are in elements; a complex element at element index `e` occupies components
  * `2e` (re) and `2e + 1` (im) of a Float32Array / Float64Array view of its buffer.
  */
 import { DTYPE_INFO, type DType } from '../../tensor/dtype.js';
 import type { CpuGemmRequest, Scalar } from '../gemm-request.js';
 import type { CpuLayoutRequest } from '../layout-request.js';
 
-/** Writable numeric lanes (any typed array over numbers). */
-interface NumberLanes {
+/** Writable numeric components (any typed array over numbers). */
+interface NumberComponents {
   [index: number]: number;
 }
 
-type FloatLanes = Float32Array | Float64Array;
-type LaneArray = FloatLanes | Int32Array | BigInt64Array | Uint8Array;
-type LaneArrayCtor = new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => LaneArray;
+type FloatComponents = Float32Array | Float64Array;
+type ComponentArray = FloatComponents | Int32Array | BigInt64Array | Uint8Array;
+type LaneArrayCtor = new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => ComponentArray;
 
 /** A view of the whole buffer as `dtype`'s lane array (length rounded down: never throws). */
-function lanesOf(dtype: DType, buffer: SharedArrayBuffer): LaneArray {
+function componentsOf(dtype: DType, buffer: SharedArrayBuffer): ComponentArray {
   const array = DTYPE_INFO[dtype].array;
   const Ctor = array as LaneArrayCtor;
   return new Ctor(buffer, 0, Math.floor(buffer.byteLength / array.BYTES_PER_ELEMENT));
@@ -83,8 +83,8 @@ function forEachBatch(
   }
 }
 
-function scaled(strides: readonly number[], lanes: number): number[] {
-  return strides.map((s) => s * lanes);
+function scaled(strides: readonly number[], components: number): number[] {
+  return strides.map((s) => s * components);
 }
 
 /**
@@ -100,20 +100,20 @@ export function referenceGemm(req: CpuGemmRequest): void {
   const { dtype, m, n, k, batch } = req;
   if (m === 0 || n === 0) return;
   const info = DTYPE_INFO[dtype];
-  const lanes = info.lanes;
-  const L = lanesOf(dtype, req.lhs.buffer) as FloatLanes;
-  const R = lanesOf(dtype, req.rhs.buffer) as FloatLanes;
-  const O = lanesOf(dtype, req.out.buffer) as FloatLanes;
+  const components = info.components;
+  const L = componentsOf(dtype, req.lhs.buffer) as FloatComponents;
+  const R = componentsOf(dtype, req.rhs.buffer) as FloatComponents;
+  const O = componentsOf(dtype, req.out.buffer) as FloatComponents;
   const f32 = dtype === 'f32' || dtype === 'c64';
   const lhs = req.lhs;
   const rhs = req.rhs;
   const out = req.out;
-  const lRs = lhs.rowStride * lanes;
-  const lCs = lhs.colStride * lanes;
-  const rRs = rhs.rowStride * lanes;
-  const rCs = rhs.colStride * lanes;
-  const oRs = out.rowStride * lanes;
-  const oCs = out.colStride * lanes;
+  const lRs = lhs.rowStride * components;
+  const lCs = lhs.colStride * components;
+  const rRs = rhs.rowStride * components;
+  const rCs = rhs.colStride * components;
+  const oRs = out.rowStride * components;
+  const oCs = out.colStride * components;
 
   if (!info.complex) {
     const alpha = re(req.alpha);
@@ -222,20 +222,20 @@ function forEachRun(
   sStrides: readonly number[],
   dBase: number,
   dStrides: readonly number[],
-  lanes: number,
+  components: number,
   run: (s: number, d: number, count: number, sStep: number, dStep: number) => void,
 ): void {
   const rank = shape.length;
   for (let t = 0; t < rank; t++) if (shape[t] === 0) return;
-  let s = sBase * lanes;
-  let d = dBase * lanes;
+  let s = sBase * components;
+  let d = dBase * components;
   if (rank === 0) {
     run(s, d, 1, 0, 0);
     return;
   }
   const inner = shape[rank - 1]!;
-  const sStep = sStrides[rank - 1]! * lanes;
-  const dStep = dStrides[rank - 1]! * lanes;
+  const sStep = sStrides[rank - 1]! * components;
+  const dStep = dStrides[rank - 1]! * components;
   const outer = rank - 1;
   const idx = new Array<number>(outer).fill(0);
   for (;;) {
@@ -243,8 +243,8 @@ function forEachRun(
     let t = outer - 1;
     for (; t >= 0; t--) {
       const extent = shape[t]!;
-      const ss = sStrides[t]! * lanes;
-      const ds = dStrides[t]! * lanes;
+      const ss = sStrides[t]! * components;
+      const ds = dStrides[t]! * components;
       const next = idx[t]! + 1;
       if (next < extent) {
         idx[t] = next;
@@ -269,17 +269,17 @@ export function referenceMaterialize(req: CpuLayoutRequest): void {
   const { src, dst, conjugate } = req;
   const dtype = src.dtype;
   const info = DTYPE_INFO[dtype];
-  const lanes = info.lanes;
+  const components = info.components;
   if (dtype === 'i64') {
-    const S = lanesOf(dtype, src.buffer) as BigInt64Array;
-    const D = lanesOf(dtype, dst.buffer) as BigInt64Array;
+    const S = componentsOf(dtype, src.buffer) as BigInt64Array;
+    const D = componentsOf(dtype, dst.buffer) as BigInt64Array;
     forEachRun(src.shape, src.offset, src.strides, dst.offset, dst.strides, 1, (s, d, count, sStep, dStep) => {
       for (let i = 0; i < count; i++, s += sStep, d += dStep) D[d] = S[s]!;
     });
     return;
   }
-  const S = lanesOf(dtype, src.buffer) as NumberLanes;
-  const D = lanesOf(dtype, dst.buffer) as NumberLanes;
+  const S = componentsOf(dtype, src.buffer) as NumberComponents;
+  const D = componentsOf(dtype, dst.buffer) as NumberComponents;
   if (!info.complex) {
     forEachRun(src.shape, src.offset, src.strides, dst.offset, dst.strides, 1, (s, d, count, sStep, dStep) => {
       for (let i = 0; i < count; i++, s += sStep, d += dStep) D[d] = S[s]!;

@@ -2,6 +2,7 @@ import { TenferroError, invalidArgument } from '../../errors/tenferro-error.js';
 import { compiledModuleUrl } from '../../util/compiled-url.js';
 import type { KernelTask } from '../../contract/executor.js';
 import type { KernelRef } from '../../contract/kernel.js';
+import { kernelFailed } from '../workers/kernel-error.js';
 import type { PiscinaKernelResult, PiscinaKernelTask } from './piscina-task.js';
 import { PoolExecutor } from './pool-executor.js';
 
@@ -63,11 +64,7 @@ export class PiscinaDomainExecutor extends PoolExecutor {
     } catch (e) {
       throw new TenferroError('ExecutorFailed', `the piscina pool failed to run a kernel task: ${e instanceof Error ? e.message : String(e)}`, { op, cause: e });
     }
-    if ('error' in result) {
-      const info = result.error;
-      const cause = Object.assign(new Error(info.message), { name: info.name, stack: info.stack, code: info.code });
-      throw new TenferroError('KernelFailed', `kernel ${exportName} of ${module} failed: ${info.message}`, { op, cause, detail: { kernelCode: info.code } });
-    }
+    if ('error' in result) throw kernelFailed(result.error, { module, exportName }, op);
     return result.value;
   }
 }

@@ -2,7 +2,8 @@
 // the kernel runs, the worker carries the domain's shared execution record, so any backend
 // entry attempted from inside the task is rejected as re-entry (R43, R89).
 import { threadId } from 'node:worker_threads';
-import type { KernelErrorInfo, KernelFunction } from '../workers/protocol.js';
+import { type KernelErrorInfo, kernelErrorInfo } from '../workers/kernel-error.js';
+import type { KernelFunction } from '../workers/protocol.js';
 import { WORKER_SCOPE_KEY } from '../workers/shared-fields.js';
 import { threadSelfTid } from '../workers/thread-self.js';
 
@@ -32,15 +33,7 @@ export async function runTenferroKernel(task: PiscinaKernelTask): Promise<Piscin
     }
     return { value: await kernel(task.payload, { workerIndex: threadId, tid: threadSelfTid() ?? -1 }) };
   } catch (e) {
-    const err = e as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown };
-    return {
-      error: {
-        name: typeof err?.name === 'string' ? err.name : 'Error',
-        message: typeof err?.message === 'string' ? err.message : String(e),
-        stack: typeof err?.stack === 'string' ? err.stack : undefined,
-        code: typeof err?.code === 'string' ? err.code : undefined,
-      },
-    };
+    return { error: kernelErrorInfo(e) };
   } finally {
     global[WORKER_SCOPE_KEY] = previous;
   }

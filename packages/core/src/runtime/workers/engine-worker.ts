@@ -3,6 +3,7 @@ import { loadOs } from '@tenferro/os';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import { CpuSet } from '../../topology/cpu-set.js';
 import type { KernelRef } from '../../contract/kernel.js';
+import { kernelFailed } from './kernel-error.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { DEAD, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
 import { workerEntryUrl } from './worker-url.js';
@@ -240,13 +241,7 @@ export class EngineWorker {
       if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
       if ((resultFlags & ResultFlag.ERROR) !== 0) {
         if (sendKernel) this.#known.delete(kernel.id);
-        const info = result.error!;
-        const cause = Object.assign(new Error(info.message), { name: info.name, stack: info.stack, code: info.code });
-        throw new TenferroError('KernelFailed', `kernel ${kernel.exportName} of ${kernel.module} failed: ${info.message}`, {
-          op,
-          cause,
-          detail: { worker: this.observed.index, kernelCode: info.code },
-        });
+        throw kernelFailed(result.error!, kernel, op, { worker: this.observed.index });
       }
       return result.value as R;
     } finally {

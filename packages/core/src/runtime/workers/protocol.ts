@@ -1,8 +1,9 @@
 /** Typed messages between the main isolate and engine workers. */
 import type { MessagePort } from 'node:worker_threads';
 import type { KernelFunction, KernelTaskInfo } from '../../contract/kernel.js';
+import type { KernelErrorInfo } from './kernel-error.js';
 
-export type { KernelFunction, KernelTaskInfo };
+export type { KernelErrorInfo, KernelFunction, KernelTaskInfo };
 
 export interface WorkerInit {
   readonly mailbox: SharedArrayBuffer;
@@ -39,13 +40,6 @@ export interface TaskMessage {
   /** Present the first time a worker receives a kernel id. */
   readonly kernel?: { readonly module: string; readonly exportName: string };
   readonly payload?: unknown;
-}
-
-export interface KernelErrorInfo {
-  readonly name: string;
-  readonly message: string;
-  readonly stack: string | undefined;
-  readonly code: string | undefined;
 }
 
 export interface ResultMessage {

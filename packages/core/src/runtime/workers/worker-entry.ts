@@ -4,7 +4,8 @@
 // `Atomics.wait` for the next request, payloads and results through `receiveMessageOnPort`
 // (no event-loop hop), `Atomics.notify` on completion.
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import type { KernelErrorInfo, KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
+import { kernelErrorInfo } from './kernel-error.js';
+import type { KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
 
@@ -90,14 +91,14 @@ async function serve(tid: number): Promise<never> {
         flags = ResultFlag.HAS_MESSAGE;
       }
     } catch (e) {
-      result = { error: errorInfo(e) };
+      result = { error: kernelErrorInfo(e) };
       flags = ResultFlag.HAS_MESSAGE | ResultFlag.ERROR;
     }
     if (result !== undefined) {
       try {
         port.postMessage(result);
       } catch (e) {
-        port.postMessage({ error: errorInfo(e) } satisfies ResultMessage);
+        port.postMessage({ error: kernelErrorInfo(e) } satisfies ResultMessage);
         flags = ResultFlag.HAS_MESSAGE | ResultFlag.ERROR;
       }
     }
@@ -105,16 +106,6 @@ async function serve(tid: number): Promise<never> {
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
   }
-}
-
-function errorInfo(e: unknown): KernelErrorInfo {
-  const err = e as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown };
-  return {
-    name: typeof err?.name === 'string' ? err.name : 'Error',
-    message: typeof err?.message === 'string' ? err.message : String(e),
-    stack: typeof err?.stack === 'string' ? err.stack : undefined,
-    code: typeof err?.code === 'string' ? err.code : undefined,
-  };
 }
 
 export {};

@@ -1,0 +1,90 @@
+// The names every entry point of @tenferro/core exports, pinned: adding or removing one is a
+// deliberate change to this file (and a changeset), never an accident of a refactor.
+import { readFileSync } from 'node:fs';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import type * as Core from '../src/index.js';
+import type * as Piscina from '../src/piscina/index.js';
+import type * as Testing from '../src/testing/index.js';
+
+const CORE_VALUES = [
+  'CONTRACTION_DTYPES', 'CpuBackend', 'CpuExecSession', 'CpuProviderBundle', 'CpuProviderBundleBuilder', 'CpuSet',
+  'DEFAULT_EXECUTION_CAPABILITIES', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain',
+  'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
+  'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isRetryable', 'kindOf',
+  'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
+  'referenceLayoutProvider', 'requestsConflict', 'validateLayout',
+] as const;
+
+const CORE_TYPES = [
+  'AcquireOptions', 'ArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
+  'CpuBackendKind', 'CpuBackendOptions', 'CpuDomainExecutor', 'CpuDomainExecutorCapabilities', 'CpuDomainId',
+  'CpuDomainOwnership', 'CpuDotGeneralRequest', 'CpuExecutionContext', 'CpuExecutionInfo', 'CpuExecutionMode',
+  'CpuGemmProvider', 'CpuGemmRequest', 'CpuGeneralContractionProvider', 'CpuLayoutRequest', 'CpuLayoutTransformProvider',
+  'CpuNode', 'CpuPlacement', 'CpuPlacementControl', 'CpuProviderExecutionCapabilities', 'CpuProviderOutcome',
+  'CpuProviderPackage', 'CpuProviderUnsupported', 'CpuRuntimeIdentity', 'CpuThreadCountControl', 'CpuTopology', 'DType',
+  'DTypeInfo', 'DeclaredSupport', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
+  'EffectiveCapacity', 'ErrorCode', 'ErrorKind', 'ExecutionOwner', 'ExtensionKey', 'ExternalBackendOptions',
+  'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
+  'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'ParallelMode', 'PlacementCheck',
+  'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
+  'ResolvedCpuPlacement', 'ResourceRequest', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
+  'TensorDescriptor', 'TensorOrderOptions', 'TensorPlacement', 'TopologySource', 'WorkerInfo', 'WorkerPool',
+  'WorkerThreadsExecutorOptions',
+] as const;
+
+const TESTING_VALUES = [
+  'int', 'naiveDotGeneral', 'peakThreadsDuring', 'randomOperand', 'randomValues', 'relativeError', 'runProviderConformance',
+  'seededRandom', 'threadCensus', 'toleranceFor',
+] as const;
+const TESTING_TYPES = ['ProviderConformanceOptions'] as const;
+const PISCINA_VALUES = ['PiscinaDomainExecutor'] as const;
+const PISCINA_TYPES = ['PiscinaPoolLike'] as const;
+
+/** The names an entry file exports, split by `export { … }` and `export type { … }` (as written, `as` renames honoured). */
+function declaredExports(file: string): { values: string[]; types: string[] } {
+  const text = readFileSync(new URL(file, import.meta.url), 'utf8');
+  const values: string[] = [];
+  const types: string[] = [];
+  for (const m of text.matchAll(/export\s+(type\s+)?\{([^}]*)\}/g)) {
+    for (const raw of m[2]!.split(',')) {
+      const item = raw.trim();
+      if (item === '') continue;
+      const isType = m[1] !== undefined || item.startsWith('type ');
+      const name = item.replace(/^type\s+/, '').split(/\s+as\s+/).pop()!.trim();
+      (isType ? types : values).push(name);
+    }
+  }
+  return { values: values.sort(), types: types.sort() };
+}
+
+const sorted = (xs: readonly string[]) => [...xs].sort();
+
+describe('public API of @tenferro/core', () => {
+  it.each([
+    ['../src/index.ts', CORE_VALUES, CORE_TYPES],
+    ['../src/testing/index.ts', TESTING_VALUES, TESTING_TYPES],
+    ['../src/piscina/index.ts', PISCINA_VALUES, PISCINA_TYPES],
+  ] as const)('%s exports exactly the pinned names', (file, values, types) => {
+    const declared = declaredExports(file);
+    expect(declared.values).toEqual(sorted(values));
+    expect(declared.types).toEqual(sorted(types));
+  });
+
+  it('the runtime modules carry exactly the pinned values', async () => {
+    expect(Object.keys(await import('../src/index.js')).sort()).toEqual(sorted(CORE_VALUES));
+    expect(Object.keys(await import('../src/testing/index.js')).sort()).toEqual(sorted(TESTING_VALUES));
+    expect(Object.keys(await import('../src/piscina/index.js')).sort()).toEqual(sorted(PISCINA_VALUES));
+  });
+
+  it('the type checker agrees on the value exports', () => {
+    expectTypeOf<keyof typeof Core>().toEqualTypeOf<(typeof CORE_VALUES)[number]>();
+    expectTypeOf<keyof typeof Testing>().toEqualTypeOf<(typeof TESTING_VALUES)[number]>();
+    expectTypeOf<keyof typeof Piscina>().toEqualTypeOf<(typeof PISCINA_VALUES)[number]>();
+  });
+
+  it('no runtime internals are reachable through the package exports map', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown> };
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', './piscina', './testing']);
+  });
+});
