@@ -27,13 +27,10 @@ export interface ContextParts {
   readonly lifetime: EntryLifetime;
 }
 
-const CONSTRUCT = Symbol('EnteredContext');
-
 /**
- * The provider-facing, always-already-entered, immutable view of one execution (contract
- * glossary "CpuExecutionContext"). It cannot install, submit, change mode or own the permit;
- * it runs kernel tasks on its own worker and, in Inner mode with a budget above one, exposes
- * the worker pool capped at the budget (R75, R76). It is only valid while its execution runs.
+ * The context an operation entry hands to bodies and providers: the implementation of the
+ * contract's `CpuExecutionContext` (see `contract/execution-context.ts`), immutable, valid only
+ * while its execution runs. Only the operation entry creates one.
  */
 export class EnteredContext implements CpuExecutionContext {
   readonly domainId: CpuDomainId;
@@ -45,9 +42,7 @@ export class EnteredContext implements CpuExecutionContext {
   readonly #parts: ContextParts;
   readonly #pool: WorkerPool | undefined;
 
-  /** @internal only the operation entry constructs contexts. */
-  constructor(token: typeof CONSTRUCT, parts: ContextParts) {
-    if (token !== CONSTRUCT) throw new TypeError('CpuExecutionContext is created by tenferro only');
+  constructor(parts: ContextParts) {
     this.#parts = parts;
     this.domainId = parts.domainId;
     this.cpus = parts.cpus;
@@ -90,9 +85,4 @@ export class EnteredContext implements CpuExecutionContext {
       throw new TenferroError('ContextExpired', 'this execution context belongs to an execution that has ended', { op });
     }
   }
-}
-
-/** @internal */
-export function createContext(parts: ContextParts): CpuExecutionContext {
-  return new EnteredContext(CONSTRUCT, parts);
 }

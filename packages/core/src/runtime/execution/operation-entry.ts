@@ -2,7 +2,7 @@ import type { ExecutionOwner, Permit } from '../../arbiter/resource-arbiter.js';
 import type { CpuEngine } from '../engine/cpu-engine.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import type { CpuExecutionContext } from '../../contract/execution-context.js';
-import { type EntryLifetime, createContext } from './execution-context.js';
+import { EnteredContext, type EntryLifetime } from './execution-context.js';
 import type { ParallelMode, ProviderParallelMode } from '../../contract/parallel-mode.js';
 
 /**
@@ -139,7 +139,7 @@ export class CpuOperationEntry {
 
   context(mode: ProviderParallelMode, lane: number, lifetime: EntryLifetime): CpuExecutionContext {
     const domain = this.engine.domain;
-    return createContext({
+    return new EnteredContext({
       domainId: domain.id,
       cpus: domain.admissionMode === 'callerManaged' ? undefined : domain.placement?.cpus,
       admissionMode: domain.admissionMode,
