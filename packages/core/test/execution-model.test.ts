@@ -132,12 +132,31 @@ describe('execution scope (execution_scope.rs, R83–R87)', () => {
     });
   });
 
-  it('Promise.all of two operations inside one scope: the second is Reentered', async () => {
-    const settled = await backend.withExecutionScope(() =>
-      Promise.allSettled([backend.install((ctx) => ctx.run(noop)), backend.install((ctx) => ctx.run(noop))]),
-    );
-    expect(settled[0].status).toBe('fulfilled');
-    expect((settled[1] as PromiseRejectedResult).reason.code).toBe('Reentered');
+  it('Promise.all of operations inside one scope: they take turns in call order on the scope\'s one entry (R87 on Node)', async () => {
+    const before = backend.executionInfo().executorEntries.installs;
+    const order: string[] = [];
+    const step = (name: string) => backend.install(async (ctx) => {
+      order.push(`${name} start`);
+      await ctx.run(noop);
+      order.push(`${name} end`);
+      return name;
+    });
+    const results = await backend.withExecutionScope(() => Promise.all([step('a'), step('b'), step('c')]));
+    expect(results).toEqual(['a', 'b', 'c']);
+    expect(order).toEqual(['a start', 'a end', 'b start', 'b end', 'c start', 'c end']);
+    expect(backend.executionInfo().executorEntries.installs - before).toBe(1);
+  });
+
+  it('an operation still queued on a scope when its callback returns is refused with ContextExpired', async () => {
+    let late: Promise<unknown> | undefined;
+    await backend.withExecutionScope(async () => {
+      const first = backend.install((ctx) => ctx.run(noop));
+      late = backend.install(() => 'late');
+      void late.catch(() => undefined);
+      await Promise.resolve();
+    });
+    await expectCode(late!, 'ContextExpired', 'RuntimeState');
+    expect(await backend.install(() => 'after')).toBe('after');
   });
 
   it('an operation nested in a scoped operation is Reentered; outer lanes inside a scope are Scheduling', async () => {

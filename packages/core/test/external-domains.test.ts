@@ -194,9 +194,10 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
     }
   });
 
-  it('a second entry while active is Reentered — from the main thread and from another pool worker; it clears after success and after an error', async () => {
+  it('entry from a pool worker while active is Reentered, a top-level call queues behind the running execution; the guard clears after success and after an error', async () => {
     const gate = new SharedArrayBuffer(12);
     const g = new Int32Array(gate);
+    const order: string[] = [];
     const first = b.withBackendSession(async (s) =>
       s.run('inner', async (ctx) => {
         const pool = ctx.workerPool()!;
@@ -206,12 +207,15 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
         Atomics.store(g, 0, 1);
         Atomics.notify(g, 0);
         await hold;
+        order.push('first done');
         return fromWorker;
       }),
     );
     await until(() => Atomics.load(g, 1) === 1);
-    await expectCode(b.install(() => 1), 'Reentered', 'RuntimeState'); // unrelated top-level entry
+    const queued = b.install(() => order.push('queued')); // unrelated top-level entry: waits for the guard
     expect(await first).toBe('Reentered');
+    await queued;
+    expect(order).toEqual(['first done', 'queued']);
     expect(await b.install(() => 'after success')).toBe('after success');
     await expect(b.install(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(await b.install(() => 'after error')).toBe('after error');

@@ -2,13 +2,32 @@ import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import { CpuSet } from '../topology/cpu-set.js';
 import { type ResourceRequest, describeRequest, requestsConflict } from './resource-request.js';
 
-/** An execution owner: a process-unique positive integer. */
+/**
+ * An execution owner: a process-unique positive integer. Owners count up to 2^53 − 1, which a
+ * process cannot reach (a million executions a second for 285 years); engines, whose shared
+ * records hold 32-bit words, store {@link ownerSlot}s instead.
+ */
 export type ExecutionOwner = number;
 
 let lastOwner = 0;
 /** A fresh process-unique execution owner id. */
 export function newExecutionOwner(): ExecutionOwner {
   return ++lastOwner;
+}
+
+/** Tests only (not exported by the package): continue counting owners after `last`. */
+export function continueOwnersAfter(last: number): void {
+  lastOwner = last;
+}
+
+/**
+ * The non-zero 31-bit word an engine's shared record stores for `owner`. Two owners share a
+ * slot only 2^31 − 1 owners apart, and two such executions are never active on one engine
+ * together: the arbiter, which compares whole owners, keeps their permits apart, and the
+ * caller-managed guard admits one claim at a time.
+ */
+export function ownerSlot(owner: ExecutionOwner): number {
+  return ((owner - 1) % 0x7fffffff) + 1;
 }
 
 export interface AcquireOptions {

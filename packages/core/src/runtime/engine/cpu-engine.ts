@@ -1,4 +1,4 @@
-import type { ExecutionOwner } from '../../arbiter/resource-arbiter.js';
+import { type ExecutionOwner, ownerSlot } from '../../arbiter/resource-arbiter.js';
 import { BufferPool } from '../../buffer/buffer-pool.js';
 import type { PoolLimit } from '../../buffer/pool-limit.js';
 import { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
@@ -31,6 +31,8 @@ export class CpuEngine implements LaneRunner {
   readonly analysisCache = new GemmAnalysisCache();
   readonly state: Int32Array;
   readonly #pool: EngineWorkerPool | undefined;
+  /** Top-level claims of a caller-managed domain waiting for its guard, in call order. */
+  readonly #claims: { readonly owner: ExecutionOwner; readonly resume: () => void }[] = [];
 
   private constructor(domain: CpuDomain, executor: CpuDomainExecutor, pool: EngineWorkerPool | undefined, state: Int32Array, limit: PoolLimit) {
     this.domain = domain;
@@ -81,19 +83,20 @@ export class CpuEngine implements LaneRunner {
    */
   markActive(owner: ExecutionOwner, op: string): void {
     const s = this.state;
-    const active = Atomics.compareExchange(s, EngineState.ACTIVE_OWNER, 0, owner);
+    const slot = ownerSlot(owner);
+    const active = Atomics.compareExchange(s, EngineState.ACTIVE_OWNER, 0, slot);
     if (active === 0) {
       Atomics.store(s, EngineState.DEPTH, 1);
-    } else if (active === owner) {
+    } else if (active === slot) {
       Atomics.add(s, EngineState.DEPTH, 1);
     } else {
-      throw new TenferroError('Internal', `engine ${String(this.domain.id)} is active for owner ${active}, not ${owner}`, { op });
+      throw new TenferroError('Internal', `engine ${String(this.domain.id)} is active for owner slot ${active}, not ${slot}`, { op });
     }
   }
 
   markInactive(owner: ExecutionOwner): void {
     const s = this.state;
-    if (Atomics.load(s, EngineState.ACTIVE_OWNER) !== owner) return;
+    if (Atomics.load(s, EngineState.ACTIVE_OWNER) !== ownerSlot(owner)) return;
     if (Atomics.sub(s, EngineState.DEPTH, 1) === 1) Atomics.store(s, EngineState.ACTIVE_OWNER, 0);
   }
 
@@ -102,13 +105,29 @@ export class CpuEngine implements LaneRunner {
    * Shared with the executor's workers, so a second entry from any of them is seen too.
    */
   tryClaim(owner: ExecutionOwner): boolean {
-    if (Atomics.compareExchange(this.state, EngineState.ACTIVE_OWNER, 0, owner) !== 0) return false;
+    if (Atomics.compareExchange(this.state, EngineState.ACTIVE_OWNER, 0, ownerSlot(owner)) !== 0) return false;
     Atomics.store(this.state, EngineState.DEPTH, 1);
     return true;
   }
 
+  /** Release the guard and hand the domain straight to the first queued top-level claim, if any. */
   release(owner: ExecutionOwner): void {
     this.markInactive(owner);
+    const next = this.#claims[0];
+    if (next !== undefined && this.tryClaim(next.owner)) {
+      this.#claims.shift();
+      next.resume();
+    }
+  }
+
+  /**
+   * Claim the caller-managed guard for `owner`, waiting in call order behind the running
+   * execution: a top-level call from the main isolate queues, as it does on a managed domain
+   * (an amendment of R43 for Node; entry from inside a running execution is rejected before this).
+   */
+  claim(owner: ExecutionOwner): Promise<void> {
+    if (this.#claims.length === 0 && this.tryClaim(owner)) return Promise.resolve();
+    return new Promise<void>((resume) => this.#claims.push({ owner, resume }));
   }
 
   /** Shut down what tenferro owns: its own pool, never an external executor (R44). */

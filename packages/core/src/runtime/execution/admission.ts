@@ -5,7 +5,7 @@ import type { ParallelMode } from '../../contract/parallel-mode.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import type { Coordinator } from '../engine/coordinator.js';
 import type { DomainPlan } from '../placement.js';
-import { type ScopeRecord, assertNotReentered, currentFrame, executionActive, reentered, runInFrame } from './execution-frame.js';
+import { type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame } from './execution-frame.js';
 import { CpuOperationEntry } from './operation-entry.js';
 
 /** What a handle is admitted with: its coordinator, its resolved plan and its runtime identity (the scope witness, R83). */
@@ -35,12 +35,14 @@ export interface OperationRunner {
  * (R35, R43) — in a fresh execution frame, and released on every exit.
  */
 export async function admit<R>(target: AdmissionTarget, op: string, body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>): Promise<R> {
-  const scope = borrowScope(target, op);
-  if (scope !== undefined) {
+  const frame = currentFrame();
+  if (frame?.scope !== undefined) {
+    const scope = await borrowScope(frame.scope, target, op);
     try {
-      return await body(scope.entry, true);
+      // The operation's own body runs without the scope: a call from inside it is a re-entry.
+      return await runInFrame({ owner: frame.owner, live: true, scope: undefined }, () => body(scope.entry, true));
     } finally {
-      scope.operationActive = false;
+      returnScope(scope);
     }
   }
   assertNotReentered(op);
@@ -51,7 +53,7 @@ export async function admit<R>(target: AdmissionTarget, op: string, body: (entry
   const request = target.plan.request;
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
     if (request === undefined) {
-      if (!engine.tryClaim(owner)) throw reentered(op);
+      await engine.claim(owner);
       try {
         c.assertOpen(op);
         return await body(new CpuOperationEntry(engine, undefined, owner), false);
@@ -123,9 +125,15 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
       const entry = new CpuOperationEntry(engine, permit, owner);
       return await entry.enter(
         entry.preferredEngineMode(),
-        () => {
-          const scope: ScopeRecord = { identity: target.identity, engine, permit, entry, operationActive: false };
-          return runInFrame({ owner, live: true, scope }, async () => await fn());
+        async () => {
+          const scope: ScopeRecord = { identity: target.identity, engine, permit, entry, operationActive: false, closed: false, waiting: [] };
+          try {
+            return await runInFrame({ owner, live: true, scope }, async () => await fn());
+          } finally {
+            scope.closed = true;
+            // Operations still queued on the scope are refused now; the one running finishes first.
+            for (const turn of scope.waiting.splice(0)) turn();
+          }
         },
         op,
       );
@@ -135,13 +143,26 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
   });
 }
 
-/** `execution_admission`: borrow the scope's entry when a scope of this witness is idle. */
-function borrowScope(target: AdmissionTarget, op: string): ScopeRecord | undefined {
-  const scope = currentFrame()?.scope;
-  if (scope === undefined || scope.operationActive) return undefined;
+/**
+ * `execution_admission`: borrow the scope's entry — at once when no scoped operation runs, else
+ * after those called earlier (their turn is handed over without a gap).
+ */
+async function borrowScope(scope: ScopeRecord, target: AdmissionTarget, op: string): Promise<ScopeRecord> {
   if (scope.identity !== target.identity) {
     throw new TenferroError('ScopeWitnessMismatch', 'operation backend does not match the execution scope; use a clone of its backend witness', { op });
   }
-  scope.operationActive = true;
+  if (scope.operationActive) await new Promise<void>((turn) => scope.waiting.push(turn));
+  else scope.operationActive = true;
+  if (scope.closed) {
+    returnScope(scope);
+    throw new TenferroError('ContextExpired', 'the execution scope this operation was queued on has ended', { op });
+  }
   return scope;
+}
+
+/** Hand the scope to the next queued operation, or mark it idle. */
+function returnScope(scope: ScopeRecord): void {
+  const next = scope.waiting.shift();
+  if (next !== undefined) next();
+  else scope.operationActive = false;
 }

@@ -17,13 +17,22 @@ export interface ExecutionFrame {
   readonly scope: ScopeRecord | undefined;
 }
 
-/** `execution_scope.rs`'s `Scope`: shared admission for sequential operations of one witness. */
+/**
+ * `execution_scope.rs`'s `Scope`: shared admission for the operations of one witness. On one
+ * event loop a concurrently started child and a sequential continuation look alike, so scoped
+ * operations take turns in call order (`waiting`) instead of the second being refused — the
+ * Node reading of R85/R87. An operation's own body runs in a frame without the scope, so a
+ * nested call from inside it is still `Reentered`.
+ */
 export interface ScopeRecord {
   readonly identity: object;
   readonly engine: CpuEngine;
   readonly permit: Permit | undefined;
   readonly entry: CpuOperationEntry;
   operationActive: boolean;
+  /** Set when the scope's callback has settled: queued operations are refused. */
+  closed: boolean;
+  readonly waiting: (() => void)[];
 }
 
 const storage = new AsyncLocalStorage<ExecutionFrame>();

@@ -3,6 +3,7 @@ import type { CpuEngine } from '../engine/cpu-engine.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import type { CpuExecutionContext } from '../../contract/execution-context.js';
 import { EnteredContext, type EntryLifetime } from './execution-context.js';
+import { TaskTracker } from './task-tracker.js';
 import type { ParallelMode, ProviderParallelMode } from '../../contract/parallel-mode.js';
 
 /**
@@ -15,11 +16,14 @@ export class CpuOperationEntry {
   /** The arbiter permit; `undefined` for caller-managed domains, admitted by their guard (R35). */
   readonly permit: Permit | undefined;
   readonly owner: ExecutionOwner;
+  /** Every kernel task this execution started, through any of its contexts. */
+  readonly #tasks: TaskTracker;
 
   constructor(engine: CpuEngine, permit: Permit | undefined, owner: ExecutionOwner) {
     this.engine = engine;
     this.permit = permit;
     this.owner = owner;
+    this.#tasks = new TaskTracker(engine);
   }
 
   /** Inner iff budget > 1 and the executor offers a pool, else Sequential (R72). */
@@ -44,6 +48,7 @@ export class CpuOperationEntry {
     let runs = 0;
     const failures = new Set<unknown>();
     this.engine.markActive(this.owner, op);
+    let failed = true;
     try {
       this.engine.entries.installs++;
       let result: R;
@@ -51,20 +56,26 @@ export class CpuOperationEntry {
         result = await this.engine.executor.install(async () => {
           if (++runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op });
           try {
-            return await body(this.context(mode, 0, lifetime));
+            return await endsWithBody(body(this.context(mode, 0, lifetime)), lifetime);
           } catch (e) {
             failures.add(e);
             throw e;
+          } finally {
+            lifetime.live = false;
           }
         });
       } catch (e) {
         throw failures.has(e) || TenferroError.is(e, 'Scheduling') ? e : executorFailed(e, op);
       }
       if (runs === 0) throw new TenferroError('Scheduling', 'the executor returned without running the scoped job', { op });
+      failed = false;
       return result;
     } finally {
       lifetime.live = false;
+      const orphanError = await this.#tasks.settle();
       this.engine.markInactive(this.owner);
+      // The body succeeded but left a task behind that then failed: that failure is the outcome.
+      if (!failed && orphanError !== undefined) throw orphanError; // eslint-disable-line no-unsafe-finally
     }
   }
 
@@ -76,7 +87,7 @@ export class CpuOperationEntry {
     if (mode === 'outer') throw outerThroughInstall(op);
     const lifetime: EntryLifetime = { live: true };
     try {
-      return await body(this.context(mode, 0, lifetime));
+      return await endsWithBody(body(this.context(mode, 0, lifetime)), lifetime);
     } finally {
       lifetime.live = false;
     }
@@ -130,6 +141,7 @@ export class CpuOperationEntry {
       }
     } finally {
       lifetime.live = false;
+      await this.#tasks.settle();
       this.engine.markInactive(this.owner);
     }
     if (badLane !== undefined) throw new TenferroError('Scheduling', `the executor requested lane ${badLane} of ${lanes}`, { op });
@@ -146,11 +158,21 @@ export class CpuOperationEntry {
       threadBudget: domain.threadBudget,
       parallelMode: mode,
       lane,
-      runner: this.engine,
+      runner: this.#tasks,
       executorHasPool: this.engine.executor.capabilities().innerParallelism === 'pool',
       lifetime,
     });
   }
+}
+
+/**
+ * A body's value, with its contexts expired the moment it returned: synchronously for a plain
+ * value, so that a task a body schedules (a microtask, a timer) to start after it returned is
+ * refused; when the returned promise settles otherwise.
+ */
+function endsWithBody<R>(value: R | Promise<R>, lifetime: EntryLifetime): R | Promise<R> {
+  if (!(value instanceof Promise)) lifetime.live = false;
+  return value;
 }
 
 /** An executor's own refusal or failure, carrying the original error (R49). */

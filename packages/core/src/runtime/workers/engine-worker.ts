@@ -96,6 +96,8 @@ export class EngineWorker {
   readonly #known = new Set<number>();
   #seq = 0;
   #busy = false;
+  /** Tasks waiting for this worker, in call order. */
+  readonly #waiting: (() => void)[] = [];
   /** Moving average of this worker's task round trips (ns), for the poll budget. */
   #averageNs = MIN_POLL_NS;
   #closing = false;
@@ -194,59 +196,69 @@ export class EngineWorker {
   }
 
 
-  /** Run one kernel task on this worker. The pool guarantees one task at a time per worker. */
+  /**
+   * Run one kernel task on this worker. Tasks run one at a time, in call order: a task asked for
+   * while another runs (concurrent work of one execution, e.g. `Promise.all` over `ctx.run`)
+   * waits for its turn; the worker is handed from one to the next without a gap.
+   */
   async run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
-    if (this.#dead) throw this.#deadError(op);
-    if (this.#busy) throw new TenferroError('Internal', `worker ${this.observed.index} is already running a task`, { op });
-    this.#busy = true;
-    const m = this.#mailbox;
+    if (this.#busy) await new Promise<void>((resume) => this.#waiting.push(resume));
+    else this.#busy = true;
     try {
-      const sendKernel = !this.#known.has(kernel.id);
-      let flags = 0;
-      if (sendKernel || payload !== undefined) {
-        const message: TaskMessage = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
-        this.#port.postMessage(message);
-        flags = TaskFlag.HAS_MESSAGE;
-        this.#known.add(kernel.id);
-      }
-      m[Mailbox.TASK_FLAGS] = flags;
-      m[Mailbox.KERNEL_ID] = kernel.id;
-      const seq = ++this.#seq;
-      this.#worker.ref();
-      const started = process.hrtime.bigint();
-      Atomics.store(m, Mailbox.REQUEST, seq);
-      Atomics.notify(m, Mailbox.REQUEST);
-      inFlight++;
-      let r: number;
-      try {
-        // Let the other tasks of a fan-out post first: polling blocks this thread.
-        await null;
-        const expected = 3 * this.#averageNs;
-        const budget = inFlight !== 1 ? 0 : expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected);
-        r = pollForResponse(m, seq, budget);
-        while (r !== seq && r !== DEAD) {
-          const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
-          if (wait.async) await wait.value;
-          r = Atomics.load(m, Mailbox.RESPONSE);
-        }
-      } finally {
-        inFlight--;
-      }
-      if (!this.#dead) this.#worker.unref();
-      if (r === DEAD) throw this.#deadError(op);
-      this.#averageNs += (Number(process.hrtime.bigint() - started) - this.#averageNs) / 8;
-      const resultFlags = m[Mailbox.RESULT_FLAGS]!;
-      if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
-      const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;
-      if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
-      if ((resultFlags & ResultFlag.ERROR) !== 0) {
-        if (sendKernel) this.#known.delete(kernel.id);
-        throw kernelFailed(result.error!, kernel, op, { worker: this.observed.index });
-      }
-      return result.value as R;
+      return await this.#runNow(kernel, payload, op);
     } finally {
-      this.#busy = false;
+      const next = this.#waiting.shift();
+      if (next !== undefined) next();
+      else this.#busy = false;
     }
+  }
+
+  async #runNow<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    if (this.#dead) throw this.#deadError(op);
+    const m = this.#mailbox;
+    const sendKernel = !this.#known.has(kernel.id);
+    let flags = 0;
+    if (sendKernel || payload !== undefined) {
+      const message: TaskMessage = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
+      this.#port.postMessage(message);
+      flags = TaskFlag.HAS_MESSAGE;
+      this.#known.add(kernel.id);
+    }
+    m[Mailbox.TASK_FLAGS] = flags;
+    m[Mailbox.KERNEL_ID] = kernel.id;
+    const seq = ++this.#seq;
+    this.#worker.ref();
+    const started = process.hrtime.bigint();
+    Atomics.store(m, Mailbox.REQUEST, seq);
+    Atomics.notify(m, Mailbox.REQUEST);
+    inFlight++;
+    let r: number;
+    try {
+      // Let the other tasks of a fan-out post first: polling blocks this thread.
+      await null;
+      const expected = 3 * this.#averageNs;
+      const budget = inFlight !== 1 ? 0 : expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected);
+      r = pollForResponse(m, seq, budget);
+      while (r !== seq && r !== DEAD) {
+        const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
+        if (wait.async) await wait.value;
+        r = Atomics.load(m, Mailbox.RESPONSE);
+      }
+    } finally {
+      inFlight--;
+    }
+    if (!this.#dead) this.#worker.unref();
+    if (r === DEAD) throw this.#deadError(op);
+    this.#averageNs += (Number(process.hrtime.bigint() - started) - this.#averageNs) / 8;
+    const resultFlags = m[Mailbox.RESULT_FLAGS]!;
+    if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
+    const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;
+    if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
+    if ((resultFlags & ResultFlag.ERROR) !== 0) {
+      if (sendKernel) this.#known.delete(kernel.id);
+      throw kernelFailed(result.error!, kernel, op, { worker: this.observed.index });
+    }
+    return result.value as R;
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,42 @@
+import type { KernelRef } from '../../contract/kernel.js';
+import type { LaneRunner } from '../../contract/worker-pool.js';
+
+/**
+ * Every kernel task an execution starts, through any of its contexts. The execution ends — its
+ * engine marked idle, its permit released — only after each has settled (`settle`), so no kernel
+ * ever outlives the permit it ran under, even one a failing `Promise.all` branch or an un-awaited
+ * `ctx.run` left behind.
+ */
+export class TaskTracker implements LaneRunner {
+  readonly #runner: LaneRunner;
+  readonly #inFlight = new Set<Promise<unknown>>();
+
+  constructor(runner: LaneRunner) {
+    this.#runner = runner;
+  }
+
+  get workerCount(): number {
+    return this.#runner.workerCount;
+  }
+
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    const task = this.#runner.runOn(lane, kernel, payload, op);
+    this.#inFlight.add(task);
+    const done = () => void this.#inFlight.delete(task);
+    task.then(done, done);
+    return task;
+  }
+
+  /**
+   * Wait until no task is in flight. Returns the first error of a task that was still running
+   * when this was called (an orphan nobody awaited), or `undefined`.
+   */
+  async settle(): Promise<unknown> {
+    let orphanError: unknown;
+    while (this.#inFlight.size > 0) {
+      const results = await Promise.allSettled([...this.#inFlight]);
+      for (const r of results) if (r.status === 'rejected' && orphanError === undefined) orphanError = r.reason ?? new Error('a kernel task failed');
+    }
+    return orphanError;
+  }
+}
