@@ -21,6 +21,10 @@ export interface DotGeneralIntoOptions extends DotGeneralOptions {
   readonly beta?: Scalar;
 }
 
+/** Option keys of a fresh-output dot-general (no `alpha`/`beta`: a fresh output has no previous value). */
+const FRESH_OPTIONS: ReadonlySet<string> = new Set(['conjLhs', 'conjRhs', 'analysisSlot']);
+const INTO_OPTIONS: ReadonlySet<string> = new Set([...FRESH_OPTIONS, 'alpha', 'beta']);
+
 /** A validated dot-general: everything the planner needs, nothing unchecked. */
 export interface DotGeneralSpec {
   readonly dtype: DType;
@@ -65,7 +69,11 @@ export function validateDotGeneral(
   const r = rhs as Tensor;
   const o = out as Tensor | undefined;
   const opts = (options ?? {}) as DotGeneralIntoOptions;
-  if (typeof opts !== 'object' || opts === null) throw invalidArgument(op, 'options', 'an options object', options);
+  if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) throw invalidArgument(op, 'options', 'an options object', options);
+  const known = out === undefined ? FRESH_OPTIONS : INTO_OPTIONS;
+  for (const key of Object.keys(opts)) {
+    if (!known.has(key)) throw invalidArgument(op, `options.${key}`, `one of the options ${[...known].join(', ')}`, key);
+  }
 
   // dtypes
   if (l.dtype !== r.dtype) throw dtypeMismatch(op, 'rhs', l.dtype, r.dtype);
