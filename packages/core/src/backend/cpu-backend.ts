@@ -186,7 +186,7 @@ export class CpuBackend {
    */
   reclaim(tensor: Tensor): void {
     const op = 'CpuBackend.reclaim';
-    if (!(tensor instanceof Tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
+    if (!Tensor.isTensor(tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
     this.#s.coordinator.assertOpen(op);
     this.#engineIfBuilt()?.bufferPool.adopt(tensor.dtype, tensor.buffer);
   }

@@ -1,3 +1,4 @@
+import { isSharedArrayBuffer } from '../tensor/layout.js';
 import { type DType, DTYPE_INFO, DTYPES, isDType } from '../tensor/dtype.js';
 import { invalidArgument } from '../errors/tenferro-error.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
@@ -111,7 +112,7 @@ export class BufferPool implements PoolLimitListener {
    * retained bytes fit the cap (R113).
    */
   release(loan: BufferLoan): void {
-    if (typeof loan !== 'object' || loan === null || !(loan.buffer instanceof SharedArrayBuffer)) {
+    if (typeof loan !== 'object' || loan === null || !isSharedArrayBuffer(loan.buffer)) {
       throw invalidArgument('BufferPool.release', 'loan', 'a buffer loan', loan);
     }
     if (loan.capacity === 0 || loan.buffer.byteLength === 0) return;
@@ -139,7 +140,7 @@ export class BufferPool implements PoolLimitListener {
   adopt(dtype: DType, buffer: SharedArrayBuffer): void {
     const op = 'BufferPool.adopt';
     if (!isDType(dtype)) throw invalidArgument(op, 'dtype', 'a dtype', dtype);
-    if (!(buffer instanceof SharedArrayBuffer)) throw invalidArgument(op, 'buffer', 'a SharedArrayBuffer', buffer);
+    if (!isSharedArrayBuffer(buffer)) throw invalidArgument(op, 'buffer', 'a SharedArrayBuffer', buffer);
     if (buffer.byteLength === 0 || this.#closed) return;
     for (const loan of this.#outstanding) {
       if (loan.buffer === buffer) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a buffer an operation is using');

@@ -63,7 +63,7 @@ export function validateDotGeneral(
   const tensors: [string, unknown][] = [['lhs', lhs], ['rhs', rhs]];
   if (out !== undefined) tensors.push(['out', out]);
   for (const [name, t] of tensors) {
-    if (!(t instanceof Tensor)) throw invalidArgument(op, name, 'a Tensor', t);
+    if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
   }
   const l = lhs as Tensor;
   const r = rhs as Tensor;

@@ -44,7 +44,7 @@ export async function dotGeneralInto(
 /** Rank-2 matrix product `a · b`. */
 export function matmul(runner: OperationRunner, bundle: CpuProviderBundle, a: Tensor, b: Tensor, options: DotGeneralOptions, op: string): Promise<Tensor> {
   for (const [name, t] of [['a', a], ['b', b]] as const) {
-    if (!(t instanceof Tensor)) throw invalidArgument(op, name, 'a Tensor', t);
+    if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
     if (t.rank !== 2) throw invalidArgument(op, `${name}.shape`, 'a rank-2 shape', t.shape);
   }
   return dotGeneral(runner, bundle, a, b, { contracting: [[1], [0]] }, options, op);

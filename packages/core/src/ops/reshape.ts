@@ -10,7 +10,7 @@ import { ProviderDispatch } from './provider-call.js';
  * otherwise a fresh, tagged, dense copy through the layout provider, reshaped (R97).
  */
 export async function reshape(runner: OperationRunner, bundle: CpuProviderBundle, tensor: Tensor, shape: readonly number[], op: string): Promise<Tensor> {
-  if (!(tensor instanceof Tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
+  if (!Tensor.isTensor(tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
   try {
     return tensor.reshape(shape);
   } catch (e) {

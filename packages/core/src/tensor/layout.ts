@@ -23,9 +23,21 @@ export function isNonNegativeSafeInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
+const sharedByteLength = Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength')!.get!;
+
+/**
+ * A real `SharedArrayBuffer` (of any realm): the brand check of its `byteLength` getter, which
+ * reads the internal slot — neither `Symbol.toStringTag` nor `Object.create(SharedArrayBuffer
+ * .prototype)` can forge it, as they can `instanceof` and `Object.prototype.toString`.
+ */
 export function isSharedArrayBuffer(value: unknown): value is SharedArrayBuffer {
-  // instanceof first (the hot path); by tag for buffers from another realm (vm context).
-  return value instanceof SharedArrayBuffer || Object.prototype.toString.call(value) === '[object SharedArrayBuffer]';
+  if (typeof value !== 'object' || value === null) return false;
+  try {
+    sharedByteLength.call(value);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Throws unless `dtype` is a known dtype: `UnsupportedDType` for an unknown name, `InvalidArgument` for a non-string. */

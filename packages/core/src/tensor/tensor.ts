@@ -94,6 +94,14 @@ export class Tensor {
     Object.freeze(this);
   }
 
+  /**
+   * Whether `value` is a tensor tenferro made (a private-field brand check): an object built with
+   * `Object.create(Tensor.prototype)`, or any look-alike, is not — whatever its getters say.
+   */
+  static isTensor(value: unknown): value is Tensor {
+    return typeof value === 'object' && value !== null && #size in value;
+  }
+
   get rank(): number {
     return this.shape.length;
   }
