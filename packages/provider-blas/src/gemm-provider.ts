@@ -17,12 +17,11 @@ import {
   Unsupported,
   defineKernel,
 } from '@tenferro/core';
-import { compiledModuleUrl } from '@tenferro/core/internal';
 import type { BlasGemmPayload } from './kernels/gemm.js';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
 import type { BlasRuntime } from './runtime.js';
 
-const gemmKernel = defineKernel<BlasGemmPayload, void>(compiledModuleUrl('./kernels/gemm.js', import.meta.url), 'blasGemm');
+const gemmKernel = defineKernel<BlasGemmPayload, void>(new URL('./kernels/gemm.js', import.meta.url), 'blasGemm');
 
 const DTYPE_CODE: Partial<Record<DType, number>> = { f32: 0, f64: 1, c64: 2, c128: 3 };
 const BLAS_DTYPES: readonly DType[] = Object.freeze(['f32', 'f64', 'c64', 'c128']);
