@@ -80,7 +80,14 @@ export const BlasStatus = Object.freeze({
   BadTranspose: 8,
 });
 
+export type BlasStatusName = keyof typeof BlasStatus;
+
+/** The name of status `status` (as in the addon: `kStatusOutOfBoundsA` → `OutOfBoundsA`), or undefined for an unknown number. */
+export function blasStatusName(status: number): BlasStatusName | undefined {
+  return (Object.keys(BlasStatus) as BlasStatusName[]).find((name) => BlasStatus[name] === status);
+}
+
 export function describeStatus(status: number): string {
-  const name = Object.entries(BlasStatus).find(([, v]) => v === status)?.[0];
+  const name = blasStatusName(status);
   return name === undefined ? `unknown status ${status}` : `${name} (${status})`;
 }

@@ -5,15 +5,21 @@
  * bounds-checks every index the request reaches against the arrays it is given.
  */
 
-/** Status codes of {@link FaerBinding.gemm}. */
+/** Status codes of {@link FaerBinding.gemm}, named as in the addon (`kBadArguments` → `BadArguments`). */
 export const GemmStatus = Object.freeze({
-  ok: 0,
-  badArguments: 1,
-  outOfBounds: 2,
-  isaUnavailable: 3,
-  badDtype: 4,
-  badRange: 5,
+  Ok: 0,
+  BadArguments: 1,
+  OutOfBounds: 2,
+  IsaUnavailable: 3,
+  BadDtype: 4,
+  BadRange: 5,
 } as const);
+export type GemmStatusName = keyof typeof GemmStatus;
+
+/** The name of status `status`, or undefined for a number the addon does not define. */
+export function gemmStatusName(status: number): GemmStatusName | undefined {
+  return (Object.keys(GemmStatus) as GemmStatusName[]).find((name) => GemmStatus[name] === status);
+}
 
 /** Dtype codes of the descriptor. */
 export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 } as const);
