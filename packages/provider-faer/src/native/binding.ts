@@ -1,11 +1,12 @@
 /**
- * The raw exports of the native addon `tenferro_faer.node` (native/src/binding.cc).
+ * The raw exports of the native addon `tenferro_faer.node` (registered in native/src/addon.cc;
+ * `gemm` is native/src/gemm.cc, `info` and `fmaPeak` native/src/info.cc).
  *
  * No function throws. `gemm` returns a status code (0 = done; nothing is written otherwise) and
  * bounds-checks every index the request reaches against the arrays it is given.
  */
 
-/** Status codes of {@link FaerBinding.gemm}, named as in the addon (`kBadArguments` → `BadArguments`). */
+/** Status codes of {@link FaerBinding.gemm}, named as in native/src/gemm.cc (`kBadArguments` → `BadArguments`). */
 export const GemmStatus = Object.freeze({
   Ok: 0,
   BadArguments: 1,

@@ -1,23 +1,22 @@
-// @tenferro/provider-faer N-API binding.
+// gemm(desc: Float64Array, a, b, c): number -- the native side of the kernel src/kernels/gemm.ts.
 //
-// Contract with the TypeScript side (src/native/binding.ts):
-//   gemm(desc: Float64Array, a, b, c): number
-//       Runs one GEMM request (or a sub-range of it) on the calling thread. `a`, `b`, `c` are
-//       Float32Array (f32, c64) or Float64Array (f64, c128) views of the operands' buffers
-//       (SharedArrayBuffer-backed views are fine: napi_get_typedarray_info returns their data).
-//       `desc` holds the request's numbers (layout in DESC_* below / src/native/binding.ts).
-//       Returns 0, or a status code > 0 (nothing is written unless the status is 0).
-//   info(isa?: number): object      -- the ISA path, kernel shapes, blocking and cache sizes
-//   fmaPeak(seconds: number, isa?: number): number -- single-thread FMA GFLOP/s on this thread
+// Runs one GEMM request (or a sub-range of it) on the calling thread. `a`, `b`, `c` are
+// Float32Array (f32, c64) or Float64Array (f64, c128) views of the operands' buffers
+// (SharedArrayBuffer-backed views are fine: napi_get_typedarray_info returns their data).
+// `desc` holds the request's numbers (layout in Desc below / DESC in src/native/binding.ts).
+// Returns 0, or a status code > 0 (nothing is written unless the status is 0).
 //
-// No function throws (NAPI_DISABLE_CPP_EXCEPTIONS; -fno-exceptions): arguments are checked and
+// Nothing throws (NAPI_DISABLE_CPP_EXCEPTIONS; -fno-exceptions): arguments are checked and
 // failures are status codes. Everything the request reaches is bounds-checked against the
-// arrays before the engine runs (defence in depth: core validated it already).
+// arrays before the engine runs (defence in depth: core validated it already), in arithmetic
+// that cannot overflow (every index, stride and extent is an integer in [0, 2^53]; reaches are
+// summed in __int128).
 #include <napi.h>
 
 #include <cmath>
 #include <cstdint>
 
+#include "addon.h"
 #include "faer_gemm.h"
 
 namespace {
@@ -187,7 +186,15 @@ void run_complex(const faer::Blocking& bl, void (*fn)(const faer::ComplexGemm<T>
   fn(g, bl);
 }
 
-Napi::Value Gemm(const Napi::CallbackInfo& info) {
+}  // namespace
+
+namespace faer {
+
+const int kGemmDescHeader = kHeader;
+
+namespace js {
+
+Napi::Value gemm(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto status = [&](int s) { return Napi::Number::New(env, s); };
   if (info.Length() < 4) return status(kBadArguments);
@@ -249,82 +256,5 @@ Napi::Value Gemm(const Napi::CallbackInfo& info) {
   return status(kOk);
 }
 
-int isa_arg(const Napi::CallbackInfo& info, size_t at) {
-  if (info.Length() > at && info[at].IsNumber()) {
-    const double v = info[at].As<Napi::Number>().DoubleValue();
-    if (v == 0 || v == 1 || v == 2) return static_cast<int>(v);
-    return -2;
-  }
-  return faer::best_isa();
-}
-
-Napi::Object shape(Napi::Env env, const faer::KernelShape& s) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("mr", s.mr);
-  o.Set("nr", s.nr);
-  return o;
-}
-
-Napi::Object block(Napi::Env env, const faer::Blocking& b) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("mc", static_cast<double>(b.mc));
-  o.Set("kc", static_cast<double>(b.kc));
-  o.Set("nc", static_cast<double>(b.nc));
-  o.Set("small", b.small);
-  o.Set("smallComplex", b.small_complex);
-  return o;
-}
-
-Napi::Value Info(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const int isa = isa_arg(info, 0);
-  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return env.Null();
-  const faer::IsaEngine& e = faer::engine(static_cast<faer::Isa>(isa));
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("isa", e.name);
-  o.Set("isaId", isa);
-  o.Set("bestIsaId", static_cast<int>(faer::best_isa()));
-  Napi::Object sup = Napi::Object::New(env);
-  sup.Set("portable", faer::isa_supported(faer::kIsaScalar));
-  sup.Set("avx2", faer::isa_supported(faer::kIsaAvx2));
-  sup.Set("avx512f", faer::isa_supported(faer::kIsaAvx512));
-  o.Set("supported", sup);
-  Napi::Object shapes = Napi::Object::New(env);
-  shapes.Set("f32", shape(env, e.f32));
-  shapes.Set("f64", shape(env, e.f64));
-  o.Set("kernel", shapes);
-  Napi::Object bl = Napi::Object::New(env);
-  bl.Set("f32", block(env, faer::blocking(static_cast<faer::Isa>(isa), 4)));
-  bl.Set("f64", block(env, faer::blocking(static_cast<faer::Isa>(isa), 8)));
-  o.Set("blocking", bl);
-  const faer::CacheInfo& c = faer::cache_info();
-  Napi::Object cache = Napi::Object::New(env);
-  cache.Set("l1d", static_cast<double>(c.l1d));
-  cache.Set("l2", static_cast<double>(c.l2));
-  cache.Set("l3", static_cast<double>(c.l3));
-  cache.Set("fromSysfs", c.from_sysfs);
-  o.Set("cache", cache);
-  return o;
-}
-
-Napi::Value FmaPeak(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  double seconds = 0.5;
-  if (info.Length() > 0 && info[0].IsNumber()) seconds = info[0].As<Napi::Number>().DoubleValue();
-  if (!(seconds > 0 && seconds <= 60)) seconds = 0.5;
-  const int isa = isa_arg(info, 1);
-  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return Napi::Number::New(env, 0);
-  return Napi::Number::New(env, faer::engine(static_cast<faer::Isa>(isa)).fma_peak(seconds));
-}
-
-Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
-  exports.Set("info", Napi::Function::New(env, Info, "info"));
-  exports.Set("fmaPeak", Napi::Function::New(env, FmaPeak, "fmaPeak"));
-  exports.Set("descHeader", Napi::Number::New(env, kHeader));
-  return exports;
-}
-
-}  // namespace
-
-NODE_API_MODULE(tenferro_faer, Init)
+}  // namespace js
+}  // namespace faer
