@@ -4,7 +4,7 @@
 //   descHeader: number                   -- entries of gemm's descriptor before its batch arrays
 #include <napi.h>
 
-#include "addon.h"
+#include "faer_addon.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "addon.h"
+#include "faer_addon.h"
 #include "faer_gemm.h"
 
 namespace {

@@ -6,7 +6,7 @@
 // process's best; a path that cannot run here gives null / 0. Nothing throws.
 #include <napi.h>
 
-#include "addon.h"
+#include "faer_addon.h"
 #include "faer_gemm.h"
 
 namespace {
