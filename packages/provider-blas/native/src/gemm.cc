@@ -4,11 +4,16 @@
 // One (strided-batched) column-major ?gemm, all batches in one call. `desc` layout is below
 // (kDesc*). The typed arrays may view SharedArrayBuffers (napi_get_typedarray_info returns their
 // data pointer); element offsets are in elements of the dtype (a complex element is one
-// element). Every reachable element is bounds-checked before BLAS runs.
+// element). Every reachable element is bounds-checked before BLAS runs, in arithmetic that
+// cannot overflow: each descriptor entry is checked to be an integer in its range before it is
+// converted (indices, strides and extents in [0, 2^53]; BLAS extents and leading dimensions
+// below 2^31), the batch count is bounded by 2^53, and reaches are summed in __int128.
 //
 // Nothing here throws: failures are status codes (kStatus*, blas_addon.h), turned into errors in TypeScript.
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cmath>
 
 #include <napi.h>
 
@@ -42,6 +47,15 @@ enum Desc : int {
 };
 
 constexpr int kMaxBatchRank = 32;
+constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
+constexpr int64_t kIntMax = 0x7fffffff;           // the 32-bit BLAS integer
+
+// `v` as an index when it is an integer in [0, 2^53] (not NaN, infinite, fractional or negative).
+bool as_index(double v, int64_t* out) {
+  if (!(v >= 0 && v <= kMaxSafe) || std::floor(v) != v) return false;
+  *out = static_cast<int64_t>(v);
+  return true;
+}
 
 // ---------------------------------------------------------------------------------------------
 // GEMM.
@@ -65,14 +79,14 @@ bool get_bytes(const Napi::Value& value, Bytes* out) {
 }
 
 // The farthest element index (inclusive) reached by a column-major rows x cols matrix with leading
-// dimension ld at `offset`, over every batch; -1 when it reaches nothing.
-__int128 reach(int64_t offset, int64_t rows, int64_t cols, int64_t ld, int rank, const double* extents, const double* strides) {
+// dimension ld at `offset`, over every batch; -1 when it reaches nothing. With every input in
+// [0, 2^53] the sum stays below 2^112.
+__int128 reach(int64_t offset, int64_t rows, int64_t cols, int64_t ld, int rank, const int64_t* extents, const int64_t* strides) {
   if (rows <= 0 || cols <= 0) return -1;
   __int128 last = static_cast<__int128>(offset) + (rows - 1) + static_cast<__int128>(cols - 1) * ld;
   for (int t = 0; t < rank; t++) {
-    const int64_t e = static_cast<int64_t>(extents[t]);
-    if (e <= 0) return -1;
-    last += static_cast<__int128>(e - 1) * static_cast<int64_t>(strides[t]);
+    if (extents[t] <= 0) return -1;
+    last += static_cast<__int128>(extents[t] - 1) * strides[t];
   }
   return last;
 }
@@ -82,7 +96,7 @@ bool fits(__int128 last, size_t element_bytes, size_t length) {
   return (last + 1) * static_cast<__int128>(element_bytes) <= static_cast<__int128>(length);
 }
 
-bool valid_trans(int t) { return t == CblasNoTrans || t == CblasTrans || t == CblasConjTrans || t == kCblasConjNoTrans; }
+bool valid_trans(double t) { return t == CblasNoTrans || t == CblasTrans || t == CblasConjTrans || t == kCblasConjNoTrans; }
 
 // C = beta * C (k = 0: BLAS is not called, so nothing reads A or B). beta = 0 writes zeros.
 template <typename T>
@@ -116,26 +130,33 @@ void scale_complex(T* c, int64_t m, int64_t n, int64_t ldc, T br, T bi) {
 
 int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, const Bytes& c) {
   if (dlen < kDescHeader) return kStatusBadDescriptor;
-  const int dtype = static_cast<int>(d[kDescDType]);
-  if (dtype < 0 || dtype > 3) return kStatusBadDType;
+  const double dt = d[kDescDType];
+  if (!(dt == 0 || dt == 1 || dt == 2 || dt == 3)) return kStatusBadDType;
+  const int dtype = static_cast<int>(dt);
+  if (!valid_trans(d[kDescTransA]) || !valid_trans(d[kDescTransB])) return kStatusBadTranspose;
   const int ta = static_cast<int>(d[kDescTransA]);
   const int tb = static_cast<int>(d[kDescTransB]);
-  if (!valid_trans(ta) || !valid_trans(tb)) return kStatusBadTranspose;
-  const int64_t m = static_cast<int64_t>(d[kDescM]);
-  const int64_t n = static_cast<int64_t>(d[kDescN]);
-  const int64_t k = static_cast<int64_t>(d[kDescK]);
-  const int64_t lda = static_cast<int64_t>(d[kDescLda]);
-  const int64_t ldb = static_cast<int64_t>(d[kDescLdb]);
-  const int64_t ldc = static_cast<int64_t>(d[kDescLdc]);
-  const int64_t off_a = static_cast<int64_t>(d[kDescOffA]);
-  const int64_t off_b = static_cast<int64_t>(d[kDescOffB]);
-  const int64_t off_c = static_cast<int64_t>(d[kDescOffC]);
-  const int threads = static_cast<int>(d[kDescThreads]);
-  const int rank = static_cast<int>(d[kDescBatchRank]);
-  if (m < 0 || n < 0 || k < 0 || off_a < 0 || off_b < 0 || off_c < 0) return kStatusBadDescriptor;
-  if (rank < 0 || rank > kMaxBatchRank || dlen < static_cast<size_t>(kDescHeader + 4 * rank)) return kStatusBadDescriptor;
-  constexpr int64_t kIntMax = 0x7fffffff;
-  if (m > kIntMax || n > kIntMax || k > kIntMax || lda > kIntMax || ldb > kIntMax || ldc > kIntMax) return kStatusTooLarge;
+  // BLAS extents and leading dimensions: integers >= 0 (else BadDescriptor), below 2^31 (else TooLarge).
+  const int blas_ints[] = {kDescM, kDescN, kDescK, kDescLda, kDescLdb, kDescLdc};
+  int64_t v[kDescHeader] = {};
+  for (int f : blas_ints) {
+    if (!(d[f] >= 0) || std::floor(d[f]) != d[f]) return kStatusBadDescriptor;
+  }
+  for (int f : blas_ints) {
+    if (d[f] > kIntMax) return kStatusTooLarge;
+    v[f] = static_cast<int64_t>(d[f]);
+  }
+  const int64_t m = v[kDescM], n = v[kDescN], k = v[kDescK];
+  const int64_t lda = v[kDescLda], ldb = v[kDescLdb], ldc = v[kDescLdc];
+  int64_t off_a = 0, off_b = 0, off_c = 0, rank64 = 0;
+  if (!as_index(d[kDescOffA], &off_a) || !as_index(d[kDescOffB], &off_b) || !as_index(d[kDescOffC], &off_c)) return kStatusBadDescriptor;
+  const double threads_value = d[kDescThreads];
+  if (!(threads_value >= 0 && threads_value <= kIntMax) || std::floor(threads_value) != threads_value) return kStatusBadDescriptor;
+  const int threads = static_cast<int>(threads_value);
+  if (!as_index(d[kDescBatchRank], &rank64) || rank64 > kMaxBatchRank || dlen < static_cast<size_t>(kDescHeader + 4 * rank64)) {
+    return kStatusBadDescriptor;
+  }
+  const int rank = static_cast<int>(rank64);
   // The leading-dimension rules of ?gemm (column major), so BLAS never reports a parameter error.
   const bool a_no = ta == CblasNoTrans || ta == kCblasConjNoTrans;
   const bool b_no = tb == CblasNoTrans || tb == kCblasConjNoTrans;
@@ -143,17 +164,22 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   const int64_t b_rows = b_no ? k : n, b_cols = b_no ? n : k;
   if (lda < (a_rows > 1 ? a_rows : 1) || ldb < (b_rows > 1 ? b_rows : 1) || ldc < (m > 1 ? m : 1)) return kStatusBadDescriptor;
 
-  const double* extents = d + kDescHeader;
-  const double* sa = extents + rank;
-  const double* sb = sa + rank;
-  const double* sc = sb + rank;
-  int64_t batches = 1;
+  // Batch extents and per-operand batch strides: indices in [0, 2^53]; at most 2^53 batches.
+  int64_t extents[kMaxBatchRank], sa[kMaxBatchRank], sb[kMaxBatchRank], sc[kMaxBatchRank];
+  const double* batch_desc = d + kDescHeader;
+  __int128 batches = 1;  // saturates: multiplied only while <= 2^53, so it stays below 2^106
+  bool empty = false;
   for (int t = 0; t < rank; t++) {
-    const int64_t e = static_cast<int64_t>(extents[t]);
-    if (e < 0 || sa[t] < 0 || sb[t] < 0 || sc[t] < 0) return kStatusBadDescriptor;
-    batches *= e;
+    if (!as_index(batch_desc[t], &extents[t]) || !as_index(batch_desc[rank + t], &sa[t]) || !as_index(batch_desc[2 * rank + t], &sb[t]) ||
+        !as_index(batch_desc[3 * rank + t], &sc[t])) {
+      return kStatusBadDescriptor;
+    }
+    if (extents[t] == 0) empty = true;
+    if (batches <= static_cast<__int128>(kMaxSafe)) batches *= extents[t];
   }
-  if (m == 0 || n == 0 || batches == 0) return kStatusOk;
+  if (m == 0 || n == 0 || empty) return kStatusOk;
+  if (batches > static_cast<__int128>(kMaxSafe)) return kStatusBadDescriptor;
+  const int64_t batch_count = static_cast<int64_t>(batches);
 
   const size_t element_bytes = dtype == 0 ? 4 : dtype == 1 ? 8 : dtype == 2 ? 8 : 16;
   if (k > 0) {
@@ -173,11 +199,12 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   const int lda32 = static_cast<int>(lda), ldb32 = static_cast<int>(ldb), ldc32 = static_cast<int>(ldc);
 
   ThreadScope scope(k > 0 ? threads : 0);
+  // Element offsets of this batch's matrices; A's and B's are only followed when k > 0 (k = 0
+  // reads neither, and their reach was not checked).
   int64_t index[kMaxBatchRank] = {0};
   int64_t oa = off_a, ob = off_b, oc = off_c;
-  for (int64_t batch = 0; batch < batches; batch++) {
-    uint8_t* pa = a.data + static_cast<size_t>(oa) * element_bytes;
-    uint8_t* pb = b.data + static_cast<size_t>(ob) * element_bytes;
+  const int64_t track_ab = k > 0 ? 1 : 0;
+  for (int64_t batch = 0; batch < batch_count; batch++) {
     uint8_t* pc = c.data + static_cast<size_t>(oc) * element_bytes;
     if (k == 0) {
       switch (dtype) {
@@ -187,6 +214,8 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
         default: scale_complex(reinterpret_cast<double*>(pc), m, n, ldc, br, bi); break;
       }
     } else {
+      uint8_t* pa = a.data + static_cast<size_t>(oa) * element_bytes;
+      uint8_t* pb = b.data + static_cast<size_t>(ob) * element_bytes;
       switch (dtype) {
         case 0:
           cblas_sgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f[0], reinterpret_cast<const float*>(pa), lda32,
@@ -204,10 +233,11 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
           break;
       }
     }
-    // Next batch index (odometer over the extents, last axis fastest).
+    // Next batch index (odometer over the extents, last axis fastest); every offset stays within
+    // the reach checked above.
     for (int t = rank - 1; t >= 0; t--) {
-      const int64_t e = static_cast<int64_t>(extents[t]);
-      const int64_t da = static_cast<int64_t>(sa[t]), db = static_cast<int64_t>(sb[t]), dc = static_cast<int64_t>(sc[t]);
+      const int64_t e = extents[t];
+      const int64_t da = sa[t] * track_ab, db = sb[t] * track_ab, dc = sc[t];
       if (++index[t] < e) {
         oa += da;
         ob += db;
