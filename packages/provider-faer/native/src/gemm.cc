@@ -215,6 +215,8 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
     return status(kOutOfBounds);
   }
   if (r.m1 == r.m0 || r.n1 == r.n0 || r.b1 == r.b0) return status(kOk);
+  // k = 0 reads neither A nor B and their reach was not bounded above: follow no offset into them.
+  if (r.k == 0) r.a = r.b = Operand{};
 
   const faer::Isa isa = static_cast<faer::Isa>(r.isa);
   const faer::IsaEngine& e = faer::engine(isa);
