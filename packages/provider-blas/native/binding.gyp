@@ -5,7 +5,6 @@
       "sources": ["src/addon.cc", "src/gemm.cc", "src/runtime.cc"],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
-        "include",
         "<!@(node ../scripts/detect-blas.mjs --include-dirs)"
       ],
       "defines": [

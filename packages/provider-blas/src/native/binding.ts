@@ -83,7 +83,7 @@ export const BlasStatus = Object.freeze({
 
 export type BlasStatusName = keyof typeof BlasStatus;
 
-/** The name of status `status` (as in native/include/blas_addon.h: `kStatusOutOfBoundsA` → `OutOfBoundsA`), or undefined for an unknown number. */
+/** The name of status `status` (as in native/src/blas_addon.h: `kStatusOutOfBoundsA` → `OutOfBoundsA`), or undefined for an unknown number. */
 export function blasStatusName(status: number): BlasStatusName | undefined {
   return (Object.keys(BlasStatus) as BlasStatusName[]).find((name) => BlasStatus[name] === status);
 }
