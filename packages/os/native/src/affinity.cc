@@ -16,12 +16,12 @@
 
 #include <napi.h>
 
-#include <cerrno>
-#include <cstdint>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <vector>
 
 #include "os_addon.h"
@@ -96,13 +96,9 @@ Napi::Value affinity_result(Napi::Env env, pid_t pid) {
 
 namespace js {
 
-Napi::Value get_thread_affinity(const Napi::CallbackInfo& info) {
-  return affinity_result(info.Env(), 0);
-}
+Napi::Value get_thread_affinity(const Napi::CallbackInfo& info) { return affinity_result(info.Env(), 0); }
 
-Napi::Value get_process_affinity(const Napi::CallbackInfo& info) {
-  return affinity_result(info.Env(), getpid());
-}
+Napi::Value get_process_affinity(const Napi::CallbackInfo& info) { return affinity_result(info.Env(), getpid()); }
 
 Napi::Value set_thread_affinity(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -136,9 +132,7 @@ Napi::Value set_thread_affinity(const Napi::CallbackInfo& info) {
   return answer(0);
 }
 
-Napi::Value gettid(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), static_cast<double>(syscall(SYS_gettid)));
-}
+Napi::Value gettid(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(syscall(SYS_gettid))); }
 
 // sched_yield(): lets another runnable thread on this CPU run; a spin-wait calls it so that two
 // spinning threads sharing one CPU hand over within a yield instead of a whole time slice.

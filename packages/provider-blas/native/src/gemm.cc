@@ -25,8 +25,8 @@ namespace {
 
 // Descriptor layout (Float64Array), mirrored in src/native/binding.ts.
 enum Desc : int {
-  kDescDType = 0,    // 0 s, 1 d, 2 c, 3 z
-  kDescTransA = 1,   // CBLAS codes: 111 NoTrans, 112 Trans, 113 ConjTrans, 114 ConjNoTrans
+  kDescDType = 0,   // 0 s, 1 d, 2 c, 3 z
+  kDescTransA = 1,  // CBLAS codes: 111 NoTrans, 112 Trans, 113 ConjTrans, 114 ConjNoTrans
   kDescTransB = 2,
   kDescM = 3,
   kDescN = 4,
@@ -43,12 +43,12 @@ enum Desc : int {
   kDescBetaIm = 15,
   kDescThreads = 16,  // 0: leave the runtime's thread count alone
   kDescBatchRank = 17,
-  kDescHeader = 18,   // then rank extents, rank A strides, rank B strides, rank C strides
+  kDescHeader = 18,  // then rank extents, rank A strides, rank B strides, rank C strides
 };
 
 constexpr int kMaxBatchRank = 32;
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
-constexpr int64_t kIntMax = 0x7fffffff;           // the 32-bit BLAS integer
+constexpr int64_t kIntMax = 0x7fffffff;          // the 32-bit BLAS integer
 
 // `v` as an index when it is an integer in [0, 2^53] (not NaN, infinite, fractional or negative).
 bool as_index(double v, int64_t* out) {
@@ -225,12 +225,8 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
           cblas_dgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, ar, reinterpret_cast<const double*>(pa), lda32,
                       reinterpret_cast<const double*>(pb), ldb32, br, reinterpret_cast<double*>(pc), ldc32);
           break;
-        case 2:
-          cblas_cgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f, pa, lda32, pb, ldb32, beta_f, pc, ldc32);
-          break;
-        default:
-          cblas_zgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_d, pa, lda32, pb, ldb32, beta_d, pc, ldc32);
-          break;
+        case 2: cblas_cgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f, pa, lda32, pb, ldb32, beta_f, pc, ldc32); break;
+        default: cblas_zgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_d, pa, lda32, pb, ldb32, beta_d, pc, ldc32); break;
       }
     }
     // Next batch index (odometer over the extents, last axis fastest); every offset stays within

@@ -41,8 +41,8 @@ void* blis_probe_thread(void* arg) {
 // libraries with RTLD_NOLOAD | RTLD_GLOBAL promotes them without loading anything new.
 void promote_mkl_to_global_scope() {
   static const char* const kNames[] = {
-      "libmkl_rt.so", "libmkl_core.so", "libmkl_intel_lp64.so", "libmkl_gf_lp64.so", "libmkl_sequential.so",
-      "libmkl_gnu_thread.so", "libmkl_intel_thread.so", "libmkl_tbb_thread.so",
+      "libmkl_rt.so",         "libmkl_core.so",       "libmkl_intel_lp64.so",   "libmkl_gf_lp64.so",
+      "libmkl_sequential.so", "libmkl_gnu_thread.so", "libmkl_intel_thread.so", "libmkl_tbb_thread.so",
   };
   for (const char* name : kNames) dlopen(name, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
   const void* symbols[] = {reinterpret_cast<const void*>(g_runtime.mkl_get_version_string), reinterpret_cast<const void*>(&cblas_dgemm)};

@@ -34,15 +34,31 @@ enum Status : int {
 
 enum Desc : int {
   kDtype = 0,
-  kM = 1, kN = 2, kK = 3,
-  kOffA = 4, kRsA = 5, kCsA = 6,
-  kOffB = 7, kRsB = 8, kCsB = 9,
-  kOffC = 10, kRsC = 11, kCsC = 12,
-  kAlphaRe = 13, kAlphaIm = 14, kBetaRe = 15, kBetaIm = 16,
-  kConjA = 17, kConjB = 18,
+  kM = 1,
+  kN = 2,
+  kK = 3,
+  kOffA = 4,
+  kRsA = 5,
+  kCsA = 6,
+  kOffB = 7,
+  kRsB = 8,
+  kCsB = 9,
+  kOffC = 10,
+  kRsC = 11,
+  kCsC = 12,
+  kAlphaRe = 13,
+  kAlphaIm = 14,
+  kBetaRe = 15,
+  kBetaIm = 16,
+  kConjA = 17,
+  kConjB = 18,
   kIsa = 19,
-  kM0 = 20, kM1 = 21, kN0 = 22, kN1 = 23,
-  kB0 = 24, kB1 = 25,
+  kM0 = 20,
+  kM1 = 21,
+  kN0 = 22,
+  kN1 = 23,
+  kB0 = 24,
+  kB1 = 25,
   kRank = 26,
   kHeader = 27,
 };
@@ -86,18 +102,28 @@ int parse(const double* d, size_t len, Request* r) {
   for (int f : ints) {
     if (!as_index(d[f], &v[f])) return kBadArguments;
   }
-  r->m = v[kM]; r->n = v[kN]; r->k = v[kK];
+  r->m = v[kM];
+  r->n = v[kN];
+  r->k = v[kK];
   r->a = {v[kOffA], v[kRsA], v[kCsA], {}};
   r->b = {v[kOffB], v[kRsB], v[kCsB], {}};
   r->c = {v[kOffC], v[kRsC], v[kCsC], {}};
-  r->m0 = v[kM0]; r->m1 = v[kM1]; r->n0 = v[kN0]; r->n1 = v[kN1]; r->b0 = v[kB0]; r->b1 = v[kB1];
+  r->m0 = v[kM0];
+  r->m1 = v[kM1];
+  r->n0 = v[kN0];
+  r->n1 = v[kN1];
+  r->b0 = v[kB0];
+  r->b1 = v[kB1];
   for (int t = 0; t < r->rank; ++t) {
-    if (!as_index(d[kHeader + t], &r->ext[t]) || !as_index(d[kHeader + rank + t], &r->a.bs[t]) ||
-        !as_index(d[kHeader + 2 * rank + t], &r->b.bs[t]) || !as_index(d[kHeader + 3 * rank + t], &r->c.bs[t])) {
+    if (!as_index(d[kHeader + t], &r->ext[t]) || !as_index(d[kHeader + rank + t], &r->a.bs[t]) || !as_index(d[kHeader + 2 * rank + t], &r->b.bs[t]) ||
+        !as_index(d[kHeader + 3 * rank + t], &r->c.bs[t])) {
       return kBadArguments;
     }
   }
-  r->alpha_re = d[kAlphaRe]; r->alpha_im = d[kAlphaIm]; r->beta_re = d[kBetaRe]; r->beta_im = d[kBetaIm];
+  r->alpha_re = d[kAlphaRe];
+  r->alpha_im = d[kAlphaIm];
+  r->beta_re = d[kBetaRe];
+  r->beta_im = d[kBetaIm];
   r->conj_a = d[kConjA] != 0;
   r->conj_b = d[kConjB] != 0;
   const double isa = d[kIsa];
@@ -153,11 +179,14 @@ void run_real(const faer::IsaEngine& e, const faer::Blocking& bl, void (*fn)(con
   g.n = r.n1 - r.n0;
   g.k = r.k;
   g.a = a + *oa + r.m0 * r.a.rs;
-  g.rsa = r.a.rs; g.csa = r.a.cs;
+  g.rsa = r.a.rs;
+  g.csa = r.a.cs;
   g.b = b + *ob + r.n0 * r.b.cs;
-  g.rsb = r.b.rs; g.csb = r.b.cs;
+  g.rsb = r.b.rs;
+  g.csb = r.b.cs;
   g.c = c + *oc + r.m0 * r.c.rs + r.n0 * r.c.cs;
-  g.rsc = r.c.rs; g.csc = r.c.cs;
+  g.rsc = r.c.rs;
+  g.csc = r.c.cs;
   g.alpha = static_cast<T>(r.alpha_re);
   g.beta = static_cast<T>(r.beta_re);
   (void)e;
@@ -172,11 +201,14 @@ void run_complex(const faer::Blocking& bl, void (*fn)(const faer::ComplexGemm<T>
   g.n = r.n1 - r.n0;
   g.k = r.k;
   g.a = a + 2 * (*oa + r.m0 * r.a.rs);
-  g.rsa = r.a.rs; g.csa = r.a.cs;
+  g.rsa = r.a.rs;
+  g.csa = r.a.cs;
   g.b = b + 2 * (*ob + r.n0 * r.b.cs);
-  g.rsb = r.b.rs; g.csb = r.b.cs;
+  g.rsb = r.b.rs;
+  g.csb = r.b.cs;
   g.c = c + 2 * (*oc + r.m0 * r.c.rs + r.n0 * r.c.cs);
-  g.rsc = r.c.rs; g.csc = r.c.cs;
+  g.rsc = r.c.rs;
+  g.csc = r.c.cs;
   g.alpha_re = static_cast<T>(r.alpha_re);
   g.alpha_im = static_cast<T>(r.alpha_im);
   g.beta_re = static_cast<T>(r.beta_re);
@@ -237,10 +269,20 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
   }
   for (idx l = r.b0; l < r.b1; ++l) {
     switch (r.dtype) {
-      case 0: run_real<float>(e, bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc); break;
-      case 1: run_real<double>(e, bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc); break;
-      case 2: run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc); break;
-      default: run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc); break;
+      case 0:
+        run_real<float>(e, bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc);
+        break;
+      case 1:
+        run_real<double>(e, bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
+                         &oc);
+        break;
+      case 2:
+        run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc);
+        break;
+      default:
+        run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
+                            &oc);
+        break;
     }
     for (int t = r.rank - 1; t >= 0; --t) {
       if (++index[t] < r.ext[t]) {
