@@ -72,6 +72,8 @@ export function planParts(request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch
   return splitRange(m, shape.mr, lanes).map(([m0, m1]) => ({ ...whole, m0, m1 }));
 }
 
+const KERNEL_MODULE = './kernels/gemm.js';
+
 /** The partition granules for `dtype` under the chosen path (complex: one complex row is two real rows). */
 export function partitionShape(info: NativeInfo, dtype: DType): PartitionShape {
   const real = dtype === 'f32' || dtype === 'c64' ? info.kernel.f32 : info.kernel.f64;
@@ -87,7 +89,7 @@ export interface GemmProviderConfig {
 }
 
 export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider {
-  const kernel = defineKernel<FaerGemmTask, void>(new URL('./kernels/gemm.js', import.meta.url), 'faerGemm');
+  const kernel = defineKernel<FaerGemmTask, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemm');
   const shapes = new Map<DType, PartitionShape>(CONTRACTION_DTYPES.map((d) => [d, partitionShape(config.info, d)]));
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
