@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `build:native`: the affinity addon (native/src/affinity.cc), through tenferro's one build
-// driver (@tenferro/native-build: local Node headers only, status.json, TENFERRO_REQUIRE_NATIVE).
+// `build:native`: the affinity addon (native/src/affinity.cc, registered in addon.cc), through
+// tenferro's one build driver (@tenferro/native-build: local Node headers only, status.json,
+// TENFERRO_REQUIRE_NATIVE).
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildAddon } from '@tenferro/native-build';

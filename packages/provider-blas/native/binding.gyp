@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "tenferro_blas",
-      "sources": ["src/blas_addon.cc"],
+      "sources": ["src/addon.cc", "src/gemm.cc", "src/runtime.cc"],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
         "<!@(node ../scripts/detect-blas.mjs --include-dirs)"

@@ -47,10 +47,10 @@ function transposed(v: View): View {
   return { rows: v.cols, cols: v.rows, rs: v.cs, cs: v.rs };
 }
 
-type OperandPlan = { readonly trans: number; readonly ld: number } | 'layout' | 'conjugation';
+type BlasOperand = { readonly trans: number; readonly ld: number } | 'layout' | 'conjugation';
 
 /** op(X) = v (rows × cols) as a BLAS operand: NoTrans on v, or Trans on vᵀ; conj folds into the code. */
-function operandPlan(v: View, conj: boolean, conjNoTrans: boolean): OperandPlan {
+function blasOperand(v: View, conj: boolean, conjNoTrans: boolean): BlasOperand {
   const direct = columnMajorLd(v);
   const viaTranspose = columnMajorLd(transposed(v));
   if (conj) {
@@ -67,7 +67,8 @@ function lanes(s: Scalar): [number, number] {
   return typeof s === 'number' ? [s, 0] : [s[0], s[1]];
 }
 
-export type GemmPlan = { readonly ok: true; readonly payload: BlasGemmPayload } | { readonly ok: false; readonly outcome: CpuProviderOutcome };
+/** What {@link planGemm} decides for one request: the one BLAS call that runs it (the kernel's payload), or the outcome declining it. */
+export type BlasCall = { readonly ok: true; readonly payload: BlasGemmPayload } | { readonly ok: false; readonly outcome: CpuProviderOutcome };
 
 /**
  * Plan one request (pure; exported for tests). Declines: an undeclared dtype; an output that is
@@ -75,7 +76,7 @@ export type GemmPlan = { readonly ok: true; readonly payload: BlasGemmPayload } 
  * (`layout(lhs|rhs)`, retried by core on canonical operands); conjugation without a transpose
  * when the runtime lacks a working `CblasConjNoTrans` (`conjugation`, also retried).
  */
-export function planGemm(req: CpuGemmRequest, conjNoTrans: boolean, threads: number): GemmPlan {
+export function planGemm(req: CpuGemmRequest, conjNoTrans: boolean, threads: number): BlasCall {
   const code = DTYPE_CODE[req.dtype];
   if (code === undefined) return { ok: false, outcome: Unsupported.dtype(req.dtype) };
   const complex = code >= 2;
@@ -100,11 +101,11 @@ export function planGemm(req: CpuGemmRequest, conjNoTrans: boolean, threads: num
   const [B, Bop, conjB, bName] = swapped ? [transposed(lhsView), req.lhs, conjLhs, 'lhs' as const] : [rhsView, req.rhs, conjRhs, 'rhs' as const];
   const [M, N] = swapped ? [n, m] : [m, n];
 
-  let pa: OperandPlan = { trans: Trans.No, ld: Math.max(1, M) };
-  let pb: OperandPlan = { trans: Trans.No, ld: Math.max(1, k) };
+  let pa: BlasOperand = { trans: Trans.No, ld: Math.max(1, M) };
+  let pb: BlasOperand = { trans: Trans.No, ld: Math.max(1, k) };
   if (k > 0) {
-    pa = operandPlan(A, conjA, conjNoTrans);
-    pb = operandPlan(B, conjB, conjNoTrans);
+    pa = blasOperand(A, conjA, conjNoTrans);
+    pb = blasOperand(B, conjB, conjNoTrans);
     // Layout first (the retry fixes both at once), then conjugation.
     const first = swapped ? [pb, bName, pa, aName] : [pa, aName, pb, bName];
     for (const [p, name] of [
@@ -165,9 +166,9 @@ export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
     executionCapabilities: () => runtime.capabilities,
     declaredSupport: () => support,
     async gemm(ctx, request) {
-      const plan = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
-      if (!plan.ok) return plan.outcome;
-      await ctx.run(gemmKernel, plan.payload);
+      const call = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
+      if (!call.ok) return call.outcome;
+      await ctx.run(gemmKernel, call.payload);
       return EXECUTED;
     },
   };

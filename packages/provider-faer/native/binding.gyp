@@ -3,11 +3,13 @@
     {
       "target_name": "tenferro_faer",
       "sources": [
-        "src/binding.cc",
+        "src/addon.cc",
+        "src/gemm.cc",
+        "src/info.cc",
         "src/dispatch.cc",
-        "src/gemm_scalar.cc",
-        "src/gemm_avx2.cc",
-        "src/gemm_avx512.cc"
+        "src/gemm_kernel_scalar.cc",
+        "src/gemm_kernel_avx2.cc",
+        "src/gemm_kernel_avx512.cc"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

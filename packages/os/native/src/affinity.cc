@@ -1,7 +1,8 @@
-// @tenferro/os native binding: per-thread CPU affinity for Linux.
+// @tenferro/os native binding: per-thread CPU affinity for Linux (registered in addon.cc).
 //
 // Contract with the TypeScript side (src/binding.ts):
 //   gettid(): number                               -- syscall(SYS_gettid) of the calling thread
+//   yieldThread(): undefined                       -- sched_yield()
 //   getThreadAffinity():  { errno: number, cpus: number[] }   -- sched_getaffinity(0)
 //   getProcessAffinity(): { errno: number, cpus: number[] }   -- sched_getaffinity(getpid())
 //   setThreadAffinity(cpus: number[]): number      -- sched_setaffinity(0); returns 0 or errno
@@ -12,23 +13,22 @@
 //
 // Masks are sized dynamically with CPU_ALLOC / CPU_ALLOC_SIZE, so machines with more than
 // CPU_SETSIZE (1024) CPUs work: on EINVAL the size is doubled up to kMaxCpus.
-//
-// The module is context-aware (NODE_API_MODULE registers a N-API module, which Node loads
-// once per environment), so it can be used from the main thread and from worker_threads.
 
 #include <napi.h>
 
-#include <cerrno>
-#include <cstdint>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdint>
 #include <vector>
 
+#include "os_addon.h"
+
+namespace os {
 namespace {
 
-constexpr size_t kMaxCpus = size_t{1} << 20;  // 2^20 CPUs, same cap as the TypeScript side
 constexpr size_t kInitialCpus = 1024;
 
 struct CpuMask {
@@ -43,7 +43,7 @@ struct CpuMask {
     if (set != nullptr) CPU_FREE(set);
   }
 
-  bool Alloc(size_t n) {
+  bool alloc(size_t n) {
     if (set != nullptr) CPU_FREE(set);
     set = CPU_ALLOC(n);
     if (set == nullptr) return false;
@@ -54,7 +54,7 @@ struct CpuMask {
   }
 };
 
-size_t InitialSize() {
+size_t initial_size() {
   long conf = sysconf(_SC_NPROCESSORS_CONF);
   size_t n = kInitialCpus;
   while (conf > 0 && n < static_cast<size_t>(conf) && n < kMaxCpus) n *= 2;
@@ -62,9 +62,9 @@ size_t InitialSize() {
 }
 
 // Reads the affinity mask of `pid` (0 = calling thread). Returns 0 or an errno.
-int ReadMask(pid_t pid, CpuMask* mask) {
-  for (size_t n = InitialSize(); n <= kMaxCpus; n *= 2) {
-    if (!mask->Alloc(n)) return ENOMEM;
+int read_mask(pid_t pid, CpuMask* mask) {
+  for (size_t n = initial_size(); n <= kMaxCpus; n *= 2) {
+    if (!mask->alloc(n)) return ENOMEM;
     if (sched_getaffinity(pid, mask->bytes, mask->set) == 0) return 0;
     int err = errno;
     if (err != EINVAL) return err;
@@ -72,9 +72,9 @@ int ReadMask(pid_t pid, CpuMask* mask) {
   return EINVAL;
 }
 
-Napi::Value AffinityResult(Napi::Env env, pid_t pid) {
+Napi::Value affinity_result(Napi::Env env, pid_t pid) {
   CpuMask mask;
-  int err = ReadMask(pid, &mask);
+  int err = read_mask(pid, &mask);
   Napi::Object result = Napi::Object::New(env);
   Napi::Array cpus = Napi::Array::New(env);
   if (err == 0) {
@@ -92,15 +92,15 @@ Napi::Value AffinityResult(Napi::Env env, pid_t pid) {
   return result;
 }
 
-Napi::Value GetThreadAffinity(const Napi::CallbackInfo& info) {
-  return AffinityResult(info.Env(), 0);
-}
+}  // namespace
 
-Napi::Value GetProcessAffinity(const Napi::CallbackInfo& info) {
-  return AffinityResult(info.Env(), getpid());
-}
+namespace js {
 
-Napi::Value SetThreadAffinity(const Napi::CallbackInfo& info) {
+Napi::Value get_thread_affinity(const Napi::CallbackInfo& info) { return affinity_result(info.Env(), 0); }
+
+Napi::Value get_process_affinity(const Napi::CallbackInfo& info) { return affinity_result(info.Env(), getpid()); }
+
+Napi::Value set_thread_affinity(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto answer = [&](int err) { return Napi::Number::New(env, err); };
   if (info.Length() < 1 || !info[0].IsArray()) return answer(EINVAL);
@@ -126,33 +126,20 @@ Napi::Value SetThreadAffinity(const Napi::CallbackInfo& info) {
   }
 
   CpuMask mask;
-  if (!mask.Alloc(max_cpu + 1)) return answer(ENOMEM);
+  if (!mask.alloc(max_cpu + 1)) return answer(ENOMEM);
   for (size_t cpu : ids) CPU_SET_S(cpu, mask.bytes, mask.set);
   if (sched_setaffinity(0, mask.bytes, mask.set) != 0) return answer(errno);
   return answer(0);
 }
 
-Napi::Value GetTid(const Napi::CallbackInfo& info) {
-  return Napi::Number::New(info.Env(), static_cast<double>(syscall(SYS_gettid)));
-}
+Napi::Value gettid(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(syscall(SYS_gettid))); }
 
 // sched_yield(): lets another runnable thread on this CPU run; a spin-wait calls it so that two
 // spinning threads sharing one CPU hand over within a yield instead of a whole time slice.
-Napi::Value YieldThread(const Napi::CallbackInfo& info) {
+Napi::Value yield_thread(const Napi::CallbackInfo& info) {
   sched_yield();
   return info.Env().Undefined();
 }
 
-Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("gettid", Napi::Function::New(env, GetTid, "gettid"));
-  exports.Set("yieldThread", Napi::Function::New(env, YieldThread, "yieldThread"));
-  exports.Set("getThreadAffinity", Napi::Function::New(env, GetThreadAffinity, "getThreadAffinity"));
-  exports.Set("getProcessAffinity", Napi::Function::New(env, GetProcessAffinity, "getProcessAffinity"));
-  exports.Set("setThreadAffinity", Napi::Function::New(env, SetThreadAffinity, "setThreadAffinity"));
-  exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(kMaxCpus)));
-  return exports;
-}
-
-}  // namespace
-
-NODE_API_MODULE(tenferro_os, Init)
+}  // namespace js
+}  // namespace os

@@ -1,5 +1,6 @@
 /**
- * The raw exports of the native addon `tenferro_blas.node` (native/src/blas_addon.cc).
+ * The raw exports of the native addon `tenferro_blas.node` (registered in native/src/addon.cc;
+ * `gemm` is native/src/gemm.cc, `info`/`getThreads`/`setThreads` native/src/runtime.cc).
  * No function throws: failures are status codes ({@link BlasStatus}).
  */
 
@@ -42,7 +43,7 @@ export interface BlasBinding {
 /** CBLAS transpose codes. */
 export const Trans = Object.freeze({ No: 111, T: 112, ConjT: 113, ConjNo: 114 });
 
-/** Indices of the gemm descriptor (a Float64Array), mirrored from blas_addon.cc. */
+/** Indices of the gemm descriptor (a Float64Array), mirrored from native/src/gemm.cc. */
 export const Desc = Object.freeze({
   DType: 0,
   TransA: 1,
@@ -80,7 +81,14 @@ export const BlasStatus = Object.freeze({
   BadTranspose: 8,
 });
 
+export type BlasStatusName = keyof typeof BlasStatus;
+
+/** The name of status `status` (as in native/src/blas_addon.h: `kStatusOutOfBoundsA` → `OutOfBoundsA`), or undefined for an unknown number. */
+export function blasStatusName(status: number): BlasStatusName | undefined {
+  return (Object.keys(BlasStatus) as BlasStatusName[]).find((name) => BlasStatus[name] === status);
+}
+
 export function describeStatus(status: number): string {
-  const name = Object.entries(BlasStatus).find(([, v]) => v === status)?.[0];
+  const name = blasStatusName(status);
   return name === undefined ? `unknown status ${status}` : `${name} (${status})`;
 }

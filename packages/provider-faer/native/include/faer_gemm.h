@@ -1,9 +1,10 @@
-// @tenferro/provider-faer: the interface between the N-API binding (binding.cc), the ISA
-// dispatcher (dispatch.cc) and the per-ISA GEMM engines (gemm_avx512.cc, gemm_avx2.cc,
-// gemm_scalar.cc, each compiling gemm_engine.h under its own `#pragma GCC target`).
+// @tenferro/provider-faer: the interface between the N-API side (gemm.cc, info.cc), the ISA
+// dispatcher (dispatch.cc) and the per-ISA GEMM engines (gemm_kernel_avx512.cc,
+// gemm_kernel_avx2.cc, gemm_kernel_scalar.cc, each compiling gemm_engine.h under its own
+// `#pragma GCC target`).
 //
-// Nothing here throws; the engines report nothing (they trust a request that the binding has
-// already bounds-checked) and the binding returns status codes.
+// Nothing here throws; the engines report nothing (they trust a request that gemm.cc has
+// already bounds-checked) and gemm.cc returns status codes.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 // The BLIS-style GEMM engine, written once and compiled per ISA.
 //
-// Included by gemm_avx512.cc / gemm_avx2.cc / gemm_scalar.cc *after* their `#pragma GCC target`
+// Included by gemm_kernel_avx512.cc / _avx2.cc / _scalar.cc *after* their `#pragma GCC target`
 // and inside their own namespace, which must first define:
 //   template <class T> struct Vec   { using R = <register>; static constexpr int W; zero, load, store, set1, fma, mul };
 //   template <class T> struct Shape { static constexpr int MV;  /* vectors along M */  static constexpr int NR; };

@@ -9,7 +9,7 @@
  * a SharedArrayBuffer) and bounds-checks every index the request reaches against these views.
  */
 import type { CpuGemmRequest, Scalar } from '@tenferro/core';
-import { DESC, DTYPE_CODE, GemmStatus } from '../native/binding.js';
+import { DESC, DTYPE_CODE, GemmStatus, type GemmStatusName, gemmStatusName } from '../native/binding.js';
 import { loadFaer } from '../native/load.js';
 
 /** One kernel task: the validated request (as core passed it) plus this task's part. */
@@ -25,12 +25,12 @@ export interface FaerGemmTask {
   readonly b1: number;
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  [GemmStatus.badArguments]: 'malformed arguments',
-  [GemmStatus.outOfBounds]: 'an operand reaches outside its buffer',
-  [GemmStatus.isaUnavailable]: 'the requested ISA path cannot run on this CPU',
-  [GemmStatus.badDtype]: 'unsupported dtype',
-  [GemmStatus.badRange]: 'the task range lies outside the request',
+const STATUS_TEXT: Readonly<Record<Exclude<GemmStatusName, 'Ok'>, string>> = {
+  BadArguments: 'malformed arguments',
+  OutOfBounds: 'an operand reaches outside its buffer',
+  IsaUnavailable: 'the requested ISA path cannot run on this CPU',
+  BadDtype: 'unsupported dtype',
+  BadRange: 'the task range lies outside the request',
 };
 
 type Lanes = Float32Array | Float64Array;
@@ -90,7 +90,11 @@ export function describeTask(task: FaerGemmTask): Float64Array {
   return d;
 }
 
-/** Kernel export run by engine workers. Throws (→ KernelFailed) only if the addon is missing or refuses the task. */
+/**
+ * Kernel export run by engine workers. Throws (→ KernelFailed) only if the addon is missing or
+ * refuses the task; a refusal's error has `code` = the status name (e.g. `'OutOfBounds'`), which
+ * core reports as `KernelFailed.detail.kernelCode`.
+ */
 export function faerGemm(task: FaerGemmTask): void {
   const status = loadFaer();
   if (!status.available) throw new Error(`@tenferro/provider-faer: ${status.reason}`);
@@ -100,5 +104,13 @@ export function faerGemm(task: FaerGemmTask): void {
   const b = r.rhs.buffer === r.lhs.buffer ? a : lanes(Ctor, r.rhs.buffer);
   const c = lanes(Ctor, r.out.buffer);
   const code = status.binding.gemm(describeTask(task), a, b, c);
-  if (code !== GemmStatus.ok) throw new Error(`@tenferro/provider-faer: native GEMM refused the task (status ${code}: ${STATUS_TEXT[code] ?? 'unknown'})`);
+  if (code !== GemmStatus.Ok) throw refusal(code);
+}
+
+/** The error for native status `code`: its `code` property is the status name. */
+function refusal(code: number): Error & { readonly code: string } {
+  const name = gemmStatusName(code);
+  const text = name === undefined || name === 'Ok' ? 'unknown status' : STATUS_TEXT[name];
+  const error = new Error(`@tenferro/provider-faer: native GEMM refused the task: ${name ?? 'Unknown'} (status ${code}: ${text})`);
+  return Object.assign(error, { code: name ?? 'UnknownStatus' });
 }

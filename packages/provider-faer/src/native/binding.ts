@@ -1,19 +1,26 @@
 /**
- * The raw exports of the native addon `tenferro_faer.node` (native/src/binding.cc).
+ * The raw exports of the native addon `tenferro_faer.node` (registered in native/src/addon.cc;
+ * `gemm` is native/src/gemm.cc, `info` and `fmaPeak` native/src/info.cc).
  *
  * No function throws. `gemm` returns a status code (0 = done; nothing is written otherwise) and
  * bounds-checks every index the request reaches against the arrays it is given.
  */
 
-/** Status codes of {@link FaerBinding.gemm}. */
+/** Status codes of {@link FaerBinding.gemm}, named as in native/src/gemm.cc (`kBadArguments` → `BadArguments`). */
 export const GemmStatus = Object.freeze({
-  ok: 0,
-  badArguments: 1,
-  outOfBounds: 2,
-  isaUnavailable: 3,
-  badDtype: 4,
-  badRange: 5,
+  Ok: 0,
+  BadArguments: 1,
+  OutOfBounds: 2,
+  IsaUnavailable: 3,
+  BadDtype: 4,
+  BadRange: 5,
 } as const);
+export type GemmStatusName = keyof typeof GemmStatus;
+
+/** The name of status `status`, or undefined for a number the addon does not define. */
+export function gemmStatusName(status: number): GemmStatusName | undefined {
+  return (Object.keys(GemmStatus) as GemmStatusName[]).find((name) => GemmStatus[name] === status);
+}
 
 /** Dtype codes of the descriptor. */
 export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 } as const);

@@ -1,23 +1,22 @@
-// @tenferro/provider-faer N-API binding.
+// gemm(desc: Float64Array, a, b, c): number -- the native side of the kernel src/kernels/gemm.ts.
 //
-// Contract with the TypeScript side (src/native/binding.ts):
-//   gemm(desc: Float64Array, a, b, c): number
-//       Runs one GEMM request (or a sub-range of it) on the calling thread. `a`, `b`, `c` are
-//       Float32Array (f32, c64) or Float64Array (f64, c128) views of the operands' buffers
-//       (SharedArrayBuffer-backed views are fine: napi_get_typedarray_info returns their data).
-//       `desc` holds the request's numbers (layout in DESC_* below / src/native/binding.ts).
-//       Returns 0, or a status code > 0 (nothing is written unless the status is 0).
-//   info(isa?: number): object      -- the ISA path, kernel shapes, blocking and cache sizes
-//   fmaPeak(seconds: number, isa?: number): number -- single-thread FMA GFLOP/s on this thread
+// Runs one GEMM request (or a sub-range of it) on the calling thread. `a`, `b`, `c` are
+// Float32Array (f32, c64) or Float64Array (f64, c128) views of the operands' buffers
+// (SharedArrayBuffer-backed views are fine: napi_get_typedarray_info returns their data).
+// `desc` holds the request's numbers (layout in Desc below / DESC in src/native/binding.ts).
+// Returns 0, or a status code > 0 (nothing is written unless the status is 0).
 //
-// No function throws (NAPI_DISABLE_CPP_EXCEPTIONS; -fno-exceptions): arguments are checked and
+// Nothing throws (NAPI_DISABLE_CPP_EXCEPTIONS; -fno-exceptions): arguments are checked and
 // failures are status codes. Everything the request reaches is bounds-checked against the
-// arrays before the engine runs (defence in depth: core validated it already).
+// arrays before the engine runs (defence in depth: core validated it already), in arithmetic
+// that cannot overflow (every index, stride and extent is an integer in [0, 2^53]; reaches are
+// summed in __int128).
 #include <napi.h>
 
 #include <cmath>
 #include <cstdint>
 
+#include "faer_addon.h"
 #include "faer_gemm.h"
 
 namespace {
@@ -35,15 +34,31 @@ enum Status : int {
 
 enum Desc : int {
   kDtype = 0,
-  kM = 1, kN = 2, kK = 3,
-  kOffA = 4, kRsA = 5, kCsA = 6,
-  kOffB = 7, kRsB = 8, kCsB = 9,
-  kOffC = 10, kRsC = 11, kCsC = 12,
-  kAlphaRe = 13, kAlphaIm = 14, kBetaRe = 15, kBetaIm = 16,
-  kConjA = 17, kConjB = 18,
+  kM = 1,
+  kN = 2,
+  kK = 3,
+  kOffA = 4,
+  kRsA = 5,
+  kCsA = 6,
+  kOffB = 7,
+  kRsB = 8,
+  kCsB = 9,
+  kOffC = 10,
+  kRsC = 11,
+  kCsC = 12,
+  kAlphaRe = 13,
+  kAlphaIm = 14,
+  kBetaRe = 15,
+  kBetaIm = 16,
+  kConjA = 17,
+  kConjB = 18,
   kIsa = 19,
-  kM0 = 20, kM1 = 21, kN0 = 22, kN1 = 23,
-  kB0 = 24, kB1 = 25,
+  kM0 = 20,
+  kM1 = 21,
+  kN0 = 22,
+  kN1 = 23,
+  kB0 = 24,
+  kB1 = 25,
   kRank = 26,
   kHeader = 27,
 };
@@ -87,18 +102,28 @@ int parse(const double* d, size_t len, Request* r) {
   for (int f : ints) {
     if (!as_index(d[f], &v[f])) return kBadArguments;
   }
-  r->m = v[kM]; r->n = v[kN]; r->k = v[kK];
+  r->m = v[kM];
+  r->n = v[kN];
+  r->k = v[kK];
   r->a = {v[kOffA], v[kRsA], v[kCsA], {}};
   r->b = {v[kOffB], v[kRsB], v[kCsB], {}};
   r->c = {v[kOffC], v[kRsC], v[kCsC], {}};
-  r->m0 = v[kM0]; r->m1 = v[kM1]; r->n0 = v[kN0]; r->n1 = v[kN1]; r->b0 = v[kB0]; r->b1 = v[kB1];
+  r->m0 = v[kM0];
+  r->m1 = v[kM1];
+  r->n0 = v[kN0];
+  r->n1 = v[kN1];
+  r->b0 = v[kB0];
+  r->b1 = v[kB1];
   for (int t = 0; t < r->rank; ++t) {
-    if (!as_index(d[kHeader + t], &r->ext[t]) || !as_index(d[kHeader + rank + t], &r->a.bs[t]) ||
-        !as_index(d[kHeader + 2 * rank + t], &r->b.bs[t]) || !as_index(d[kHeader + 3 * rank + t], &r->c.bs[t])) {
+    if (!as_index(d[kHeader + t], &r->ext[t]) || !as_index(d[kHeader + rank + t], &r->a.bs[t]) || !as_index(d[kHeader + 2 * rank + t], &r->b.bs[t]) ||
+        !as_index(d[kHeader + 3 * rank + t], &r->c.bs[t])) {
       return kBadArguments;
     }
   }
-  r->alpha_re = d[kAlphaRe]; r->alpha_im = d[kAlphaIm]; r->beta_re = d[kBetaRe]; r->beta_im = d[kBetaIm];
+  r->alpha_re = d[kAlphaRe];
+  r->alpha_im = d[kAlphaIm];
+  r->beta_re = d[kBetaRe];
+  r->beta_im = d[kBetaIm];
   r->conj_a = d[kConjA] != 0;
   r->conj_b = d[kConjB] != 0;
   const double isa = d[kIsa];
@@ -154,11 +179,14 @@ void run_real(const faer::IsaEngine& e, const faer::Blocking& bl, void (*fn)(con
   g.n = r.n1 - r.n0;
   g.k = r.k;
   g.a = a + *oa + r.m0 * r.a.rs;
-  g.rsa = r.a.rs; g.csa = r.a.cs;
+  g.rsa = r.a.rs;
+  g.csa = r.a.cs;
   g.b = b + *ob + r.n0 * r.b.cs;
-  g.rsb = r.b.rs; g.csb = r.b.cs;
+  g.rsb = r.b.rs;
+  g.csb = r.b.cs;
   g.c = c + *oc + r.m0 * r.c.rs + r.n0 * r.c.cs;
-  g.rsc = r.c.rs; g.csc = r.c.cs;
+  g.rsc = r.c.rs;
+  g.csc = r.c.cs;
   g.alpha = static_cast<T>(r.alpha_re);
   g.beta = static_cast<T>(r.beta_re);
   (void)e;
@@ -173,11 +201,14 @@ void run_complex(const faer::Blocking& bl, void (*fn)(const faer::ComplexGemm<T>
   g.n = r.n1 - r.n0;
   g.k = r.k;
   g.a = a + 2 * (*oa + r.m0 * r.a.rs);
-  g.rsa = r.a.rs; g.csa = r.a.cs;
+  g.rsa = r.a.rs;
+  g.csa = r.a.cs;
   g.b = b + 2 * (*ob + r.n0 * r.b.cs);
-  g.rsb = r.b.rs; g.csb = r.b.cs;
+  g.rsb = r.b.rs;
+  g.csb = r.b.cs;
   g.c = c + 2 * (*oc + r.m0 * r.c.rs + r.n0 * r.c.cs);
-  g.rsc = r.c.rs; g.csc = r.c.cs;
+  g.rsc = r.c.rs;
+  g.csc = r.c.cs;
   g.alpha_re = static_cast<T>(r.alpha_re);
   g.alpha_im = static_cast<T>(r.alpha_im);
   g.beta_re = static_cast<T>(r.beta_re);
@@ -187,7 +218,15 @@ void run_complex(const faer::Blocking& bl, void (*fn)(const faer::ComplexGemm<T>
   fn(g, bl);
 }
 
-Napi::Value Gemm(const Napi::CallbackInfo& info) {
+}  // namespace
+
+namespace faer {
+
+const int kGemmDescHeader = kHeader;
+
+namespace js {
+
+Napi::Value gemm(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto status = [&](int s) { return Napi::Number::New(env, s); };
   if (info.Length() < 4) return status(kBadArguments);
@@ -208,6 +247,8 @@ Napi::Value Gemm(const Napi::CallbackInfo& info) {
     return status(kOutOfBounds);
   }
   if (r.m1 == r.m0 || r.n1 == r.n0 || r.b1 == r.b0) return status(kOk);
+  // k = 0 reads neither A nor B and their reach was not bounded above: follow no offset into them.
+  if (r.k == 0) r.a = r.b = Operand{};
 
   const faer::Isa isa = static_cast<faer::Isa>(r.isa);
   const faer::IsaEngine& e = faer::engine(isa);
@@ -228,10 +269,20 @@ Napi::Value Gemm(const Napi::CallbackInfo& info) {
   }
   for (idx l = r.b0; l < r.b1; ++l) {
     switch (r.dtype) {
-      case 0: run_real<float>(e, bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc); break;
-      case 1: run_real<double>(e, bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc); break;
-      case 2: run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc); break;
-      default: run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc); break;
+      case 0:
+        run_real<float>(e, bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc);
+        break;
+      case 1:
+        run_real<double>(e, bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
+                         &oc);
+        break;
+      case 2:
+        run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc);
+        break;
+      default:
+        run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
+                            &oc);
+        break;
     }
     for (int t = r.rank - 1; t >= 0; --t) {
       if (++index[t] < r.ext[t]) {
@@ -249,82 +300,5 @@ Napi::Value Gemm(const Napi::CallbackInfo& info) {
   return status(kOk);
 }
 
-int isa_arg(const Napi::CallbackInfo& info, size_t at) {
-  if (info.Length() > at && info[at].IsNumber()) {
-    const double v = info[at].As<Napi::Number>().DoubleValue();
-    if (v == 0 || v == 1 || v == 2) return static_cast<int>(v);
-    return -2;
-  }
-  return faer::best_isa();
-}
-
-Napi::Object shape(Napi::Env env, const faer::KernelShape& s) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("mr", s.mr);
-  o.Set("nr", s.nr);
-  return o;
-}
-
-Napi::Object block(Napi::Env env, const faer::Blocking& b) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("mc", static_cast<double>(b.mc));
-  o.Set("kc", static_cast<double>(b.kc));
-  o.Set("nc", static_cast<double>(b.nc));
-  o.Set("small", b.small);
-  o.Set("smallComplex", b.small_complex);
-  return o;
-}
-
-Napi::Value Info(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  const int isa = isa_arg(info, 0);
-  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return env.Null();
-  const faer::IsaEngine& e = faer::engine(static_cast<faer::Isa>(isa));
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("isa", e.name);
-  o.Set("isaId", isa);
-  o.Set("bestIsaId", static_cast<int>(faer::best_isa()));
-  Napi::Object sup = Napi::Object::New(env);
-  sup.Set("portable", faer::isa_supported(faer::kIsaScalar));
-  sup.Set("avx2", faer::isa_supported(faer::kIsaAvx2));
-  sup.Set("avx512f", faer::isa_supported(faer::kIsaAvx512));
-  o.Set("supported", sup);
-  Napi::Object shapes = Napi::Object::New(env);
-  shapes.Set("f32", shape(env, e.f32));
-  shapes.Set("f64", shape(env, e.f64));
-  o.Set("kernel", shapes);
-  Napi::Object bl = Napi::Object::New(env);
-  bl.Set("f32", block(env, faer::blocking(static_cast<faer::Isa>(isa), 4)));
-  bl.Set("f64", block(env, faer::blocking(static_cast<faer::Isa>(isa), 8)));
-  o.Set("blocking", bl);
-  const faer::CacheInfo& c = faer::cache_info();
-  Napi::Object cache = Napi::Object::New(env);
-  cache.Set("l1d", static_cast<double>(c.l1d));
-  cache.Set("l2", static_cast<double>(c.l2));
-  cache.Set("l3", static_cast<double>(c.l3));
-  cache.Set("fromSysfs", c.from_sysfs);
-  o.Set("cache", cache);
-  return o;
-}
-
-Napi::Value FmaPeak(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  double seconds = 0.5;
-  if (info.Length() > 0 && info[0].IsNumber()) seconds = info[0].As<Napi::Number>().DoubleValue();
-  if (!(seconds > 0 && seconds <= 60)) seconds = 0.5;
-  const int isa = isa_arg(info, 1);
-  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return Napi::Number::New(env, 0);
-  return Napi::Number::New(env, faer::engine(static_cast<faer::Isa>(isa)).fma_peak(seconds));
-}
-
-Napi::Object Init(Napi::Env env, Napi::Object exports) {
-  exports.Set("gemm", Napi::Function::New(env, Gemm, "gemm"));
-  exports.Set("info", Napi::Function::New(env, Info, "info"));
-  exports.Set("fmaPeak", Napi::Function::New(env, FmaPeak, "fmaPeak"));
-  exports.Set("descHeader", Napi::Number::New(env, kHeader));
-  return exports;
-}
-
-}  // namespace
-
-NODE_API_MODULE(tenferro_faer, Init)
+}  // namespace js
+}  // namespace faer

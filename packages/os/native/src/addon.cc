@@ -1,0 +1,24 @@
+// tenferro_os.node: registers the exports (typed view: src/binding.ts). Registration only; the
+// functions are in affinity.cc.
+//
+// The module is context-aware (NODE_API_MODULE registers a N-API module, which Node loads once
+// per environment), so it can be used from the main thread and from worker_threads.
+#include <napi.h>
+
+#include "os_addon.h"
+
+namespace {
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("gettid", Napi::Function::New(env, os::js::gettid, "gettid"));
+  exports.Set("yieldThread", Napi::Function::New(env, os::js::yield_thread, "yieldThread"));
+  exports.Set("getThreadAffinity", Napi::Function::New(env, os::js::get_thread_affinity, "getThreadAffinity"));
+  exports.Set("getProcessAffinity", Napi::Function::New(env, os::js::get_process_affinity, "getProcessAffinity"));
+  exports.Set("setThreadAffinity", Napi::Function::New(env, os::js::set_thread_affinity, "setThreadAffinity"));
+  exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(os::kMaxCpus)));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(tenferro_os, init)

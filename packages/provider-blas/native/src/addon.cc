@@ -1,0 +1,25 @@
+// tenferro_blas.node: the system CBLAS behind tenferro's 'blas' kind. Registration only
+// (typed view: src/native/binding.ts):
+//   gemm(desc, a, b, c) -> status              -- gemm.cc, the native side of src/kernels/gemm.ts
+//   info(), getThreads(), setThreads(n)        -- runtime.cc, what src/runtime.ts reads
+//   conjNoTrans: number                        -- the CBLAS code of "conjugate, no transpose"
+#include <napi.h>
+
+#include "blas_addon.h"
+#include "blas_runtime.h"
+
+namespace {
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  blas::runtime();
+  exports.Set("gemm", Napi::Function::New(env, blas::js::gemm, "gemm"));
+  exports.Set("info", Napi::Function::New(env, blas::js::info, "info"));
+  exports.Set("getThreads", Napi::Function::New(env, blas::js::get_threads, "getThreads"));
+  exports.Set("setThreads", Napi::Function::New(env, blas::js::set_threads, "setThreads"));
+  exports.Set("conjNoTrans", Napi::Number::New(env, blas::kCblasConjNoTrans));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(tenferro_blas, init)

@@ -1,0 +1,37 @@
+// @tenferro/provider-blas: the status codes and the N-API callbacks that addon.cc registers,
+// one per export, each defined in the file named after what it serves. None throws: failures
+// are status codes, turned into errors in TypeScript.
+#pragma once
+
+#include <stdint.h>
+
+#include <napi.h>
+
+namespace blas {
+
+// Status codes (mirrored in src/native/binding.ts as BlasStatus: kStatusOutOfBoundsA -> OutOfBoundsA).
+enum Status : int32_t {
+  kStatusOk = 0,
+  kStatusBadArguments = 1,
+  kStatusBadDescriptor = 2,
+  kStatusOutOfBoundsA = 3,
+  kStatusOutOfBoundsB = 4,
+  kStatusOutOfBoundsC = 5,
+  kStatusTooLarge = 6,
+  kStatusBadDType = 7,
+  kStatusBadTranspose = 8,
+};
+
+namespace js {
+
+/** `gemm(desc, a, b, c)`: one strided-batched column-major ?gemm; a status (gemm.cc). */
+Napi::Value gemm(const Napi::CallbackInfo& info);
+/** `info()`: the runtime's identity (runtime.cc). */
+Napi::Value info(const Napi::CallbackInfo& info);
+/** `getThreads()`: the runtime's thread count, -1 when it has none (runtime.cc). */
+Napi::Value get_threads(const Napi::CallbackInfo& info);
+/** `setThreads(n)`: a status (runtime.cc). */
+Napi::Value set_threads(const Napi::CallbackInfo& info);
+
+}  // namespace js
+}  // namespace blas
