@@ -58,6 +58,7 @@ describe('a kernel task never outlives its execution', () => {
     await backend.install((ctx) => {
       queueMicrotask(() => {
         later = ctx.run(noop);
+        later.catch(() => undefined); // inspected below
       });
     });
     await expectCode(later!, 'ContextExpired', 'RuntimeState');
@@ -66,6 +67,7 @@ describe('a kernel task never outlives its execution', () => {
       await ctx.run(noop);
       setImmediate(() => {
         afterAsync = ctx.run(noop);
+        afterAsync.catch(() => undefined); // inspected below
       });
     });
     await until(() => afterAsync !== undefined);
