@@ -28,6 +28,7 @@ export type { CpuBackendOptions, CpuProviderPackage } from './backend/backend-op
 export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';
 export type { KnownProviderPackage } from './backend/provider-discovery.js';
 export type { ProviderPackageAvailable, ProviderPackageStatus, ProviderPackageUnavailable } from './provider/provider-package-status.js';
+export { loadAddon, type AddonAdvice, type AddonAvailable, type AddonFailure, type AddonLoad, type AddonUnavailable, type LoadAddonOptions } from '@tenferro/os';
 export { CpuExecSession } from './backend/backend-session.js';
 export type { CpuDomainId, CpuDomainOwnership } from './backend/cpu-domain.js';
 export type { CpuExecutionInfo, WorkerInfo } from './backend/execution-info.js';
