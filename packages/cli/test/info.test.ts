@@ -1,17 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KNOWN_PROVIDER_PACKAGES } from '@tenferro/core';
 import { describe, expect, it } from 'vitest';
-import { collectInfo, formatInfo, INFO_SCHEMA, KNOWN_PROVIDER_PACKAGES } from '../src/index.js';
+import { collectInfo, formatInfo, INFO_SCHEMA, type InfoReport } from '../src/index.js';
 
 const bin = join(import.meta.dirname, '../dist/bin.js');
 const fixtures = join(import.meta.dirname, '../../core/test/fixtures/topology');
 
-function tenferro(args: string[], prefix: string[] = []) {
+function tenferro(args: string[], prefix: string[] = [], env: Record<string, string> = {}) {
   const [cmd, ...pre] = prefix.length > 0 ? prefix : [process.execPath];
-  const r = spawnSync(cmd!, [...pre, ...(prefix.length > 0 ? [process.execPath] : []), bin, ...args], { encoding: 'utf8' });
+  const r = spawnSync(cmd!, [...pre, ...(prefix.length > 0 ? [process.execPath] : []), bin, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
+
+const provider = (report: InfoReport, name: string) => report.providers.find((p) => p.name === name);
 
 const statusAllowed = () => /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1];
 
@@ -20,11 +23,15 @@ describe('tenferro info', () => {
     const r = tenferro(['info', '--json']);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(report.schema).toBe(INFO_SCHEMA);
+    expect(report.schema).toBe('tenferro.info/2');
+    expect(INFO_SCHEMA).toBe('tenferro.info/2');
     expect(report.allowedCpus).toBe(statusAllowed());
     expect(report.node.version).toBe(process.version);
+    expect(report.osBinding).toEqual({ available: true, path: expect.stringMatching(/tenferro_os\.node$/) });
     for (const p of report.providers) {
-      expect(KNOWN_PROVIDER_PACKAGES).toContain(p.name);
+      const known = KNOWN_PROVIDER_PACKAGES.find((k) => k.name === p.name);
+      expect(known, p.name).toBeDefined();
+      expect(p.kind).toBe(known!.kind ?? null);
       expect(JSON.parse(readFileSync(p.path, 'utf8')).version).toBe(p.version);
     }
     expect(report.backend.kind).toBe('faer');
@@ -64,13 +71,63 @@ describe('tenferro info', () => {
     expect(text).toContain('cgroupQuota');
   });
 
+  it('lists each installed provider package with its status(): faer and blas here, both available', () => {
+    const report = JSON.parse(tenferro(['info', '--json']).stdout) as InfoReport;
+    // The CLI's optional dependencies, installed in this workspace.
+    expect(report.providers.map((p) => p.name)).toEqual(expect.arrayContaining(['@tenferro/provider-faer', '@tenferro/provider-blas']));
+    for (const p of report.providers) {
+      const s = p.status;
+      if (s === null) continue; // an installed version without status()
+      if (s.available) {
+        expect(s.name).toBeTypeOf('string');
+        for (const value of Object.values(s.details)) expect(['string', 'number', 'boolean'].includes(typeof value) || value === null).toBe(true);
+        expect(Array.isArray(s.warnings)).toBe(true);
+      } else {
+        expect(s.reasons.length).toBeGreaterThan(0);
+        expect(s.possibleSolutions.length).toBeGreaterThan(0);
+      }
+    }
+    const faer = provider(report, '@tenferro/provider-faer')!.status;
+    expect(faer?.available && faer.details.isa).toMatch(/avx512f|avx2\+fma|portable/);
+    if ('error' in report.backend) throw new Error(report.backend.error.message);
+    expect(report.backend.providerDiagnostic).toContain(faer?.available ? faer.name : '?');
+  });
+
+  it('a provider package that cannot load is listed with its reasons and fixes; the backend falls back', () => {
+    const r = tenferro(['info', '--json'], [], { TENFERRO_FAER_DISABLE: '1' });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as InfoReport;
+    expect(provider(report, '@tenferro/provider-faer')!.status).toEqual({
+      available: false,
+      reasons: ['disabled by TENFERRO_FAER_DISABLE=1'],
+      possibleSolutions: ['unset TENFERRO_FAER_DISABLE', expect.stringContaining("core's reference kernels")],
+    });
+    if ('error' in report.backend) throw new Error(report.backend.error.message);
+    expect(report.backend.providerDiagnostic).toContain('reference');
+    const text = tenferro(['info'], [], { TENFERRO_FAER_DISABLE: '1' }).stdout;
+    expect(text).toMatch(/@tenferro\/provider-faer\s+\S+ — unavailable/);
+    expect(text).toMatch(/reason\s+disabled by TENFERRO_FAER_DISABLE=1/);
+    expect(text).toMatch(/fix\s+unset TENFERRO_FAER_DISABLE/);
+  });
+
+  it('without the OS binding: its reasons and fixes', () => {
+    const report = JSON.parse(tenferro(['info', '--json'], [], { TENFERRO_OS_DISABLE: '1' }).stdout) as InfoReport;
+    expect(report.osBinding).toEqual({ available: false, reasons: ['disabled by TENFERRO_OS_DISABLE=1'], possibleSolutions: ['unset TENFERRO_OS_DISABLE'] });
+    const text = tenferro(['info'], [], { TENFERRO_OS_DISABLE: '1' }).stdout;
+    expect(text).toContain('compatibility mode');
+    expect(text).toMatch(/fix\s+unset TENFERRO_OS_DISABLE/);
+  });
+
   it('shows the BLAS runtime, and the core-type warning when OpenBLAS runs a core below the CPU', () => {
-    const report = JSON.parse(tenferro(['info', '--json']).stdout);
-    if (report.blas === null) return; // @tenferro/provider-blas not installed
-    expect(report.blas.available).toBe(true);
-    expect(report.blas.version).toMatch(/\d/);
-    expect(report.blas.threadingLayer).toBeTypeOf('string');
-    if (report.blas.name !== 'OpenBLAS') return;
+    const report = JSON.parse(tenferro(['info', '--json']).stdout) as InfoReport;
+    const blas = provider(report, '@tenferro/provider-blas');
+    if (blas === undefined) return; // @tenferro/provider-blas not installed
+    if (!blas.status?.available) throw new Error(`BLAS unavailable: ${JSON.stringify(blas.status)}`);
+    const details = blas.status.details;
+    expect(details.version).toMatch(/\d/);
+    expect(details.threadingLayer).toBeTypeOf('string');
+    expect(tenferro(['info']).stdout).toMatch(new RegExp(`threading layer\\s+${String(details.threadingLayer)}`));
+    if (details.runtime !== 'OpenBLAS') return;
     const prescott = spawnSync(process.execPath, [bin, 'info'], { encoding: 'utf8', env: { ...process.env, OPENBLAS_CORETYPE: 'Prescott' } });
     expect(prescott.status).toBe(0);
     expect(prescott.stdout).toMatch(/core type\s+Prescott/);

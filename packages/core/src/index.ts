@@ -48,6 +48,8 @@ export type { GemmAnalysisCacheStats } from './contraction/gemm-analysis-cache.j
 // ── Provider authors ────────────────────────────────────────────────────────────────────────
 export type { CpuProviderPackage } from './provider/provider-package.js';
 export type { ProviderPackageAvailable, ProviderPackageStatus, ProviderPackageUnavailable } from './provider/provider-package-status.js';
+export { loadAddon } from '@tenferro/os';
+export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from '@tenferro/os';
 export type { CpuExecutionContext } from './contract/execution-context.js';
 export type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from './contract/cpu-domain.js';
 export type { ParallelMode, ProviderParallelMode } from './contract/parallel-mode.js';

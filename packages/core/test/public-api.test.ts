@@ -11,13 +11,13 @@ const CORE_VALUES = [
   'DEFAULT_EXECUTION_CAPABILITIES', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain',
   'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
-  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isRetryable', 'kindOf',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isRetryable', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
   'referenceLayoutProvider', 'requestsConflict', 'validateLayout',
 ] as const;
 
 const CORE_TYPES = [
-  'AcquireOptions', 'ArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
+  'AcquireOptions', 'AddonAdvice', 'AddonAvailable', 'AddonFailure', 'AddonLoad', 'AddonUnavailable', 'ArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
   'CpuBackendKind', 'CpuBackendOptions', 'CpuDomainExecutor', 'CpuDomainExecutorCapabilities', 'CpuDomainId',
   'CpuDomainOwnership', 'CpuDotGeneralRequest', 'CpuExecutionContext', 'CpuExecutionInfo', 'CpuExecutionMode',
   'CpuGemmProvider', 'CpuGemmRequest', 'CpuGeneralContractionProvider', 'CpuLayoutRequest', 'CpuLayoutTransformProvider',
@@ -26,7 +26,7 @@ const CORE_TYPES = [
   'DTypeInfo', 'DeclaredSupport', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
   'EffectiveCapacity', 'ErrorCode', 'ErrorKind', 'ExecutionOwner', 'ExtensionKey', 'ExternalBackendOptions',
   'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
-  'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'ParallelMode', 'PlacementCheck',
+  'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
   'ResolvedCpuPlacement', 'ResourceRequest', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorOrderOptions', 'TensorPlacement', 'TopologySource', 'WorkerInfo', 'WorkerPool',

@@ -2,11 +2,14 @@
  * `@tenferro/os`: per-thread CPU affinity for Linux through a small N-API addon.
  *
  * Importing this module loads nothing; the addon is loaded on first use (`loadOs()`).
+ * `loadAddon` is the native addon loader every tenferro package with an addon uses.
  */
 export { OS_ERROR_CODES, OsError, osErrorKind } from './os-error.js';
 export type { OsErrorCode, OsErrorKind, OsErrorOptions } from './os-error.js';
 export { loadOs } from './load.js';
 export type { OsStatus } from './load.js';
+export { loadAddon } from './load-addon.js';
+export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from './load-addon.js';
 export type { OsBinding, RawAffinity } from './binding.js';
 export {
   MAX_CPUS,

@@ -23,6 +23,8 @@ const KINDS = {
   AffinitySyscallFailed: 'BackendFailure',
   /** The native addon is not available (not built, failed to load, or not Linux). */
   AffinityUnavailable: 'Unsupported',
+  /** An argument has the wrong type or value (e.g. `loadAddon` options); `detail.param` names it. */
+  InvalidArgument: 'Validation',
 } as const satisfies Record<string, OsErrorKind>;
 
 /** A stable error code of `@tenferro/os`. */

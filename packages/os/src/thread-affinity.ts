@@ -13,8 +13,8 @@ export const MAX_CPUS = 2 ** 20;
 function binding(op: string): OsBinding {
   const status = loadOs();
   if (!status.available) {
-    throw new OsError('AffinityUnavailable', op, `thread affinity is unavailable: ${status.reason}`, {
-      detail: { reason: status.reason },
+    throw new OsError('AffinityUnavailable', op, `thread affinity is unavailable: ${status.reason}. Possible solutions: ${status.possibleSolutions.join('; ')}`, {
+      detail: { reason: status.reason, reasons: [...status.reasons], possibleSolutions: [...status.possibleSolutions] },
     });
   }
   return status.binding;

@@ -35,9 +35,9 @@ afterEach(() => {
 });
 
 describe('OsError', () => {
-  it('lists exactly the five codes, with their kinds', () => {
+  it('lists exactly the six codes, with their kinds', () => {
     expect([...OS_ERROR_CODES].sort()).toEqual(
-      ['AffinitySyscallFailed', 'AffinityUnavailable', 'CpuOutsideAllowedSet', 'EmptyCpuSet', 'InvalidCpuList'].sort(),
+      ['AffinitySyscallFailed', 'AffinityUnavailable', 'CpuOutsideAllowedSet', 'EmptyCpuSet', 'InvalidArgument', 'InvalidCpuList'].sort(),
     );
     expect(Object.isFrozen(OS_ERROR_CODES)).toBe(true);
     const kinds = Object.fromEntries(OS_ERROR_CODES.map((code) => [code, osErrorKind(code)]));
@@ -47,6 +47,7 @@ describe('OsError', () => {
       CpuOutsideAllowedSet: 'Validation',
       AffinitySyscallFailed: 'BackendFailure',
       AffinityUnavailable: 'Unsupported',
+      InvalidArgument: 'Validation',
     });
   });
 

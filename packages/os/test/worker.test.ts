@@ -69,10 +69,20 @@ describe('setThreadAffinity in worker threads', () => {
 describe('when the addon is unavailable', () => {
   it('every call throws AffinityUnavailable (validation still comes first)', async () => {
     const result = await run<Record<string, Record<string, unknown>>>(CALL_WORKER, {}, { ...process.env, TENFERRO_OS_DISABLE: '1' });
-    expect(result.status).toEqual({ available: false, reason: 'disabled by TENFERRO_OS_DISABLE=1' });
+    expect(result.status).toEqual({
+      available: false,
+      reason: 'disabled by TENFERRO_OS_DISABLE=1',
+      reasons: ['disabled by TENFERRO_OS_DISABLE=1'],
+      possibleSolutions: ['unset TENFERRO_OS_DISABLE'],
+    });
     for (const op of ['gettid', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity']) {
       expect(result[op]).toMatchObject({ code: 'AffinityUnavailable', kind: 'Unsupported', op, branded: true });
-      expect(result[op]!.message).toBe(`${op}: thread affinity is unavailable: disabled by TENFERRO_OS_DISABLE=1`);
+      expect(result[op]!.message).toBe(`${op}: thread affinity is unavailable: disabled by TENFERRO_OS_DISABLE=1. Possible solutions: unset TENFERRO_OS_DISABLE`);
+      expect(result[op]!.detail).toEqual({
+        reason: 'disabled by TENFERRO_OS_DISABLE=1',
+        reasons: ['disabled by TENFERRO_OS_DISABLE=1'],
+        possibleSolutions: ['unset TENFERRO_OS_DISABLE'],
+      });
     }
     expect(result.setEmpty).toMatchObject({ code: 'EmptyCpuSet', kind: 'Validation' });
   });

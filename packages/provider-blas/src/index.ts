@@ -1,12 +1,12 @@
 // @tenferro/provider-blas — the system CBLAS as tenferro's 'blas' kind.
 // Importing this module loads nothing: the addon and the BLAS library are loaded when
-// createBlasProvider() or blasProviderStatus() is first called.
+// createBlasProvider(), status() or blasProviderStatus() is first called.
 import { isMainThread } from 'node:worker_threads';
-import { type CpuProviderExecutionCapabilities, type CpuProviderPackage, type DeclaredSupport, TenferroError } from '@tenferro/core';
+import { type CpuProviderExecutionCapabilities, type CpuProviderPackage, type DeclaredSupport, type ProviderPackageStatus, TenferroError } from '@tenferro/core';
 import { cpuIsa, isaOfOpenblasCore, isaRank } from './cpu-isa.js';
 import { createGemmProvider } from './gemm-provider.js';
 import { addonLoadedHere, blasLibraryMapped, loadBlas } from './native/load.js';
-import { type BlasProviderOptions, validateOptions } from './options.js';
+import { type BlasProviderOptions, validateBlasProviderOptions } from './options.js';
 import { type BlasRuntime, describeRuntime } from './runtime.js';
 
 export type { BlasProviderOptions } from './options.js';
@@ -40,6 +40,40 @@ let runtime: BlasRuntime | undefined;
 let pkg: CpuProviderPackage | undefined;
 
 /**
+ * This package's status in the shape every tenferro provider package reports (what `tenferro
+ * info` lists): the runtime's identity, threading, core type, library and the thread control
+ * tenferro relies on in `details`, the OpenBLAS core-type trap in `warnings`; or why no BLAS can
+ * be used and what would fix it. Loads the BLAS like {@link blasProviderStatus}, which gives the
+ * same as typed objects.
+ */
+export function status(): ProviderPackageStatus {
+  const s = blasProviderStatus();
+  if (!s.available) return s;
+  const r = s.runtime;
+  return Object.freeze({
+    available: true,
+    name: s.name,
+    details: Object.freeze({
+      runtime: r.name,
+      version: r.version,
+      vendor: r.vendor,
+      threadingLayer: r.threadingLayer,
+      threads: r.threads,
+      coreType: r.coreType ?? null,
+      cpuIsa: r.cpuIsa ?? null,
+      libraryPath: r.libraryRealPath,
+      runtimePath: r.runtimePath ?? null,
+      config: r.config ?? null,
+      threadControl: s.capabilities.threadCount,
+      placementControl: s.capabilities.placement,
+      conjNoTrans: s.declaredSupport.conjugation,
+    }),
+    warnings: s.warnings,
+    addonPath: s.addonPath,
+  });
+}
+
+/**
  * The BLAS runtime of this process, loading it on first use. Loading fixes OpenBLAS's core type
  * (from `OPENBLAS_CORETYPE` as the environment says then) for the life of the process.
  */
@@ -63,12 +97,13 @@ export function blasProviderStatus(): BlasProviderStatus {
  * The provider package of the `'blas'` kind: pass it to
  * `CpuBackend.create({ kind: 'blas', providers: [createBlasProvider()] })`.
  * Loads the addon and the system BLAS on the calling (main) thread, which decides the declared
- * capabilities. Errors: `ProviderUnavailable` (no usable BLAS; the message lists reasons and
- * solutions), `InvalidArgument` (bad options, or an `openblasCoretype` that cannot take effect).
+ * capabilities. Errors: `InvalidArgument` (bad options, checked before anything is loaded, or an
+ * `openblasCoretype` that cannot take effect), `ProviderUnavailable` (no usable BLAS; the message
+ * and `detail: { reasons, possibleSolutions }` say why and what to do, as `status()` does).
  */
 export function createBlasProvider(options?: BlasProviderOptions): CpuProviderPackage {
   const op = 'createBlasProvider';
-  const o = validateOptions(options, op);
+  const o = validateBlasProviderOptions(options, op);
   const wasLoaded = o.openblasCoretype !== undefined && (addonLoadedHere() || blasLibraryMapped().openblas);
   if (o.openblasCoretype !== undefined) prepareCoretype(o.openblasCoretype, wasLoaded, op);
   const load = loadBlas();
@@ -126,7 +161,7 @@ function checkCoretype(r: BlasRuntime, core: string, wasLoaded: boolean, op: str
   if (r.diagnostics.vendor !== 'openblas' || running === undefined) return; // not OpenBLAS: the option does not apply
   if (running.toLowerCase() === core.toLowerCase()) return;
   const message = wasLoaded
-    ? `OpenBLAS is already loaded in this process with core ${running}; OPENBLAS_CORETYPE=${core} only takes effect before the library is first loaded. Pass openblasCoretype to the first createBlasProvider()/blasProviderStatus() call, or start the process with OPENBLAS_CORETYPE=${core}`
+    ? `OpenBLAS is already loaded in this process with core ${running}; OPENBLAS_CORETYPE=${core} only takes effect before the library is first loaded. Pass openblasCoretype to the first createBlasProvider() call (before status() or blasProviderStatus()), or start the process with OPENBLAS_CORETYPE=${core}`
     : `OpenBLAS did not accept OPENBLAS_CORETYPE=${core} (it chose ${running}); use a core name of this OpenBLAS build (openblas_get_config: ${r.diagnostics.config ?? 'unknown'})`;
   throw new TenferroError('InvalidArgument', message, { op, detail: { param: 'options.openblasCoretype', requested: core, running } });
 }

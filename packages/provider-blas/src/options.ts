@@ -13,34 +13,22 @@ export interface BlasProviderOptions {
   readonly openblasCoretype?: string;
 }
 
-export interface NormalizedOptions {
+/** {@link BlasProviderOptions} checked (`undefined`: not given). */
+export interface ValidatedBlasProviderOptions {
   readonly openblasCoretype: string | undefined;
 }
 
-const KNOWN = new Set(['openblasCoretype']);
+const KNOWN: readonly string[] = ['openblasCoretype'];
 
-export function validateOptions(options: unknown, op: string): NormalizedOptions {
-  if (options === undefined) return { openblasCoretype: undefined };
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalid(op, 'options', 'an options object', options);
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key)) throw invalid(op, `options.${key}`, `one of ${[...KNOWN].join(', ')}`, key);
+/** Check `options` (before anything is loaded) and return a frozen copy; `InvalidArgument` names the first bad one. */
+export function validateBlasProviderOptions(options: unknown, op = 'createBlasProvider'): ValidatedBlasProviderOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);
+  const unknown = Object.keys(options).find((key) => !KNOWN.includes(key));
+  if (unknown !== undefined) throw TenferroError.invalidArgument(op, `options.${unknown}`, `one of ${KNOWN.join(', ')}`, unknown);
+  const { openblasCoretype } = options as BlasProviderOptions;
+  if (openblasCoretype !== undefined && (typeof openblasCoretype !== 'string' || !/^[A-Za-z][A-Za-z0-9_]{0,31}$/.test(openblasCoretype))) {
+    throw TenferroError.invalidArgument(op, 'options.openblasCoretype', "an OpenBLAS core name such as 'SkylakeX', 'Haswell' or 'Zen'", openblasCoretype);
   }
-  const core = (options as BlasProviderOptions).openblasCoretype;
-  if (core !== undefined && (typeof core !== 'string' || !/^[A-Za-z][A-Za-z0-9_]{0,31}$/.test(core))) {
-    throw invalid(op, 'options.openblasCoretype', "an OpenBLAS core name such as 'SkylakeX', 'Haswell' or 'Zen'", core);
-  }
-  return { openblasCoretype: core };
-}
-
-export function invalid(op: string, param: string, expected: string, received: unknown): TenferroError {
-  let shown: string;
-  try {
-    shown = typeof received === 'string' ? JSON.stringify(received) : String(received);
-  } catch {
-    shown = Object.prototype.toString.call(received);
-  }
-  return new TenferroError('InvalidArgument', `expected ${expected} for ${param} but received ${shown} (${received === null ? 'null' : typeof received})`, {
-    op,
-    detail: { param },
-  });
+  return Object.freeze({ openblasCoretype });
 }

@@ -1,6 +1,6 @@
 import { CpuBackend, TenferroError } from '@tenferro/core';
 import { describe, expect, it } from 'vitest';
-import { blasProviderStatus, createBlasProvider } from '../src/index.js';
+import { blasProviderStatus, createBlasProvider, status as packageStatus } from '../src/index.js';
 import { CORE_DIST_INDEX, DIST_INDEX, EXPECTED_RUNTIME, cpuHasAvx512, runChild } from './helpers.js';
 
 const APT = 'apt-get install -y libopenblas-dev pkg-config';
@@ -54,41 +54,93 @@ describe('runtime identity and diagnostics', () => {
     if (cpuHasAvx512() && /^prescott$/i.test(core)) expect(status.warnings.join(' ')).toContain('OPENBLAS_CORETYPE=SkylakeX');
   });
 
-  it('validates options', () => {
-    for (const bad of [5, null, [], { openblasCoretype: 5 }, { openblasCoretype: 'Sky lake' }, { bogus: 1 }]) {
+  it('status() reports the same runtime in the shape every provider package uses', () => {
+    const full = blasProviderStatus();
+    const s = packageStatus();
+    if (!full.available || !s.available) throw new Error('no BLAS');
+    expect(Object.isFrozen(s) && Object.isFrozen(s.details)).toBe(true);
+    expect(s.name).toBe(full.name);
+    expect(s.addonPath).toBe(full.addonPath);
+    expect(s.warnings).toEqual(full.warnings);
+    const r = full.runtime;
+    expect(s.details).toMatchObject({
+      runtime: r.name,
+      version: r.version,
+      vendor: r.vendor,
+      threadingLayer: r.threadingLayer,
+      threads: r.threads,
+      coreType: r.coreType ?? null,
+      cpuIsa: r.cpuIsa ?? null,
+      libraryPath: r.libraryRealPath,
+      threadControl: full.capabilities.threadCount,
+      placementControl: full.capabilities.placement,
+      conjNoTrans: full.declaredSupport.conjugation,
+    });
+    for (const value of Object.values(s.details)) expect(['string', 'number', 'boolean'].includes(typeof value) || value === null).toBe(true);
+  });
+
+  it('validates options before loading anything, naming the bad one', () => {
+    const bad: [unknown, string][] = [
+      [5, 'options'],
+      [null, 'options'],
+      [[], 'options'],
+      [{ openblasCoretype: 5 }, 'options.openblasCoretype'],
+      [{ openblasCoretype: 'Sky lake' }, 'options.openblasCoretype'],
+      [{ bogus: 1 }, 'options.bogus'],
+    ];
+    for (const [options, param] of bad) {
       let err: unknown;
       try {
-        createBlasProvider(bad as never);
+        createBlasProvider(options as never);
       } catch (e) {
         err = e;
       }
-      expect(TenferroError.is(err, 'InvalidArgument'), JSON.stringify(bad)).toBe(true);
+      expect(TenferroError.is(err, 'InvalidArgument'), JSON.stringify(options)).toBe(true);
+      expect((err as TenferroError).detail).toEqual({ param });
+      expect((err as TenferroError).op).toBe('createBlasProvider');
     }
   });
 });
 
 describe('no BLAS: the package still loads and says what to do (child process)', () => {
-  it('blasProviderStatus() is unavailable with reasons and the apt-get line; createBlasProvider() throws ProviderUnavailable', () => {
+  it('status() is unavailable with reasons and the apt-get line; createBlasProvider() throws ProviderUnavailable carrying the same', () => {
     const r = runChild(
-      `import { blasProviderStatus, createBlasProvider } from ${JSON.stringify(DIST_INDEX)};
+      `import { blasProviderStatus, createBlasProvider, status } from ${JSON.stringify(DIST_INDEX)};
        import { CpuBackend } from ${JSON.stringify(CORE_DIST_INDEX)};
-       const status = blasProviderStatus();
-       let error;
-       try { createBlasProvider(); } catch (e) { error = { code: e.code, kind: e.kind, message: e.message, detail: e.detail }; }
+       const attempt = (options) => { try { createBlasProvider(options); } catch (e) { return { code: e.code, kind: e.kind, message: e.message, detail: e.detail }; } };
        let kindError;
        try { await CpuBackend.create({ kind: 'blas' }); } catch (e) { kindError = e.code; }
-       console.log(JSON.stringify({ status, error, kindError }));`,
+       console.log(JSON.stringify({ status: status(), full: blasProviderStatus(), error: attempt(), badOptions: attempt({ bogus: 1 }), kindError }));`,
       { TENFERRO_IGNORE_SYSTEM_BLAS: '1' },
     );
     expect(r.status, r.stderr).toBe(0);
-    const out = r.json as { status: { available: boolean; reasons: string[]; possibleSolutions: string[] }; error: { code: string; kind: string; message: string }; kindError: string };
+    type Unavailable = { available: boolean; reasons: string[]; possibleSolutions: string[] };
+    type Failure = { code: string; kind: string; message: string; detail: Record<string, unknown> };
+    const out = r.json as { status: Unavailable; full: Unavailable; error: Failure; badOptions: Failure; kindError: string };
     expect(out.status.available).toBe(false);
-    expect(out.status.reasons.length).toBeGreaterThan(0);
+    expect(out.status.reasons).toEqual(['disabled by TENFERRO_IGNORE_SYSTEM_BLAS=1']);
+    expect(out.status.possibleSolutions[0]).toBe('unset TENFERRO_IGNORE_SYSTEM_BLAS');
     expect(out.status.possibleSolutions.join('\n')).toContain(APT);
+    expect(out.full).toEqual(out.status);
     expect(out.error.code).toBe('ProviderUnavailable');
     expect(out.error.kind).toBe('Unsupported');
     expect(out.error.message).toContain(APT);
+    expect(out.error.detail).toEqual({ reasons: out.status.reasons, possibleSolutions: out.status.possibleSolutions });
+    expect(out.badOptions).toMatchObject({ code: 'InvalidArgument', detail: { param: 'options.bogus' } });
     expect(out.kindError).toBe('BackendKindUnavailable');
+  });
+
+  it('an addon that cannot be loaded: the load error, and the BLAS detection\'s view', () => {
+    const r = runChild(
+      `import { status } from ${JSON.stringify(DIST_INDEX)};
+       console.log(JSON.stringify(status()));`,
+      { TENFERRO_BLAS_ADDON: '/nonexistent/tenferro_blas.node' },
+    );
+    const out = r.json as { available: boolean; reasons: string[]; possibleSolutions: string[] };
+    expect(out.available).toBe(false);
+    expect(out.reasons[0]).toContain('cannot load the native addon /nonexistent/tenferro_blas.node');
+    expect(out.possibleSolutions.join('\n')).toContain('install python3, make and g++');
+    expect(out.possibleSolutions.join('\n')).toContain(APT);
   });
 
   it('the detection module reports the same when told to ignore the system BLAS', () => {

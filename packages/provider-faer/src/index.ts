@@ -1,11 +1,11 @@
 // @tenferro/provider-faer — tenferro's own native GEMM kernels on the engine's pinned workers.
 // Importing this module loads nothing and registers nothing: call createFaerProvider() and pass
 // the result to CpuBackend.create({ kind: 'faer', providers: [...] }).
-import { type CpuProviderPackage, TenferroError } from '@tenferro/core';
+import { type CpuProviderPackage, type ProviderPackageStatus, TenferroError } from '@tenferro/core';
 import { createGemmProvider } from './gemm-provider.js';
 import { type FaerIsa, ISA_ID, type NativeInfo } from './native/binding.js';
 import { loadFaer } from './native/load.js';
-import { type FaerProviderOptions, resolveOptions } from './options.js';
+import { type FaerProviderOptions, validateFaerProviderOptions } from './options.js';
 
 export type { FaerProviderOptions } from './options.js';
 export type { BlockingInfo, FaerIsa, KernelShapeInfo, NativeInfo } from './native/binding.js';
@@ -19,40 +19,66 @@ export type FaerProviderStatus =
       readonly native: NativeInfo;
       readonly path: string;
     }
-  | { readonly available: false; readonly reason: string };
+  | { readonly available: false; readonly reason: string; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] };
 
-/** Whether the native addon loads here, and which ISA path it chose (loads the addon on this thread when called). */
+/**
+ * This package's status in the shape every tenferro provider package reports (what `tenferro
+ * info` lists): the ISA path, the register tiles, the blocking and the cache sizes it derives
+ * from, or why the addon cannot load and what would fix it. Loads the addon on this thread.
+ */
+export function status(): ProviderPackageStatus {
+  const s = loadFaer();
+  if (!s.available) return Object.freeze({ available: false, reasons: s.reasons, possibleSolutions: s.possibleSolutions });
+  const { isa, supported, kernel, blocking, cache } = s.info;
+  const size = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${Math.round(bytes / 1024)} KiB`);
+  const warnings = cache.fromSysfs
+    ? []
+    : [`no cache sizes in /sys/devices/system/cpu/cpu0/cache: the blocking assumes L1d ${size(cache.l1d)}, L2 ${size(cache.l2)}, L3 ${size(cache.l3)}, which may not fit this CPU`];
+  return Object.freeze({
+    available: true,
+    name: `tenferro faer GEMM (${isa})`,
+    details: Object.freeze({
+      isa,
+      isaPaths: (Object.keys(ISA_ID) as FaerIsa[]).filter((path) => supported[path]).reverse().join(', '),
+      registerTile: `f64 ${kernel.f64.mr}×${kernel.f64.nr}, f32 ${kernel.f32.mr}×${kernel.f32.nr}`,
+      blocking: `f64 mc ${blocking.f64.mc}, kc ${blocking.f64.kc}, nc ${blocking.f64.nc}`,
+      caches: `L1d ${size(cache.l1d)}, L2 ${size(cache.l2)}, L3 ${size(cache.l3)} (${cache.fromSysfs ? 'sysfs' : 'defaults'})`,
+    }),
+    warnings: Object.freeze(warnings),
+    addonPath: s.path,
+  });
+}
+
+/** This package's own diagnostics: the full `NativeInfo` of the default ISA path (loads the addon on this thread). See also {@link status}. */
 export function faerProviderStatus(): FaerProviderStatus {
   const s = loadFaer();
-  if (!s.available) return Object.freeze({ available: false, reason: s.reason });
+  if (!s.available) return Object.freeze({ available: false, reason: s.reason, reasons: s.reasons, possibleSolutions: s.possibleSolutions });
   return Object.freeze({ available: true, isa: s.info.isa, native: s.info, path: s.path });
 }
 
 /**
  * The faer provider package: `{ kind: 'faer', name, gemm }`, whose name names the ISA path
  * (e.g. `'tenferro faer GEMM (avx512f)'`). Loads the addon on the calling thread to learn the
- * path. Errors: `ProviderUnavailable` when the addon cannot load (check `faerProviderStatus()`
- * first to fall back to core's reference kernels), `InvalidArgument` for bad options or an ISA
- * path this CPU cannot run.
+ * path. Errors: `InvalidArgument` for bad options (checked before anything is loaded) or an ISA
+ * path this CPU cannot run; `ProviderUnavailable` when the addon cannot load, with `detail:
+ * { reasons, possibleSolutions }` (check `status()` first to fall back to core's reference kernels).
  */
 export function createFaerProvider(options?: FaerProviderOptions): CpuProviderPackage {
   const op = 'createFaerProvider';
-  const o = resolveOptions(options);
+  const o = validateFaerProviderOptions(options, op);
   const s = loadFaer();
   if (!s.available) {
-    throw new TenferroError('ProviderUnavailable', `the native GEMM kernels are unavailable: ${s.reason}. Possible solutions: build them with \`pnpm --filter @tenferro/provider-faer build:native\` (needs python3, make and g++), or run without providers to use core's reference kernels`, {
+    throw new TenferroError('ProviderUnavailable', `the native GEMM kernels are unavailable: ${s.reason}. Possible solutions: ${s.possibleSolutions.join('; ')}`, {
       op,
-      detail: { reason: s.reason },
+      detail: { reasons: s.reasons, possibleSolutions: s.possibleSolutions },
     });
   }
   let isa = -1;
   let info = s.info;
   if (o.isa !== 'auto') {
-    isa = ISA_ID[o.isa as FaerIsa];
+    isa = ISA_ID[o.isa];
     const chosen = s.binding.info(isa);
-    if (chosen === null) {
-      throw new TenferroError('InvalidArgument', `ISA path ${o.isa} cannot run on this CPU (best: ${s.info.isa})`, { op, detail: { param: 'options.isa' } });
-    }
+    if (chosen === null) throw TenferroError.invalidArgument(op, 'options.isa', `an ISA path this CPU can run (best: ${s.info.isa})`, o.isa);
     info = chosen;
   }
   const gemm = createGemmProvider({ info, isa, parallelMinWork: o.parallelMinWork });

@@ -1,10 +1,6 @@
 import { TenferroError } from '@tenferro/core';
 import type { FaerIsa } from './native/binding.js';
 
-function invalidArgument(op: string, param: string, expected: string, received: unknown): TenferroError {
-  return new TenferroError('InvalidArgument', `expected ${expected} for ${param} but received ${JSON.stringify(received)} (${typeof received})`, { op, detail: { param } });
-}
-
 /** Options of {@link createFaerProvider}. */
 export interface FaerProviderOptions {
   /**
@@ -31,23 +27,22 @@ export const DEFAULT_PARALLEL_MIN_WORK = 96 * 96 * 96;
  */
 export const BATCH_SPLIT_MAX_WORK = 256 * 256 * 256;
 
-export interface ResolvedOptions {
-  readonly isa: number;
-  readonly parallelMinWork: number;
-}
+/** {@link FaerProviderOptions} checked, with the defaults filled in. */
+export type ValidatedFaerProviderOptions = Readonly<Required<FaerProviderOptions>>;
 
-const ISAS = new Set(['auto', 'avx512f', 'avx2', 'portable']);
+const ISAS: readonly string[] = ['auto', 'avx512f', 'avx2', 'portable'];
+const KNOWN: readonly string[] = ['isa', 'parallelMinWork'];
 
-export function resolveOptions(options: FaerProviderOptions | undefined): { isa: 'auto' | FaerIsa; parallelMinWork: number } {
-  const op = 'createFaerProvider';
-  const o = options ?? {};
-  if (typeof o !== 'object' || o === null) throw invalidArgument(op, 'options', 'an options object', options);
-  for (const key of Object.keys(o)) {
-    if (key !== 'isa' && key !== 'parallelMinWork') throw invalidArgument(op, `options.${key}`, 'one of isa, parallelMinWork', key);
+/** Check `options` (before anything is loaded) and return a frozen copy with the defaults; `InvalidArgument` names the first bad one. */
+export function validateFaerProviderOptions(options: unknown, op = 'createFaerProvider'): ValidatedFaerProviderOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);
+  const unknown = Object.keys(options).find((key) => !KNOWN.includes(key));
+  if (unknown !== undefined) throw TenferroError.invalidArgument(op, `options.${unknown}`, `one of ${KNOWN.join(', ')}`, unknown);
+  const { isa = 'auto', parallelMinWork = DEFAULT_PARALLEL_MIN_WORK } = options as FaerProviderOptions;
+  if (!ISAS.includes(isa)) throw TenferroError.invalidArgument(op, 'options.isa', `one of ${ISAS.join(', ')}`, isa);
+  if (typeof parallelMinWork !== 'number' || !(parallelMinWork >= 0)) {
+    throw TenferroError.invalidArgument(op, 'options.parallelMinWork', 'a non-negative number', parallelMinWork);
   }
-  const isa = o.isa ?? 'auto';
-  if (!ISAS.has(isa)) throw invalidArgument(op, 'options.isa', [...ISAS].join(', '), isa);
-  const parallelMinWork = o.parallelMinWork ?? DEFAULT_PARALLEL_MIN_WORK;
-  if (typeof parallelMinWork !== 'number' || !(parallelMinWork >= 0)) throw invalidArgument(op, 'options.parallelMinWork', 'a non-negative number', parallelMinWork);
-  return { isa, parallelMinWork };
+  return Object.freeze({ isa, parallelMinWork });
 }

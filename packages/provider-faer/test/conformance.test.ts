@@ -1,9 +1,10 @@
 import { runProviderConformance } from '@tenferro/core/testing';
 import { describe } from 'vitest';
-import { createFaerProvider, faerProviderStatus } from '../src/index.js';
+import { createFaerProvider, status } from '../src/index.js';
 
-const status = faerProviderStatus();
-const supported = status.available ? status.native.supported : { avx512f: false, avx2: false, portable: false };
+const s = status();
+const paths = s.available ? String(s.details.isaPaths).split(', ') : [];
+const supported = { avx512f: paths.includes('avx512f'), avx2: paths.includes('avx2'), portable: paths.includes('portable') };
 
 // The default path (the best ISA of this CPU), as an application gets it.
 describe('faer provider (auto ISA)', () => {

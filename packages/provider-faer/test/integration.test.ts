@@ -5,11 +5,17 @@ import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGem
 import { naiveDotGeneral, peakThreadsDuring, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
 import { describe, expect, it } from 'vitest';
 import { planParts, splitRange } from '../src/gemm-provider.js';
-import { createFaerProvider, faerProviderStatus } from '../src/index.js';
+import { createFaerProvider, faerProviderStatus, status } from '../src/index.js';
 import { faerGemm, type FaerGemmTask } from '../src/kernels/gemm.js';
 
-const status = faerProviderStatus();
-const isa = status.available ? status.isa : 'unavailable';
+const packageStatus = status();
+const isa = packageStatus.available ? String(packageStatus.details.isa) : 'unavailable';
+const DIST_INDEX = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+
+/** Run an ES module in a fresh Node process (the addon loads once per process) and parse the JSON it prints. */
+function child(script: string, env: Record<string, string> = {}): Record<string, any> {
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env } }));
+}
 
 function random(dtype: 'f32' | 'f64' | 'c64' | 'c128', shape: [number, number], seed: number): Tensor {
   return Tensor.fromArray(dtype, shape, randomValues(seededRandom(seed), dtype, shape[0] * shape[1]));
@@ -31,11 +37,19 @@ function spying(pkg: CpuProviderPackage, seen: (number | undefined)[]): CpuProvi
 }
 
 describe('faer backend', () => {
-  it('the addon loads and names its ISA path', () => {
-    expect(status.available, status.available ? '' : status.reason).toBe(true);
+  it('the addon loads; status() names its ISA path as the provider does', () => {
+    expect(packageStatus.available, packageStatus.available ? '' : packageStatus.reasons.join('; ')).toBe(true);
+    if (!packageStatus.available) return;
+    expect(Object.isFrozen(packageStatus)).toBe(true);
+    expect(packageStatus.addonPath).toMatch(/native\/build\/Release\/tenferro_faer\.node$/);
+    expect(String(packageStatus.details.isaPaths).split(', ')).toContain(isa === 'avx2+fma' ? 'avx2' : isa);
+    expect(packageStatus.warnings.every((w) => typeof w === 'string')).toBe(true);
+    const full = faerProviderStatus();
+    expect(full.available && [full.isa, full.path]).toEqual([isa, packageStatus.addonPath]);
     const pkg = createFaerProvider();
     expect(pkg.kind).toBe('faer');
     expect(pkg.name).toBe(`tenferro faer GEMM (${isa})`);
+    expect(packageStatus.name).toBe(pkg.name);
     expect(pkg.gemm?.executionCapabilities()).toMatchObject({ threadCount: 'perCallUpperBound', placement: 'engineWorkers', workerLocalSequential: true });
   });
 
@@ -93,11 +107,10 @@ describe('faer backend', () => {
   });
 
   it('importing the package loads no addon (child process, /proc/self/maps)', () => {
-    const index = fileURLToPath(new URL('../dist/index.js', import.meta.url));
     const script = `
       const fs = await import('node:fs');
       const loaded = () => fs.readFileSync('/proc/self/maps', 'utf8').includes('tenferro_faer.node');
-      const mod = await import(${JSON.stringify(index)});
+      const mod = await import(${JSON.stringify(DIST_INDEX)});
       const afterImport = loaded();
       mod.createFaerProvider();
       console.log(JSON.stringify({ afterImport, afterCreate: loaded() }));`;
@@ -105,18 +118,42 @@ describe('faer backend', () => {
     expect(JSON.parse(out)).toEqual({ afterImport: false, afterCreate: true });
   });
 
-  it('without the addon, createFaerProvider throws ProviderUnavailable saying why, and the status says so first', () => {
-    const index = fileURLToPath(new URL('../dist/index.js', import.meta.url));
-    const script = `
-      const mod = await import(${JSON.stringify(index)});
+  it('without the addon, status() says why and what to do, and createFaerProvider throws ProviderUnavailable with the same', () => {
+    const r = child(
+      `const mod = await import(${JSON.stringify(DIST_INDEX)});
+      const attempt = (options) => { try { mod.createFaerProvider(options); } catch (e) { return { code: e.code, kind: e.kind, message: e.message, detail: e.detail }; } };
+      console.log(JSON.stringify({ status: mod.status(), error: attempt(), badOptions: attempt({ isa: 'avx2', bogus: 1 }) }));`,
+      { TENFERRO_FAER_DISABLE: '1' },
+    );
+    expect(r.status).toEqual({
+      available: false,
+      reasons: ['disabled by TENFERRO_FAER_DISABLE=1'],
+      possibleSolutions: ['unset TENFERRO_FAER_DISABLE', expect.stringContaining("core's reference kernels")],
+    });
+    expect(r.error).toMatchObject({ code: 'ProviderUnavailable', kind: 'Unsupported', detail: { reasons: r.status.reasons, possibleSolutions: r.status.possibleSolutions } });
+    expect(r.error.message).toContain('disabled by TENFERRO_FAER_DISABLE=1. Possible solutions: unset TENFERRO_FAER_DISABLE');
+    // Options are checked before anything is loaded: a bad key wins over the missing addon.
+    expect(r.badOptions).toMatchObject({ code: 'InvalidArgument', detail: { param: 'options.bogus' } });
+  });
+
+  it('an addon whose descriptor header is not the TypeScript one is unavailable, saying so', () => {
+    // The addon as built, but reporting a header one entry longer (as one from another version would).
+    const r = child(
+      `const { default: Module } = await import('node:module');
+      const load = Module._extensions['.node'];
+      Module._extensions['.node'] = (module, file) => {
+        load(module, file);
+        if (file.endsWith('tenferro_faer.node')) module.exports = { ...module.exports, descHeader: module.exports.descHeader + 1 };
+      };
+      const mod = await import(${JSON.stringify(DIST_INDEX)});
       let error;
-      try { mod.createFaerProvider(); } catch (e) { error = { code: e.code, kind: e.kind, message: e.message }; }
-      console.log(JSON.stringify({ error, status: mod.faerProviderStatus().available }));`;
-    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TENFERRO_FAER_DISABLE: '1' } });
-    const r = JSON.parse(out);
-    expect(r.status).toBe(false);
-    expect(r.error).toMatchObject({ code: 'ProviderUnavailable', kind: 'Unsupported' });
-    expect(r.error.message).toContain('unavailable');
+      try { mod.createFaerProvider(); } catch (e) { error = e.code; }
+      console.log(JSON.stringify({ status: mod.status(), error }));`,
+    );
+    expect(r.status.available).toBe(false);
+    expect(r.status.reasons).toEqual([expect.stringMatching(/descriptor header has \d+ entries but this package's TypeScript writes \d+/)]);
+    expect(r.status.possibleSolutions[0]).toContain('rebuild the addon, so that it matches this version of @tenferro/provider-faer');
+    expect(r.error).toBe('ProviderUnavailable');
   });
 
   it('installed, it is what CpuBackend.create({ kind: \'faer\' }) uses without being passed; providers: [] keeps core\'s reference kernels', async () => {
@@ -131,10 +168,25 @@ describe('faer backend', () => {
     }
   });
 
-  it('rejects bad options with InvalidArgument', () => {
-    for (const bad of [{ isa: 'sse9' }, { bogus: 1 }, { parallelMinWork: -1 }]) {
-      expect(() => createFaerProvider(bad as never)).toThrow(expect.objectContaining({ code: 'InvalidArgument', kind: 'Validation' }));
+  it('rejects bad options with InvalidArgument naming the option', () => {
+    const bad: [unknown, string][] = [
+      [null, 'options'],
+      [[], 'options'],
+      [5, 'options'],
+      [{ isa: 'sse9' }, 'options.isa'],
+      [{ isa: 2 }, 'options.isa'],
+      [{ bogus: 1 }, 'options.bogus'],
+      [{ parallelMinWork: -1 }, 'options.parallelMinWork'],
+      [{ parallelMinWork: '5' }, 'options.parallelMinWork'],
+      [{ parallelMinWork: Number.NaN }, 'options.parallelMinWork'],
+    ];
+    for (const [options, param] of bad) {
+      expect(() => createFaerProvider(options as never), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: 'InvalidArgument', kind: 'Validation', op: 'createFaerProvider', detail: { param } }),
+      );
     }
+    expect(() => createFaerProvider({ bogus: 1 } as never)).toThrow('expected one of isa, parallelMinWork for options.bogus but received "bogus" (string)');
+    expect(createFaerProvider({}).name).toBe(createFaerProvider().name);
   });
 });
 

@@ -1,15 +1,35 @@
 import { availableParallelism } from 'node:os';
-import { CpuBackend, discoverCpuTopology, TenferroError, type CpuExecutionInfo, type CpuProviderPackage, type CpuTopology } from '@tenferro/core';
+import {
+  CpuBackend,
+  discoverCpuTopology,
+  KNOWN_PROVIDER_PACKAGES,
+  TenferroError,
+  type CpuBackendKind,
+  type CpuExecutionInfo,
+  type CpuProviderPackage,
+  type CpuTopology,
+  type ProviderPackageStatus,
+} from '@tenferro/core';
 import { loadOs } from '@tenferro/os';
-import { findInstalledProviders, KNOWN_PROVIDER_PACKAGES, type InstalledPackage } from '../installed-providers.js';
+import { type InstalledPackage, type LoadedPackage, loadInstalledProviders } from '../installed-providers.js';
 
 /** `tenferro info --json` schema; documented in docs/cli.md. Bump the suffix on any breaking change. */
-export const INFO_SCHEMA = 'tenferro.info/1';
+export const INFO_SCHEMA = 'tenferro.info/2';
+
+/** `CpuBackend.create()`'s kind when none is given. */
+const DEFAULT_KIND: CpuBackendKind = 'faer';
+
+/** An installed provider package and what its `status()` says (`null`: the installed version has no `status()`). */
+export interface ProviderReport extends InstalledPackage {
+  readonly status: ProviderPackageStatus | null;
+}
 
 export interface InfoReport {
   readonly schema: typeof INFO_SCHEMA;
   readonly node: { readonly version: string; readonly abi: string; readonly platform: string; readonly arch: string };
-  readonly osBinding: { readonly available: boolean; readonly path?: string; readonly reason?: string };
+  readonly osBinding:
+    | { readonly available: true; readonly path: string }
+    | { readonly available: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] };
   readonly allowedCpus: string;
   readonly allowedCpusSource: string;
   readonly onlineCpus: string | null;
@@ -23,24 +43,8 @@ export interface InfoReport {
     readonly available: boolean;
     readonly nodes: readonly { readonly id: number; readonly cpus: string; readonly hasMemory: boolean; readonly memoryBytes: number | null }[];
   };
-  readonly providers: readonly InstalledPackage[];
-  /** The system BLAS as `@tenferro/provider-blas` sees it; `null` when that package is not installed. */
-  readonly blas:
-    | {
-        readonly available: true;
-        readonly name: string;
-        readonly version: string;
-        readonly threadingLayer: string;
-        readonly coreType: string | null;
-        readonly threads: number;
-        readonly libraryPath: string;
-        readonly cpuIsa: string | null;
-        readonly threadControl: string;
-        readonly placementControl: string;
-        readonly warnings: readonly string[];
-      }
-    | { readonly available: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] }
-    | null;
+  /** Every package of core's `KNOWN_PROVIDER_PACKAGES` installed here, with its `status()`. */
+  readonly providers: readonly ProviderReport[];
   /** What `CpuBackend.create()` resolves to here (its engine is built, verified and closed again), or why it failed. */
   readonly backend:
     | {
@@ -66,12 +70,12 @@ export interface CollectInfoOptions {
 export async function collectInfo(options: CollectInfoOptions = {}): Promise<InfoReport> {
   const os = loadOs();
   const topology: CpuTopology = discoverCpuTopology(options);
-  const backend = await describeDefaultBackend(options.sysfsRoot === undefined && options.procRoot === undefined ? undefined : topology);
-  const blas = await describeBlas();
+  const packages = await loadInstalledProviders();
+  const backend = await describeDefaultBackend(options.sysfsRoot === undefined && options.procRoot === undefined ? undefined : topology, packages);
   return {
     schema: INFO_SCHEMA,
     node: { version: process.version, abi: process.versions.modules, platform: process.platform, arch: process.arch },
-    osBinding: os.available ? { available: true, path: os.path } : { available: false, reason: os.reason },
+    osBinding: os.available ? { available: true, path: os.path } : { available: false, reasons: os.reasons, possibleSolutions: os.possibleSolutions },
     allowedCpus: topology.allowedCpus.toString(),
     allowedCpusSource: topology.source.allowedCpus,
     onlineCpus: topology.onlineCpus?.toString() ?? null,
@@ -90,51 +94,27 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
         memoryBytes: n.memoryBytes ?? null,
       })),
     },
-    providers: findInstalledProviders(),
-    blas,
+    providers: packages.map(({ name, version, path, kind, status }) => ({ name, version, path, kind, status })),
     backend,
   };
 }
 
-/** The CLI's own @tenferro/provider-faer (an optional dependency), when it is installed and loads. */
-async function faerProviders(): Promise<CpuProviderPackage[] | undefined> {
-  try {
-    const { createFaerProvider, faerProviderStatus } = await import('@tenferro/provider-faer');
-    return faerProviderStatus().available ? [createFaerProvider()] : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * The default kind's provider package as this CLI finds it (core's own discovery looks from core
+ * and the current directory, which may not see the CLI's optional dependencies), when it is
+ * available here.
+ */
+function defaultKindProviders(packages: readonly LoadedPackage[]): CpuProviderPackage[] | undefined {
+  const p = packages.find((q) => q.kind === DEFAULT_KIND && q.status?.available === true);
+  const factory = KNOWN_PROVIDER_PACKAGES.find((k) => k.name === p?.name)?.factory;
+  const create = factory === undefined ? undefined : p?.module?.[factory];
+  return typeof create === 'function' ? [(create as () => CpuProviderPackage)()] : undefined;
 }
 
-async function describeBlas(): Promise<InfoReport['blas']> {
-  let mod: typeof import('@tenferro/provider-blas');
-  try {
-    mod = await import('@tenferro/provider-blas');
-  } catch {
-    return null;
-  }
-  const s = mod.blasProviderStatus();
-  if (!s.available) return { available: false, reasons: s.reasons, possibleSolutions: s.possibleSolutions };
-  const r = s.runtime;
-  return {
-    available: true,
-    name: r.name,
-    version: r.version,
-    threadingLayer: r.threadingLayer,
-    coreType: r.coreType ?? null,
-    threads: r.threads,
-    libraryPath: r.libraryRealPath,
-    cpuIsa: r.cpuIsa ?? null,
-    threadControl: s.capabilities.threadCount,
-    placementControl: s.capabilities.placement,
-    warnings: s.warnings,
-  };
-}
-
-async function describeDefaultBackend(topology: CpuTopology | undefined): Promise<InfoReport['backend']> {
+async function describeDefaultBackend(topology: CpuTopology | undefined, packages: readonly LoadedPackage[]): Promise<InfoReport['backend']> {
   let backend: CpuBackend | undefined;
   try {
-    const providers = await faerProviders();
+    const providers = defaultKindProviders(packages);
     backend = await CpuBackend.create({ ...(topology === undefined ? {} : { topology }), ...(providers === undefined ? {} : { providers }) });
     const i = backend.executionInfo();
     return {
@@ -161,8 +141,11 @@ export function formatInfo(r: InfoReport): string {
   const row = (label: string, value: string) => lines.push(`  ${label.padEnd(22)} ${value}`);
   lines.push('tenferro info');
   row('node', `${r.node.version} (ABI ${r.node.abi}, ${r.node.platform}-${r.node.arch})`);
-  row('OS binding', r.osBinding.available ? `loaded (${r.osBinding.path})` : `unavailable — ${r.osBinding.reason}`);
-  if (!r.osBinding.available) row('', 'placement: compatibility mode only (no verified worker affinity)');
+  if (r.osBinding.available) row('OS binding', `loaded (${r.osBinding.path})`);
+  else {
+    row('OS binding', 'unavailable — placement: compatibility mode only (no verified worker affinity)');
+    unavailableRows(row, r.osBinding);
+  }
   lines.push('CPUs');
   row('process affinity', `${r.allowedCpus}  [${r.allowedCpusSource}]`);
   row('online', r.onlineCpus ?? 'unknown');
@@ -179,23 +162,19 @@ export function formatInfo(r: InfoReport): string {
   }
   lines.push('providers');
   if (r.providers.length === 0) {
-    row('installed', `none (known: ${KNOWN_PROVIDER_PACKAGES.join(', ')})`);
+    row('installed', `none (known: ${KNOWN_PROVIDER_PACKAGES.map((k) => k.name).join(', ')})`);
   }
-  for (const p of r.providers) row(p.name, p.version);
-  lines.push('BLAS (@tenferro/provider-blas)');
-  if (r.blas === null) row('status', 'package not installed');
-  else if (!r.blas.available) {
-    row('status', 'unavailable');
-    for (const reason of r.blas.reasons) row('  reason', reason);
-    for (const fix of r.blas.possibleSolutions) row('  fix', fix);
-  } else {
-    const b = r.blas;
-    row('runtime', `${b.name} ${b.version}`);
-    row('threading layer', `${b.threadingLayer}, ${b.threads} thread${b.threads === 1 ? '' : 's'}`);
-    row('core type', `${b.coreType ?? 'n/a'} (CPU ISA ${b.cpuIsa ?? 'unknown'})`);
-    row('library', b.libraryPath);
-    row('thread control', `${b.threadControl} / ${b.placementControl}`);
-    for (const w of b.warnings) row('WARNING', w);
+  for (const p of r.providers) {
+    const s = p.status;
+    row(p.name, `${p.version} — ${s === null ? 'no status() in this version' : s.available ? 'available' : 'unavailable'}`);
+    if (s === null) continue;
+    if (!s.available) {
+      unavailableRows(row, s);
+      continue;
+    }
+    for (const [key, value] of Object.entries(s.details)) row(`  ${words(key)}`, value === null ? 'n/a' : typeof value === 'boolean' ? (value ? 'yes' : 'no') : String(value));
+    for (const w of s.warnings) row('  WARNING', w);
+    if (s.addonPath !== undefined) row('  addon', s.addonPath);
   }
   lines.push('CpuBackend.create()');
   if ('error' in r.backend) {
@@ -210,6 +189,16 @@ export function formatInfo(r: InfoReport): string {
     row('providers', b.providerDiagnostic);
   }
   return lines.join('\n');
+}
+
+function unavailableRows(row: (label: string, value: string) => void, s: { readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] }): void {
+  for (const reason of s.reasons) row('  reason', reason);
+  for (const fix of s.possibleSolutions) row('  fix', fix);
+}
+
+/** A details key as words: `threadingLayer` → `threading layer`. */
+function words(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
 function formatBytes(n: number): string {
