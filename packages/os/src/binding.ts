@@ -1,5 +1,5 @@
 /**
- * The raw exports of the native addon `tenferro_os.node` (native/src/affinity.cc).
+ * The raw exports of the native addon `tenferro_os.node` (native/src/affinity.cc, registered in native/src/addon.cc).
  *
  * No function throws: a failed system call is reported as an errno. `setThreadAffinity`
  * trusts its input; call it only with a validated, non-empty list of CPU ids below

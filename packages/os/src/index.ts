@@ -4,7 +4,7 @@
  * Importing this module loads nothing; the addon is loaded on first use (`loadOs()`).
  * `loadAddon` is the native addon loader every tenferro package with an addon uses.
  */
-export { OS_ERROR_CODES, OsError, osErrorKind } from './os-error.js';
+export { OS_ERROR_CODES, OsError, describeValue, osErrorKind } from './os-error.js';
 export type { OsErrorCode, OsErrorKind, OsErrorOptions } from './os-error.js';
 export { loadOs } from './load.js';
 export type { OsStatus } from './load.js';

@@ -1,4 +1,8 @@
+import { describeValue } from '@tenferro/os';
 import { type ErrorCode, type ErrorKind, isErrorCode, kindOf } from './codes.js';
+
+/** `<value> (<type>)`: a received value as every tenferro error message shows it (one implementation, in `@tenferro/os`, which core builds on). */
+export { describeValue };
 
 /** Brand shared by every tenferro error, also by errors raised in packages that cannot import core. */
 export const TENFERRO_ERROR_BRAND: unique symbol = Symbol.for('tenferro.error') as never;
@@ -72,17 +76,4 @@ export function invalidArgument(op: string, param: string, expected: string, rec
     op,
     detail: { param },
   });
-}
-
-export function describeValue(value: unknown): string {
-  let shown: string;
-  try {
-    shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : String(value);
-    if (Array.isArray(value)) shown = JSON.stringify(value);
-  } catch {
-    shown = Object.prototype.toString.call(value);
-  }
-  if (shown.length > 80) shown = `${shown.slice(0, 77)}...`;
-  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-  return `${shown} (${type})`;
 }
