@@ -28,7 +28,7 @@ export type { ResourceRequest } from './arbiter/resource-request.js';
 
 export { CpuBackend } from './backend/cpu-backend.js';
 export type { CpuRuntimeIdentity } from './backend/cpu-backend.js';
-export type { CpuBackendOptions, ExternalBackendOptions } from './backend/backend-options.js';
+export type { CpuBackendOptions, ExternalBackendOptions, RunOptions } from './backend/backend-options.js';
 export { CpuExecSession } from './backend/backend-session.js';
 export type { CpuExecutionInfo, PlacementCheck, WorkerInfo } from './backend/execution-info.js';
 export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';
@@ -50,6 +50,7 @@ export type { CpuProviderPackage } from './provider/provider-package.js';
 export type { ProviderPackageAvailable, ProviderPackageStatus, ProviderPackageUnavailable } from './provider/provider-package-status.js';
 export { loadAddon } from '@tenferro/os';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from '@tenferro/os';
+export { ABORT_CLOSED, ABORT_SIGNALLED } from './contract/execution-context.js';
 export type { CpuExecutionContext } from './contract/execution-context.js';
 export type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from './contract/cpu-domain.js';
 export type { ParallelMode, ProviderParallelMode } from './contract/parallel-mode.js';

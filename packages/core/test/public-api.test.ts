@@ -7,7 +7,7 @@ import type * as Piscina from '../src/piscina/index.js';
 import type * as Testing from '../src/testing/index.js';
 
 const CORE_VALUES = [
-  'CONTRACTION_DTYPES', 'CpuBackend', 'CpuExecSession', 'CpuProviderBundle', 'CpuProviderBundleBuilder', 'CpuSet',
+  'ABORT_CLOSED', 'ABORT_SIGNALLED', 'CONTRACTION_DTYPES', 'CpuBackend', 'CpuExecSession', 'CpuProviderBundle', 'CpuProviderBundleBuilder', 'CpuSet',
   'DEFAULT_EXECUTION_CAPABILITIES', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain',
   'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
@@ -28,7 +28,7 @@ const CORE_TYPES = [
   'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
   'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
-  'ResolvedCpuPlacement', 'ResourceRequest', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
+  'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorOrderOptions', 'TensorPlacement', 'TopologySource', 'WorkerInfo', 'WorkerPool',
   'WorkerThreadsExecutorOptions',
 ] as const;

@@ -1,6 +1,7 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import { CpuSet } from '../topology/cpu-set.js';
 import { type ResourceRequest, describeRequest, requestsConflict } from './resource-request.js';
+import { onAbort } from '../util/abort-listeners.js';
 
 /**
  * An execution owner: a process-unique positive integer. Owners count up to 2^53 − 1, which a
@@ -51,7 +52,8 @@ interface Waiter extends Active {
   readonly resolve: (p: Permit) => void;
   readonly reject: (e: unknown) => void;
   readonly signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
+  /** Stops listening to the waiter's signal. */
+  unsubscribe: (() => void) | undefined;
 }
 
 /**
@@ -139,10 +141,9 @@ export class ResourceArbiter {
       return Promise.resolve(permit);
     }
     return new Promise<Permit>((resolve, reject) => {
-      const waiter: Waiter = { request, owner, resolve, reject, signal, onAbort: undefined };
+      const waiter: Waiter = { request, owner, resolve, reject, signal, unsubscribe: undefined };
       if (signal !== undefined) {
-        waiter.onAbort = () => this.#abort(waiter);
-        signal.addEventListener('abort', waiter.onAbort, { once: true });
+        waiter.unsubscribe = onAbort(signal, () => this.#abort(waiter));
       }
       this.#waiting.push(waiter);
     });
@@ -197,7 +198,7 @@ export class ResourceArbiter {
       const w = this.#waiting[i]!;
       if (this.#admissible(w, i)) {
         this.#waiting.splice(i, 1);
-        if (w.onAbort !== undefined) w.signal!.removeEventListener('abort', w.onAbort);
+        w.unsubscribe?.();
         w.resolve(this.#admit(w.request, w.owner));
         i = 0;
         continue;

@@ -1,4 +1,5 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import { validateSignal } from '../util/abort-listeners.js';
 import type { ExternalCpuDomain } from '../contract/external-cpu-domain.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuDomainId } from '../contract/cpu-domain.js';
@@ -92,4 +93,20 @@ export function threadsFromEnv(op: string, env: NodeJS.ProcessEnv = process.env)
     });
   }
   return n;
+}
+
+/** Options of operations that take nothing but a signal (`install`, `reshape`, sessions, scopes, outer lanes). */
+export interface RunOptions {
+  /** Abort the operation: while it waits → `AdmissionAborted`; while it runs → `ExecutionAborted`. */
+  readonly signal?: AbortSignal;
+}
+
+/** Validate {@link RunOptions} (unknown keys are errors) and return the signal. */
+export function validateRunOptions(options: unknown, op: string): AbortSignal | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalidArgument(op, 'options', 'an options object', options);
+  for (const key of Object.keys(options)) {
+    if (key !== 'signal') throw invalidArgument(op, `options.${key}`, 'the option signal', key);
+  }
+  return validateSignal((options as RunOptions).signal, op);
 }

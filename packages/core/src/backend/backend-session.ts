@@ -7,7 +7,7 @@ import { TenferroError } from '../errors/tenferro-error.js';
 import type { ExtensionKey } from '../extension/extension-key.js';
 import * as ops from '../ops/dot-general.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
-import type { OperationRunner } from '../runtime/execution/admission.js';
+import { type OperationRunner, admissionAborted } from '../runtime/execution/admission.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { Tensor } from '../tensor/tensor.js';
 
@@ -32,8 +32,11 @@ export class CpuExecSession {
     this.#bundle = bundle;
     this.#runner = {
       domain: entry.engine.domain,
-      run: (op, mode, body) => {
+      // The session's own signal (withBackendSession's) supervises the whole session; an
+      // operation's signal is honoured until the operation starts.
+      run: (op, mode, body, signal) => {
         this.#assertLive(op);
+        if (signal?.aborted) throw admissionAborted(op, signal);
         return this.#enter(mode, (ctx) => body(entry, ctx), op);
       },
     };

@@ -17,7 +17,7 @@ import { type AdmissionTarget, type OperationRunner, handleRunner, openExecution
 import { Tensor } from '../tensor/tensor.js';
 import { discoverCpuTopology } from '../topology/discover-topology.js';
 import type { CpuTopology } from '../topology/topology-types.js';
-import { type CpuBackendOptions, type ExternalBackendOptions, threadsFromEnv, validateBackendOptions } from './backend-options.js';
+import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions } from './backend-options.js';
 import { CpuExecSession } from './backend-session.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
 import { discoverProvider } from './provider-discovery.js';
@@ -174,8 +174,9 @@ export class CpuBackend {
   }
 
   /** `tensor.reshape(shape)` when that is metadata-only (same storage, same tag); otherwise a fresh, tagged, dense copy (R97). */
-  async reshape(tensor: Tensor, shape: readonly number[]): Promise<Tensor> {
-    return reshape(this.#s.runner, this.#s.bundle, tensor, shape, 'CpuBackend.reshape');
+  async reshape(tensor: Tensor, shape: readonly number[], options?: RunOptions): Promise<Tensor> {
+    const op = 'CpuBackend.reshape';
+    return reshape(this.#s.runner, this.#s.bundle, tensor, shape, validateRunOptions(options, op), op);
   }
 
   /**
@@ -263,24 +264,33 @@ export class CpuBackend {
    * placement's CPU set), one executor entry, then `fn(ctx)` issues kernel tasks through the
    * context. Errors: `Reentered` (before any permit), `BackendClosed`, `ScopeWitnessMismatch`.
    */
-  async install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
-    return this.#s.runner.run('CpuBackend.install', 'sequential', (_entry, ctx) => fn(ctx));
+  async install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>, options?: RunOptions): Promise<R> {
+    const op = 'CpuBackend.install';
+    return this.#s.runner.run(op, 'sequential', (_entry, ctx) => fn(ctx), validateRunOptions(options, op));
   }
 
   /** One permit and one executor entry across every operation of `fn`'s session (R79–R82). */
-  async withBackendSession<R>(fn: (session: CpuExecSession) => R | Promise<R>): Promise<R> {
-    return runSession(this.#s, 'CpuBackend.withBackendSession', (entry, ctx) => {
-      const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind, this.#s.bundle);
-      return Promise.resolve(fn(session)).finally(() => session.end());
-    });
+  async withBackendSession<R>(fn: (session: CpuExecSession) => R | Promise<R>, options?: RunOptions): Promise<R> {
+    const op = 'CpuBackend.withBackendSession';
+    const signal = validateRunOptions(options, op);
+    return runSession(
+      this.#s,
+      op,
+      (entry, ctx) => {
+        const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind, this.#s.bundle);
+        return Promise.resolve(fn(session)).finally(() => session.end());
+      },
+      signal,
+    );
   }
 
   /**
    * Outer fan-out (R70): `min(count, budget)` lanes submitted once; `fn(ctx, index)` runs once per
    * index with a Sequential context on its lane's worker. `Scheduling` when the budget is 1.
    */
-  async withOuterLanes(count: number, fn: (ctx: CpuExecutionContext, index: number) => void | Promise<void>): Promise<void> {
-    return runOuterLanes(this.#s, 'CpuBackend.withOuterLanes', count, fn);
+  async withOuterLanes(count: number, fn: (ctx: CpuExecutionContext, index: number) => void | Promise<void>, options?: RunOptions): Promise<void> {
+    const op = 'CpuBackend.withOuterLanes';
+    return runOuterLanes(this.#s, op, count, fn, validateRunOptions(options, op));
   }
 
   /**
@@ -289,8 +299,9 @@ export class CpuBackend {
    * error object it returns — comes back unchanged; an exception releases scope and permit first.
    * Errors: `ExecutionAlreadyActive` inside an execution or scope, `Unsupported` for external domains.
    */
-  async withExecutionScope<R>(fn: () => R | Promise<R>): Promise<R> {
-    return openExecutionScope(this.#s, 'CpuBackend.withExecutionScope', fn);
+  async withExecutionScope<R>(fn: () => R | Promise<R>, options?: RunOptions): Promise<R> {
+    const op = 'CpuBackend.withExecutionScope';
+    return openExecutionScope(this.#s, op, fn, validateRunOptions(options, op));
   }
 
   executionInfo(): CpuExecutionInfo {

@@ -20,6 +20,15 @@ export interface CpuExecutionContext {
   readonly parallelMode: ProviderParallelMode;
   /** Whether the execution that entered this context is still running. */
   readonly live: boolean;
+  /**
+   * The execution's abort word, an `Int32Array` of length 1 over a `SharedArrayBuffer`: 0 while
+   * the execution may run, {@link ABORT_SIGNALLED} once its `AbortSignal` fired, {@link
+   * ABORT_CLOSED} once its backend was closed. A kernel that runs long polls `abortWord[0]` at
+   * its block boundaries and stops early when it is non-zero (pass `ctx.abortWord.buffer` in the
+   * payload); a kernel that cannot poll (a BLAS call) runs to its end, and the abort is reported
+   * when it returns.
+   */
+  readonly abortWord: Int32Array;
   /** The pool an Inner-mode provider may fan out on, capped at `threadBudget`; `undefined` unless Inner ∧ pool ∧ budget > 1 (R75). */
   workerPool(): WorkerPool | undefined;
   /** Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75). */
@@ -27,3 +36,8 @@ export interface CpuExecutionContext {
   /** Run one kernel task on this context's worker. */
   run<P, R>(kernel: KernelRef<P, R>, payload?: P): Promise<R>;
 }
+
+/** `abortWord[0]` once the execution's `AbortSignal` fired. */
+export const ABORT_SIGNALLED = 1;
+/** `abortWord[0]` once the execution's backend was closed. */
+export const ABORT_CLOSED = 2;

@@ -2,6 +2,7 @@ import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import { CONTRACTION_DTYPES, DTYPE_INFO, type DType, type Scalar } from '../tensor/dtype.js';
 import { layoutIsInjective, reachableSpan, validateLayout } from '../tensor/layout.js';
 import { Tensor } from '../tensor/tensor.js';
+import { validateSignal } from '../util/abort-listeners.js';
 
 /** Which axes contract and which are batch axes, per side: `[lhsAxes, rhsAxes]`, paired in order. */
 export interface DotGeneralDims {
@@ -14,6 +15,8 @@ export interface DotGeneralOptions {
   readonly conjRhs?: boolean;
   /** Reuse the GEMM analysis cached in this slot of the engine's cache when shapes, strides and axes are identical (R116). */
   readonly analysisSlot?: number;
+  /** Abort the operation: while it waits → `AdmissionAborted`; while it runs → `ExecutionAborted`. */
+  readonly signal?: AbortSignal;
 }
 
 export interface DotGeneralIntoOptions extends DotGeneralOptions {
@@ -22,7 +25,7 @@ export interface DotGeneralIntoOptions extends DotGeneralOptions {
 }
 
 /** Option keys of a fresh-output dot-general (no `alpha`/`beta`: a fresh output has no previous value). */
-const FRESH_OPTIONS: ReadonlySet<string> = new Set(['conjLhs', 'conjRhs', 'analysisSlot']);
+const FRESH_OPTIONS: ReadonlySet<string> = new Set(['conjLhs', 'conjRhs', 'analysisSlot', 'signal']);
 const INTO_OPTIONS: ReadonlySet<string> = new Set([...FRESH_OPTIONS, 'alpha', 'beta']);
 
 /** A validated dot-general: everything the planner needs, nothing unchecked. */
@@ -43,6 +46,7 @@ export interface DotGeneralSpec {
   readonly alpha: Scalar;
   readonly beta: Scalar;
   readonly analysisSlot: number | undefined;
+  readonly signal: AbortSignal | undefined;
 }
 
 /**
@@ -93,6 +97,7 @@ export function validateDotGeneral(
   if (opts.analysisSlot !== undefined && (!Number.isSafeInteger(opts.analysisSlot) || opts.analysisSlot < 0)) {
     throw invalidArgument(op, 'options.analysisSlot', 'a non-negative integer slot', opts.analysisSlot);
   }
+  const signal = validateSignal(opts.signal, op);
 
   // layouts
   validateLayout(l, op, 'lhs');
@@ -193,6 +198,7 @@ export function validateDotGeneral(
     alpha,
     beta,
     analysisSlot: opts.analysisSlot,
+    signal,
   });
 }
 

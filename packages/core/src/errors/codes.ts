@@ -50,7 +50,12 @@ export const ERROR_CODES = {
   /** Executor scheduling rule broken (Outer through install, lanes, jobs run twice or not at all). */
   Scheduling: { kind: 'BackendFailure', meaning: 'An executor scheduling rule was broken: Outer mode through install, Outer without budget or outer support, a bad lane index, or a job run twice or not at all.' },
   /** The backend handle (and its coordinator) was closed. */
-  BackendClosed: { kind: 'RuntimeState', meaning: 'The backend was closed; its engines are shut down.' },
+  BackendClosed: { kind: 'RuntimeState', meaning: 'The backend was closed; its engines are shut down. An operation running when close() was called settles with this code at once.' },
+  /** The operation's AbortSignal fired while it ran. */
+  ExecutionAborted: {
+    kind: 'RuntimeState',
+    meaning: "The operation's AbortSignal fired while it ran: tenferro's own kernels stopped at their next block boundary (a BLAS call finishes first); a caller-owned output may be partly written.",
+  },
   /** The operation is not supported for this domain or configuration. */
   Unsupported: { kind: 'Unsupported', meaning: 'The operation is not supported for this domain or configuration (for example an execution scope on an external domain).' },
 
@@ -77,6 +82,13 @@ export const ERROR_CODES = {
   EngineBroken: { kind: 'BackendFailure', meaning: 'An engine worker died and its replacement could not be started and verified; the engine refuses work.' },
   /** A kernel task threw. */
   KernelFailed: { kind: 'BackendFailure', meaning: 'A kernel task threw on its worker; the cause carries the worker-side error.' },
+  /** Memory for an output or temporary could not be allocated. */
+  AllocationFailed: { kind: 'BackendFailure', meaning: 'Memory for an output or temporary could not be allocated (the size was representable); nothing the caller owns was touched.' },
+  /** A provider broke its contract (e.g. wrote the output, then declined). */
+  ProviderContractViolation: {
+    kind: 'BackendFailure',
+    meaning: 'A provider broke its contract: it wrote the output and then declined, or reported success for work it did not do. The output may have been written.',
+  },
 
   // --- tensors and dot-general validation (R102, R109) --------------------------------------
   /** Shape and strides (or an axis list) have different ranks. */

@@ -18,6 +18,7 @@ export function dotGeneral(runner: OperationRunner, bundle: CpuProviderBundle, l
   return runner.run(op, dispatch.mode('gemm'), (entry, ctx) =>
     // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
     freshOutput(entry, spec.dtype, spec.outShape, op, async (out) => void (await runDotGeneral({ entry, ctx, dispatch }, spec, out.descriptor())), bundle.freshOutputsNeedNoZeroing),
+    spec.signal,
   );
 }
 
@@ -37,7 +38,7 @@ export async function dotGeneralInto(
 ): Promise<Tensor> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
-  await runner.run(op, dispatch.mode('gemm'), (entry, ctx) => runDotGeneral({ entry, ctx, dispatch }, spec, out.descriptor()));
+  await runner.run(op, dispatch.mode('gemm'), (entry, ctx) => runDotGeneral({ entry, ctx, dispatch }, spec, out.descriptor()), spec.signal);
   return out;
 }
 

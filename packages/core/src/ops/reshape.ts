@@ -9,7 +9,7 @@ import { ProviderDispatch } from './provider-call.js';
  * `tensor.reshape(shape)` when that is metadata-only (same storage, same tag, no admission);
  * otherwise a fresh, tagged, dense copy through the layout provider, reshaped (R97).
  */
-export async function reshape(runner: OperationRunner, bundle: CpuProviderBundle, tensor: Tensor, shape: readonly number[], op: string): Promise<Tensor> {
+export async function reshape(runner: OperationRunner, bundle: CpuProviderBundle, tensor: Tensor, shape: readonly number[], signal: AbortSignal | undefined, op: string): Promise<Tensor> {
   if (!Tensor.isTensor(tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
   try {
     return tensor.reshape(shape);
@@ -29,5 +29,5 @@ export async function reshape(runner: OperationRunner, bundle: CpuProviderBundle
       }
     }, true);
     return dense.reshape(shape);
-  });
+  }, signal);
 }

@@ -26,7 +26,9 @@ export class Coordinator {
   readonly external: ExternalRegistry | undefined;
   readonly #engines = new Map<string, Promise<CpuEngine>>();
   readonly #ready = new Map<string, CpuEngine>();
-  #closed = false;
+  /** What running executions do when the backend closes (settle at once, raise their abort word). */
+  readonly #closeListeners = new Set<() => void>();
+  #closing: Promise<void> | undefined;
 
   constructor(options: {
     topology: CpuTopology;
@@ -63,11 +65,11 @@ export class Coordinator {
   }
 
   get closed(): boolean {
-    return this.#closed;
+    return this.#closing !== undefined;
   }
 
   assertOpen(op: string): void {
-    if (this.#closed) throw new TenferroError('BackendClosed', 'this backend was closed', { op });
+    if (this.closed) throw new TenferroError('BackendClosed', 'this backend was closed', { op });
   }
 
   /** The engine that runs `plan`, building it on first use. */
@@ -79,7 +81,7 @@ export class Coordinator {
     let engine = this.#engines.get(key);
     if (engine === undefined) {
       engine = CpuEngine.managed(plan.domain, plan.pinCpus, this.poolLimit).then(async (built) => {
-        if (this.#closed) {
+        if (this.closed) {
           await built.close();
           throw new TenferroError('BackendClosed', 'this backend was closed while an engine was being built', { op });
         }
@@ -105,9 +107,31 @@ export class Coordinator {
     return [...this.#ready.values(), ...(this.external?.engines() ?? [])];
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
+  /** Call `fn` when `close()` is called (once); returns the unsubscribe. */
+  onClose(fn: () => void): () => void {
+    this.#closeListeners.add(fn);
+    return () => void this.#closeListeners.delete(fn);
+  }
+
+  /** Resolves when `close()` has shut every engine down (every worker has exited). */
+  whenClosed(): Promise<void> {
+    return this.#closing ?? Promise.resolve();
+  }
+
+  /**
+   * Shut every engine down. Running executions settle with `BackendClosed` at once (their abort
+   * words raised); their permits are released when the engines' workers have exited — a
+   * non-polling native call (a BLAS routine) holds its worker, and so its CPUs, until it returns.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#shutDown();
+    return this.#closing;
+  }
+
+  async #shutDown(): Promise<void> {
+    await null; // `closed` and `whenClosed()` hold from here on, also for the listeners
+    for (const fn of [...this.#closeListeners]) fn();
+    this.#closeListeners.clear();
     const engines = await Promise.allSettled(this.#engines.values());
     this.#engines.clear();
     this.#ready.clear();

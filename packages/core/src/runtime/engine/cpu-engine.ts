@@ -3,6 +3,7 @@ import { BufferPool } from '../../buffer/buffer-pool.js';
 import type { PoolLimit } from '../../buffer/pool-limit.js';
 import { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
+import { onAbort } from '../../util/abort-listeners.js';
 import type { CpuDomainExecutor } from '../../contract/executor.js';
 import type { WorkerObservation } from '../workers/engine-worker.js';
 import { EngineWorkerPool } from '../workers/engine-worker-pool.js';
@@ -125,9 +126,27 @@ export class CpuEngine implements LaneRunner {
    * execution: a top-level call from the main isolate queues, as it does on a managed domain
    * (an amendment of R43 for Node; entry from inside a running execution is rejected before this).
    */
-  claim(owner: ExecutionOwner): Promise<void> {
+  claim(owner: ExecutionOwner, signal: AbortSignal | undefined, op: string): Promise<void> {
     if (this.#claims.length === 0 && this.tryClaim(owner)) return Promise.resolve();
-    return new Promise<void>((resume) => this.#claims.push({ owner, resume }));
+    return new Promise<void>((resolve, reject) => {
+      const claim = {
+        owner,
+        resume: () => {
+          unsubscribe?.();
+          resolve();
+        },
+      };
+      const unsubscribe =
+        signal === undefined
+          ? undefined
+          : onAbort(signal, () => {
+              const i = this.#claims.indexOf(claim);
+              if (i < 0) return;
+              this.#claims.splice(i, 1);
+              reject(new TenferroError('AdmissionAborted', 'the operation was aborted while it waited for the caller-managed domain', { op, cause: signal.reason }));
+            });
+      this.#claims.push(claim);
+    });
   }
 
   /** Shut down what tenferro owns: its own pool, never an external executor (R44). */

@@ -1,8 +1,9 @@
 import { newExecutionOwner } from '../../arbiter/resource-arbiter.js';
 import type { ValidationDomain } from '../../contract/cpu-domain.js';
-import type { CpuExecutionContext } from '../../contract/execution-context.js';
+import { ABORT_CLOSED, ABORT_SIGNALLED, type CpuExecutionContext } from '../../contract/execution-context.js';
 import type { ParallelMode } from '../../contract/parallel-mode.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
+import { onAbort } from '../../util/abort-listeners.js';
 import type { Coordinator } from '../engine/coordinator.js';
 import type { DomainPlan } from '../placement.js';
 import { type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame } from './execution-frame.js';
@@ -25,19 +26,27 @@ export type OperationBody<R> = (entry: CpuOperationEntry, ctx: CpuExecutionConte
  */
 export interface OperationRunner {
   readonly domain: ValidationDomain;
-  run<R>(op: string, mode: ParallelMode, body: OperationBody<R>): Promise<R>;
+  run<R>(op: string, mode: ParallelMode, body: OperationBody<R>, signal?: AbortSignal): Promise<R>;
 }
 
 /**
  * The one admission path of every entry point (contract §6.1): an idle execution scope of this
- * witness lends its entry (`execution_admission`); otherwise re-entry is rejected before any
- * permit, the permit is requested as the plan says (R34) — or the caller-managed guard claimed
- * (R35, R43) — in a fresh execution frame, and released on every exit.
+ * witness lends its entry (`execution_admission`), in call order; otherwise re-entry is rejected
+ * before any permit, the permit is requested as the plan says (R34) — or the caller-managed
+ * guard claimed (R35, R43) — in a fresh execution frame, the execution is supervised (abort,
+ * close), and the permit released on every exit, never before the execution's kernel tasks have
+ * settled. `signal` aborts the wait (`AdmissionAborted`) and the execution (`ExecutionAborted`).
  */
-export async function admit<R>(target: AdmissionTarget, op: string, body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>): Promise<R> {
+export async function admit<R>(
+  target: AdmissionTarget,
+  op: string,
+  body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>,
+  signal?: AbortSignal,
+): Promise<R> {
+  if (signal?.aborted) throw admissionAborted(op, signal);
   const frame = currentFrame();
   if (frame?.scope !== undefined) {
-    const scope = await borrowScope(frame.scope, target, op);
+    const scope = await borrowScope(frame.scope, target, op, signal);
     try {
       // The operation's own body runs without the scope: a call from inside it is a re-entry.
       return await runInFrame({ owner: frame.owner, live: true, scope: undefined }, () => body(scope.entry, true));
@@ -53,30 +62,87 @@ export async function admit<R>(target: AdmissionTarget, op: string, body: (entry
   const request = target.plan.request;
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
     if (request === undefined) {
-      await engine.claim(owner);
+      await engine.claim(owner, signal, op);
       try {
         c.assertOpen(op);
-        return await body(new CpuOperationEntry(engine, undefined, owner), false);
+        const entry = new CpuOperationEntry(engine, undefined, owner);
+        return await supervise(c, entry, op, signal, () => body(entry, false));
       } finally {
         engine.release(owner);
       }
     }
-    const permit = await c.arbiter.acquire(request, { owner });
+    const permit = await c.arbiter.acquire(request, { owner, signal }).catch((e: unknown) => {
+      throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
+    });
     try {
       c.assertOpen(op);
-      return await body(new CpuOperationEntry(engine, permit, owner), false);
+      const entry = new CpuOperationEntry(engine, permit, owner);
+      return await supervise(c, entry, op, signal, () => body(entry, false));
     } finally {
       permit.release();
     }
   });
 }
 
+/**
+ * Run an admitted execution until it settles, or until it is stopped:
+ * - its `signal` fires → the abort word is raised, no further kernel task starts, and once the
+ *   running ones have returned (tenferro's kernels stop at their next block boundary) the
+ *   execution settles with `ExecutionAborted`, whatever its body did meanwhile;
+ * - the backend closes → the abort word is raised and the execution settles with `BackendClosed`
+ *   at once, even if its body never would; it returns (and the caller releases the permit) only
+ *   when the engines' workers have exited.
+ */
+async function supervise<R>(c: Coordinator, entry: CpuOperationEntry, op: string, signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+  let stopped: 'aborted' | 'closed' | undefined;
+  let settleStop!: (e: TenferroError) => void;
+  const stop = new Promise<never>((_, reject) => {
+    settleStop = reject;
+  });
+  stop.catch(() => undefined);
+  const unsubscribeAbort =
+    signal === undefined
+      ? undefined
+      : onAbort(signal, () => {
+          if (stopped !== undefined) return;
+          stopped = 'aborted';
+          const error = executionAborted(op, signal);
+          entry.stop(ABORT_SIGNALLED, error);
+          void entry.settleTasks().then(() => settleStop(error));
+        });
+  const unsubscribeClose = c.onClose(() => {
+    if (stopped === 'closed') return;
+    stopped = 'closed';
+    const error = new TenferroError('BackendClosed', 'the backend was closed while this operation ran', { op });
+    entry.stop(ABORT_CLOSED, error);
+    settleStop(error);
+  });
+  try {
+    const value = await Promise.race([run(), stop]);
+    if (stopped === 'aborted') throw executionAborted(op, signal!);
+    return value;
+  } catch (e) {
+    if (stopped === 'aborted') throw executionAborted(op, signal!);
+    if (stopped === 'closed') throw new TenferroError('BackendClosed', 'the backend was closed while this operation ran', { op, cause: e });
+    throw e;
+  } finally {
+    unsubscribeAbort?.();
+    unsubscribeClose();
+    if (stopped === 'closed') await c.whenClosed();
+  }
+}
+
 /** A handle as an {@link OperationRunner}: each operation is admitted, then enters the executor once in its mode (or reuses a scope's entry). */
 export function handleRunner(target: AdmissionTarget): OperationRunner {
   return {
     domain: target.plan.domain,
-    run: <R>(op: string, mode: ParallelMode, body: OperationBody<R>) =>
-      admit(target, op, (entry, scoped) => (scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op))),
+    run: <R>(op: string, mode: ParallelMode, body: OperationBody<R>, signal?: AbortSignal) =>
+      admit(
+        target,
+        op,
+        (entry, scoped) => (scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op)),
+        signal,
+      ),
   };
 }
 
@@ -85,12 +151,22 @@ export function handleRunner(target: AdmissionTarget): OperationRunner {
  * (R79–R82). External executors keep operation-level entry (R49): `body` then gets no context
  * and each operation enters on its own.
  */
-export function runSession<R>(target: AdmissionTarget, op: string, body: (entry: CpuOperationEntry, ctx: CpuExecutionContext | undefined) => Promise<R>): Promise<R> {
-  return admit(target, op, (entry, scoped) => {
-    if (entry.engine.domain.ownership !== 'managed') return body(entry, undefined);
-    const mode = entry.preferredEngineMode();
-    return scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op);
-  });
+export function runSession<R>(
+  target: AdmissionTarget,
+  op: string,
+  body: (entry: CpuOperationEntry, ctx: CpuExecutionContext | undefined) => Promise<R>,
+  signal?: AbortSignal,
+): Promise<R> {
+  return admit(
+    target,
+    op,
+    (entry, scoped) => {
+      if (entry.engine.domain.ownership !== 'managed') return body(entry, undefined);
+      const mode = entry.preferredEngineMode();
+      return scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op);
+    },
+    signal,
+  );
 }
 
 /** Outer fan-out (R70) under one admission; from inside a scope it is refused as Outer-through-install. */
@@ -99,19 +175,21 @@ export function runOuterLanes(
   op: string,
   count: number,
   body: (ctx: CpuExecutionContext, index: number) => void | Promise<void>,
+  signal?: AbortSignal,
 ): Promise<void> {
-  return admit(target, op, (entry, scoped) => (scoped ? entry.reuse('outer', () => undefined, op) : entry.submitOuter(count, body, op)));
+  return admit(target, op, (entry, scoped) => (scoped ? entry.reuse('outer', () => undefined, op) : entry.submitOuter(count, body, op)), signal);
 }
 
 /**
- * `execution_scope.rs` (R83–R87): one permit and one executor entry shared by the sequential
- * operations that clones of the witness issue inside `fn`; the callback's value comes back
+ * `execution_scope.rs` (R83–R87): one permit and one executor entry shared by the operations
+ * that clones of the witness issue inside `fn`, in call order; the callback's value comes back
  * unchanged, and an exception releases scope and permit first.
  */
-export async function openExecutionScope<R>(target: AdmissionTarget, op: string, fn: () => R | Promise<R>): Promise<R> {
+export async function openExecutionScope<R>(target: AdmissionTarget, op: string, fn: () => R | Promise<R>, signal?: AbortSignal): Promise<R> {
   if (executionActive()) {
     throw new TenferroError('ExecutionAlreadyActive', 'CPU execution is already active; open the shared scope outside active scopes and backend sessions', { op });
   }
+  if (signal?.aborted) throw admissionAborted(op, signal);
   const c = target.coordinator;
   c.assertOpen(op);
   const engine = await c.engine(target.plan, op);
@@ -120,22 +198,26 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
   }
   const owner = newExecutionOwner();
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
-    const permit = await c.arbiter.acquire(target.plan.request!, { owner });
+    const permit = await c.arbiter.acquire(target.plan.request!, { owner, signal }).catch((e: unknown) => {
+      throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
+    });
     try {
       const entry = new CpuOperationEntry(engine, permit, owner);
-      return await entry.enter(
-        entry.preferredEngineMode(),
-        async () => {
-          const scope: ScopeRecord = { identity: target.identity, engine, permit, entry, operationActive: false, closed: false, waiting: [] };
-          try {
-            return await runInFrame({ owner, live: true, scope }, async () => await fn());
-          } finally {
-            scope.closed = true;
-            // Operations still queued on the scope are refused now; the one running finishes first.
-            for (const turn of scope.waiting.splice(0)) turn();
-          }
-        },
-        op,
+      return await supervise(c, entry, op, signal, () =>
+        entry.enter(
+          entry.preferredEngineMode(),
+          async () => {
+            const scope: ScopeRecord = { identity: target.identity, engine, permit, entry, operationActive: false, closed: false, waiting: [] };
+            try {
+              return await runInFrame({ owner, live: true, scope }, async () => await fn());
+            } finally {
+              scope.closed = true;
+              // Operations still queued on the scope are refused now; the one running finishes first.
+              for (const turn of scope.waiting.splice(0)) turn();
+            }
+          },
+          op,
+        ),
       );
     } finally {
       permit.release();
@@ -145,14 +227,31 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
 
 /**
  * `execution_admission`: borrow the scope's entry — at once when no scoped operation runs, else
- * after those called earlier (their turn is handed over without a gap).
+ * after those called earlier (their turn is handed over without a gap). `signal` aborts the wait.
  */
-async function borrowScope(scope: ScopeRecord, target: AdmissionTarget, op: string): Promise<ScopeRecord> {
+async function borrowScope(scope: ScopeRecord, target: AdmissionTarget, op: string, signal: AbortSignal | undefined): Promise<ScopeRecord> {
   if (scope.identity !== target.identity) {
     throw new TenferroError('ScopeWitnessMismatch', 'operation backend does not match the execution scope; use a clone of its backend witness', { op });
   }
-  if (scope.operationActive) await new Promise<void>((turn) => scope.waiting.push(turn));
-  else scope.operationActive = true;
+  if (!scope.operationActive) {
+    scope.operationActive = true;
+  } else {
+    await new Promise<void>((resolve, reject) => {
+      const turn = () => {
+        unsubscribe?.();
+        resolve();
+      };
+      const unsubscribe =
+        signal === undefined
+          ? undefined
+          : onAbort(signal, () => {
+              const i = scope.waiting.indexOf(turn);
+              if (i >= 0) scope.waiting.splice(i, 1);
+              reject(admissionAborted(op, signal));
+            });
+      scope.waiting.push(turn);
+    });
+  }
   if (scope.closed) {
     returnScope(scope);
     throw new TenferroError('ContextExpired', 'the execution scope this operation was queued on has ended', { op });
@@ -165,4 +264,12 @@ function returnScope(scope: ScopeRecord): void {
   const next = scope.waiting.shift();
   if (next !== undefined) next();
   else scope.operationActive = false;
+}
+
+export function admissionAborted(op: string, signal: AbortSignal): TenferroError {
+  return new TenferroError('AdmissionAborted', 'the operation was aborted while it waited to be admitted', { op, cause: signal.reason });
+}
+
+function executionAborted(op: string, signal: AbortSignal): TenferroError {
+  return new TenferroError('ExecutionAborted', 'the operation was aborted while it ran', { op, cause: signal.reason });
 }

@@ -25,6 +25,8 @@ export interface ContextParts {
   /** Whether the executor gives Inner mode a pool. */
   readonly executorHasPool: boolean;
   readonly lifetime: EntryLifetime;
+  /** The execution's abort word (created on first use). */
+  readonly abortWord: () => Int32Array;
 }
 
 /**
@@ -67,6 +69,10 @@ export class EnteredContext implements CpuExecutionContext {
   /** Whether the execution that entered this context is still running. */
   get live(): boolean {
     return this.#parts.lifetime.live;
+  }
+
+  get abortWord(): Int32Array {
+    return this.#parts.abortWord();
   }
 
   /** Run one kernel task on this context's worker. */

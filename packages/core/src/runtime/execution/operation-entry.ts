@@ -18,12 +18,34 @@ export class CpuOperationEntry {
   readonly owner: ExecutionOwner;
   /** Every kernel task this execution started, through any of its contexts. */
   readonly #tasks: TaskTracker;
+  #abortWord: Int32Array | undefined;
 
   constructor(engine: CpuEngine, permit: Permit | undefined, owner: ExecutionOwner) {
     this.engine = engine;
     this.permit = permit;
     this.owner = owner;
     this.#tasks = new TaskTracker(engine);
+  }
+
+  /** The execution's abort word (see `CpuExecutionContext.abortWord`), created on first use. */
+  get abortWord(): Int32Array {
+    this.#abortWord ??= new Int32Array(new SharedArrayBuffer(4));
+    return this.#abortWord;
+  }
+
+  /**
+   * Stop the execution: raise the abort word (`ABORT_SIGNALLED` or `ABORT_CLOSED`) for kernels
+   * that poll it, and refuse every further kernel task with `error`. Tasks already running finish
+   * or stop on their own; `settleTasks` waits for them.
+   */
+  stop(word: number, error: TenferroError): void {
+    Atomics.store(this.abortWord, 0, word);
+    this.#tasks.stop(error);
+  }
+
+  /** Wait until no kernel task of this execution is in flight. */
+  async settleTasks(): Promise<void> {
+    await this.#tasks.settle();
   }
 
   /** Inner iff budget > 1 and the executor offers a pool, else Sequential (R72). */
@@ -159,6 +181,7 @@ export class CpuOperationEntry {
       parallelMode: mode,
       lane,
       runner: this.#tasks,
+      abortWord: () => this.abortWord,
       executorHasPool: this.engine.executor.capabilities().innerParallelism === 'pool',
       lifetime,
     });

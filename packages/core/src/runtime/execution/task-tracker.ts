@@ -1,5 +1,6 @@
 import type { KernelRef } from '../../contract/kernel.js';
 import type { LaneRunner } from '../../contract/worker-pool.js';
+import type { TenferroError } from '../../errors/tenferro-error.js';
 
 /**
  * Every kernel task an execution starts, through any of its contexts. The execution ends — its
@@ -10,6 +11,7 @@ import type { LaneRunner } from '../../contract/worker-pool.js';
 export class TaskTracker implements LaneRunner {
   readonly #runner: LaneRunner;
   readonly #inFlight = new Set<Promise<unknown>>();
+  #stopped: TenferroError | undefined;
 
   constructor(runner: LaneRunner) {
     this.#runner = runner;
@@ -20,11 +22,17 @@ export class TaskTracker implements LaneRunner {
   }
 
   runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    if (this.#stopped !== undefined) return Promise.reject(this.#stopped);
     const task = this.#runner.runOn(lane, kernel, payload, op);
     this.#inFlight.add(task);
     const done = () => void this.#inFlight.delete(task);
     task.then(done, done);
     return task;
+  }
+
+  /** Refuse every task asked for from now on with `error` (the execution was aborted or closed). */
+  stop(error: TenferroError): void {
+    this.#stopped ??= error;
   }
 
   /**

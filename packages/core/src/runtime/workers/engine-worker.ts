@@ -281,6 +281,7 @@ export class EngineWorker {
   }
 
   #deadError(op: string): TenferroError {
+    if (this.#closing) return new TenferroError('BackendClosed', `the engine was closed while worker ${this.observed.index} ran a task`, { op });
     return new TenferroError('WorkerDied', `engine worker ${this.observed.index} (tid ${this.observed.tid}) died while running a task`, {
       op,
       detail: { worker: this.observed.index, tid: this.observed.tid },
