@@ -4,6 +4,7 @@ import type { ExternalCpuDomain } from '../contract/external-cpu-domain.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuDomainId } from '../contract/cpu-domain.js';
 import type { CpuProviderPackage } from '../provider/provider-package.js';
+import { CpuSet } from '../topology/cpu-set.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendKind, type CpuPlacement, validateKind, validatePlacement } from '../contract/backend-kind.js';
 
@@ -59,10 +60,7 @@ export function validateBackendOptions(options: unknown, op: string): Normalized
   const kind = o.kind === undefined ? 'faer' : validateKind(o.kind, op);
   const threads = o.threads === undefined ? undefined : validateThreads(o.threads, op, 'options.threads');
   const placement = o.placement === undefined ? 'auto' : validatePlacement(o.placement, op);
-  const topology = o.topology as CpuTopology | undefined;
-  if (topology !== undefined && (typeof topology !== 'object' || topology === null || typeof topology.node !== 'function')) {
-    throw invalidArgument(op, 'options.topology', 'a CpuTopology from discoverCpuTopology()', topology);
-  }
+  const topology = o.topology === undefined ? undefined : validateTopology(o.topology, op);
   const providers = o.providers;
   if (providers !== undefined && !Array.isArray(providers)) throw invalidArgument(op, 'options.providers', 'an array of provider packages', providers);
   (providers ?? []).forEach((p: unknown, i: number) => {
@@ -109,4 +107,21 @@ export function validateRunOptions(options: unknown, op: string): AbortSignal | 
     if (key !== 'signal') throw invalidArgument(op, `options.${key}`, 'the option signal', key);
   }
   return validateSignal((options as RunOptions).signal, op);
+}
+
+/** A topology as `discoverCpuTopology()` returns it: checked field by field, `InvalidArgument` naming the first that is not. */
+export function validateTopology(value: unknown, op: string, param = 'options.topology'): CpuTopology {
+  if (typeof value !== 'object' || value === null) throw invalidArgument(op, param, 'a CpuTopology from discoverCpuTopology()', value);
+  const t = value as Partial<CpuTopology>;
+  if (!(t.allowedCpus instanceof CpuSet)) throw invalidArgument(op, `${param}.allowedCpus`, 'a CpuSet', t.allowedCpus);
+  if (!Array.isArray(t.nodes)) throw invalidArgument(op, `${param}.nodes`, 'an array of NUMA nodes', t.nodes);
+  t.nodes.forEach((n: unknown, i: number) => {
+    if (typeof n !== 'object' || n === null || !((n as { cpus?: unknown }).cpus instanceof CpuSet) || !Number.isSafeInteger((n as { id?: unknown }).id)) {
+      throw invalidArgument(op, `${param}.nodes[${i}]`, 'a node { id, cpus: CpuSet }', n);
+    }
+  });
+  if (typeof t.node !== 'function' || typeof t.hasNumaNodes !== 'function') throw invalidArgument(op, param, 'a CpuTopology from discoverCpuTopology()', value);
+  const cpus = t.effectiveCapacity?.cpus;
+  if (!Number.isSafeInteger(cpus) || (cpus as number) < 1) throw invalidArgument(op, `${param}.effectiveCapacity.cpus`, 'a positive integer', cpus);
+  return value as CpuTopology;
 }

@@ -17,7 +17,7 @@ import { type AdmissionTarget, type OperationRunner, handleRunner, openExecution
 import { Tensor } from '../tensor/tensor.js';
 import { discoverCpuTopology } from '../topology/discover-topology.js';
 import type { CpuTopology } from '../topology/topology-types.js';
-import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions } from './backend-options.js';
+import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions, validateTopology } from './backend-options.js';
 import { CpuExecSession } from './backend-session.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
 import { discoverProvider } from './provider-discovery.js';
@@ -93,7 +93,7 @@ export class CpuBackend {
     // R40: caller-managed domains run the tenferro-managed kind, whatever else is installed.
     const kind: CpuBackendKind = callerManaged ? 'faer' : (options.kind ?? 'faer');
     const coordinator = new Coordinator({
-      topology: options.topology ?? discoverCpuTopology(),
+      topology: options.topology === undefined ? discoverCpuTopology() : validateTopology(options.topology, op),
       kind,
       threads: 1,
       affinityAvailable: loadOs().available,

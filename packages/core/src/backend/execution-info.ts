@@ -66,7 +66,7 @@ export function describeExecution(h: HandleFacts): CpuExecutionInfo {
   const plan = h.plan;
   const engine = c.builtEngine(plan);
   const domain = engine?.domain ?? plan.domain;
-  const caps = engine?.executor.capabilities();
+  const caps = engine?.capabilities;
   const placement = plan.resolvedPlacement;
   return Object.freeze({
     backendKind: c.kind,

@@ -1,6 +1,7 @@
 import { isSharedArrayBuffer } from '../tensor/layout.js';
 import { type DType, DTYPE_INFO, DTYPES, isDType } from '../tensor/dtype.js';
 import { invalidArgument } from '../errors/tenferro-error.js';
+import { allocateShared } from '../util/allocate-shared.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
@@ -31,6 +32,8 @@ export interface BufferPoolStats {
 export interface AcquireOptions {
   /** Clear the first `length` elements (default true). */
   readonly zeroed?: boolean;
+  /** The public operation the storage is for, named by allocation errors. */
+  readonly op?: string;
 }
 
 export type TakeLoan = (dtype: DType, length: number, options?: AcquireOptions) => BufferLoan;
@@ -86,7 +89,7 @@ export class BufferPool implements PoolLimitListener {
     if (length === 0) return Object.freeze({ dtype, buffer: EMPTY, length: 0, capacity: 0 });
     const bytes = DTYPE_INFO[dtype].bytes;
     const needed = length * bytes;
-    if (!Number.isSafeInteger(needed)) throw invalidArgument(op, 'length', 'an element count whose byte size is a safe integer', length);
+    const caller = options?.op ?? op;
     const list = this.#free.get(dtype)!;
     const at = lowerBound(list, needed);
     let buffer: SharedArrayBuffer;
@@ -97,7 +100,7 @@ export class BufferPool implements PoolLimitListener {
       this.#hits += 1;
       if (options?.zeroed !== false) new Uint8Array(buffer, 0, needed).fill(0);
     } else {
-      buffer = new SharedArrayBuffer(needed);
+      buffer = allocateShared(needed, caller);
       this.#misses += 1;
     }
     const loan: BufferLoan = Object.freeze({ dtype, buffer, length, capacity: buffer.byteLength / bytes });

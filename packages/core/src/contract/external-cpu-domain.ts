@@ -22,13 +22,20 @@ export class ExternalCpuDomain {
   readonly #capabilities: CpuDomainExecutorCapabilities;
   readonly #placement: ResolvedCpuPlacement | undefined;
 
-  private constructor(token: typeof CONSTRUCT, id: CpuDomainId, executor: CpuDomainExecutor, threadBudget: number, placement: ResolvedCpuPlacement | undefined) {
+  private constructor(
+    token: typeof CONSTRUCT,
+    id: CpuDomainId,
+    executor: CpuDomainExecutor,
+    capabilities: CpuDomainExecutorCapabilities,
+    threadBudget: number,
+    placement: ResolvedCpuPlacement | undefined,
+  ) {
     if (token !== CONSTRUCT) throw new TypeError('ExternalCpuDomain: use cooperative() or callerManaged()');
     this.id = id;
     this.executor = executor;
     this.threadBudget = threadBudget;
     this.#placement = placement;
-    this.#capabilities = Object.freeze({ ...executor.capabilities() });
+    this.#capabilities = capabilities;
     Object.freeze(this);
   }
 
@@ -52,8 +59,8 @@ export class ExternalCpuDomain {
     } else {
       throw invalidArgument(op, 'placement', '{ numaNode, cpus } or { allAllowed: true, cpus }', placement);
     }
-    validateExecutor(executor, threadBudget, id, op);
-    return new ExternalCpuDomain(CONSTRUCT, id, executor, threadBudget, resolved);
+    const capabilities = validateExecutor(executor, threadBudget, id, op);
+    return new ExternalCpuDomain(CONSTRUCT, id, executor, capabilities, threadBudget, resolved);
   }
 
   /**
@@ -63,8 +70,8 @@ export class ExternalCpuDomain {
   static callerManaged(id: CpuDomainId, executor: CpuDomainExecutor, threadBudget: number): ExternalCpuDomain {
     const op = 'ExternalCpuDomain.callerManaged';
     validateId(id, op);
-    validateExecutor(executor, threadBudget, id, op);
-    return new ExternalCpuDomain(CONSTRUCT, id, executor, threadBudget, undefined);
+    const capabilities = validateExecutor(executor, threadBudget, id, op);
+    return new ExternalCpuDomain(CONSTRUCT, id, executor, capabilities, threadBudget, undefined);
   }
 
   admissionMode(): CpuAdmissionMode {
@@ -94,16 +101,29 @@ function validateId(id: unknown, op: string): void {
   if (!ok) throw invalidArgument(op, 'id', 'a non-negative integer or bigint domain id', id);
 }
 
-function validateExecutor(executor: CpuDomainExecutor, threadBudget: number, id: CpuDomainId, op: string): void {
+/** Check the executor and sample its capabilities once (a throwing `capabilities()` is `ExecutorFailed`). */
+function validateExecutor(executor: CpuDomainExecutor, threadBudget: number, id: CpuDomainId, op: string): CpuDomainExecutorCapabilities {
   for (const method of ['capabilities', 'install', 'submit', 'workerPool', 'runKernel'] as const) {
     if (typeof (executor as unknown as Record<string, unknown>)?.[method] !== 'function') {
       throw invalidArgument(op, 'executor', 'a CpuDomainExecutor (capabilities, install, submit, workerPool, runKernel)', executor);
     }
   }
   if (!Number.isSafeInteger(threadBudget) || threadBudget < 1) throw invalidArgument(op, 'threadBudget', 'a positive integer', threadBudget);
-  const workers = executor.capabilities().workerCount;
+  let sampled: unknown;
+  try {
+    sampled = executor.capabilities();
+  } catch (e) {
+    throw new TenferroError('ExecutorFailed', `the executor of domain ${String(id)} failed in capabilities(): ${e instanceof Error ? e.message : String(e)}`, {
+      op,
+      cause: e,
+      detail: { domain: id },
+    });
+  }
+  if (typeof sampled !== 'object' || sampled === null) throw invalidArgument(op, 'executor.capabilities()', 'a capabilities object', sampled);
+  const capabilities = Object.freeze({ ...(sampled as CpuDomainExecutorCapabilities) });
+  const workers = capabilities.workerCount;
   if (!Number.isSafeInteger(workers) || workers < 1) {
-    throw new TenferroError('ZeroExecutorWorkers', `the executor of domain ${String(id)} reports ${workers} workers`, { op, detail: { domain: id } });
+    throw new TenferroError('ZeroExecutorWorkers', `the executor of domain ${String(id)} reports ${String(workers)} workers`, { op, detail: { domain: id } });
   }
   if (threadBudget > workers) {
     throw new TenferroError('ThreadBudgetExceedsWorkerCount', `thread budget ${threadBudget} exceeds the executor's ${workers} workers`, {
@@ -111,4 +131,5 @@ function validateExecutor(executor: CpuDomainExecutor, threadBudget: number, id:
       detail: { domain: id, threadBudget, workerCount: workers },
     });
   }
+  return capabilities;
 }

@@ -20,7 +20,7 @@ export async function freshOutput(
   overwritten: boolean,
 ): Promise<Tensor> {
   const buffers = entry.engine.bufferPool;
-  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed: !overwritten });
+  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed: !overwritten, op });
   try {
     const out = Tensor.fromDescriptor({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer: loan.buffer }, { cpuAffinity: entry.engine.domain.id });
     await fill(out);

@@ -70,8 +70,8 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     });
   }
   await run.entry.engine.bufferPool.withLoans(async (take) => {
-    const lhsLoan = take(spec.dtype, spec.lhs.size, { zeroed: false });
-    const rhsLoan = take(spec.dtype, spec.rhs.size, { zeroed: false });
+    const lhsLoan = take(spec.dtype, spec.lhs.size, { zeroed: false, op });
+    const rhsLoan = take(spec.dtype, spec.rhs.size, { zeroed: false, op });
     const lhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.lhs.shape, strides: canonical.lhsStrides, offset: 0, buffer: lhsLoan.buffer });
     const rhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.rhs.shape, strides: canonical.rhsStrides, offset: 0, buffer: rhsLoan.buffer });
     await materialize(run, spec.lhs.descriptor(), lhs, spec.conjLhs);

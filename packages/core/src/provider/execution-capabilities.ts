@@ -1,3 +1,4 @@
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 /**
  * How a provider's threads behave (contract "Thread controls" / "Placement controls"):
  * - `sequential`: one thread by construction;
@@ -33,29 +34,44 @@ export const DEFAULT_EXECUTION_CAPABILITIES: CpuProviderExecutionCapabilities = 
   acceptsInner: true,
 });
 
-const THREAD = new Set(['sequential', 'perCallUpperBound', 'binaryClampToOne', 'globalOrUncontrolled']);
-const PLACE = new Set(['engineWorkers', 'callingThread', 'externalWorkers', 'none']);
+const THREAD: ReadonlySet<string> = new Set(['sequential', 'perCallUpperBound', 'binaryClampToOne', 'globalOrUncontrolled']);
+const PLACE: ReadonlySet<string> = new Set(['engineWorkers', 'callingThread', 'externalWorkers', 'none']);
 
-/** Validate and freeze what a provider declared (sampled once, at bundle build: R52). */
-export function snapshotCapabilities(value: unknown, slot: string): CpuProviderExecutionCapabilities {
-  const v = (value ?? {}) as Partial<CpuProviderExecutionCapabilities>;
-  const bad = (what: string) => new TypeError(`${slot} provider: executionCapabilities().${what} is invalid`);
-  const threadCount = v.threadCount ?? DEFAULT_EXECUTION_CAPABILITIES.threadCount;
-  const placement = v.placement ?? DEFAULT_EXECUTION_CAPABILITIES.placement;
-  if (!THREAD.has(threadCount)) throw bad('threadCount');
-  if (!PLACE.has(placement)) throw bad('placement');
-  const flag = (name: keyof CpuProviderExecutionCapabilities): boolean => {
+/**
+ * Sample and validate what a provider declares (once, at bundle build: R52), frozen. A
+ * declaration that throws or holds an unknown value is `InvalidArgument` naming the provider,
+ * its slot and the field.
+ */
+export function snapshotCapabilities(provider: { readonly name?: string; executionCapabilities(): unknown }, slot: string): CpuProviderExecutionCapabilities {
+  const op = 'CpuProviderBundleBuilder.build';
+  const who = `the ${slot} provider${typeof provider.name === 'string' ? ` ${JSON.stringify(provider.name)}` : ''}`;
+  let value: unknown;
+  try {
+    value = provider.executionCapabilities();
+  } catch (e) {
+    throw new TenferroError('InvalidArgument', `${who}: executionCapabilities() threw: ${e instanceof Error ? e.message : String(e)}`, {
+      op,
+      cause: e,
+      detail: { slot, param: 'executionCapabilities' },
+    });
+  }
+  if (value !== undefined && (typeof value !== 'object' || value === null)) {
+    throw invalidArgument(op, `${slot}.executionCapabilities()`, `an object from ${who}`, value);
+  }
+  const v = (value ?? {}) as Record<string, unknown>;
+  const field = <T>(name: keyof CpuProviderExecutionCapabilities, ok: (x: unknown) => x is T, expected: string): T => {
     const x = v[name] ?? DEFAULT_EXECUTION_CAPABILITIES[name];
-    if (typeof x !== 'boolean') throw bad(name);
+    if (!ok(x)) throw invalidArgument(op, `${slot}.executionCapabilities().${name}`, `${expected} (declared by ${who})`, x);
     return x;
   };
+  const isBool = (x: unknown): x is boolean => typeof x === 'boolean';
   return Object.freeze({
-    threadCount,
-    placement,
-    workerLocalSequential: flag('workerLocalSequential'),
-    acceptsSequential: flag('acceptsSequential'),
-    acceptsOuter: flag('acceptsOuter'),
-    acceptsInner: flag('acceptsInner'),
+    threadCount: field('threadCount', (x): x is CpuThreadCountControl => THREAD.has(x as string), [...THREAD].join(' | ')),
+    placement: field('placement', (x): x is CpuPlacementControl => PLACE.has(x as string), [...PLACE].join(' | ')),
+    workerLocalSequential: field('workerLocalSequential', isBool, 'a boolean'),
+    acceptsSequential: field('acceptsSequential', isBool, 'a boolean'),
+    acceptsOuter: field('acceptsOuter', isBool, 'a boolean'),
+    acceptsInner: field('acceptsInner', isBool, 'a boolean'),
   });
 }
 

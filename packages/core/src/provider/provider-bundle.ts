@@ -54,13 +54,11 @@ export class CpuProviderBundle {
     this.capabilityPolicy = parts.capabilityPolicy;
     this.#extensions = parts.extensions;
     const caps = new Map<ProviderSlot, CpuProviderExecutionCapabilities>();
-    caps.set('gemm', snapshotCapabilities(parts.gemm.executionCapabilities(), 'gemm'));
-    caps.set('layoutTransform', snapshotCapabilities(parts.layoutTransform.executionCapabilities(), 'layoutTransform'));
-    if (parts.generalContraction !== undefined) {
-      caps.set('generalContraction', snapshotCapabilities(parts.generalContraction.executionCapabilities(), 'generalContraction'));
-    }
+    caps.set('gemm', snapshotCapabilities(parts.gemm, 'gemm'));
+    caps.set('layoutTransform', snapshotCapabilities(parts.layoutTransform, 'layoutTransform'));
+    if (parts.generalContraction !== undefined) caps.set('generalContraction', snapshotCapabilities(parts.generalContraction, 'generalContraction'));
     this.#capabilities = caps;
-    this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && parts.gemm.declaredSupport?.().overwritesOutput === true;
+    this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && declaredOverwrite(parts.gemm);
     Object.freeze(this);
   }
 
@@ -205,5 +203,14 @@ function assertProvider(provider: unknown, slot: string, method: string): void {
   const p = provider as Record<string, unknown> | null;
   if (typeof p !== 'object' || p === null || typeof p[method] !== 'function' || typeof p.executionCapabilities !== 'function') {
     throw invalidArgument(`CpuProviderBundleBuilder.${slot}Provider`, 'provider', `a ${slot} provider with ${method}() and executionCapabilities()`, provider);
+  }
+}
+
+/** Whether a GEMM provider declares that it writes every output element (R108); a throwing or malformed declaration counts as no. */
+function declaredOverwrite(provider: CpuGemmProvider): boolean {
+  try {
+    return provider.declaredSupport?.().overwritesOutput === true;
+  } catch {
+    return false;
   }
 }

@@ -4,6 +4,7 @@
  * (`permute`, `transpose`, `slice`, metadata-only `reshape`) share storage and keep placement (R97).
  */
 import { describeValue, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
+import { allocateShared } from '../util/allocate-shared.js';
 import { DTYPE_INFO, type DType } from './dtype.js';
 import {
   checkDType,
@@ -128,7 +129,7 @@ export class Tensor {
     const order = checkOrder(options, op);
     const size = elementCount(shape, op);
     checkData(dtype, data, size, op);
-    const buffer = new SharedArrayBuffer(size * DTYPE_INFO[dtype].bytes);
+    const buffer = allocateShared(size * DTYPE_INFO[dtype].bytes, op);
     writeData(dtype, data, buffer);
     return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, buffer, EMPTY_PLACEMENT, size);
   }
@@ -147,7 +148,7 @@ export class Tensor {
         detail: { shape: [...shape], dtype },
       });
     }
-    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, new SharedArrayBuffer(bytes), EMPTY_PLACEMENT, size);
+    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, allocateShared(bytes, op), EMPTY_PLACEMENT, size);
   }
 
   /** A tensor over existing storage; the layout is validated (`validateLayout`) and copied. */

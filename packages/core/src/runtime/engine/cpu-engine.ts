@@ -4,7 +4,7 @@ import type { PoolLimit } from '../../buffer/pool-limit.js';
 import { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import { onAbort } from '../../util/abort-listeners.js';
-import type { CpuDomainExecutor } from '../../contract/executor.js';
+import type { CpuDomainExecutor, CpuDomainExecutorCapabilities } from '../../contract/executor.js';
 import type { WorkerObservation } from '../workers/engine-worker.js';
 import { EngineWorkerPool } from '../workers/engine-worker-pool.js';
 import type { KernelRef } from '../../contract/kernel.js';
@@ -24,6 +24,8 @@ import type { CpuDomain } from '../../contract/cpu-domain.js';
 export class CpuEngine implements LaneRunner {
   readonly domain: CpuDomain;
   readonly executor: CpuDomainExecutor;
+  /** The executor's capabilities, sampled once when the engine was built. */
+  readonly capabilities: CpuDomainExecutorCapabilities;
   /** Executor entries made through operation entries (R69, R84): diagnostics and tests. */
   readonly entries = { installs: 0, submits: 0 };
   /** Pooled temporaries (canonical operands), shared by every clone (R1, R111). */
@@ -35,9 +37,17 @@ export class CpuEngine implements LaneRunner {
   /** Top-level claims of a caller-managed domain waiting for its guard, in call order. */
   readonly #claims: { readonly owner: ExecutionOwner; readonly resume: () => void }[] = [];
 
-  private constructor(domain: CpuDomain, executor: CpuDomainExecutor, pool: EngineWorkerPool | undefined, state: Int32Array, limit: PoolLimit) {
+  private constructor(
+    domain: CpuDomain,
+    executor: CpuDomainExecutor,
+    capabilities: CpuDomainExecutorCapabilities,
+    pool: EngineWorkerPool | undefined,
+    state: Int32Array,
+    limit: PoolLimit,
+  ) {
     this.domain = domain;
     this.executor = executor;
+    this.capabilities = capabilities;
     this.#pool = pool;
     this.state = state;
     this.bufferPool = new BufferPool(limit);
@@ -50,17 +60,17 @@ export class CpuEngine implements LaneRunner {
   static async managed(domain: CpuDomain, cpus: CpuSet | undefined, limit: PoolLimit): Promise<CpuEngine> {
     const pool = await EngineWorkerPool.create({ cpus, workerCount: domain.threadBudget });
     const executor = new ManagedExecutor(pool, cpus !== undefined);
-    return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, pool, pool.engineState, limit);
+    return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, executor.capabilities(), pool, pool.engineState, limit);
   }
 
   /** An engine over an executor the application owns (external domains): tenferro never builds or shuts it down. */
-  static external(domain: CpuDomain, executor: CpuDomainExecutor, limit: PoolLimit): CpuEngine {
+  static external(domain: CpuDomain, executor: CpuDomainExecutor, capabilities: CpuDomainExecutorCapabilities, limit: PoolLimit): CpuEngine {
     const record = executor.scopeRecord?.() ?? new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
-    return new CpuEngine(domain, executor, undefined, new Int32Array(record), limit);
+    return new CpuEngine(domain, executor, capabilities, undefined, new Int32Array(record), limit);
   }
 
   get workerCount(): number {
-    return this.executor.capabilities().workerCount;
+    return this.capabilities.workerCount;
   }
 
   /** Run a kernel task on `lane` through the executor (the engine's lane runner). */

@@ -66,11 +66,7 @@ export class ExternalRegistry {
     for (const d of domains) {
       engines.set(
         String(d.id),
-        CpuEngine.external(
-          { id: d.id, admissionMode: d.admissionMode(), placement: d.placement(), ownership: 'externalManaged', threadBudget: d.threadBudget },
-          d.executor,
-          limit,
-        ),
+        CpuEngine.external({ id: d.id, admissionMode: d.admissionMode(), placement: d.placement(), ownership: 'externalManaged', threadBudget: d.threadBudget }, d.executor, d.executorCapabilities(), limit),
       );
     }
     return new ExternalRegistry(defaultDomain, engines);
@@ -114,5 +110,5 @@ export function unregisteredDomain(id: unknown, op: string): TenferroError {
 }
 
 function planOf(engine: CpuEngine): DomainPlan {
-  return externalPlan(engine.domain, engine.executor.capabilities().affinity);
+  return externalPlan(engine.domain, engine.capabilities.affinity);
 }

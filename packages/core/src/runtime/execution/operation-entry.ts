@@ -50,13 +50,13 @@ export class CpuOperationEntry {
 
   /** Inner iff budget > 1 and the executor offers a pool, else Sequential (R72). */
   preferredEngineMode(): ProviderParallelMode {
-    const caps = this.engine.executor.capabilities();
+    const caps = this.engine.capabilities;
     return this.engine.domain.threadBudget > 1 && caps.innerParallelism === 'pool' ? 'inner' : 'sequential';
   }
 
   /** Whether Outer fan-out is possible: budget > 1 and the executor runs indexed jobs in parallel (R70). */
   supportsOuter(): boolean {
-    return this.engine.domain.threadBudget > 1 && this.engine.executor.capabilities().outerParallelism;
+    return this.engine.domain.threadBudget > 1 && this.engine.capabilities.outerParallelism;
   }
 
   /**
@@ -182,7 +182,7 @@ export class CpuOperationEntry {
       lane,
       runner: this.#tasks,
       abortWord: () => this.abortWord,
-      executorHasPool: this.engine.executor.capabilities().innerParallelism === 'pool',
+      executorHasPool: this.engine.capabilities.innerParallelism === 'pool',
       lifetime,
     });
   }

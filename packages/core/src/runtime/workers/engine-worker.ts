@@ -220,7 +220,16 @@ export class EngineWorker {
     let flags = 0;
     if (sendKernel || payload !== undefined) {
       const message: TaskMessage = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
-      this.#port.postMessage(message);
+      try {
+        this.#port.postMessage(message);
+      } catch (e) {
+        // Nothing reached the worker: the payload cannot cross to it (a function, a class instance with private state, …).
+        throw new TenferroError('InvalidArgument', `the payload of kernel ${kernel.exportName} cannot be sent to a worker: ${e instanceof Error ? e.message : String(e)}`, {
+          op,
+          cause: e,
+          detail: { param: 'payload' },
+        });
+      }
       flags = TaskFlag.HAS_MESSAGE;
       this.#known.add(kernel.id);
     }
