@@ -27,6 +27,7 @@ import { assertKindAvailable, standardBundle, validateBundle } from './standard-
 export type CpuRuntimeIdentity = object;
 
 const CONSTRUCT = Symbol('CpuBackend');
+const EXTERNAL_OPTIONS: ReadonlySet<string> = new Set(['defaultDomain', 'domains', 'bundle', 'topology', 'kind', 'providers']);
 
 interface HandleState extends AdmissionTarget {
   readonly identity: CpuRuntimeIdentity;
@@ -86,7 +87,10 @@ export class CpuBackend {
   static async fromExternalDomains(options: ExternalBackendOptions): Promise<CpuBackend> {
     const op = 'CpuBackend.fromExternalDomains';
     if (typeof options !== 'object' || options === null) throw invalidArgument(op, 'options', 'an options object', options);
-    const providers = options.providers ?? [];
+    for (const key of Object.keys(options)) {
+      if (!EXTERNAL_OPTIONS.has(key)) throw invalidArgument(op, `options.${key}`, `one of ${[...EXTERNAL_OPTIONS].join(', ')}`, key);
+    }
+    if (options.providers !== undefined && !Array.isArray(options.providers)) throw invalidArgument(op, 'options.providers', 'an array of provider packages', options.providers);
     if (options.kind !== undefined) validateKind(options.kind, op);
     if (options.bundle !== undefined && !(options.bundle instanceof CpuProviderBundle)) throw invalidArgument(op, 'options.bundle', 'a CpuProviderBundle', options.bundle);
     const callerManaged = Array.isArray(options.domains) && options.domains.some((d) => d instanceof ExternalCpuDomain && d.admissionMode() === 'callerManaged');
@@ -102,12 +106,15 @@ export class CpuBackend {
     if (callerManaged && options.kind === 'blas') {
       throw new TenferroError('CallerManagedBlasUnsupported', 'the blas kind cannot run on caller-managed domains: its workers cannot be confined to the supplied executor', { op });
     }
+    // As create() does: without providers (and without a bundle), the kind's installed package.
+    const discovered = options.providers === undefined && options.bundle === undefined ? await discoverProvider(kind, op) : undefined;
+    const providers = options.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
     assertKindAvailable(kind, providers, op);
     // External constructors use the strict standard bundle (R54).
     const bundle = options.bundle ?? standardBundle(kind, providers, 'strict');
     validateBundle(coordinator, bundle, op);
     const plan = coordinator.planForDomain(options.defaultDomain, op);
-    return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: 'auto', providers, bundle, providerNote: undefined });
+    return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: 'auto', providers, bundle, providerNote: discovered?.note });
   }
 
   /** A handle on the registered external domain `id`, with a fresh identity (R42): `UnregisteredExternalDomain` otherwise. */
