@@ -17,7 +17,14 @@ export function dotGeneral(runner: OperationRunner, bundle: CpuProviderBundle, l
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
   return runner.run(op, dispatch.mode('gemm'), (entry, ctx) =>
     // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
-    freshOutput(entry, spec.dtype, spec.outShape, op, async (out) => void (await runDotGeneral({ entry, ctx, dispatch }, spec, out.descriptor())), bundle.freshOutputsNeedNoZeroing),
+    freshOutput(
+      entry,
+      spec.dtype,
+      spec.outShape,
+      op,
+      async (out) => void (await runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing }, spec, out.descriptor())),
+      bundle.freshOutputsNeedNoZeroing,
+    ),
     spec.signal,
   );
 }

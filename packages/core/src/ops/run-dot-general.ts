@@ -7,6 +7,7 @@ import type { ProviderSlot } from '../provider/cpu-providers.js';
 import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
 import { type CpuProviderOutcome, type CpuProviderUnsupported, describeUnsupported, isRetryable } from '../provider/provider-outcome.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
+import { DTYPE_INFO } from '../tensor/dtype.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { ProviderDispatch } from './provider-call.js';
 
@@ -16,6 +17,12 @@ export interface DotGeneralRun {
   /** The entered context of the GEMM call's mode. */
   readonly ctx: CpuExecutionContext;
   readonly dispatch: ProviderDispatch;
+  /**
+   * The output is fresh storage that was not zero-filled, because the GEMM provider declares it
+   * overwrites every element (R108): usable as it is only on the direct plan; any other path
+   * zero-fills it first.
+   */
+  readonly unzeroedOutput?: boolean;
 }
 
 /** Observations of the resolution path, for tests and diagnostics. */
@@ -63,6 +70,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     if (!isRetryable(outcome.reason)) throw terminal(op, 'gemm', outcome.reason);
   }
   const canonical = analysis.canonical;
+  if (run.unzeroedOutput === true) zeroFill(out);
   if (canonical === undefined) {
     throw new TenferroError('ProviderUnsupported', 'cannot represent the canonical contraction for this output layout', {
       op,
@@ -104,6 +112,13 @@ async function materialize(run: DotGeneralRun, src: TensorDescriptor, dst: Tenso
   const provider = run.dispatch.bundle.layoutTransform;
   const outcome = await call(run, 'layoutTransform', (ctx) => provider.materialize(ctx, { src, dst, conjugate }));
   if (!outcome.executed) throw terminal(run.dispatch.op, 'layoutTransform', outcome.reason);
+}
+
+/** Zero a fresh dense output (R108: the decline of a direct plan falls back to a zero-filled output). */
+function zeroFill(out: TensorDescriptor): void {
+  const bytes = DTYPE_INFO[out.dtype].bytes;
+  const size = out.shape.reduce((a, b) => a * b, 1);
+  new Uint8Array(out.buffer, out.offset * bytes, size * bytes).fill(0);
 }
 
 function call(run: DotGeneralRun, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
