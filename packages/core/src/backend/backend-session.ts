@@ -3,7 +3,7 @@ import type { CpuDomainId } from '../contract/cpu-domain.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import type { ParallelMode } from '../contract/parallel-mode.js';
 import type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '../contraction/validate-dot-general.js';
-import { TenferroError } from '../errors/tenferro-error.js';
+import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import type { ExtensionKey } from '../extension/extension-key.js';
 import * as ops from '../ops/dot-general.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
@@ -81,7 +81,10 @@ export class CpuExecSession {
 
   /** Run one operation on the session's entry with a fresh context of `mode`: no new permit, no executor call. Outer → `Scheduling`. */
   async run<R>(mode: ParallelMode, fn: (ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
-    return this.#runner.run('CpuExecSession.run', mode, (_entry, ctx) => fn(ctx));
+    const op = 'CpuExecSession.run';
+    if (mode !== 'sequential' && mode !== 'inner' && mode !== 'outer') throw invalidArgument(op, 'mode', "'sequential', 'inner' or 'outer'", mode);
+    if (typeof fn !== 'function') throw invalidArgument(op, 'fn', 'a function', fn);
+    return this.#runner.run(op, mode, (_entry, ctx) => fn(ctx));
   }
 
   /** @internal */

@@ -273,12 +273,14 @@ export class CpuBackend {
    */
   async install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>, options?: RunOptions): Promise<R> {
     const op = 'CpuBackend.install';
+    assertFunction(fn, op);
     return this.#s.runner.run(op, 'sequential', (_entry, ctx) => fn(ctx), validateRunOptions(options, op));
   }
 
   /** One permit and one executor entry across every operation of `fn`'s session (R79–R82). */
   async withBackendSession<R>(fn: (session: CpuExecSession) => R | Promise<R>, options?: RunOptions): Promise<R> {
     const op = 'CpuBackend.withBackendSession';
+    assertFunction(fn, op);
     const signal = validateRunOptions(options, op);
     return runSession(
       this.#s,
@@ -308,6 +310,7 @@ export class CpuBackend {
    */
   async withExecutionScope<R>(fn: () => R | Promise<R>, options?: RunOptions): Promise<R> {
     const op = 'CpuBackend.withExecutionScope';
+    assertFunction(fn, op);
     return openExecutionScope(this.#s, op, fn, validateRunOptions(options, op));
   }
 
@@ -348,3 +351,6 @@ export class CpuBackend {
   }
 }
 
+function assertFunction(fn: unknown, op: string): void {
+  if (typeof fn !== 'function') throw invalidArgument(op, 'fn', 'a function', fn);
+}

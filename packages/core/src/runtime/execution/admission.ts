@@ -2,7 +2,7 @@ import { newExecutionOwner } from '../../arbiter/resource-arbiter.js';
 import type { ValidationDomain } from '../../contract/cpu-domain.js';
 import { ABORT_CLOSED, ABORT_SIGNALLED, type CpuExecutionContext } from '../../contract/execution-context.js';
 import type { ParallelMode } from '../../contract/parallel-mode.js';
-import { TenferroError } from '../../errors/tenferro-error.js';
+import { TenferroError, invalidArgument } from '../../errors/tenferro-error.js';
 import { onAbort } from '../../util/abort-listeners.js';
 import type { Coordinator } from '../engine/coordinator.js';
 import type { DomainPlan } from '../placement.js';
@@ -177,8 +177,15 @@ export function runOuterLanes(
   body: (ctx: CpuExecutionContext, index: number) => void | Promise<void>,
   signal?: AbortSignal,
 ): Promise<void> {
+  if (!Number.isSafeInteger(count) || count < 0 || count > MAX_OUTER_JOBS) {
+    return Promise.reject(invalidArgument(op, 'count', `an integer job count in [0, ${MAX_OUTER_JOBS}]`, count));
+  }
+  if (typeof body !== 'function') return Promise.reject(invalidArgument(op, 'fn', 'a function (ctx, index) => …', body));
   return admit(target, op, (entry, scoped) => (scoped ? entry.reuse('outer', () => undefined, op) : entry.submitOuter(count, body, op)), signal);
 }
+
+/** The most logical jobs one outer fan-out takes (each is tracked with a byte). */
+const MAX_OUTER_JOBS = 2 ** 31 - 1;
 
 /**
  * `execution_scope.rs` (R83–R87): one permit and one executor entry shared by the operations
