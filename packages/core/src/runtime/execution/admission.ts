@@ -1,4 +1,6 @@
-import { newExecutionOwner } from '../../arbiter/resource-arbiter.js';
+import { channel } from 'node:diagnostics_channel';
+import { type ExecutionOwner, newExecutionOwner } from '../../arbiter/resource-arbiter.js';
+import type { ResourceRequest } from '../../arbiter/resource-request.js';
 import type { ValidationDomain } from '../../contract/cpu-domain.js';
 import { ABORT_CLOSED, ABORT_SIGNALLED, type CpuExecutionContext } from '../../contract/execution-context.js';
 import type { ParallelMode } from '../../contract/parallel-mode.js';
@@ -74,14 +76,38 @@ export async function admit<R>(
     const permit = await c.arbiter.acquire(request, { owner, signal }).catch((e: unknown) => {
       throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
     });
+    publish('enter', owner, target, op);
     try {
       c.assertOpen(op);
       const entry = new CpuOperationEntry(engine, permit, owner);
       return await supervise(c, entry, op, signal, () => body(entry, false));
     } finally {
+      publish('leave', owner, target, op);
       permit.release();
     }
   });
+}
+
+/**
+ * `tenferro:execution` (node:diagnostics_channel): one message when an execution is admitted on
+ * the arbiter (`enter`) and one just before its permit is released (`leave`), with its owner,
+ * the permit request and the domain — what a monitor needs to check that overlapping executions
+ * are never active together. Nothing is built when nobody subscribes.
+ */
+export const executionChannel = channel('tenferro:execution');
+
+export interface ExecutionChannelMessage {
+  readonly phase: 'enter' | 'leave';
+  readonly owner: ExecutionOwner;
+  readonly request: ResourceRequest;
+  readonly domainId: DomainPlan['domain']['id'];
+  readonly op: string;
+}
+
+function publish(phase: 'enter' | 'leave', owner: ExecutionOwner, target: AdmissionTarget, op: string): void {
+  if (!executionChannel.hasSubscribers) return;
+  const message: ExecutionChannelMessage = { phase, owner, request: target.plan.request!, domainId: target.plan.domain.id, op };
+  executionChannel.publish(message);
 }
 
 /**
@@ -208,6 +234,7 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
     const permit = await c.arbiter.acquire(target.plan.request!, { owner, signal }).catch((e: unknown) => {
       throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
     });
+    publish('enter', owner, target, op);
     try {
       const entry = new CpuOperationEntry(engine, permit, owner);
       return await supervise(c, entry, op, signal, () =>
@@ -227,6 +254,7 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
         ),
       );
     } finally {
+      publish('leave', owner, target, op);
       permit.release();
     }
   });
