@@ -84,11 +84,6 @@ export const ERROR_CODES = {
   KernelFailed: { kind: 'BackendFailure', meaning: 'A kernel task threw on its worker; the cause carries the worker-side error.' },
   /** Memory for an output or temporary could not be allocated. */
   AllocationFailed: { kind: 'BackendFailure', meaning: 'Memory for an output or temporary could not be allocated (the size was representable); nothing the caller owns was touched.' },
-  /** A provider broke its contract (e.g. wrote the output, then declined). */
-  ProviderContractViolation: {
-    kind: 'BackendFailure',
-    meaning: 'A provider broke its contract: it wrote the output and then declined, or reported success for work it did not do. The output may have been written.',
-  },
 
   // --- tensors and dot-general validation (R102, R109) --------------------------------------
   /** Shape and strides (or an axis list) have different ranks. */
