@@ -82,6 +82,11 @@ export const ERROR_CODES = {
   EngineBroken: { kind: 'BackendFailure', meaning: 'An engine worker died and its replacement could not be started and verified; the engine refuses work.' },
   /** A kernel task threw. */
   KernelFailed: { kind: 'BackendFailure', meaning: 'A kernel task threw on its worker; the cause carries the worker-side error.' },
+  /** A provider broke its contract (wrote a caller-owned output, then declined). */
+  ProviderContractViolation: {
+    kind: 'BackendFailure',
+    meaning: 'A provider wrote the caller-owned output and then declined (Unsupported), which its contract forbids; the output may have been modified and no retry was made.',
+  },
   /** Memory for an output or temporary could not be allocated. */
   AllocationFailed: { kind: 'BackendFailure', meaning: 'Memory for an output or temporary could not be allocated (the size was representable); nothing the caller owns was touched.' },
 

@@ -45,7 +45,12 @@ export async function dotGeneralInto(
 ): Promise<Tensor> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
-  await runner.run(op, dispatch.mode('gemm'), (entry, ctx) => runDotGeneral({ entry, ctx, dispatch }, spec, out.descriptor()), spec.signal);
+  await runner.run(
+    op,
+    dispatch.mode('gemm'),
+    (entry, ctx) => runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting }, spec, out.descriptor()),
+    spec.signal,
+  );
   return out;
 }
 

@@ -8,6 +8,7 @@ import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
 import { type CpuProviderOutcome, type CpuProviderUnsupported, describeUnsupported, isRetryable } from '../provider/provider-outcome.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import { DTYPE_INFO } from '../tensor/dtype.js';
+import { reachableSpan } from '../tensor/layout.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { ProviderDispatch } from './provider-call.js';
 
@@ -23,6 +24,8 @@ export interface DotGeneralRun {
    * zero-fills it first.
    */
   readonly unzeroedOutput?: boolean;
+  /** The output is the caller's and the providers do not declare they decline before writing: check it around declines. */
+  readonly guardOutput?: boolean;
 }
 
 /** Observations of the resolution path, for tests and diagnostics. */
@@ -41,6 +44,13 @@ export interface DotGeneralTrace {
 export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): Promise<DotGeneralTrace> {
   const { bundle, op } = run.dispatch;
   if (out.shape.some((e) => e === 0)) return { path: 'empty', gemmCalls: 0 };
+  const untouched = run.guardOutput === true ? fingerprint(out) : undefined;
+  /** A decline must leave the caller's output as it was (R106); a provider that wrote first broke its contract. */
+  const checkDecline = (slot: ProviderSlot) => {
+    if (untouched !== undefined && fingerprint(out) !== untouched) {
+      throw new TenferroError('ProviderContractViolation', `the ${slot} provider wrote the output and then declined`, { op, detail: { slot } });
+    }
+  };
 
   if (bundle.generalContraction !== undefined) {
     const general = bundle.generalContraction;
@@ -58,6 +68,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
       }),
     );
     if (outcome.executed) return { path: 'general', gemmCalls: 0 };
+    checkDecline('generalContraction');
     if (bundle.generalPolicy === 'required') throw terminal(op, 'generalContraction', outcome.reason);
   }
 
@@ -67,6 +78,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     gemmCalls++;
     const outcome = await gemm(run, request(spec, analysis.direct, spec.lhs.descriptor(), spec.rhs.descriptor(), out, spec.conjLhs, spec.conjRhs));
     if (outcome.executed) return { path: 'direct', gemmCalls };
+    checkDecline('gemm');
     if (!isRetryable(outcome.reason)) throw terminal(op, 'gemm', outcome.reason);
   }
   const canonical = analysis.canonical;
@@ -86,7 +98,10 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     await materialize(run, spec.rhs.descriptor(), rhs, spec.conjRhs);
     gemmCalls++;
     const outcome = await gemm(run, request(spec, canonical.plan, lhs, rhs, out, false, false));
-    if (!outcome.executed) throw terminal(op, 'gemm', outcome.reason, gemmCalls > 1 ? 'a second unsupported result' : undefined);
+    if (!outcome.executed) {
+      checkDecline('gemm');
+      throw terminal(op, 'gemm', outcome.reason, gemmCalls > 1 ? 'a second unsupported result' : undefined);
+    }
   });
   return { path: gemmCalls > 1 ? 'retry' : 'canonical', gemmCalls };
 }
@@ -112,6 +127,26 @@ async function materialize(run: DotGeneralRun, src: TensorDescriptor, dst: Tenso
   const provider = run.dispatch.bundle.layoutTransform;
   const outcome = await call(run, 'layoutTransform', (ctx) => provider.materialize(ctx, { src, dst, conjugate }));
   if (!outcome.executed) throw terminal(run.dispatch.op, 'layoutTransform', outcome.reason);
+}
+
+/**
+ * A 64-bit fingerprint (two independent 32-bit multiplicative hashes) of the bytes an output view
+ * spans: any write a provider makes inside the span changes it with overwhelming probability.
+ */
+function fingerprint(out: TensorDescriptor): string {
+  const span = reachableSpan(out)!;
+  const bytes = DTYPE_INFO[out.dtype].bytes;
+  const start = span.first * bytes;
+  const end = (span.last + 1) * bytes;
+  const words = new Uint32Array(out.buffer, start - (start % 4), Math.ceil((end - (start - (start % 4))) / 4));
+  let h1 = 0x811c9dc5;
+  let h2 = 0x9e3779b9;
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    h1 = Math.imul(h1 ^ w, 0x01000193);
+    h2 = Math.imul(h2 + w, 0x85ebca6b) ^ (h2 >>> 13);
+  }
+  return `${(h1 >>> 0).toString(16)}:${(h2 >>> 0).toString(16)}`;
 }
 
 /** Zero a fresh dense output (R108: the decline of a direct plan falls back to a zero-filled output). */

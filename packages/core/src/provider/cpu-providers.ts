@@ -22,6 +22,13 @@ export interface DeclaredSupport {
    * being zeroed first. Checked by the conformance kit.
    */
   readonly overwritesOutput?: boolean;
+  /**
+   * Every `Unsupported` outcome is returned before the output is touched (the provider contract,
+   * R106). A provider that declares it is trusted on caller-owned outputs; for any other, core
+   * checks the output around each call that declines and reports a write as
+   * `ProviderContractViolation` instead of retrying on a modified output.
+   */
+  readonly declinesBeforeWriting?: boolean;
 }
 
 interface ProviderBase {

@@ -39,6 +39,8 @@ export class CpuProviderBundle {
   readonly capabilityPolicy: CapabilityPolicy;
   /** Whether fresh outputs may skip zeroing (R108): the GEMM provider declares `overwritesOutput` and no general-contraction provider is installed. Sampled at build. */
   readonly freshOutputsNeedNoZeroing: boolean;
+  /** Whether the providers that write outputs all declare they decline before writing (no output guard needed). */
+  readonly declinesBeforeWriting: boolean;
   readonly #extensions: ReadonlyMap<ExtensionKey<unknown>, unknown>;
   readonly #capabilities: ReadonlyMap<ProviderSlot, CpuProviderExecutionCapabilities>;
 
@@ -58,7 +60,8 @@ export class CpuProviderBundle {
     caps.set('layoutTransform', snapshotCapabilities(parts.layoutTransform, 'layoutTransform'));
     if (parts.generalContraction !== undefined) caps.set('generalContraction', snapshotCapabilities(parts.generalContraction, 'generalContraction'));
     this.#capabilities = caps;
-    this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && declaredOverwrite(parts.gemm);
+    this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && declared(parts.gemm, 'overwritesOutput');
+    this.declinesBeforeWriting = parts.generalContraction === undefined && declared(parts.gemm, 'declinesBeforeWriting');
     Object.freeze(this);
   }
 
@@ -206,10 +209,10 @@ function assertProvider(provider: unknown, slot: string, method: string): void {
   }
 }
 
-/** Whether a GEMM provider declares that it writes every output element (R108); a throwing or malformed declaration counts as no. */
-function declaredOverwrite(provider: CpuGemmProvider): boolean {
+/** Whether a GEMM provider declares `flag` (R108's full overwrite, declining before writing); a throwing or malformed declaration counts as no. */
+function declared(provider: CpuGemmProvider, flag: 'overwritesOutput' | 'declinesBeforeWriting'): boolean {
   try {
-    return provider.declaredSupport?.().overwritesOutput === true;
+    return provider.declaredSupport?.()[flag] === true;
   } catch {
     return false;
   }
