@@ -160,7 +160,8 @@ function threadsFor(ctx: CpuExecutionContext, runtime: BlasRuntime): number {
 }
 
 export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
-  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans, overwritesOutput: true });
+  // Every decline comes from planning the call (planGemm), before the kernel is started.
+  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans, overwritesOutput: true, declinesBeforeWriting: true });
   const provider: CpuGemmProvider = {
     name: runtime.label,
     executionCapabilities: () => runtime.capabilities,

@@ -94,7 +94,8 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
     executionCapabilities: () => FAER_CAPABILITIES,
-    declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true }),
+    // Every decline (dtype) comes before a kernel is started.
+    declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true }),
     async gemm(ctx, request) {
       const shape = shapes.get(request.dtype);
       if (shape === undefined) return Unsupported.dtype(request.dtype);
