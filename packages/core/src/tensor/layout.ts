@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 /**
  * Layout metadata checks (R102, layout part): the one place where shape, strides, offset and
  * storage of a tensor view are validated. Strides and offsets are in elements (a complex element
@@ -23,21 +24,13 @@ export function isNonNegativeSafeInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
-const sharedByteLength = Object.getOwnPropertyDescriptor(SharedArrayBuffer.prototype, 'byteLength')!.get!;
-
 /**
- * A real `SharedArrayBuffer` (of any realm): the brand check of its `byteLength` getter, which
- * reads the internal slot — neither `Symbol.toStringTag` nor `Object.create(SharedArrayBuffer
- * .prototype)` can forge it, as they can `instanceof` and `Object.prototype.toString`.
+ * A real `SharedArrayBuffer` (of any realm): Node's brand check of the internal slot — neither
+ * `Symbol.toStringTag` nor `Object.create(SharedArrayBuffer.prototype)` can forge it, as they can
+ * `instanceof` and `Object.prototype.toString`.
  */
 export function isSharedArrayBuffer(value: unknown): value is SharedArrayBuffer {
-  if (typeof value !== 'object' || value === null) return false;
-  try {
-    sharedByteLength.call(value);
-    return true;
-  } catch {
-    return false;
-  }
+  return types.isSharedArrayBuffer(value);
 }
 
 /** Throws unless `dtype` is a known dtype: `UnsupportedDType` for an unknown name, `InvalidArgument` for a non-string. */
