@@ -68,6 +68,7 @@ export class CpuOperationEntry {
     if (mode === 'outer') throw outerThroughInstall(op);
     const lifetime: EntryLifetime = { live: true };
     let runs = 0;
+    let returned = false;
     const failures = new Set<unknown>();
     this.engine.markActive(this.owner, op);
     let failed = true;
@@ -76,7 +77,10 @@ export class CpuOperationEntry {
       let result: R;
       try {
         result = await this.engine.executor.install(async () => {
+          // A second run, or one after install returned, runs none of the operation (R71) —
+          // and is reported even when the executor swallows this refusal.
           if (++runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op });
+          if (returned) throw new TenferroError('Scheduling', 'the executor ran the scoped job after install returned', { op });
           try {
             return await endsWithBody(body(this.context(mode, 0, lifetime)), lifetime);
           } catch (e) {
@@ -89,10 +93,13 @@ export class CpuOperationEntry {
       } catch (e) {
         throw failures.has(e) || TenferroError.is(e, 'Scheduling') ? e : executorFailed(e, op);
       }
+      returned = true;
       if (runs === 0) throw new TenferroError('Scheduling', 'the executor returned without running the scoped job', { op });
+      if (runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op });
       failed = false;
       return result;
     } finally {
+      returned = true;
       lifetime.live = false;
       const orphanError = await this.#tasks.settle();
       this.engine.markInactive(this.owner);
@@ -148,7 +155,7 @@ export class CpuOperationEntry {
               return;
             }
             for (let i = lane; i < count; i += lanes) {
-              if ((ran[i] = ran[i]! + 1) !== 1) throw new TenferroError('Scheduling', `logical job ${i} ran twice`, { op });
+              if ((ran[i] = Math.min(ran[i]! + 1, 2)) !== 1) throw new TenferroError('Scheduling', `logical job ${i} ran twice`, { op });
               try {
                 await body(this.context('sequential', lane, lifetime), i);
               } catch (e) {
@@ -167,6 +174,9 @@ export class CpuOperationEntry {
       this.engine.markInactive(this.owner);
     }
     if (badLane !== undefined) throw new TenferroError('Scheduling', `the executor requested lane ${badLane} of ${lanes}`, { op });
+    // A job run twice is reported even when the executor swallowed the refusal (R71).
+    const twice = ran.indexOf(2);
+    if (twice >= 0) throw new TenferroError('Scheduling', `logical job ${twice} ran twice`, { op });
     const missing = ran.indexOf(0);
     if (missing >= 0) throw new TenferroError('Scheduling', `logical job ${missing} never ran`, { op });
   }
