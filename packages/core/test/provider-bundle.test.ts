@@ -5,11 +5,12 @@ import {
   type CpuProviderExecutionCapabilities,
   CpuProviderBundle,
   defineExtensionKey,
+  discoverCpuTopology,
   referenceGemmProvider,
   referenceLayoutProvider,
   Tensor,
 } from '../src/index.js';
-import { expectCode } from './helpers.js';
+import { expectCode, onePerCpuTopology, topologyOverRealCpus } from './helpers.js';
 
 const caps = (c: Partial<CpuProviderExecutionCapabilities>): CpuProviderExecutionCapabilities => ({
   ...referenceGemmProvider.executionCapabilities(),
@@ -131,15 +132,28 @@ describe('validation before execution (R3, R54–R62)', () => {
     expect((e2.cause as { detail: { mode: string } }).detail.mode).toBe('outer');
   });
 
-  it('validates every reachable domain, NUMA engines included (R60)', async () => {
-    const one = await CpuBackend.create({ threads: 1 });
+  const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
+  it.skipIf(!twoCpus)('validates every reachable domain, NUMA engines included (R60) (needs 2 CPUs: a NUMA node smaller than the all-allowed set)', async () => {
+    // Budget 2 on the all-allowed engine, budget 1 on every one-CPU NUMA node. A GEMM provider
+    // that accepts Inner but refuses Sequential is valid on the first and invalid only on the
+    // nodes, whose engines are not built yet: the bundle must still be refused, or a later
+    // forPlacement({ numaNode }) would run it in a mode it does not accept.
+    const innerOnly = () => gemmWith({ acceptsSequential: false }).provider;
+    const flat = await CpuBackend.create({ threads: 2, topology: topologyOverRealCpus([]) });
+    const numa = await CpuBackend.create({ threads: 2, topology: onePerCpuTopology() });
     try {
-      // budget 1 everywhere: a provider that refuses Sequential cannot run on any domain
-      const g = gemmWith({ acceptsSequential: false });
-      const e = await expectCode(() => one.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(g.provider).build()), 'IncompatibleDomain');
-      expect(e.detail.domainId).toBe(0);
+      // control: without NUMA nodes the same bundle installs (only the all-allowed domain is reachable)
+      expect(flat.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(innerOnly()).build()).providerBundle().gemm.name).toBe('test gemm');
+      expect(numa.numThreads()).toBe(2);
+      const firstNode = numa.topology().nodes[0]!;
+      expect(numa.forPlacement({ numaNode: firstNode.id }).executionInfo().engineBuilt).toBe(false);
+      const e = await expectCode(() => numa.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(innerOnly()).build()), 'IncompatibleDomain', 'Validation');
+      expect(e.detail.domainId).toBe(1); // NUMA node 1 + position 0, not the all-allowed domain 0
+      expect(e.cause).toMatchObject({ code: 'ParallelModeNotSupported', detail: { mode: 'sequential' } });
+      expect(numa.forPlacement({ numaNode: firstNode.id }).providerBundle()).toBe(numa.providerBundle());
     } finally {
-      await one.close();
+      await flat.close();
+      await numa.close();
     }
   });
 
