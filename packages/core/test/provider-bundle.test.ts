@@ -33,6 +33,7 @@ function gemmWith(c: Partial<CpuProviderExecutionCapabilities>) {
   return { provider, calls: () => calls, sampled: () => sampled };
 }
 
+const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
 let backend: CpuBackend;
 beforeAll(async () => {
   backend = await CpuBackend.create({ threads: 2 });
@@ -121,7 +122,7 @@ describe('validation before execution (R3, R54–R62)', () => {
     expect(backend.executionInfo().executorEntries).toEqual(entriesBefore);
   });
 
-  it('a provider that does not accept the mode the domain needs is ParallelModeNotSupported', async () => {
+  it.skipIf(!twoCpus)('a provider that does not accept the mode the domain needs is ParallelModeNotSupported (needs 2 CPUs: budget 2)', async () => {
     const seqOnly = gemmWith({ acceptsInner: false });
     backend.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(seqOnly.provider).build()); // falls back to Sequential
     const nothing = gemmWith({ acceptsInner: false, acceptsSequential: false });
@@ -132,7 +133,6 @@ describe('validation before execution (R3, R54–R62)', () => {
     expect((e2.cause as { detail: { mode: string } }).detail.mode).toBe('outer');
   });
 
-  const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
   it.skipIf(!twoCpus)('validates every reachable domain, NUMA engines included (R60) (needs 2 CPUs: a NUMA node smaller than the all-allowed set)', async () => {
     // Budget 2 on the all-allowed engine, budget 1 on every one-CPU NUMA node. A GEMM provider
     // that accepts Inner but refuses Sequential is valid on the first and invalid only on the
