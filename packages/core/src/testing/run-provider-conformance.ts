@@ -234,12 +234,12 @@ export function providerConformanceCases(factory: () => CpuProviderPackage | Pro
   add('uses no more threads or pool lanes than its declared thread and placement controls allow', async () => {
     const { support } = await declared();
     const size = options.censusSize ?? 96;
-    const budget = largest;
     const lanes = new Set<number>();
     let watching = false;
     await withBackend(
-      budget,
+      largest,
       async (b) => {
+        const budget = b.numThreads(); // the domain's budget: the requested one, capped by this machine's CPUs
         const caps = b.providerBundle().capabilities('gemm')!;
         const limit = await threadLimit(caps, budget, options.runtimeThreads);
         const dtype = support.dtypes.includes('f64') ? 'f64' : support.dtypes[0]!;
