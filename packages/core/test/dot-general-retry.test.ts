@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   CpuBackend,
@@ -138,5 +139,115 @@ describe('dot-general retry (R104–R107)', () => {
     await expectCode(req.dotGeneral(a, b, dims), 'ProviderUnsupported');
     const pref = base.withProviderBundle(base.providerBundle().toBuilder().preferGeneralContractionProvider(general).build());
     expectProduct(await pref.dotGeneral(a, b, dims));
+  });
+});
+
+describe('an output layout the canonical contraction cannot represent (R106)', () => {
+  // lhs [2, 3, 4] · rhs [4, 5] over lhs axis 2: output [2, 3, 5], whose first two axes are one GEMM
+  // row group. A view that pads between them (strides 1 and 3 for extents 2 and 3) cannot be one
+  // GEMM dimension, and no materialisation of the operands changes the output's layout.
+  const x = Tensor.fromArray('f64', [2, 3, 4], Array.from({ length: 24 }, (_, i) => (i % 7) - 3));
+  const y = Tensor.fromArray('f64', [4, 5], Array.from({ length: 20 }, (_, i) => (i % 5) - 1));
+  const d = { contracting: [[2], [0]] as [number[], number[]] };
+  const paddedOutput = () => {
+    const base = Tensor.fromArray('f64', [3, 3, 5], Array.from({ length: 45 }, () => 777));
+    return { base, out: base.slice([0, 2], [0, 3], [0, 5]) };
+  };
+
+  it('dotGeneralInto, on the handle and in a session: ProviderUnsupported "layout of output", no GEMM call, no loan, the output byte-identical', async () => {
+    const { provider, calls } = scriptedGemm(() => 'run');
+    const h = with_(provider);
+    const { base, out } = paddedOutput();
+    expect(out.strides).toEqual([1, 3, 9]);
+    const untouched = new Uint8Array(base.buffer.slice(0));
+    const before = h.bufferPoolStats();
+    const e = await expectCode(h.dotGeneralInto(out, x, y, d), 'ProviderUnsupported', 'Unsupported');
+    expect(e.detail).toEqual({ slot: 'gemm', reason: 'layout of output' });
+    const e2 = await expectCode(h.withBackendSession((s) => s.dotGeneralInto(out, x, y, d)), 'ProviderUnsupported', 'Unsupported');
+    expect(e2.detail).toEqual({ slot: 'gemm', reason: 'layout of output' });
+    expect(calls).toHaveLength(0);
+    expect(new Uint8Array(base.buffer)).toEqual(untouched);
+    const after = h.bufferPoolStats();
+    expect([after.hits + after.misses, after.outstanding]).toEqual([before.hits + before.misses, 0]);
+  });
+
+  it('the same product into a dense output, or one padded only after the row group, runs (control)', async () => {
+    const { provider } = scriptedGemm(() => 'run');
+    const h = with_(provider);
+    const want = naiveDotGeneral(x, y, d).values;
+    const dense = Tensor.fromArray('f64', [2, 3, 5], Array.from({ length: 30 }, () => 777));
+    expect((await h.dotGeneralInto(dense, x, y, d)).toArray()).toEqual(want);
+    const padded = Tensor.fromArray('f64', [2, 3, 7], Array.from({ length: 42 }, () => 777)).slice(undefined, undefined, [1, 6]);
+    expect((await h.dotGeneralInto(padded, x, y, d)).toArray()).toEqual(want);
+  });
+
+  it('property: into any strided output view, either the exact product (nothing outside the view written) or a refusal exactly when a GEMM axis group does not fuse on the output', async () => {
+    const { provider, calls } = scriptedGemm(() => 'run');
+    const h = with_(provider);
+    /** The rule, restated: ordered by output stride, each non-unit axis of a group continues the previous one. */
+    const fuses = (extents: number[], strides: number[]) => {
+      const axes = extents.map((e, i) => ({ e, s: strides[i]! })).filter((a) => a.e !== 1).sort((p, q) => p.s - q.s);
+      return axes.every((a, j) => j === 0 || a.s === axes[j - 1]!.s * axes[j - 1]!.e);
+    };
+    const seen = { refused: 0, ran: 0 };
+    const caseArb = fc.record({
+      m1: fc.integer({ min: 1, max: 3 }),
+      m2: fc.integer({ min: 1, max: 3 }),
+      n1: fc.integer({ min: 1, max: 3 }),
+      n2: fc.integer({ min: 1, max: 3 }),
+      k: fc.integer({ min: 1, max: 3 }),
+      perm: fc.shuffledSubarray([0, 1, 2, 3], { minLength: 4, maxLength: 4 }),
+      pads: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 4, maxLength: 4 }),
+      steps: fc.array(fc.integer({ min: 1, max: 2 }), { minLength: 4, maxLength: 4 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(caseArb, async ({ m1, m2, n1, n2, k, perm, pads, steps }) => {
+        const lhs = Tensor.fromArray('f64', [m1, m2, k], Array.from({ length: m1 * m2 * k }, (_, i) => (i % 5) - 2));
+        const rhs = Tensor.fromArray('f64', [k, n1, n2], Array.from({ length: k * n1 * n2 }, (_, i) => (i % 3) - 1));
+        const dd = { contracting: [[2], [0]] as [number[], number[]] };
+        const shape = [m1, m2, n1, n2];
+        // A base laid out in the order `perm`, each axis stepped and padded, viewed back in logical order.
+        const baseShape = perm.map((a) => shape[a]! * steps[a]! + pads[a]!);
+        const base = Tensor.fromArray('f64', baseShape, Array.from({ length: baseShape.reduce((p, e) => p * e, 1) }, () => 777));
+        const out = base.slice(...perm.map((a) => [0, shape[a]! * steps[a]!, steps[a]!] as [number, number, number])).permute(perm.map((_, i) => perm.indexOf(i)));
+        expect(out.shape).toEqual(shape);
+        const reachable = new Set<number>();
+        for (let i = 0; i < m1 * m2 * n1 * n2; i++) {
+          let rest = i;
+          let at = out.offset;
+          shape.forEach((e, ax) => {
+            at += (rest % e) * out.strides[ax]!;
+            rest = Math.floor(rest / e);
+          });
+          reachable.add(at);
+        }
+        const representable = fuses([m1, m2], out.strides.slice(0, 2) as number[]) && fuses([n1, n2], out.strides.slice(2) as number[]);
+        const callsBefore = calls.length;
+        const untouched = new Float64Array(base.buffer.slice(0));
+        let refusal: unknown;
+        try {
+          await h.dotGeneralInto(out, lhs, rhs, dd);
+        } catch (e) {
+          refusal = e;
+        }
+        const now = new Float64Array(base.buffer);
+        if (!representable) {
+          expect(refusal).toMatchObject({ code: 'ProviderUnsupported', detail: { slot: 'gemm', reason: 'layout of output' } });
+          expect(calls.length).toBe(callsBefore);
+          expect(now).toEqual(untouched);
+          seen.refused++;
+          return;
+        }
+        seen.ran++;
+        expect(refusal).toBeUndefined();
+        expect(out.toArray()).toEqual(naiveDotGeneral(lhs, rhs, dd).values);
+        for (let i = 0; i < now.length; i++) if (!reachable.has(i)) expect(now[i]).toBe(777);
+      }),
+      { numRuns: 60 },
+    );
+    expect(h.bufferPoolStats().outstanding).toBe(0);
+    // both outcomes were exercised (a property that only ever took one branch would prove little)
+    expect(seen.refused).toBeGreaterThan(0);
+    expect(seen.ran).toBeGreaterThan(0);
   });
 });

@@ -1,5 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, processArbiter } from '../src/index.js';
+import {
+  CpuBackend,
+  type CpuDomainExecutor,
+  type CpuExecutionContext,
+  type CpuGemmProvider,
+  type CpuLayoutTransformProvider,
+  type CpuProviderExecutionCapabilities,
+  CpuProviderBundle,
+  discoverCpuTopology,
+  ExternalCpuDomain,
+  processArbiter,
+  referenceGemmProvider,
+  referenceLayoutProvider,
+  Tensor,
+  WorkerThreadsDomainExecutor,
+} from '../src/index.js';
 import { expectCode, kernel, onePerCpuTopology, until } from './helpers.js';
 
 const noop = kernel('noop');
@@ -7,6 +22,7 @@ const whoami = kernel<undefined, { workerIndex: number; tid: number }>('whoami')
 const rendezvous = kernel<{ buffer: SharedArrayBuffer; mine: number; theirs: number; timeoutMs: number }, boolean>('rendezvous');
 const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
 
+const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
 let backend: CpuBackend;
 beforeAll(async () => {
   backend = await CpuBackend.create({ threads: 2 });
@@ -198,7 +214,7 @@ describe('execution scope (execution_scope.rs, R83–R87)', () => {
 });
 
 describe('contexts and modes (R68–R76)', () => {
-  it('install is Sequential with no pool; a session at budget 2 is Inner with a pool of 2', async () => {
+  it.skipIf(!twoCpus)('install is Sequential with no pool; a session at budget 2 is Inner with a pool of 2 (needs 2 CPUs: budget 2)', async () => {
     await backend.install((ctx) => {
       expect(ctx.parallelMode).toBe('sequential');
       expect(ctx.workerPool()).toBeUndefined();
@@ -232,7 +248,7 @@ describe('contexts and modes (R68–R76)', () => {
     }
   });
 
-  it('outer lanes: min(N, budget) lanes, each job once with a Sequential context on its lane, one submit', async () => {
+  it.skipIf(!twoCpus)('outer lanes: min(N, budget) lanes, each job once with a Sequential context on its lane, one submit (needs 2 CPUs: budget 2)', async () => {
     const before = backend.executionInfo().executorEntries;
     const seen: { index: number; worker: number; mode: string; pool: boolean }[] = [];
     await backend.withOuterLanes(5, async (ctx, index) => {
@@ -260,10 +276,123 @@ describe('contexts and modes (R68–R76)', () => {
   });
 });
 
+describe('pool access is gated exactly (R75)', () => {
+  /** A GEMM provider (the reference one underneath) declaring `caps` and recording the context of every call. */
+  function recording(caps: Partial<CpuProviderExecutionCapabilities>) {
+    const seen: { mode: string; pool: number | undefined; native: number }[] = [];
+    const provider: CpuGemmProvider = {
+      ...referenceGemmProvider,
+      name: 'recording',
+      executionCapabilities: () => ({ ...referenceGemmProvider.executionCapabilities(), ...caps }),
+      async gemm(ctx, req) {
+        seen.push({ mode: ctx.parallelMode, pool: ctx.workerPool()?.size, native: ctx.nativeThreadCount() });
+        return referenceGemmProvider.gemm(ctx, req);
+      },
+    };
+    return { bundle: CpuProviderBundle.builder('faer').gemmProvider(provider).build(), seen };
+  }
+  const x = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+  const eye = Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]);
+
+  it.skipIf(!twoCpus)('a Sequential context has no pool wherever it comes from, also inside an Inner session (needs 2 CPUs: budget 2)', async () => {
+    const contexts: { mode: string; pool: boolean; native: number }[] = [];
+    const note = (ctx: CpuExecutionContext) => void contexts.push({ mode: ctx.parallelMode, pool: ctx.workerPool() !== undefined, native: ctx.nativeThreadCount() });
+    await backend.install(note);
+    await backend.withBackendSession(async (s) => {
+      note(s.context); // the session's own Inner context (control: it has the pool)
+      await s.run('sequential', note);
+      await s.run('inner', note);
+    });
+    await backend.withOuterLanes(2, note);
+    expect(contexts).toEqual([
+      { mode: 'sequential', pool: false, native: 1 },
+      { mode: 'inner', pool: true, native: 2 },
+      { mode: 'sequential', pool: false, native: 1 },
+      { mode: 'inner', pool: true, native: 2 },
+      { mode: 'sequential', pool: false, native: 1 },
+      { mode: 'sequential', pool: false, native: 1 },
+    ]);
+  });
+
+  it.skipIf(!twoCpus)('a provider dispatched Sequential gets a context without a pool, even from an Inner session, where the session context is not reused for it (needs 2 CPUs: budget 2)', async () => {
+    const { bundle, seen } = recording({ acceptsInner: false });
+    const h = backend.withProviderBundle(bundle);
+    await h.matmul(x, eye);
+    await h.withBackendSession(async (s) => {
+      expect(s.context.workerPool()?.size).toBe(2);
+      await s.dotGeneral(x, eye, { contracting: [[1], [0]] });
+      await s.dotGeneralInto(Tensor.fromArray('f64', [2, 2], [0, 0, 0, 0]), x, eye, { contracting: [[1], [0]] });
+    });
+    expect(seen).toEqual(Array.from({ length: 3 }, () => ({ mode: 'sequential', pool: undefined, native: 1 })));
+  });
+
+  it.skipIf(!twoCpus)('a layout provider dispatched Sequential while the GEMM runs Inner gets its own context without a pool (needs 2 CPUs: budget 2)', async () => {
+    const layoutSeen: { mode: string; pool: number | undefined; native: number }[] = [];
+    const layout: CpuLayoutTransformProvider = {
+      ...referenceLayoutProvider,
+      name: 'recording layout',
+      executionCapabilities: () => ({ ...referenceLayoutProvider.executionCapabilities(), acceptsInner: false }),
+      async materialize(ctx, req) {
+        layoutSeen.push({ mode: ctx.parallelMode, pool: ctx.workerPool()?.size, native: ctx.nativeThreadCount() });
+        return referenceLayoutProvider.materialize(ctx, req);
+      },
+    };
+    const gemm = recording({ threadCount: 'perCallUpperBound', placement: 'engineWorkers' });
+    const h = backend.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(gemm.bundle.gemm).layoutTransformProvider(layout).build());
+    // two contracted lhs axes of a padded view do not fuse: the canonical path materialises both operands
+    const lhs = Tensor.fromArray('f64', [2, 4, 4], Array.from({ length: 32 }, (_, i) => i)).slice(undefined, [0, 3]);
+    const rhs = Tensor.fromArray('f64', [4, 3, 5], Array.from({ length: 60 }, (_, i) => i % 7));
+    await h.withBackendSession((s) => s.dotGeneral(lhs, rhs, { contracting: [[1, 2], [1, 0]] }));
+    expect(gemm.seen).toEqual([{ mode: 'inner', pool: 2, native: 2 }]);
+    expect(layoutSeen).toEqual(Array.from({ length: 2 }, () => ({ mode: 'sequential', pool: undefined, native: 1 })));
+  });
+
+  it.skipIf(!twoCpus)('a perCallUpperBound provider dispatched Inner at budget 2 gets the pool of 2 (control; needs 2 CPUs: budget 2)', async () => {
+    const { bundle, seen } = recording({ threadCount: 'perCallUpperBound', placement: 'engineWorkers' });
+    const h = backend.withProviderBundle(bundle);
+    await h.matmul(x, eye);
+    await h.withBackendSession((s) => s.dotGeneral(x, eye, { contracting: [[1], [0]] }));
+    expect(seen).toEqual(Array.from({ length: 2 }, () => ({ mode: 'inner', pool: 2, native: 2 })));
+  });
+
+  it('an Inner context on an executor that offers no pool has none, and native work gets one thread', async () => {
+    const real = await WorkerThreadsDomainExecutor.create({ workers: 2 });
+    const noPool: CpuDomainExecutor = {
+      capabilities: () => ({ ...real.capabilities(), innerParallelism: 'none' }),
+      install: (job) => real.install(job),
+      submit: (jobs) => real.submit(jobs),
+      workerPool: () => real.workerPool(),
+      runKernel: (task) => real.runKernel(task),
+      scopeRecord: () => real.scopeRecord(),
+    };
+    const b = await CpuBackend.fromExternalDomains({ defaultDomain: 1, domains: [ExternalCpuDomain.callerManaged(1, noPool, 2)] });
+    try {
+      const seen = await b.withBackendSession((s) => s.run('inner', (ctx) => ({ mode: ctx.parallelMode, budget: ctx.threadBudget, pool: ctx.workerPool(), native: ctx.nativeThreadCount() })));
+      expect(seen).toEqual({ mode: 'inner', budget: 2, pool: undefined, native: 1 });
+    } finally {
+      await b.close();
+      await real.close();
+    }
+  });
+
+  // KNOWN GAP (see the report of branch `tests`): a provider whose thread control is `sequential`
+  // (R55: enforced limit 1) but which accepts Inner is dispatched Inner above budget 1 (R62) and
+  // then runs on a context whose pool has `threadBudget` lanes — the session's own context, or a
+  // fresh Inner one. Nothing stops it from fanning out. Core's reference providers are such
+  // providers. Remove `.fails` once contexts handed to a provider are capped at its enforced limit.
+  it.skipIf(!twoCpus).fails('KNOWN GAP — a provider declaring sequential threads never receives a pool or more than one native thread (needs 2 CPUs: budget 2)', async () => {
+    const { bundle, seen } = recording({ threadCount: 'sequential', placement: 'callingThread' });
+    const h = backend.withProviderBundle(bundle);
+    await h.matmul(x, eye);
+    await h.withBackendSession((s) => s.dotGeneral(x, eye, { contracting: [[1], [0]] }));
+    expect(seen).toHaveLength(2);
+    for (const c of seen) expect({ pool: c.pool, native: c.native }).toEqual({ pool: undefined, native: 1 });
+  });
+});
+
 describe('arbitration between engines (R27)', () => {
-  it('disjoint CPU sets run concurrently; overlapping sets never do', async () => {
+  it.skipIf(!twoCpus)('disjoint CPU sets run concurrently; overlapping sets never do (needs 2 CPUs: two disjoint NUMA nodes)', async () => {
     const topology = onePerCpuTopology();
-    if (topology.nodes.length < 2) return;
     const [n0, n1] = topology.nodes;
     const b = await CpuBackend.create({ topology, threads: 1, placement: { numaNode: n0!.id } });
     try {

@@ -100,9 +100,8 @@ describe('registry validation in the order of R39', () => {
 });
 
 describe('cooperative external domains (R34, R46)', () => {
-  it('overlapping declared sets never run together; disjoint ones do', async () => {
+  it.skipIf(allowed.size < 2)('overlapping declared sets never run together; disjoint ones do (needs 2 CPUs: two disjoint declared sets)', async () => {
     const topo = onePerCpuTopology();
-    if (topo.allowedCpus.size < 2) return;
     const [c0, c1] = topo.allowedCpus.toArray();
     const p = pool(2);
     const b = await CpuBackend.fromExternalDomains({
@@ -233,19 +232,37 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
   });
 
   it('refuses the blas family before anything is written (R47) and uncontrolled or external-worker providers (R57)', async () => {
+    // The refused operation is given a caller-owned output; every refusal must come before it is touched.
     const out = Tensor.fromArray('f64', [2, 2], [5, 5, 5, 5]);
-    const blasBundle = CpuProviderBundle.builder('blas').gemmProvider(referenceGemmProvider).build();
-    const e = await expectCode(() => b.withProviderBundle(blasBundle), 'IncompatibleDomain');
+    const untouched = new Uint8Array(out.buffer.slice(0));
+    const x = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+    const y = Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]);
+    const dims = { contracting: [[1], [0]] as [number[], number[]] };
+    let gemmCalls = 0;
+    const counted = { ...referenceGemmProvider, gemm: (ctx: Parameters<typeof referenceGemmProvider.gemm>[0], req: Parameters<typeof referenceGemmProvider.gemm>[1]) => (gemmCalls++, referenceGemmProvider.gemm(ctx, req)) };
+    const entries = () => b.executionInfo().executorEntries;
+    const entriesBefore = entries();
+
+    const blasBundle = CpuProviderBundle.builder('blas').gemmProvider(counted).build();
+    const e = await expectCode(() => b.withProviderBundle(blasBundle).dotGeneralInto(out, x, y, dims), 'IncompatibleDomain');
     expect((e.cause as { code: string }).code).toBe('CallerManagedBlasUnsupported');
-    const external = { ...referenceGemmProvider, executionCapabilities: () => ({ ...referenceGemmProvider.executionCapabilities(), placement: 'externalWorkers' as const }) };
-    const e2 = await expectCode(() => b.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(external).build()), 'IncompatibleDomain');
+    expect(new Uint8Array(out.buffer)).toEqual(untouched);
+
+    const external = { ...counted, executionCapabilities: () => ({ ...referenceGemmProvider.executionCapabilities(), placement: 'externalWorkers' as const }) };
+    const e2 = await expectCode(() => b.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(external).build()).dotGeneralInto(out, x, y, dims), 'IncompatibleDomain');
     expect((e2.cause as { code: string }).code).toBe('CallerManagedPlacementNotEnforceable');
+    expect(new Uint8Array(out.buffer)).toEqual(untouched);
+
     await expectCode(
-      CpuBackend.fromExternalDomains({ kind: 'blas', defaultDomain: 1, domains: [ExternalCpuDomain.callerManaged(1, new PiscinaDomainExecutor(p), 1)], providers: [{ kind: 'blas', name: 'x', gemm: referenceGemmProvider }] }),
+      CpuBackend.fromExternalDomains({ kind: 'blas', defaultDomain: 1, domains: [ExternalCpuDomain.callerManaged(1, new PiscinaDomainExecutor(p), 1)], providers: [{ kind: 'blas', name: 'x', gemm: counted }] }).then(
+        (blas) => blas.dotGeneralInto(out, x, y, dims),
+      ),
       'CallerManagedBlasUnsupported',
       'Unsupported',
     );
-    expect(out.toArray()).toEqual([5, 5, 5, 5]);
+    expect(new Uint8Array(out.buffer)).toEqual(untouched);
+    expect(gemmCalls).toBe(0);
+    expect(entries()).toEqual(entriesBefore);
   });
 
   it('two caller-managed domains run concurrently whatever their affinity', async () => {

@@ -43,8 +43,12 @@ export function processAllowed(): string {
   return /^Cpus_allowed_list:\s*(\S+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))![1]!;
 }
 
-/** A topology over this machine's real CPUs, but split into one fake NUMA node per CPU (ids 0, 2, 4 … to stay sparse). */
-export function onePerCpuTopology(): CpuTopology {
+/**
+ * A topology over this machine's real CPUs (so engines can be pinned and verified on it) with
+ * fake NUMA nodes: node `2 * i` holds the CPUs of `nodes[i]` (sparse ids, as the OS may give);
+ * an empty list means no NUMA information at all.
+ */
+export function topologyOverRealCpus(nodes: readonly (readonly number[])[]): CpuTopology {
   const real = discoverCpuTopology();
   const root = mkdtempSync(join(tmpdir(), 'tenferro-topo-'));
   const write = (path: string, text: string) => {
@@ -53,8 +57,13 @@ export function onePerCpuTopology(): CpuTopology {
   };
   write('proc/self/status', `Name:\tnode\nCpus_allowed_list:\t${real.allowedCpus.toString()}\n`);
   write('sys/devices/system/cpu/online', `${real.allowedCpus.toString()}\n`);
-  real.allowedCpus.toArray().forEach((cpu, i) => write(`sys/devices/system/node/node${2 * i}/cpulist`, `${cpu}\n`));
+  nodes.forEach((cpus, i) => write(`sys/devices/system/node/node${2 * i}/cpulist`, `${cpus.join(',')}\n`));
   return discoverCpuTopology({ sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') });
+}
+
+/** A topology over this machine's real CPUs, but split into one fake NUMA node per CPU (ids 0, 2, 4 … to stay sparse). */
+export function onePerCpuTopology(): CpuTopology {
+  return topologyOverRealCpus(discoverCpuTopology().allowedCpus.toArray().map((cpu) => [cpu]));
 }
 
 /** Yield to the event loop until `check()` holds (bounded number of turns, no timers). */

@@ -5,11 +5,12 @@ import {
   type CpuProviderExecutionCapabilities,
   CpuProviderBundle,
   defineExtensionKey,
+  discoverCpuTopology,
   referenceGemmProvider,
   referenceLayoutProvider,
   Tensor,
 } from '../src/index.js';
-import { expectCode } from './helpers.js';
+import { expectCode, onePerCpuTopology, topologyOverRealCpus } from './helpers.js';
 
 const caps = (c: Partial<CpuProviderExecutionCapabilities>): CpuProviderExecutionCapabilities => ({
   ...referenceGemmProvider.executionCapabilities(),
@@ -32,6 +33,7 @@ function gemmWith(c: Partial<CpuProviderExecutionCapabilities>) {
   return { provider, calls: () => calls, sampled: () => sampled };
 }
 
+const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
 let backend: CpuBackend;
 beforeAll(async () => {
   backend = await CpuBackend.create({ threads: 2 });
@@ -120,7 +122,7 @@ describe('validation before execution (R3, R54–R62)', () => {
     expect(backend.executionInfo().executorEntries).toEqual(entriesBefore);
   });
 
-  it('a provider that does not accept the mode the domain needs is ParallelModeNotSupported', async () => {
+  it.skipIf(!twoCpus)('a provider that does not accept the mode the domain needs is ParallelModeNotSupported (needs 2 CPUs: budget 2)', async () => {
     const seqOnly = gemmWith({ acceptsInner: false });
     backend.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(seqOnly.provider).build()); // falls back to Sequential
     const nothing = gemmWith({ acceptsInner: false, acceptsSequential: false });
@@ -131,15 +133,27 @@ describe('validation before execution (R3, R54–R62)', () => {
     expect((e2.cause as { detail: { mode: string } }).detail.mode).toBe('outer');
   });
 
-  it('validates every reachable domain, NUMA engines included (R60)', async () => {
-    const one = await CpuBackend.create({ threads: 1 });
+  it.skipIf(!twoCpus)('validates every reachable domain, NUMA engines included (R60) (needs 2 CPUs: a NUMA node smaller than the all-allowed set)', async () => {
+    // Budget 2 on the all-allowed engine, budget 1 on every one-CPU NUMA node. A GEMM provider
+    // that accepts Inner but refuses Sequential is valid on the first and invalid only on the
+    // nodes, whose engines are not built yet: the bundle must still be refused, or a later
+    // forPlacement({ numaNode }) would run it in a mode it does not accept.
+    const innerOnly = () => gemmWith({ acceptsSequential: false }).provider;
+    const flat = await CpuBackend.create({ threads: 2, topology: topologyOverRealCpus([]) });
+    const numa = await CpuBackend.create({ threads: 2, topology: onePerCpuTopology() });
     try {
-      // budget 1 everywhere: a provider that refuses Sequential cannot run on any domain
-      const g = gemmWith({ acceptsSequential: false });
-      const e = await expectCode(() => one.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(g.provider).build()), 'IncompatibleDomain');
-      expect(e.detail.domainId).toBe(0);
+      // control: without NUMA nodes the same bundle installs (only the all-allowed domain is reachable)
+      expect(flat.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(innerOnly()).build()).providerBundle().gemm.name).toBe('test gemm');
+      expect(numa.numThreads()).toBe(2);
+      const firstNode = numa.topology().nodes[0]!;
+      expect(numa.forPlacement({ numaNode: firstNode.id }).executionInfo().engineBuilt).toBe(false);
+      const e = await expectCode(() => numa.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(innerOnly()).build()), 'IncompatibleDomain', 'Validation');
+      expect(e.detail.domainId).toBe(1); // NUMA node 1 + position 0, not the all-allowed domain 0
+      expect(e.cause).toMatchObject({ code: 'ParallelModeNotSupported', detail: { mode: 'sequential' } });
+      expect(numa.forPlacement({ numaNode: firstNode.id }).providerBundle()).toBe(numa.providerBundle());
     } finally {
-      await one.close();
+      await flat.close();
+      await numa.close();
     }
   });
 

@@ -1,6 +1,6 @@
 // @tenferro/core/testing — what provider packages run in their own tests. Imports vitest.
-export { runProviderConformance } from './run-provider-conformance.js';
-export type { ProviderConformanceOptions } from './run-provider-conformance.js';
+export { providerConformanceCases, runProviderConformance } from './run-provider-conformance.js';
+export type { ProviderConformanceCase, ProviderConformanceOptions } from './run-provider-conformance.js';
 export { naiveDotGeneral, relativeError, toleranceFor } from './naive-dot-general.js';
 export { peakThreadsDuring, threadCensus } from './thread-census.js';
 export { int, randomOperand, randomValues, seededRandom } from './random-operands.js';
