@@ -375,12 +375,9 @@ describe('pool access is gated exactly (R75)', () => {
     }
   });
 
-  // KNOWN GAP (see the report of branch `tests`): a provider whose thread control is `sequential`
-  // (R55: enforced limit 1) but which accepts Inner is dispatched Inner above budget 1 (R62) and
-  // then runs on a context whose pool has `threadBudget` lanes — the session's own context, or a
-  // fresh Inner one. Nothing stops it from fanning out. Core's reference providers are such
-  // providers. Remove `.fails` once contexts handed to a provider are capped at its enforced limit.
-  it.skipIf(!twoCpus).fails('KNOWN GAP — a provider declaring sequential threads never receives a pool or more than one native thread (needs 2 CPUs: budget 2)', async () => {
+  // A provider whose thread control is `sequential` (R55: enforced limit 1) but which accepts Inner is
+  // dispatched Inner above budget 1 (R62); the context it is handed is capped at its limit (R75).
+  it.skipIf(!twoCpus)('a provider declaring sequential threads never receives a pool or more than one native thread (needs 2 CPUs: budget 2)', async () => {
     const { bundle, seen } = recording({ threadCount: 'sequential', placement: 'callingThread' });
     const h = backend.withProviderBundle(bundle);
     await h.matmul(x, eye);

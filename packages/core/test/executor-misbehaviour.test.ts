@@ -120,11 +120,9 @@ describe('R71: a scoped job runs exactly once (install)', () => {
     expect(bodies()).toBe(1);
   });
 
-  // KNOWN GAP (see the report of branch `tests`): the second run is refused inside the job, but an
-  // executor that swallows that refusal and returns the first result makes the operation succeed;
-  // CpuOperationEntry.enter checks only `runs === 0` after install returns. Remove `.fails` once
-  // enter() also reports `runs > 1` after install returns.
-  it.fails.each(installPaths)('%s: KNOWN GAP — an executor that runs the job twice and swallows the refusal → Scheduling', async (_name, start) => {
+  // The second run is refused inside the job; an executor that swallows that refusal and returns
+  // the first result must still make the operation fail.
+  it.each(installPaths)('%s: an executor that runs the job twice and swallows the refusal → Scheduling', async (_name, start) => {
     script.install = async (job) => {
       const first = await job();
       await Promise.resolve()
@@ -136,11 +134,9 @@ describe('R71: a scoped job runs exactly once (install)', () => {
     await expectCode(run, 'Scheduling', 'BackendFailure');
   });
 
-  // KNOWN GAP (see the report): the job is not bound to the install call. An executor that keeps
-  // it and runs it after install returned (the operation already failed with Scheduling and its
-  // guard or permit is released) still runs the operation's body — outside admission, with an
-  // expired context. Remove `.fails` once a job started after its install settled refuses to run.
-  it.fails.each(installPaths)('%s: KNOWN GAP — a job the executor runs after install returned runs none of the operation', async (_name, start) => {
+  // The job is bound to its install call: an executor that keeps it and runs it after install
+  // returned (the operation already failed, its guard or permit released) runs none of it.
+  it.each(installPaths)('%s: a job the executor runs after install returned runs none of the operation', async (_name, start) => {
     let late: (() => unknown) | undefined;
     script.install = async (job) => {
       late = job;
@@ -217,9 +213,8 @@ describe('R70/R71: outer fan-out through submit', () => {
     expect(ran.sort()).toEqual([0, 1, 2, 3]);
   });
 
-  // KNOWN GAP (see the report): as for install, lanes the executor runs after submit returned
-  // still run their logical jobs' bodies, outside admission.
-  it.fails('KNOWN GAP — lanes the executor runs after submit returned run none of the jobs', async () => {
+  // As for install, lanes the executor runs after submit returned run none of the jobs.
+  it('lanes the executor runs after submit returned run none of the jobs', async () => {
     let late: ScopedCpuJobs | undefined;
     script.submit = async (jobs) => {
       late = jobs;
@@ -230,9 +225,8 @@ describe('R70/R71: outer fan-out through submit', () => {
     expect(ran).toEqual([]);
   });
 
-  // KNOWN GAP (see the report): as for install, a duplicate lane run whose refusal the executor
-  // swallows goes unreported — submitOuter checks only for missing jobs and invented lanes.
-  it.fails('KNOWN GAP — an executor that runs a lane twice and swallows the refusal → Scheduling', async () => {
+  // A duplicate lane run whose refusal the executor swallows is still reported.
+  it('an executor that runs a lane twice and swallows the refusal → Scheduling', async () => {
     script.submit = async (jobs) => {
       await honestSubmit(jobs);
       await jobs.run(0).catch(() => undefined);

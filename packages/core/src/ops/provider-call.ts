@@ -3,6 +3,7 @@ import type { CpuExecutionContext } from '../contract/execution-context.js';
 import type { ProviderParallelMode } from '../contract/parallel-mode.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import { dispatchMode } from '../provider/bundle-validation.js';
+import { enforcedThreadLimit } from '../provider/execution-capabilities.js';
 import type { ProviderSlot } from '../provider/cpu-providers.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuProviderOutcome } from '../provider/provider-outcome.js';
@@ -36,16 +37,28 @@ export class ProviderDispatch {
   }
 
   /**
+   * The most threads a provider of `slot` may be given (R55, R75): its enforced thread limit — 1
+   * for `sequential`/`binaryClampToOne` thread control and for providers that run on the calling
+   * thread — else the domain's budget. A context handed to it never offers a wider pool.
+   */
+  threadLimit(slot: ProviderSlot): number {
+    const caps = this.bundle.capabilities(slot)!;
+    if (caps.placement === 'callingThread') return 1;
+    return enforcedThreadLimit(caps, this.#domain.threadBudget) ?? this.#domain.threadBudget;
+  }
+
+  /**
    * Call a provider of `slot` in its mode on the operation's entry: on `ctx` when the modes
    * agree, else on a fresh context of the entry (no executor call). A provider's own exception
    * becomes `ProviderFailed`; a non-outcome too.
    */
   async call(entry: CpuOperationEntry, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
     const mode = this.mode(slot);
+    const limit = this.threadLimit(slot);
     const op = this.op;
     let outcome: CpuProviderOutcome;
     try {
-      outcome = mode === ctx.parallelMode ? await fn(ctx) : await entry.reuse(mode, fn, op);
+      outcome = mode === ctx.parallelMode && limit >= ctx.threadBudget ? await fn(ctx) : await entry.reuse(mode, fn, op, limit);
     } catch (e) {
       if (TenferroError.is(e)) throw e;
       throw new TenferroError('ProviderFailed', `the ${slot} provider failed: ${e instanceof Error ? e.message : String(e)}`, { op, cause: e, detail: { slot } });

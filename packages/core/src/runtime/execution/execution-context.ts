@@ -18,6 +18,8 @@ export interface ContextParts {
   readonly cpus: CpuSet | undefined;
   readonly admissionMode: CpuAdmissionMode;
   readonly threadBudget: number;
+  /** The most threads the provider handed this context may use (its enforced limit, ≤ the budget). */
+  readonly threadLimit: number;
   readonly parallelMode: ProviderParallelMode;
   /** The worker this context's own kernel tasks run on. */
   readonly lane: number;
@@ -51,8 +53,9 @@ export class EnteredContext implements CpuExecutionContext {
     this.admissionMode = parts.admissionMode;
     this.threadBudget = parts.threadBudget;
     this.parallelMode = parts.parallelMode;
-    const hasPool = parts.parallelMode === 'inner' && parts.executorHasPool && parts.threadBudget > 1;
-    this.#pool = hasPool ? cappedWorkerPool(parts.runner, parts.threadBudget, 'CpuExecutionContext.workerPool', () => this.#assertLive('CpuExecutionContext.workerPool')) : undefined;
+    const width = Math.min(parts.threadBudget, parts.threadLimit);
+    const hasPool = parts.parallelMode === 'inner' && parts.executorHasPool && width > 1;
+    this.#pool = hasPool ? cappedWorkerPool(parts.runner, width, 'CpuExecutionContext.workerPool', () => this.#assertLive('CpuExecutionContext.workerPool')) : undefined;
     Object.freeze(this);
   }
 
@@ -63,7 +66,7 @@ export class EnteredContext implements CpuExecutionContext {
 
   /** Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75). */
   nativeThreadCount(): number {
-    return this.parallelMode === 'inner' && this.#parts.executorHasPool ? this.threadBudget : 1;
+    return this.parallelMode === 'inner' && this.#parts.executorHasPool ? Math.min(this.threadBudget, this.#parts.threadLimit) : 1;
   }
 
   /** Whether the execution that entered this context is still running. */

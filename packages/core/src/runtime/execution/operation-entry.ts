@@ -112,11 +112,11 @@ export class CpuOperationEntry {
    * Run `body` inline on an execution this entry already entered, with a fresh context of `mode`
    * (`enter_or_reuse` with an entered context, R80, R84): no executor call.
    */
-  async reuse<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string): Promise<R> {
+  async reuse<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string, threadLimit?: number): Promise<R> {
     if (mode === 'outer') throw outerThroughInstall(op);
     const lifetime: EntryLifetime = { live: true };
     try {
-      return await endsWithBody(body(this.context(mode, 0, lifetime)), lifetime);
+      return await endsWithBody(body(this.context(mode, 0, lifetime, threadLimit)), lifetime);
     } finally {
       lifetime.live = false;
     }
@@ -141,6 +141,7 @@ export class CpuOperationEntry {
     const lanes = Math.min(count, budget);
     const ran = new Uint8Array(count);
     let badLane: number | undefined;
+    let submitted = false;
     const lifetime: EntryLifetime = { live: true };
     this.engine.markActive(this.owner, op);
     const failures = new Set<unknown>();
@@ -150,6 +151,8 @@ export class CpuOperationEntry {
         await this.engine.executor.submit({
           length: lanes,
           run: async (lane: number) => {
+            // A lane run after submit returned runs none of the jobs (R71): its execution has ended.
+            if (submitted) throw new TenferroError('Scheduling', `the executor ran lane ${lane} after submit returned`, { op });
             if (!Number.isInteger(lane) || lane < 0 || lane >= lanes) {
               badLane = lane;
               return;
@@ -169,6 +172,7 @@ export class CpuOperationEntry {
         throw failures.has(e) || TenferroError.is(e, 'Scheduling') ? e : executorFailed(e, op);
       }
     } finally {
+      submitted = true;
       lifetime.live = false;
       await this.#tasks.settle();
       this.engine.markInactive(this.owner);
@@ -181,9 +185,11 @@ export class CpuOperationEntry {
     if (missing >= 0) throw new TenferroError('Scheduling', `logical job ${missing} never ran`, { op });
   }
 
-  context(mode: ProviderParallelMode, lane: number, lifetime: EntryLifetime): CpuExecutionContext {
+  /** A context of `mode` on `lane`; `threadLimit` caps its pool and native threads below the budget (a provider's enforced limit, R55, R75). */
+  context(mode: ProviderParallelMode, lane: number, lifetime: EntryLifetime, threadLimit?: number): CpuExecutionContext {
     const domain = this.engine.domain;
     return new EnteredContext({
+      threadLimit: threadLimit ?? domain.threadBudget,
       domainId: domain.id,
       cpus: domain.admissionMode === 'callerManaged' ? undefined : domain.placement?.cpus,
       admissionMode: domain.admissionMode,
