@@ -45,9 +45,10 @@ describe('runtime identity and diagnostics', () => {
     expect(status.declaredSupport.dtypes).toEqual(['f32', 'f64', 'c64', 'c128']);
   });
 
-  it('the core-type warning is computed from the CPU, not assumed (none when the core matches the CPU)', () => {
+  const loaded = blasProviderStatus();
+  it.skipIf(!loaded.available || loaded.runtime.vendor !== 'openblas')('the core-type warning is computed from the CPU, not assumed (none when the core matches the CPU; OpenBLAS only)', () => {
     const status = blasProviderStatus();
-    if (!status.available || status.runtime.vendor !== 'openblas') return;
+    if (!status.available) throw new Error('BLAS unavailable');
     const core = status.runtime.coreType ?? '';
     const avx512Core = /^(skylakex|cooperlake|sapphirerapids)$/i.test(core);
     if (cpuHasAvx512() && avx512Core) expect(status.warnings).toEqual([]);
