@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "tenferro_os",
-      "sources": ["src/addon.cc", "src/affinity.cc"],
+      "sources": ["src/addon.cc", "src/affinity.cc", "src/memory.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [
         "NAPI_VERSION=8",
