@@ -28,3 +28,11 @@ export function spawnFuzz(options: {
 export function rng(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: readonly T[]): T; chance(p: number): boolean };
 export function caseRng(seed: number, index: number): ReturnType<typeof rng>;
 export const NASTY: readonly number[];
+export function spawnTerminationProbe(options: {
+  addon: string;
+  fn: string;
+  args?: readonly unknown[];
+  rounds?: number;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}): { status: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string };

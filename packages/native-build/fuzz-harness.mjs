@@ -184,3 +184,24 @@ export function fuzzArgs(argv, defaults) {
   }
   return out;
 }
+
+/**
+ * Worker termination while a binding call runs: a child process starts a worker that calls
+ * `binding[fn](...args)` in a loop, terminates it (`rounds` times, each after the worker said it
+ * is looping), and prints `ok`. A binding whose N-API call fails during termination must not
+ * take the process down (node-addon-api without NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS aborts
+ * with "FATAL ERROR: Error::ThrowAsJavaScriptException napi_throw").
+ */
+export function spawnTerminationProbe({ addon, fn, args = [], rounds = 20, env = {}, timeoutMs = 60_000 }) {
+  const source = `
+    import { Worker } from 'node:worker_threads';
+    const data = ${JSON.stringify({ addon, fn, args })};
+    for (let round = 0; round < ${Number(rounds)}; round++) {
+      const w = new Worker("const { parentPort, workerData: d } = require('node:worker_threads'); const b = require(d.addon); parentPort.postMessage('looping'); for (;;) b[d.fn](...d.args);", { eval: true, execArgv: [], workerData: data });
+      await new Promise((resolve, reject) => { w.once('message', resolve); w.once('error', reject); });
+      await w.terminate();
+    }
+    console.log('ok');`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', source], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: timeoutMs });
+  return { status: r.status, signal: r.signal, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
