@@ -24,6 +24,7 @@ export function spawnFuzz(options: {
   env?: Record<string, string>;
   timeoutMs?: number;
   nodeArgs?: readonly string[];
+  wrapper?: readonly string[];
 }): FuzzRun;
 export function rng(seed: number): { next(): number; int(lo: number, hi: number): number; pick<T>(list: readonly T[]): T; chance(p: number): boolean };
 export function caseRng(seed: number, index: number): ReturnType<typeof rng>;

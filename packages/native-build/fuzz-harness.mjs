@@ -133,7 +133,7 @@ export function runFuzz({ name, seed, count, trace, makeCase, documented }) {
     const snapshots = c.operands.map((o) => o.snapshot());
     if (sabotage === 'crash' && index === 3) process.kill(process.pid, 'SIGSEGV'); // as a crashing call would
     const status = c.call();
-    if (sabotage === 'guard' && index === 3) c.operands[0].bytes[0] ^= 1;
+    if (sabotage === 'guard' && index === 3 && c.operands.length > 0) c.operands[0].bytes[0] ^= 1;
     if (sabotage === 'write' && status !== 0 && c.operands[0]?.byteLength > 0) c.operands[0].bytes[c.operands[0].start] ^= 1;
     histogram[status] = (histogram[status] ?? 0) + 1;
     if (!documented.includes(status)) fail(index, c, `undocumented status ${status}`);
@@ -152,13 +152,16 @@ export function runFuzz({ name, seed, count, trace, makeCase, documented }) {
 }
 
 /**
- * Run a fuzz child: `node [nodeArgs] script ...args --seed S --count N --trace T`. Returns the
+ * Run a fuzz child: `[wrapper] node [nodeArgs] script ...args --seed S --count N --trace T`. Returns the
  * exit status and signal, the child's JSON summary (on success), its stderr, the last case written
  * to the trace (the one that was running when it crashed) and the wall time.
  */
-export function spawnFuzz({ script, args = [], seed, count, trace, env = {}, timeoutMs = 300_000, nodeArgs = [] }) {
+export function spawnFuzz({ script, args = [], seed, count, trace, env = {}, timeoutMs = 300_000, nodeArgs = [], wrapper = [] }) {
   const started = Date.now();
-  const r = spawnSync(process.execPath, [...nodeArgs, script, ...args, '--seed', String(seed), '--count', String(count), '--trace', trace], {
+  const argv = [...nodeArgs, script, ...args, '--seed', String(seed), '--count', String(count), '--trace', trace];
+  // `wrapper` runs the child under another command, e.g. ['taskset', '-c', '1'].
+  const [command, ...commandArgs] = wrapper.length > 0 ? [...wrapper, process.execPath, ...argv] : [process.execPath, ...argv];
+  const r = spawnSync(command, commandArgs, {
     encoding: 'utf8',
     env: { ...process.env, ...env },
     timeout: timeoutMs,
