@@ -2,11 +2,12 @@
   "targets": [
     {
       "target_name": "tenferro_os",
-      "sources": ["src/addon.cc", "src/affinity.cc"],
+      "sources": ["src/addon.cc", "src/affinity.cc", "src/memory.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED",
         "_GNU_SOURCE"
       ],

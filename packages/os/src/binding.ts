@@ -1,9 +1,11 @@
 /**
  * The raw exports of the native addon `tenferro_os.node` (native/src/affinity.cc, registered in native/src/addon.cc).
  *
- * No function throws: a failed system call is reported as an errno. `setThreadAffinity`
- * trusts its input; call it only with a validated, non-empty list of CPU ids below
- * `maxCpus` (see `src/thread-affinity.ts`).
+ * No function throws: a failed system call is reported as an errno. `setThreadAffinity` is
+ * meant for a validated, non-empty list of CPU ids below `maxCpus` (see
+ * `src/thread-affinity.ts`), but checks it again itself: a malformed list answers EINVAL and a
+ * CPU outside the process mask recorded at load answers `outsideAllowedSet`, before any system
+ * call.
  */
 
 /** The answer of a `sched_getaffinity` call: `errno` is 0 on success, then `cpus` is sorted ascending. */
@@ -19,10 +21,21 @@ export interface OsBinding {
   yieldThread(): void;
   /** `sched_getaffinity(0, ...)`: the calling thread's mask. */
   getThreadAffinity(): RawAffinity;
-  /** `sched_getaffinity(getpid(), ...)`: the main thread's mask, which is the process mask. */
+  /**
+   * The process mask as recorded once per process when the addon first loaded:
+   * `sched_getaffinity(getpid())`, the thread-group leader's (main thread's) mask at that time.
+   * Narrowing any thread later does not change it.
+   */
   getProcessAffinity(): RawAffinity;
-  /** `sched_setaffinity(0, ...)` for the calling thread only; returns 0 or errno. */
+  /**
+   * `sched_setaffinity(0, ...)` for the calling thread only; returns 0, an errno, or
+   * `outsideAllowedSet` when a CPU is not in the recorded process mask (nothing is changed).
+   */
   setThreadAffinity(cpus: readonly number[]): number;
+  /** Where a Uint8Array's memory is (the data pointer and length), or null for anything else. */
+  typedArrayRange(view: Uint8Array): { readonly address: bigint; readonly byteLength: number } | null;
+  /** `setThreadAffinity`'s answer for a CPU outside the recorded process mask (-1; errno values are positive). */
+  readonly outsideAllowedSet: number;
   /** The largest mask size the addon handles: 2^20 CPUs (ids 0 .. maxCpus - 1). */
   readonly maxCpus: number;
 }

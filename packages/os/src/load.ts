@@ -25,7 +25,7 @@ export function loadOs(): OsStatus {
       // Relative to this file, in src/ or dist/.
       addon: new URL('../native/build/Release/tenferro_os.node', import.meta.url),
       status: new URL('../native/build/status.json', import.meta.url),
-      exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity'],
+      exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange'],
       disableEnv: DISABLE_ENV,
       platforms: ['linux'],
     });

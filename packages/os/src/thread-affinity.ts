@@ -53,7 +53,12 @@ export function getThreadAffinity(): number[] {
   return affinity(op, 'sched_getaffinity', binding(op).getThreadAffinity());
 }
 
-/** The process affinity mask (the main thread's mask), as sorted CPU ids (`sched_getaffinity(getpid())`). */
+/**
+ * The process affinity mask, as sorted CPU ids: `sched_getaffinity(getpid())` (the thread-group
+ * leader's mask) recorded once per process, when the addon first loaded. Narrowing the main
+ * thread (or any thread) afterwards does not shrink it; it is the set `setThreadAffinity` never
+ * leaves.
+ */
 export function getProcessAffinity(): number[] {
   const op = 'getProcessAffinity';
   return affinity(op, 'sched_getaffinity', binding(op).getProcessAffinity());
@@ -95,7 +100,8 @@ export function validateCpuList(op: string, param: string, cpus: unknown): numbe
 /**
  * Pin the calling thread (only it: other threads, including the main thread, keep their
  * masks) to `cpus`. Duplicates are ignored. Every CPU must be in the process mask
- * (`getProcessAffinity()`): affinity is never widened.
+ * (`getProcessAffinity()`, recorded when the addon loaded): affinity is never widened. The
+ * binding checks this again itself, so the raw binding cannot widen either.
  *
  * Throws `InvalidCpuList`, `EmptyCpuSet`, `CpuOutsideAllowedSet` (before any change),
  * `AffinitySyscallFailed` (with `detail.errno`) or `AffinityUnavailable`.
@@ -117,5 +123,12 @@ export function setThreadAffinity(cpus: readonly number[]): void {
     }
   }
   const errno = native.setThreadAffinity(ids);
+  if (errno === native.outsideAllowedSet) {
+    // The binding refused on its own (it checks the same recorded mask): never a widening.
+    const cpu = ids.find((id) => !allowedSet.has(id)) ?? ids[0]!;
+    throw new OsError('CpuOutsideAllowedSet', op, `CPU ${cpu} is outside the process affinity set [${allowed.join(',')}]; tenferro never widens affinity`, {
+      detail: { cpu, allowed: [...allowed] },
+    });
+  }
   if (errno !== 0) throw syscallFailed(op, 'sched_setaffinity', errno);
 }

@@ -10,6 +10,7 @@
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED",
         "_GNU_SOURCE",
         "<!@(node ../scripts/detect-blas.mjs --defines)"

@@ -20,6 +20,7 @@ import {
 import type { BlasGemmPayload } from './kernels/gemm.js';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
 import type { BlasRuntime } from './runtime.js';
+import { validateGemmRequest } from './validate-request.js';
 
 const gemmKernel = defineKernel<BlasGemmPayload, void>(new URL('./kernels/gemm.js', import.meta.url), 'blasGemm');
 
@@ -167,6 +168,9 @@ export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
     executionCapabilities: () => runtime.capabilities,
     declaredSupport: () => support,
     async gemm(ctx, request) {
+      // Every number is checked before anything else: a malformed request is a typed error here
+      // and never reaches the addon (which checks the descriptor again itself).
+      validateGemmRequest('gemm', request);
       const call = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
       if (!call.ok) return call.outcome;
       await ctx.run(gemmKernel, call.payload);

@@ -18,6 +18,7 @@
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED"
       ],
       "cflags!": ["-O2", "-O0", "-fno-omit-frame-pointer"],

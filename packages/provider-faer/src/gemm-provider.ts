@@ -5,10 +5,15 @@
  * context's own worker (`ctx.run`); Inner mode with a pool is one task per disjoint block of
  * C (or per batch range) through `pool.map`, at most `pool.size` (≤ threadBudget) at a time.
  */
+import { types } from 'node:util';
 import { type CpuGemmProvider, type CpuGemmRequest, type CpuProviderExecutionCapabilities, CONTRACTION_DTYPES, type DType, defineKernel, EXECUTED, Unsupported } from '@tenferro/core';
 import type { FaerGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
 import { BATCH_SPLIT_MAX_WORK } from './options.js';
+import { validateGemmRequest } from './validate-request.js';
+
+/** Batch axes the native GEMM takes (native/src/gemm.cc kMaxRank); more are declined. */
+export const MAX_BATCH_RANK = 32;
 
 /** Per-call thread bound honoured exactly, on the engine's own workers (R63, R75, R76). */
 export const FAER_CAPABILITIES: CpuProviderExecutionCapabilities = Object.freeze({
@@ -97,11 +102,18 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     // Every decline (dtype) comes before a kernel is started.
     declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true }),
     async gemm(ctx, request) {
+      // Every number is checked before anything else: a malformed request is a typed error here
+      // and never reaches the addon (which checks the descriptor again itself).
+      validateGemmRequest('gemm', request);
       const shape = shapes.get(request.dtype);
       if (shape === undefined) return Unsupported.dtype(request.dtype);
+      if (request.batch.length > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
       const pool = ctx.workerPool();
       const parts = planParts(request, pool?.size ?? 1, shape, config.parallelMinWork);
-      const task = (p: GemmPart): FaerGemmTask => ({ request, isa: config.isa, ...p });
+      // The execution's abort word, polled by the native GEMM at its block boundaries.
+      const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
+      const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
+      const task = (p: GemmPart): FaerGemmTask => ({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) });
       if (pool === undefined || parts.length === 1) {
         await ctx.run(kernel, task(parts[0]!));
       } else {

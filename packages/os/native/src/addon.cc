@@ -1,5 +1,5 @@
 // tenferro_os.node: registers the exports (typed view: src/binding.ts). Registration only; the
-// functions are in affinity.cc.
+// functions are in affinity.cc and memory.cc.
 //
 // The module is context-aware (NODE_API_MODULE registers a N-API module, which Node loads once
 // per environment), so it can be used from the main thread and from worker_threads.
@@ -10,11 +10,15 @@
 namespace {
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
+  // Record the process affinity mask now, at the first load in this process (affinity.cc).
+  os::process_mask();
   exports.Set("gettid", Napi::Function::New(env, os::js::gettid, "gettid"));
   exports.Set("yieldThread", Napi::Function::New(env, os::js::yield_thread, "yieldThread"));
   exports.Set("getThreadAffinity", Napi::Function::New(env, os::js::get_thread_affinity, "getThreadAffinity"));
   exports.Set("getProcessAffinity", Napi::Function::New(env, os::js::get_process_affinity, "getProcessAffinity"));
   exports.Set("setThreadAffinity", Napi::Function::New(env, os::js::set_thread_affinity, "setThreadAffinity"));
+  exports.Set("typedArrayRange", Napi::Function::New(env, os::js::typed_array_range, "typedArrayRange"));
+  exports.Set("outsideAllowedSet", Napi::Number::New(env, os::kOutsideAllowedSet));
   exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(os::kMaxCpus)));
   return exports;
 }

@@ -5,11 +5,24 @@
 //   yieldThread(): undefined                       -- sched_yield()
 //   getThreadAffinity():  { errno: number, cpus: number[] }   -- sched_getaffinity(0)
 //   getProcessAffinity(): { errno: number, cpus: number[] }   -- sched_getaffinity(getpid())
-//   setThreadAffinity(cpus: number[]): number      -- sched_setaffinity(0); returns 0 or errno
+//   getProcessAffinity(): { errno: number, cpus: number[] }   -- the process mask recorded at load
+//   setThreadAffinity(cpus: number[]): number      -- sched_setaffinity(0); returns 0, an errno,
+//                                                     or kOutsideAllowedSet (-1)
 //
 // No function throws: failures are reported as errno values. Input to setThreadAffinity is
-// validated in TypeScript first; the checks here only keep a misuse from crashing the process
-// (they answer EINVAL instead of touching memory they should not).
+// validated in TypeScript first; the checks here are the second line of defence: a misuse
+// answers EINVAL instead of touching memory it should not, and a CPU outside the process mask
+// recorded at load answers kOutsideAllowedSet without any system call (affinity is never
+// widened, R9 -- in the binding itself, so no caller of the raw binding can widen either).
+//
+// The process mask is recorded ONCE per process, when the addon is first loaded (in whichever
+// environment loads it first: the .so and its statics are shared by the main thread and every
+// worker), from the thread-group leader (sched_getaffinity(getpid()), the main thread) and not
+// from the calling thread: a worker that something had already narrowed before the first load
+// must not shrink the process mask to its own, and narrowing the main thread later (or any
+// thread) never changes the recorded mask. The recorded mask is not refreshed: a later
+// `taskset -a -p` that widens the process is not followed (tenferro stays inside the original
+// set), and one that narrows it is followed by the kernel only where it is a cpuset limit.
 //
 // Masks are sized dynamically with CPU_ALLOC / CPU_ALLOC_SIZE, so machines with more than
 // CPU_SETSIZE (1024) CPUs work: on EINVAL the size is doubled up to kMaxCpus.
@@ -94,11 +107,49 @@ Napi::Value affinity_result(Napi::Env env, pid_t pid) {
 
 }  // namespace
 
+const ProcessMask& process_mask() {
+  // A function-local static: initialised exactly once per process (thread-safe, C++11), on the
+  // first call, which addon.cc makes while the addon loads.
+  static const ProcessMask recorded = [] {
+    ProcessMask m;
+    CpuMask mask;
+    m.err = read_mask(getpid(), &mask);
+    if (m.err == 0) {
+      const size_t bits = mask.bytes * 8;
+      for (size_t cpu = 0; cpu < bits && cpu < kMaxCpus; ++cpu) {
+        if (CPU_ISSET_S(cpu, mask.bytes, mask.set)) m.cpus.push_back(static_cast<uint32_t>(cpu));
+      }
+      if (m.cpus.empty()) m.err = EINVAL;
+    }
+    return m;
+  }();
+  return recorded;
+}
+
+bool ProcessMask::contains(size_t cpu) const {
+  size_t lo = 0, hi = cpus.size();  // binary search in the sorted ids
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (cpus[mid] < cpu) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < cpus.size() && cpus[lo] == cpu;
+}
+
 namespace js {
 
 Napi::Value get_thread_affinity(const Napi::CallbackInfo& info) { return affinity_result(info.Env(), 0); }
 
-Napi::Value get_process_affinity(const Napi::CallbackInfo& info) { return affinity_result(info.Env(), getpid()); }
+Napi::Value get_process_affinity(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const ProcessMask& recorded = process_mask();
+  Napi::Object result = Napi::Object::New(env);
+  Napi::Array cpus = Napi::Array::New(env);
+  for (uint32_t i = 0; i < recorded.cpus.size(); ++i) cpus.Set(i, Napi::Number::New(env, static_cast<double>(recorded.cpus[i])));
+  result.Set("errno", Napi::Number::New(env, recorded.err));
+  result.Set("cpus", cpus);
+  return result;
+}
 
 Napi::Value set_thread_affinity(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -123,6 +174,14 @@ Napi::Value set_thread_affinity(const Napi::CallbackInfo& info) {
     size_t cpu = static_cast<size_t>(d);
     ids.push_back(cpu);
     if (cpu > max_cpu) max_cpu = cpu;
+  }
+
+  // Never widen: every id must be in the process mask recorded at load (checked before the
+  // mask is even allocated). A process mask that could not be read refuses everything.
+  const ProcessMask& allowed = process_mask();
+  if (allowed.err != 0) return answer(allowed.err);
+  for (size_t cpu : ids) {
+    if (!allowed.contains(cpu)) return answer(kOutsideAllowedSet);
   }
 
   CpuMask mask;

@@ -3,12 +3,26 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <vector>
 
 #include <napi.h>
 
 namespace os {
 
 constexpr size_t kMaxCpus = size_t{1} << 20;  // 2^20 CPUs, same cap as the TypeScript side
+/** setThreadAffinity's answer for a CPU outside the recorded process mask (errno values are > 0). */
+constexpr int kOutsideAllowedSet = -1;
+
+/** The process affinity mask as recorded once, when the addon first loaded (affinity.cc). */
+struct ProcessMask {
+  int err = 0;                  // 0, or the errno of sched_getaffinity(getpid())
+  std::vector<uint32_t> cpus;   // sorted ascending
+  bool contains(size_t cpu) const;
+};
+/** Records the mask on the first call (addon.cc calls it at load); the same object afterwards. */
+const ProcessMask& process_mask();
 
 namespace js {
 
@@ -18,10 +32,12 @@ Napi::Value gettid(const Napi::CallbackInfo& info);
 Napi::Value yield_thread(const Napi::CallbackInfo& info);
 /** `getThreadAffinity()`: { errno, cpus } of sched_getaffinity(0). */
 Napi::Value get_thread_affinity(const Napi::CallbackInfo& info);
-/** `getProcessAffinity()`: { errno, cpus } of sched_getaffinity(getpid()). */
+/** `getProcessAffinity()`: { errno, cpus } of the process mask recorded at load. */
 Napi::Value get_process_affinity(const Napi::CallbackInfo& info);
-/** `setThreadAffinity(cpus)`: 0 or an errno. */
+/** `setThreadAffinity(cpus)`: 0, an errno, or kOutsideAllowedSet. */
 Napi::Value set_thread_affinity(const Napi::CallbackInfo& info);
+/** `typedArrayRange(view)`: { address: bigint, byteLength } of a Uint8Array's memory, or null (memory.cc). */
+Napi::Value typed_array_range(const Napi::CallbackInfo& info);
 
 }  // namespace js
 }  // namespace os

@@ -20,6 +20,7 @@ enum Status : int32_t {
   kStatusTooLarge = 6,
   kStatusBadDType = 7,
   kStatusBadTranspose = 8,
+  kStatusMisaligned = 9,  // a used operand's data pointer is not aligned to its element's component
 };
 
 namespace js {

@@ -5,15 +5,21 @@
 // (kDesc*). The typed arrays may view SharedArrayBuffers (napi_get_typedarray_info returns their
 // data pointer); element offsets are in elements of the dtype (a complex element is one
 // element). Every reachable element is bounds-checked before BLAS runs, in arithmetic that
-// cannot overflow: each descriptor entry is checked to be an integer in its range before it is
-// converted (indices, strides and extents in [0, 2^53]; BLAS extents and leading dimensions
-// below 2^31), the batch count is bounded by 2^53, and reaches are summed in __int128.
+// cannot overflow: the descriptor is first copied (a Float64Array over a SharedArrayBuffer could
+// change while it is read: each entry is read once, from the copy), each entry is checked to be
+// an integer in its range before it is converted (NaN, infinities, fractions and negatives are
+// refused; indices, strides and extents in [0, 2^53]; BLAS extents and leading dimensions below
+// 2^31; threads at most 2^20), the batch count is bounded by 2^53, and reaches are summed in
+// __int128 (every term is non-negative and below 2^106, so a sum of 32 of them stays below 2^112
+// and can never wrap around into "reaches nothing"). An operand that is used must also be
+// aligned to its element's component (Misaligned): a Uint8Array may start anywhere.
 //
 // Nothing here throws: failures are status codes (kStatus*, blas_addon.h), turned into errors in TypeScript.
 #include <stddef.h>
 #include <stdint.h>
 
 #include <cmath>
+#include <cstring>
 
 #include <napi.h>
 
@@ -47,6 +53,8 @@ enum Desc : int {
 };
 
 constexpr int kMaxBatchRank = 32;
+constexpr size_t kDescMax = kDescHeader + 4 * kMaxBatchRank;  // the longest descriptor read
+constexpr double kMaxThreads = 1048576.0;                      // 2^20, the CPU-id cap of @tenferro/os
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 constexpr int64_t kIntMax = 0x7fffffff;          // the 32-bit BLAS integer
 
@@ -96,7 +104,13 @@ bool fits(__int128 last, size_t element_bytes, size_t length) {
   return (last + 1) * static_cast<__int128>(element_bytes) <= static_cast<__int128>(length);
 }
 
-bool valid_trans(double t) { return t == CblasNoTrans || t == CblasTrans || t == CblasConjTrans || t == kCblasConjNoTrans; }
+// CblasConjNoTrans is an OpenBLAS extension: any other CBLAS (the reference one, BLIS, MKL) answers
+// it through cblas_xerbla, which in the reference CBLAS prints and EXITS the process. So 114 is
+// accepted only when the runtime is OpenBLAS (src/runtime.ts offers it only then, after a probe).
+bool valid_trans(double t) {
+  if (t == CblasNoTrans || t == CblasTrans || t == CblasConjTrans) return true;
+  return t == kCblasConjNoTrans && std::strcmp(runtime().vendor, "openblas") == 0;
+}
 
 // C = beta * C (k = 0: BLAS is not called, so nothing reads A or B). beta = 0 writes zeros.
 template <typename T>
@@ -151,7 +165,7 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   int64_t off_a = 0, off_b = 0, off_c = 0, rank64 = 0;
   if (!as_index(d[kDescOffA], &off_a) || !as_index(d[kDescOffB], &off_b) || !as_index(d[kDescOffC], &off_c)) return kStatusBadDescriptor;
   const double threads_value = d[kDescThreads];
-  if (!(threads_value >= 0 && threads_value <= kIntMax) || std::floor(threads_value) != threads_value) return kStatusBadDescriptor;
+  if (!(threads_value >= 0 && threads_value <= kMaxThreads) || std::floor(threads_value) != threads_value) return kStatusBadDescriptor;
   const int threads = static_cast<int>(threads_value);
   if (!as_index(d[kDescBatchRank], &rank64) || rank64 > kMaxBatchRank || dlen < static_cast<size_t>(kDescHeader + 4 * rank64)) {
     return kStatusBadDescriptor;
@@ -182,6 +196,12 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   const int64_t batch_count = static_cast<int64_t>(batches);
 
   const size_t element_bytes = dtype == 0 ? 4 : dtype == 1 ? 8 : dtype == 2 ? 8 : 16;
+  // Offsets and strides are in elements, so the base pointers decide the alignment.
+  const uintptr_t align = dtype == 0 || dtype == 2 ? 4 : 8;
+  if (reinterpret_cast<uintptr_t>(c.data) % align != 0 ||
+      (k > 0 && (reinterpret_cast<uintptr_t>(a.data) % align != 0 || reinterpret_cast<uintptr_t>(b.data) % align != 0))) {
+    return kStatusMisaligned;
+  }
   if (k > 0) {
     if (!fits(reach(off_a, a_rows, a_cols, lda, rank, extents, sa), element_bytes, a.length)) return kStatusOutOfBoundsA;
     if (!fits(reach(off_b, b_rows, b_cols, ldb, rank, extents, sb), element_bytes, b.length)) return kStatusOutOfBoundsB;
@@ -261,7 +281,11 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
   Napi::Float64Array desc = info[0].As<Napi::Float64Array>();
   Bytes a, b, c;
   if (!get_bytes(info[1], &a) || !get_bytes(info[2], &b) || !get_bytes(info[3], &c)) return Napi::Number::New(env, kStatusBadArguments);
-  return Napi::Number::New(env, run_gemm(desc.Data(), desc.ElementLength(), a, b, c));
+  // Read the descriptor once, into a copy that nothing else can change (see the top of the file).
+  double local[kDescMax] = {};
+  const size_t dlen = desc.ElementLength() < kDescMax ? desc.ElementLength() : kDescMax;
+  if (dlen > 0) std::memcpy(local, desc.Data(), dlen * sizeof(double));
+  return Napi::Number::New(env, run_gemm(local, dlen, a, b, c));
 }
 
 }  // namespace js

@@ -79,6 +79,8 @@ export const BlasStatus = Object.freeze({
   TooLarge: 6,
   BadDType: 7,
   BadTranspose: 8,
+  /** A used operand's data is not aligned to its element's component (4 bytes for s/c, 8 for d/z). */
+  Misaligned: 9,
 });
 
 export type BlasStatusName = keyof typeof BlasStatus;

@@ -3,8 +3,8 @@
 // gemm_kernel_avx2.cc, gemm_kernel_scalar.cc, each compiling gemm_engine.h under its own
 // `#pragma GCC target`).
 //
-// Nothing here throws; the engines report nothing (they trust a request that gemm.cc has
-// already bounds-checked) and gemm.cc returns status codes.
+// Nothing here throws; the engines trust a request that gemm.cc has already bounds-checked and
+// report only whether they finished (EngineResult), and gemm.cc returns status codes.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,16 @@
 namespace faer {
 
 using idx = std::int64_t;
+
+/** What an engine call reports: it finished, it stopped because the abort word was raised, or it had no scratch memory. */
+enum EngineResult : int { kEngineDone = 0, kEngineAborted = 1, kEngineNoMemory = 2 };
+
+/**
+ * Whether the execution's abort word (core's `ctx.abortWord`, an Int32Array over a
+ * SharedArrayBuffer; null when there is none) has been raised. A relaxed atomic load: it orders
+ * nothing, it only has to see the store eventually; the engines call it at block boundaries.
+ */
+inline bool abort_raised(const std::int32_t* word) { return word != nullptr && __atomic_load_n(word, __ATOMIC_RELAXED) != 0; }
 
 /** Cache blocking of one real element type, in real elements (complex GEMM runs as a real GEMM of 2m x 2k x n). */
 struct Blocking {
@@ -36,6 +46,7 @@ struct RealGemm {
   T* c;
   idx rsc, csc;
   T alpha, beta;
+  const std::int32_t* abort;  // polled at block boundaries; null: never stops early
 };
 
 /** One complex GEMM over interleaved (re, im) pairs of T; strides in complex elements. */
@@ -50,6 +61,7 @@ struct ComplexGemm {
   idx rsc, csc;
   T alpha_re, alpha_im, beta_re, beta_im;
   bool conj_a, conj_b;
+  const std::int32_t* abort;  // polled at block boundaries; null: never stops early
 };
 
 /** The register tile (MR x NR real elements) of one micro-kernel. */
@@ -63,10 +75,11 @@ struct IsaEngine {
   const char* name;
   KernelShape f32;
   KernelShape f64;
-  void (*gemm_f32)(const RealGemm<float>&, const Blocking&);
-  void (*gemm_f64)(const RealGemm<double>&, const Blocking&);
-  void (*gemm_c64)(const ComplexGemm<float>&, const Blocking&);
-  void (*gemm_c128)(const ComplexGemm<double>&, const Blocking&);
+  // Each returns an EngineResult; on kEngineAborted, C is partly written.
+  int (*gemm_f32)(const RealGemm<float>&, const Blocking&);
+  int (*gemm_f64)(const RealGemm<double>&, const Blocking&);
+  int (*gemm_c64)(const ComplexGemm<float>&, const Blocking&);
+  int (*gemm_c128)(const ComplexGemm<double>&, const Blocking&);
   /** Single-thread FMA throughput over about `seconds` in GFLOP/s (0 if the path has no vector FMA). */
   double (*fma_peak)(double seconds);
 };

@@ -185,8 +185,11 @@ static inline idx balanced_block(idx total, idx block, idx q) {
   const idx even = (total + count - 1) / count;
   return (even + q - 1) / q * q;
 }
+// The abort word is polled before each packed block of A (MC x KC) and before each NR-wide
+// micro-panel of B within it (at most MC x KC x NR multiply-adds, a few tens of microseconds):
+// an abort stops the GEMM within about that long, at a cost the benchmark does not show.
 template <class T, class Policy>
-static void drive(Policy& pol, idx M, idx N, idx K, const Blocking& bl) {
+static int drive(Policy& pol, idx M, idx N, idx K, const Blocking& bl, const std::int32_t* abort) {
   constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
   // Balance the blocks: e.g. K = 1024 with KC = 336 runs 4 blocks of 256, not 3 x 336 + 16
   // (a 16-deep block would pay a full pass over C for almost no work). Rounded up to 8 (so
@@ -197,7 +200,7 @@ static void drive(Policy& pol, idx M, idx N, idx K, const Blocking& bl) {
   const idx mcmax = (tmin(M, MC) + MR - 1) / MR * MR;
   T* pa = static_cast<T*>(scratch(0, static_cast<std::size_t>(mcmax * kcmax) * sizeof(T)));
   T* pb = static_cast<T*>(scratch(1, static_cast<std::size_t>(ncmax * kcmax) * sizeof(T)));
-  if (pa == nullptr || pb == nullptr) return;
+  if (pa == nullptr || pb == nullptr) return kEngineNoMemory;
   alignas(64) T tmp[MR * NR];
   for (idx jc = 0; jc < N; jc += NC) {
     const idx nc = tmin(NC, N - jc);
@@ -207,8 +210,10 @@ static void drive(Policy& pol, idx M, idx N, idx K, const Blocking& bl) {
       pol.pack_b(pc, jc, kc, nc, pb);
       for (idx ic = 0; ic < M; ic += MC) {
         const idx mc = tmin(MC, M - ic);
+        if (abort_raised(abort)) return kEngineAborted;
         pol.pack_a(ic, pc, mc, kc, pa);
         for (idx jr = 0; jr < nc; jr += NR) {
+          if (abort_raised(abort)) return kEngineAborted;
           const idx nr = tmin<idx>(NR, nc - jr);
           const T* bp = pb + jr * kc;
           for (idx ir = 0; ir < mc; ir += MR) {
@@ -219,6 +224,7 @@ static void drive(Policy& pol, idx M, idx N, idx K, const Blocking& bl) {
       }
     }
   }
+  return kEngineDone;
 }
 
 template <class T>
@@ -343,8 +349,12 @@ struct ComplexPolicy {
 
 // ---------------------------------------------------------------------------------------------
 // Direct (unpacked) paths for small problems.
+// The direct paths poll the abort word per column chunk and every kPollK steps along K (at most
+// 128 x 2^14 multiply-adds between polls), so a thin GEMM with a huge K stops early too.
+constexpr idx kPollK = idx{1} << 14;
+
 template <class T>
-static void direct_real(const RealGemm<T>& g) {
+static int direct_real(const RealGemm<T>& g) {
   constexpr idx CH = 128;
   alignas(64) T acc[CH];
   const bool overwrite = g.beta == T(0);
@@ -354,17 +364,21 @@ static void direct_real(const RealGemm<T>& g) {
       const idx mi = tmin(CH, g.m - i0);
       for (idx i = 0; i < mi; ++i) acc[i] = T(0);
       const T* a0 = g.a + i0 * g.rsa;
-      if (g.rsa == 1) {
-        for (idx p = 0; p < g.k; ++p) {
-          const T bv = bcol[p * g.rsb];
-          const T* __restrict ap = a0 + p * g.csa;
-          for (idx i = 0; i < mi; ++i) acc[i] += ap[i] * bv;
-        }
-      } else {
-        for (idx p = 0; p < g.k; ++p) {
-          const T bv = bcol[p * g.rsb];
-          const T* ap = a0 + p * g.csa;
-          for (idx i = 0; i < mi; ++i) acc[i] += ap[i * g.rsa] * bv;
+      for (idx p0 = 0; p0 < g.k; p0 += kPollK) {
+        if (abort_raised(g.abort)) return kEngineAborted;
+        const idx p1 = tmin(g.k, p0 + kPollK);
+        if (g.rsa == 1) {
+          for (idx p = p0; p < p1; ++p) {
+            const T bv = bcol[p * g.rsb];
+            const T* __restrict ap = a0 + p * g.csa;
+            for (idx i = 0; i < mi; ++i) acc[i] += ap[i] * bv;
+          }
+        } else {
+          for (idx p = p0; p < p1; ++p) {
+            const T bv = bcol[p * g.rsb];
+            const T* ap = a0 + p * g.csa;
+            for (idx i = 0; i < mi; ++i) acc[i] += ap[i * g.rsa] * bv;
+          }
         }
       }
       T* c = g.c + i0 * g.rsc + j * g.csc;
@@ -375,10 +389,11 @@ static void direct_real(const RealGemm<T>& g) {
       }
     }
   }
+  return kEngineDone;
 }
 
 template <class T>
-static void direct_complex(const ComplexGemm<T>& g) {
+static int direct_complex(const ComplexGemm<T>& g) {
   constexpr idx CH = 64;
   alignas(64) T acc[2 * CH];
   const idx rsa = 2 * g.rsa, csa = 2 * g.csa, rsb = 2 * g.rsb, csb = 2 * g.csb, rsc = 2 * g.rsc, csc = 2 * g.csc;
@@ -390,13 +405,17 @@ static void direct_complex(const ComplexGemm<T>& g) {
       const idx mi = tmin(CH, g.m - i0);
       for (idx i = 0; i < 2 * mi; ++i) acc[i] = T(0);
       const T* a0 = g.a + i0 * rsa;
-      for (idx p = 0; p < g.k; ++p) {
-        const T br = bcol[p * rsb], bi = sb * bcol[p * rsb + 1];
-        const T* ap = a0 + p * csa;
-        for (idx i = 0; i < mi; ++i) {
-          const T ar = ap[i * rsa], ai = sa * ap[i * rsa + 1];
-          acc[2 * i] += ar * br - ai * bi;
-          acc[2 * i + 1] += ar * bi + ai * br;
+      for (idx p0 = 0; p0 < g.k; p0 += kPollK) {
+        if (abort_raised(g.abort)) return kEngineAborted;
+        const idx p1 = tmin(g.k, p0 + kPollK);
+        for (idx p = p0; p < p1; ++p) {
+          const T br = bcol[p * rsb], bi = sb * bcol[p * rsb + 1];
+          const T* ap = a0 + p * csa;
+          for (idx i = 0; i < mi; ++i) {
+            const T ar = ap[i * rsa], ai = sa * ap[i * rsa + 1];
+            acc[2 * i] += ar * br - ai * bi;
+            acc[2 * i + 1] += ar * bi + ai * br;
+          }
         }
       }
       T* c = g.c + i0 * rsc + j * csc;
@@ -415,6 +434,7 @@ static void direct_complex(const ComplexGemm<T>& g) {
       }
     }
   }
+  return kEngineDone;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -437,32 +457,32 @@ static G transposed(const G& g) {
 }
 
 template <class T>
-static void run_real(RealGemm<T> g, const Blocking& bl) {
-  if (g.m <= 0 || g.n <= 0) return;
+static int run_real(RealGemm<T> g, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0) return kEngineDone;
   if (g.k <= 0) {
-    for (idx j = 0; j < g.n; ++j)
+    for (idx j = 0; j < g.n; ++j) {
+      if (abort_raised(g.abort)) return kEngineAborted;
       for (idx i = 0; i < g.m; ++i) {
         T* cp = g.c + i * g.rsc + j * g.csc;
         *cp = g.beta == T(0) ? T(0) : g.beta * *cp;
       }
-    return;
+    }
+    return kEngineDone;
   }
   // Put C's unit stride (if any) along M: C^T = B^T A^T.
   if (g.rsc != 1 && g.csc == 1) g = transposed(g);
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (work <= bl.small || g.m < 4 || g.n < 2) {
-    direct_real<T>(g);
-    return;
-  }
+  if (work <= bl.small || g.m < 4 || g.n < 2) return direct_real<T>(g);
   RealPolicy<T> pol{g};
-  drive<T>(pol, g.m, g.n, g.k, bl);
+  return drive<T>(pol, g.m, g.n, g.k, bl, g.abort);
 }
 
 template <class T>
-static void run_complex(ComplexGemm<T> g, const Blocking& bl) {
-  if (g.m <= 0 || g.n <= 0) return;
+static int run_complex(ComplexGemm<T> g, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0) return kEngineDone;
   if (g.k <= 0) {
-    for (idx j = 0; j < g.n; ++j)
+    for (idx j = 0; j < g.n; ++j) {
+      if (abort_raised(g.abort)) return kEngineAborted;
       for (idx i = 0; i < g.m; ++i) {
         T* cp = g.c + 2 * (i * g.rsc + j * g.csc);
         const T cr = cp[0], ci = cp[1];
@@ -470,7 +490,8 @@ static void run_complex(ComplexGemm<T> g, const Blocking& bl) {
         cp[0] = zero ? T(0) : g.beta_re * cr - g.beta_im * ci;
         cp[1] = zero ? T(0) : g.beta_re * ci + g.beta_im * cr;
       }
-    return;
+    }
+    return kEngineDone;
   }
   if (g.rsc != 1 && g.csc == 1) {
     const bool conj_a = g.conj_a;
@@ -479,12 +500,9 @@ static void run_complex(ComplexGemm<T> g, const Blocking& bl) {
     g.conj_b = conj_a;
   }
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (work <= bl.small_complex || g.m < 2 || g.n < 2) {
-    direct_complex<T>(g);
-    return;
-  }
+  if (work <= bl.small_complex || g.m < 2 || g.n < 2) return direct_complex<T>(g);
   ComplexPolicy<T> pol{g};
-  drive<T>(pol, 2 * g.m, g.n, 2 * g.k, bl);
+  return drive<T>(pol, 2 * g.m, g.n, 2 * g.k, bl, g.abort);
 }
 
 // Independent FMA chains in registers: the single-thread FMA throughput of this path.
@@ -517,7 +535,7 @@ static double fma_peak_impl(double seconds) {
   return flops / (t - t0) * 1e-9;
 }
 
-static void gemm_f32(const RealGemm<float>& g, const Blocking& bl) { run_real<float>(g, bl); }
-static void gemm_f64(const RealGemm<double>& g, const Blocking& bl) { run_real<double>(g, bl); }
-static void gemm_c64(const ComplexGemm<float>& g, const Blocking& bl) { run_complex<float>(g, bl); }
-static void gemm_c128(const ComplexGemm<double>& g, const Blocking& bl) { run_complex<double>(g, bl); }
+static int gemm_f32(const RealGemm<float>& g, const Blocking& bl) { return run_real<float>(g, bl); }
+static int gemm_f64(const RealGemm<double>& g, const Blocking& bl) { return run_real<double>(g, bl); }
+static int gemm_c64(const ComplexGemm<float>& g, const Blocking& bl) { return run_complex<float>(g, bl); }
+static int gemm_c128(const ComplexGemm<double>& g, const Blocking& bl) { return run_complex<double>(g, bl); }

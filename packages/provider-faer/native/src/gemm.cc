@@ -4,17 +4,28 @@
 // Float32Array (f32, c64) or Float64Array (f64, c128) views of the operands' buffers
 // (SharedArrayBuffer-backed views are fine: napi_get_typedarray_info returns their data).
 // `desc` holds the request's numbers (layout in Desc below / DESC in src/native/binding.ts).
-// Returns 0, or a status code > 0 (nothing is written unless the status is 0).
+// Returns 0, or a status code > 0 (nothing is written unless the status is 0, or kAborted: then C
+// is partly written, as core documents for ExecutionAborted).
+//
+// An optional fifth argument, `abort` (an Int32Array over a SharedArrayBuffer: core's
+// ctx.abortWord), is polled by the engines at block boundaries (relaxed atomic loads, see
+// gemm_engine.h); once it is non-zero the call stops and answers kAborted, with C partly written.
 //
 // Nothing throws (NAPI_DISABLE_CPP_EXCEPTIONS; -fno-exceptions): arguments are checked and
 // failures are status codes. Everything the request reaches is bounds-checked against the
-// arrays before the engine runs (defence in depth: core validated it already), in arithmetic
-// that cannot overflow (every index, stride and extent is an integer in [0, 2^53]; reaches are
-// summed in __int128).
+// arrays before the engine runs (defence in depth: core and src/validate-request.ts validated it
+// already), in arithmetic that cannot overflow: the descriptor is copied first and each entry
+// read once (a Float64Array over a SharedArrayBuffer could change while it is read); every index,
+// stride and extent must be an integer in [0, 2^53] (NaN, infinities, fractions and negatives
+// are kBadArguments), dtype, ISA and the conjugation flags must be exactly one of their values;
+// the batch count is at most 2^53; reaches are summed in __int128 (each term below 2^106, 32 of
+// them below 2^112: a sum can never wrap around into "reaches nothing", which only an empty
+// operand does).
 #include <napi.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "faer_addon.h"
 #include "faer_gemm.h"
@@ -30,6 +41,8 @@ enum Status : int {
   kIsaUnavailable = 3,
   kBadDtype = 4,
   kBadRange = 5,
+  kAborted = 6,   // the abort word was raised: the engine stopped at a block boundary, C is partly written
+  kNoMemory = 7,  // no packing scratch could be allocated: nothing was computed
 };
 
 enum Desc : int {
@@ -64,6 +77,7 @@ enum Desc : int {
 };
 
 constexpr int kMaxRank = 32;
+constexpr size_t kDescMax = kHeader + 4 * kMaxRank;  // the longest descriptor read
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 
 bool as_index(double v, idx* out) {
@@ -124,8 +138,10 @@ int parse(const double* d, size_t len, Request* r) {
   r->alpha_im = d[kAlphaIm];
   r->beta_re = d[kBetaRe];
   r->beta_im = d[kBetaIm];
-  r->conj_a = d[kConjA] != 0;
-  r->conj_b = d[kConjB] != 0;
+  const double ca = d[kConjA], cb = d[kConjB];
+  if (!(ca == 0 || ca == 1) || !(cb == 0 || cb == 1)) return kBadArguments;
+  r->conj_a = ca == 1;
+  r->conj_b = cb == 1;
   const double isa = d[kIsa];
   if (isa == -1) {
     r->isa = faer::best_isa();
@@ -172,8 +188,8 @@ bool typed(const Napi::Value& v, napi_typedarray_type want, void** data, size_t*
 }
 
 template <class T>
-void run_real(const faer::IsaEngine& e, const faer::Blocking& bl, void (*fn)(const faer::RealGemm<T>&, const faer::Blocking&), const Request& r,
-              const T* a, const T* b, T* c, const idx* oa, const idx* ob, const idx* oc) {
+int run_real(const faer::Blocking& bl, int (*fn)(const faer::RealGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b, T* c,
+             const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
   faer::RealGemm<T> g;
   g.m = r.m1 - r.m0;
   g.n = r.n1 - r.n0;
@@ -189,13 +205,13 @@ void run_real(const faer::IsaEngine& e, const faer::Blocking& bl, void (*fn)(con
   g.csc = r.c.cs;
   g.alpha = static_cast<T>(r.alpha_re);
   g.beta = static_cast<T>(r.beta_re);
-  (void)e;
-  fn(g, bl);
+  g.abort = abort;
+  return fn(g, bl);
 }
 
 template <class T>
-void run_complex(const faer::Blocking& bl, void (*fn)(const faer::ComplexGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b,
-                 T* c, const idx* oa, const idx* ob, const idx* oc) {
+int run_complex(const faer::Blocking& bl, int (*fn)(const faer::ComplexGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b, T* c,
+                const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
   faer::ComplexGemm<T> g;
   g.m = r.m1 - r.m0;
   g.n = r.n1 - r.n0;
@@ -215,7 +231,8 @@ void run_complex(const faer::Blocking& bl, void (*fn)(const faer::ComplexGemm<T>
   g.beta_im = static_cast<T>(r.beta_im);
   g.conj_a = r.conj_a;
   g.conj_b = r.conj_b;
-  fn(g, bl);
+  g.abort = abort;
+  return fn(g, bl);
 }
 
 }  // namespace
@@ -233,8 +250,20 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
   void* dptr = nullptr;
   size_t dlen = 0;
   if (!typed(info[0], napi_float64_array, &dptr, &dlen)) return status(kBadArguments);
+  // The abort word: absent/undefined (never stops early) or an Int32Array of at least one element.
+  const int32_t* abort = nullptr;
+  if (info.Length() >= 5 && !info[4].IsUndefined()) {
+    void* wptr = nullptr;
+    size_t wlen = 0;
+    if (!typed(info[4], napi_int32_array, &wptr, &wlen) || wlen < 1) return status(kBadArguments);
+    abort = static_cast<const int32_t*>(wptr);
+  }
+  // Read the descriptor once, into a copy nothing else can change.
+  double desc[kDescMax] = {};
+  if (dlen > kDescMax) dlen = kDescMax;
+  if (dlen > 0) std::memcpy(desc, dptr, dlen * sizeof(double));
   Request r;
-  const int ps = parse(static_cast<const double*>(dptr), dlen, &r);
+  const int ps = parse(desc, dlen, &r);
   if (ps != kOk) return status(ps);
   const bool f32 = r.dtype == 0 || r.dtype == 2;
   const int lanes = r.dtype >= 2 ? 2 : 1;
@@ -268,22 +297,28 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
     }
   }
   for (idx l = r.b0; l < r.b1; ++l) {
+    if (faer::abort_raised(abort)) return status(kAborted);
+    int done = faer::kEngineDone;
     switch (r.dtype) {
       case 0:
-        run_real<float>(e, bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc);
+        done = run_real<float>(bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc,
+                               abort);
         break;
       case 1:
-        run_real<double>(e, bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
-                         &oc);
+        done = run_real<double>(bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
+                                &oc, abort);
         break;
       case 2:
-        run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc);
+        done = run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob,
+                                  &oc, abort);
         break;
       default:
-        run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
-                            &oc);
+        done = run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa,
+                                   &ob, &oc, abort);
         break;
     }
+    if (done == faer::kEngineAborted) return status(kAborted);
+    if (done == faer::kEngineNoMemory) return status(kNoMemory);
     for (int t = r.rank - 1; t >= 0; --t) {
       if (++index[t] < r.ext[t]) {
         oa += r.a.bs[t];

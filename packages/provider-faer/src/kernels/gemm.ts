@@ -23,6 +23,8 @@ export interface FaerGemmTask {
   readonly n1: number;
   readonly b0: number;
   readonly b1: number;
+  /** The execution's abort word (`ctx.abortWord`): its buffer and byte offset; absent: never stops early. */
+  readonly abort?: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number };
 }
 
 const STATUS_TEXT: Readonly<Record<Exclude<GemmStatusName, 'Ok'>, string>> = {
@@ -31,6 +33,8 @@ const STATUS_TEXT: Readonly<Record<Exclude<GemmStatusName, 'Ok'>, string>> = {
   IsaUnavailable: 'the requested ISA path cannot run on this CPU',
   BadDtype: 'unsupported dtype',
   BadRange: 'the task range lies outside the request',
+  Aborted: 'the execution was aborted (its abort word was raised); the output is partly written',
+  NoMemory: 'no packing scratch memory could be allocated',
 };
 
 type Lanes = Float32Array | Float64Array;
@@ -93,7 +97,9 @@ export function describeTask(task: FaerGemmTask): Float64Array {
 /**
  * Kernel export run by engine workers. Throws (→ KernelFailed) only if the addon is missing or
  * refuses the task; a refusal's error has `code` = the status name (e.g. `'OutOfBounds'`), which
- * core reports as `KernelFailed.detail.kernelCode`.
+ * core reports as `KernelFailed.detail.kernelCode`. When the execution's abort word was raised
+ * the native GEMM stops at its next block boundary and this throws with `code: 'Aborted'`; core
+ * then settles the operation with `ExecutionAborted` (or `BackendClosed`).
  */
 export function faerGemm(task: FaerGemmTask): void {
   const status = loadFaer();
@@ -103,7 +109,8 @@ export function faerGemm(task: FaerGemmTask): void {
   const a = lanes(Ctor, r.lhs.buffer);
   const b = r.rhs.buffer === r.lhs.buffer ? a : lanes(Ctor, r.rhs.buffer);
   const c = lanes(Ctor, r.out.buffer);
-  const code = status.binding.gemm(describeTask(task), a, b, c);
+  const abort = task.abort === undefined ? undefined : new Int32Array(task.abort.buffer, task.abort.byteOffset, 1);
+  const code = status.binding.gemm(describeTask(task), a, b, c, abort);
   if (code !== GemmStatus.Ok) throw refusal(code);
 }
 

@@ -2,8 +2,9 @@
  * The raw exports of the native addon `tenferro_faer.node` (registered in native/src/addon.cc;
  * `gemm` is native/src/gemm.cc, `info` and `fmaPeak` native/src/info.cc).
  *
- * No function throws. `gemm` returns a status code (0 = done; nothing is written otherwise) and
- * bounds-checks every index the request reaches against the arrays it is given.
+ * No function throws. `gemm` returns a status code (0 = done; nothing is written otherwise,
+ * except after `Aborted`) and bounds-checks every index the request reaches against the arrays
+ * it is given.
  */
 
 /** Status codes of {@link FaerBinding.gemm}, named as in native/src/gemm.cc (`kBadArguments` → `BadArguments`). */
@@ -14,6 +15,10 @@ export const GemmStatus = Object.freeze({
   IsaUnavailable: 3,
   BadDtype: 4,
   BadRange: 5,
+  /** The abort word was raised: the engine stopped at a block boundary; C is partly written. */
+  Aborted: 6,
+  /** No packing scratch could be allocated: nothing was computed. */
+  NoMemory: 7,
 } as const);
 export type GemmStatusName = keyof typeof GemmStatus;
 
@@ -96,8 +101,12 @@ export interface NativeInfo {
 type Lanes = Float32Array | Float64Array;
 
 export interface FaerBinding {
-  /** Run the GEMM task described by `desc` on the calling thread; returns a {@link GemmStatus}. */
-  gemm(desc: Float64Array, a: Lanes, b: Lanes, c: Lanes): number;
+  /**
+   * Run the GEMM task described by `desc` on the calling thread; returns a {@link GemmStatus}.
+   * `abort` (core's `ctx.abortWord` or a view of its buffer) is polled at block boundaries: once
+   * `abort[0]` is non-zero the call stops with `Aborted`.
+   */
+  gemm(desc: Float64Array, a: Lanes, b: Lanes, c: Lanes, abort?: Int32Array): number;
   /** The ISA path `isa` (default: the process's best), or null when it cannot run here. */
   info(isa?: number): NativeInfo | null;
   /** Single-thread FMA throughput (GFLOP/s, f64) of path `isa` measured for about `seconds` on the calling thread. */

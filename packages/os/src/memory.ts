@@ -1,0 +1,51 @@
+/**
+ * Same-memory detection for SharedArrayBuffers: two distinct SharedArrayBuffer objects can share
+ * one backing store (one sent to a worker with postMessage and back is a new object over the same
+ * memory), so object identity cannot tell whether two buffers overlap. Their address ranges can.
+ */
+import { types } from 'node:util';
+import { loadOs } from './load.js';
+import { OsError, describeValue } from './os-error.js';
+
+/** Where a SharedArrayBuffer's memory is: `[address, address + byteLength)` in this process. */
+export interface SharedMemoryRange {
+  /** The backing store's data pointer (0n for a zero-length buffer, which reaches no memory). */
+  readonly address: bigint;
+  /** The buffer's length in bytes (for a growable buffer: its length now). */
+  readonly byteLength: number;
+}
+
+/**
+ * The address range of `buffer`'s backing store. Two SharedArrayBuffers share memory exactly when
+ * their ranges intersect (and both are non-empty) — also when they are distinct objects, e.g. one
+ * that went through `postMessage` to a worker and back. The address is valid only in this
+ * process and only while some object keeps the memory alive.
+ *
+ * Throws `InvalidArgument` for anything but a real SharedArrayBuffer (a brand check, not
+ * `instanceof`), `AffinityUnavailable` when the addon is not available.
+ */
+export function sharedMemoryRange(buffer: SharedArrayBuffer): SharedMemoryRange {
+  const op = 'sharedMemoryRange';
+  if (!types.isSharedArrayBuffer(buffer)) {
+    throw new OsError('InvalidArgument', op, `expected a SharedArrayBuffer for buffer but received ${describeValue(buffer)}`, { detail: { param: 'buffer' } });
+  }
+  const status = loadOs();
+  if (!status.available) {
+    throw new OsError('AffinityUnavailable', op, `the @tenferro/os addon is unavailable: ${status.reason}. Possible solutions: ${status.possibleSolutions.join('; ')}`, {
+      detail: { reason: status.reason, reasons: [...status.reasons], possibleSolutions: [...status.possibleSolutions] },
+    });
+  }
+  const view = new Uint8Array(buffer);
+  const range = status.binding.typedArrayRange(view);
+  if (range === null || typeof range.address !== 'bigint' || range.byteLength !== view.byteLength) {
+    // The binding answers for every Uint8Array; anything else means a mismatched build.
+    throw new OsError('AffinityUnavailable', op, 'the @tenferro/os addon could not report the buffer\'s memory (rebuild the addon)', { detail: {} });
+  }
+  return Object.freeze({ address: range.address, byteLength: range.byteLength });
+}
+
+/** Whether two ranges share at least one byte. */
+export function rangesOverlap(a: SharedMemoryRange, b: SharedMemoryRange): boolean {
+  if (a.byteLength === 0 || b.byteLength === 0) return false;
+  return a.address < b.address + BigInt(b.byteLength) && b.address < a.address + BigInt(a.byteLength);
+}

@@ -1,0 +1,92 @@
+/**
+ * The first line of defence of the provider's GEMM: every number of a `CpuGemmRequest` is checked
+ * before anything is planned, allocated or sent to a worker, so a malformed request (a batch
+ * stride that is NaN, 1e19 or 2^63, an offset past the end, a forged buffer) is a typed
+ * `TenferroError` here and never reaches the addon — which checks every descriptor entry again
+ * itself (native/src/gemm.cc). Core builds requests that pass; this guards direct callers of
+ * `createFaerProvider().gemm.gemm(ctx, request)`.
+ *
+ * Codes: `InvalidArgument` (`detail.param` names the field, e.g. `request.out.batchStrides[0]`)
+ * for a value of the wrong type or range, `IntegerOverflow` for a batch count above 2^53,
+ * `ViewOutOfBounds` (`detail.operand`) for an operand that reaches past its buffer. The
+ * reach is summed in BigInt, so it cannot overflow into "reaches nothing".
+ */
+import { types } from 'node:util';
+import { type CpuGemmRequest, type DType, TenferroError } from '@tenferro/core';
+
+const ELEMENT_BYTES: Partial<Record<DType, number>> = { f32: 4, f64: 8, c64: 8, c128: 16 };
+
+function isIndex(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+}
+
+function index(op: string, param: string, v: unknown): number {
+  if (!isIndex(v)) throw TenferroError.invalidArgument(op, param, 'an integer in [0, 2^53)', v);
+  return v;
+}
+
+function isScalar(v: unknown): boolean {
+  return typeof v === 'number' || (Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && typeof v[1] === 'number');
+}
+
+/**
+ * Check `request` (see the module comment); returns its dtype's element size in bytes, or
+ * `undefined` for a dtype the provider does not compute (the caller declines it).
+ */
+export function validateGemmRequest(op: string, request: CpuGemmRequest): number | undefined {
+  if (typeof request !== 'object' || request === null) throw TenferroError.invalidArgument(op, 'request', 'a GEMM request object', request);
+  const r = request as unknown as Record<string, unknown>;
+  if (typeof r.dtype !== 'string') throw TenferroError.invalidArgument(op, 'request.dtype', 'a dtype name', r.dtype);
+  const m = index(op, 'request.m', r.m);
+  const n = index(op, 'request.n', r.n);
+  const k = index(op, 'request.k', r.k);
+  if (!Array.isArray(r.batch)) throw TenferroError.invalidArgument(op, 'request.batch', 'an array of batch extents', r.batch);
+  const batch = r.batch as unknown[];
+  let batches = 1n;
+  for (let t = 0; t < batch.length; t++) batches *= BigInt(index(op, `request.batch[${t}]`, batch[t]));
+  if (batches > 2n ** 53n) {
+    throw new TenferroError('IntegerOverflow', `the batch count ${batches} exceeds 2^53`, { op, detail: { param: 'request.batch' } });
+  }
+  for (const name of ['alpha', 'beta'] as const) {
+    if (!isScalar(r[name])) throw TenferroError.invalidArgument(op, `request.${name}`, 'a number or a [re, im] pair of numbers', r[name]);
+  }
+  for (const name of ['conjLhs', 'conjRhs'] as const) {
+    if (typeof r[name] !== 'boolean') throw TenferroError.invalidArgument(op, `request.${name}`, 'a boolean', r[name]);
+  }
+  const operands = [
+    ['lhs', m, k],
+    ['rhs', k, n],
+    ['out', m, n],
+  ] as const;
+  const checked = operands.map(([name, rows, cols]) => {
+    const param = `request.${name}`;
+    const o = r[name] as Record<string, unknown> | null;
+    if (typeof o !== 'object' || o === null) throw TenferroError.invalidArgument(op, param, 'a GEMM operand', o);
+    if (!types.isSharedArrayBuffer(o.buffer)) throw TenferroError.invalidArgument(op, `${param}.buffer`, 'a SharedArrayBuffer', o.buffer);
+    const offset = index(op, `${param}.offset`, o.offset);
+    const rs = index(op, `${param}.rowStride`, o.rowStride);
+    const cs = index(op, `${param}.colStride`, o.colStride);
+    const bs = o.batchStrides;
+    if (!Array.isArray(bs) || bs.length !== batch.length) {
+      throw TenferroError.invalidArgument(op, `${param}.batchStrides`, `an array of ${batch.length} batch strides (one per batch axis)`, bs);
+    }
+    // The farthest element reached, +1 (0: reaches nothing), in BigInt: no overflow.
+    let reach = rows > 0 && cols > 0 && batches > 0n ? BigInt(offset) + BigInt(rows - 1) * BigInt(rs) + BigInt(cols - 1) * BigInt(cs) + 1n : 0n;
+    for (let t = 0; t < batch.length; t++) {
+      const stride = index(op, `${param}.batchStrides[${t}]`, bs[t]);
+      if (reach > 0n) reach += BigInt((batch[t] as number) - 1) * BigInt(stride);
+    }
+    return { name, buffer: o.buffer, reach };
+  });
+  const bytes = ELEMENT_BYTES[r.dtype as DType];
+  if (bytes === undefined) return undefined;
+  for (const { name, buffer, reach } of checked) {
+    if (reach * BigInt(bytes) > BigInt(buffer.byteLength)) {
+      throw new TenferroError('ViewOutOfBounds', `the ${name} operand reaches element ${reach - 1n}, past the end of its buffer (${buffer.byteLength} bytes of ${r.dtype})`, {
+        op,
+        detail: { operand: name, reach: String(reach), byteLength: buffer.byteLength },
+      });
+    }
+  }
+  return bytes;
+}
