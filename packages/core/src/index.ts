@@ -70,6 +70,7 @@ export type {
 export { DEFAULT_EXECUTION_CAPABILITIES, acceptsMode, enforcedThreadLimit } from './provider/execution-capabilities.js';
 export type { CpuPlacementControl, CpuProviderExecutionCapabilities, CpuThreadCountControl } from './provider/execution-capabilities.js';
 export type { CpuGemmRequest, GemmOperand } from './provider/gemm-request.js';
+export { validateGemmRequest } from './provider/validate-gemm-request.js';
 export type { CpuLayoutRequest } from './provider/layout-request.js';
 export { EXECUTED, Unsupported, describeUnsupported, isRetryable } from './provider/provider-outcome.js';
 export type { CpuProviderOutcome, CpuProviderUnsupported } from './provider/provider-outcome.js';

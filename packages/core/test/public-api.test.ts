@@ -13,7 +13,7 @@ const CORE_VALUES = [
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
   'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isRetryable', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
-  'referenceLayoutProvider', 'requestsConflict', 'validateLayout',
+  'referenceLayoutProvider', 'requestsConflict', 'validateGemmRequest', 'validateLayout',
 ] as const;
 
 const CORE_TYPES = [

@@ -16,11 +16,11 @@ import {
   EXECUTED,
   Unsupported,
   defineKernel,
+  validateGemmRequest,
 } from '@tenferro/core';
 import type { BlasGemmPayload } from './kernels/gemm.js';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
 import type { BlasRuntime } from './runtime.js';
-import { validateGemmRequest } from './validate-request.js';
 
 const gemmKernel = defineKernel<BlasGemmPayload, void>(new URL('./kernels/gemm.js', import.meta.url), 'blasGemm');
 

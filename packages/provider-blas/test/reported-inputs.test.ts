@@ -6,7 +6,7 @@
 import { CpuBackend, type CpuGemmProvider, type CpuGemmRequest, type GemmOperand, Tensor, TenferroError } from '@tenferro/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBlasProvider } from '../src/index.js';
-import { validateGemmRequest } from '../src/validate-request.js';
+import { validateGemmRequest } from '@tenferro/core';
 import { PACKAGE_DIR, runChild } from './helpers.js';
 
 const BAD_STRIDES = [Number.NaN, 1e19, 2 ** 63, -1, Infinity, -Infinity, 0.5, 2 ** 53 + 2];

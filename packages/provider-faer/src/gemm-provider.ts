@@ -6,11 +6,20 @@
  * C (or per batch range) through `pool.map`, at most `pool.size` (≤ threadBudget) at a time.
  */
 import { types } from 'node:util';
-import { type CpuGemmProvider, type CpuGemmRequest, type CpuProviderExecutionCapabilities, CONTRACTION_DTYPES, type DType, defineKernel, EXECUTED, Unsupported } from '@tenferro/core';
+import {
+  type CpuGemmProvider,
+  type CpuGemmRequest,
+  type CpuProviderExecutionCapabilities,
+  CONTRACTION_DTYPES,
+  type DType,
+  defineKernel,
+  EXECUTED,
+  Unsupported,
+  validateGemmRequest,
+} from '@tenferro/core';
 import type { FaerGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
 import { BATCH_SPLIT_MAX_WORK } from './options.js';
-import { validateGemmRequest } from './validate-request.js';
 
 /** Batch axes the native GEMM takes (native/src/gemm.cc kMaxRank); more are declined. */
 export const MAX_BATCH_RANK = 32;

@@ -5,7 +5,7 @@ import { CpuBackend, type CpuGemmProvider, type CpuGemmRequest, type GemmOperand
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaerProvider } from '../src/index.js';
 import { DESC, GemmStatus } from '../src/native/binding.js';
-import { validateGemmRequest } from '../src/validate-request.js';
+import { validateGemmRequest } from '@tenferro/core';
 import { binding } from './helpers.js';
 
 const BAD = [Number.NaN, 1e19, 2 ** 63, -1, Infinity, -Infinity, 0.5, 2 ** 53 + 2];

@@ -1,20 +1,20 @@
 /**
- * The first line of defence of the provider's GEMM: every number of a `CpuGemmRequest` is checked
+ * The first line of defence of a GEMM provider: every number of a `CpuGemmRequest` is checked
  * before anything is planned, allocated or sent to a worker, so a malformed request (a batch
  * stride that is NaN, 1e19 or 2^63, an offset past the end, a forged buffer) is a typed
- * `TenferroError` here and never reaches the addon — which checks every descriptor entry again
- * itself (native/src/gemm.cc). Core builds requests that pass; this guards direct callers of
- * `createFaerProvider().gemm.gemm(ctx, request)`.
+ * `TenferroError` and never reaches native code — which must check every descriptor entry again
+ * itself. Core builds requests that pass; providers call this to guard direct callers of their
+ * `gemm(ctx, request)`.
  *
  * Codes: `InvalidArgument` (`detail.param` names the field, e.g. `request.out.batchStrides[0]`)
  * for a value of the wrong type or range, `IntegerOverflow` for a batch count above 2^53,
- * `ViewOutOfBounds` (`detail.operand`) for an operand that reaches past its buffer. The
- * reach is summed in BigInt, so it cannot overflow into "reaches nothing".
+ * `ViewOutOfBounds` (`detail.operand`) for an operand that reaches past its buffer. The reach is
+ * summed in BigInt, so it cannot overflow into "reaches nothing".
  */
 import { types } from 'node:util';
-import { type CpuGemmRequest, type DType, TenferroError } from '@tenferro/core';
-
-const ELEMENT_BYTES: Partial<Record<DType, number>> = { f32: 4, f64: 8, c64: 8, c128: 16 };
+import { TenferroError } from '../errors/tenferro-error.js';
+import { CONTRACTION_DTYPES, DTYPE_INFO, type DType } from '../tensor/dtype.js';
+import type { CpuGemmRequest } from './gemm-request.js';
 
 function isIndex(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
@@ -31,7 +31,7 @@ function isScalar(v: unknown): boolean {
 
 /**
  * Check `request` (see the module comment); returns its dtype's element size in bytes, or
- * `undefined` for a dtype the provider does not compute (the caller declines it).
+ * `undefined` for a dtype that is not a contraction dtype (the provider declines it).
  */
 export function validateGemmRequest(op: string, request: CpuGemmRequest): number | undefined {
   if (typeof request !== 'object' || request === null) throw TenferroError.invalidArgument(op, 'request', 'a GEMM request object', request);
@@ -78,8 +78,8 @@ export function validateGemmRequest(op: string, request: CpuGemmRequest): number
     }
     return { name, buffer: o.buffer, reach };
   });
-  const bytes = ELEMENT_BYTES[r.dtype as DType];
-  if (bytes === undefined) return undefined;
+  if (!CONTRACTION_DTYPES.includes(r.dtype as DType)) return undefined;
+  const bytes = DTYPE_INFO[r.dtype as DType].bytes;
   for (const { name, buffer, reach } of checked) {
     if (reach * BigInt(bytes) > BigInt(buffer.byteLength)) {
       throw new TenferroError('ViewOutOfBounds', `the ${name} operand reaches element ${reach - 1n}, past the end of its buffer (${buffer.byteLength} bytes of ${r.dtype})`, {
