@@ -3,6 +3,7 @@ import { CONTRACTION_DTYPES, DTYPE_INFO, type DType, type Scalar } from '../tens
 import { layoutIsInjective, reachableSpan, validateLayout } from '../tensor/layout.js';
 import { Tensor } from '../tensor/tensor.js';
 import { validateSignal } from '../util/abort-listeners.js';
+import { bufferAddress } from '../util/buffer-address.js';
 
 /** Which axes contract and which are batch axes, per side: `[lhsAxes, rhsAxes]`, paired in order. */
 export interface DotGeneralDims {
@@ -177,7 +178,7 @@ export function validateDotGeneral(
       ['rhs', r],
     ] as const) {
       const other = reachableSpan(t);
-      if (span !== undefined && other !== undefined && t.buffer === o.buffer && bytes(span, o.dtype).overlaps(bytes(other, t.dtype))) {
+      if (span !== undefined && other !== undefined && sameMemoryOverlap(o.buffer, bytes(span, o.dtype), t.buffer, bytes(other, t.dtype))) {
         throw new TenferroError('OutputAliasing', `the output overlaps the storage of ${name}`, { op, detail: { role: 'out', input: name } });
       }
     }
@@ -230,6 +231,24 @@ function dtypeMismatch(op: string, role: string, expected: string, actual: strin
 
 function range(n: number): number[] {
   return Array.from({ length: n }, (_, i) => i);
+}
+
+/**
+ * Whether two byte ranges of two buffers overlap in memory: of one buffer, by offset; of two
+ * distinct buffer objects, by the addresses of their memory (two objects can share one store —
+ * a buffer that went through `postMessage` and back). Without the OS binding only identical
+ * objects are compared.
+ */
+function sameMemoryOverlap(a: SharedArrayBuffer, ra: { lo: number; hi: number }, b: SharedArrayBuffer, rb: { lo: number; hi: number }): boolean {
+  if (a === b) return ra.lo < rb.hi && rb.lo < ra.hi;
+  const baseA = bufferAddress(a);
+  const baseB = bufferAddress(b);
+  if (baseA === undefined || baseB === undefined || a.byteLength === 0 || b.byteLength === 0) return false;
+  const loA = baseA + BigInt(ra.lo);
+  const hiA = baseA + BigInt(ra.hi);
+  const loB = baseB + BigInt(rb.lo);
+  const hiB = baseB + BigInt(rb.hi);
+  return loA < hiB && loB < hiA;
 }
 
 function bytes(span: { first: number; last: number }, dtype: DType) {
