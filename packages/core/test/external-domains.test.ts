@@ -243,8 +243,10 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
     const entries = () => b.executionInfo().executorEntries;
     const entriesBefore = entries();
 
-    const blasBundle = CpuProviderBundle.builder('blas').gemmProvider(counted).build();
-    const e = await expectCode(() => b.withProviderBundle(blasBundle).dotGeneralInto(out, x, y, dims), 'IncompatibleDomain');
+    // R47 goes by what the GEMM provider declares, not by the bundle's kind: a BLAS-family provider
+    // in a faer-kind bundle is refused …
+    const blasFamily = { ...counted, declaredSupport: () => ({ ...referenceGemmProvider.declaredSupport!(), family: 'blas' as const }) };
+    const e = await expectCode(() => b.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider(blasFamily).build()).dotGeneralInto(out, x, y, dims), 'IncompatibleDomain');
     expect((e.cause as { code: string }).code).toBe('CallerManagedBlasUnsupported');
     expect(new Uint8Array(out.buffer)).toEqual(untouched);
 
@@ -263,6 +265,9 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
     expect(new Uint8Array(out.buffer)).toEqual(untouched);
     expect(gemmCalls).toBe(0);
     expect(entries()).toEqual(entriesBefore);
+    // … while a blas-kind bundle whose GEMM provider is not of the BLAS family runs.
+    const notBlas = b.withProviderBundle(CpuProviderBundle.builder('blas').gemmProvider(counted).build());
+    expect((await notBlas.matmul(x, y)).toArray()).toEqual([1, 2, 3, 4]);
   });
 
   it('two caller-managed domains run concurrently whatever their affinity', async () => {

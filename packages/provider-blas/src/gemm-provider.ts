@@ -162,7 +162,7 @@ function threadsFor(ctx: CpuExecutionContext, runtime: BlasRuntime): number {
 
 export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
   // Every decline comes from planning the call (planGemm), before the kernel is started.
-  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans, overwritesOutput: true, declinesBeforeWriting: true });
+  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans, overwritesOutput: true, declinesBeforeWriting: true, family: 'blas' });
   const provider: CpuGemmProvider = {
     name: runtime.label,
     executionCapabilities: () => runtime.capabilities,

@@ -33,12 +33,13 @@ export function assertKindAvailable(kind: CpuBackendKind, providers: readonly Cp
 }
 
 /**
- * Validate `bundle` against every domain `coordinator` can reach (R60) — and, on an external
- * coordinator, refuse the BLAS family on caller-managed domains first (R47, R57).
+ * Validate `bundle` against every domain `coordinator` can reach (R60) — and refuse a GEMM
+ * provider of the BLAS family (what it declares, not the bundle's kind) on caller-managed
+ * domains first (R47, R57).
  */
 export function validateBundle(coordinator: Coordinator, bundle: CpuProviderBundle, op: string): void {
   for (const d of coordinator.reachableDomains()) {
-    if (d.admissionMode === 'callerManaged' && bundle.kind === 'blas') {
+    if (d.admissionMode === 'callerManaged' && bundle.gemmFamily === 'blas') {
       const cause = new TenferroError('CallerManagedBlasUnsupported', 'the BLAS family cannot be confined to a caller-managed executor', { op });
       throw new TenferroError('IncompatibleDomain', `the bundle cannot run on caller-managed domain ${String(d.id)}: ${cause.message}`, {
         op,

@@ -29,6 +29,12 @@ export interface DeclaredSupport {
    * `ProviderContractViolation` instead of retrying on a modified output.
    */
   readonly declinesBeforeWriting?: boolean;
+  /**
+   * `'blas'` when the provider runs a BLAS library, whose threads and their placement belong to
+   * that library: such a provider is refused on caller-managed domains (R47), whatever the
+   * bundle's kind.
+   */
+  readonly family?: 'blas';
 }
 
 interface ProviderBase {

@@ -41,6 +41,8 @@ export class CpuProviderBundle {
   readonly freshOutputsNeedNoZeroing: boolean;
   /** Whether the providers that write outputs all declare they decline before writing (no output guard needed). */
   readonly declinesBeforeWriting: boolean;
+  /** The GEMM provider's declared runtime family (R47), sampled at build. */
+  readonly gemmFamily: 'blas' | undefined;
   readonly #extensions: ReadonlyMap<ExtensionKey<unknown>, unknown>;
   readonly #capabilities: ReadonlyMap<ProviderSlot, CpuProviderExecutionCapabilities>;
 
@@ -62,6 +64,7 @@ export class CpuProviderBundle {
     this.#capabilities = caps;
     this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && declared(parts.gemm, 'overwritesOutput');
     this.declinesBeforeWriting = parts.generalContraction === undefined && declared(parts.gemm, 'declinesBeforeWriting');
+    this.gemmFamily = declaredFamily(parts.gemm);
     Object.freeze(this);
   }
 
@@ -215,5 +218,14 @@ function declared(provider: CpuGemmProvider, flag: 'overwritesOutput' | 'decline
     return provider.declaredSupport?.()[flag] === true;
   } catch {
     return false;
+  }
+}
+
+/** The runtime family a GEMM provider declares (R47); a throwing declaration counts as none. */
+function declaredFamily(provider: CpuGemmProvider): 'blas' | undefined {
+  try {
+    return provider.declaredSupport?.().family === 'blas' ? 'blas' : undefined;
+  } catch {
+    return undefined;
   }
 }
