@@ -74,3 +74,19 @@ export async function until(check: () => boolean, turns = 100_000): Promise<void
   }
   throw new Error('condition not reached');
 }
+
+/**
+ * A latch a `holdUntil` kernel waits on: `payload` for the kernel, `entered()` once it runs,
+ * `open()` to let it return.
+ */
+export function gate() {
+  const g = new Int32Array(new SharedArrayBuffer(8));
+  return {
+    payload: { buffer: g.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 20_000 },
+    entered: () => Atomics.load(g, 1) >= 1,
+    open: () => {
+      Atomics.store(g, 0, 1);
+      Atomics.notify(g, 0);
+    },
+  };
+}

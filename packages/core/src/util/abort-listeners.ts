@@ -34,3 +34,27 @@ export function validateSignal(value: unknown, op: string, param = 'options.sign
   if (value instanceof AbortSignal) return value;
   throw invalidArgument(op, param, 'an AbortSignal', value);
 }
+
+/**
+ * Wait in `queue` for a turn: `entry(resume)` makes the queue's element, which whoever hands the
+ * turn over calls. When `signal` aborts first, the element leaves the queue and the wait rejects
+ * with `aborted()`; the queue stays consistent either way.
+ */
+export function waitForTurn<T>(queue: T[], entry: (resume: () => void) => T, signal: AbortSignal | undefined, aborted: () => Error): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const element = entry(() => {
+      unsubscribe?.();
+      resolve();
+    });
+    const unsubscribe =
+      signal === undefined
+        ? undefined
+        : onAbort(signal, () => {
+            const i = queue.indexOf(element);
+            if (i < 0) return;
+            queue.splice(i, 1);
+            reject(aborted());
+          });
+    queue.push(element);
+  });
+}

@@ -2,23 +2,11 @@
 // a provider that never settles does not keep its permit, aborts settle waiting and running work.
 import { describe, expect, it } from 'vitest';
 import { CpuBackend, CpuProviderBundle, processArbiter, referenceGemmProvider, Tensor, type CpuGemmProvider } from '../../src/index.js';
-import { expectCode, kernel, until } from '../helpers.js';
+import { expectCode, gate, kernel, until } from '../helpers.js';
 
 const noop = kernel('noop');
 const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
 
-function gate() {
-  const g = new Int32Array(new SharedArrayBuffer(8));
-  return {
-    g,
-    payload: { buffer: g.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 20_000 },
-    entered: () => Atomics.load(g, 1) >= 1,
-    open: () => {
-      Atomics.store(g, 0, 1);
-      Atomics.notify(g, 0);
-    },
-  };
-}
 
 describe('close() reaches running work', () => {
   it('an operation whose kernel is running settles with BackendClosed at once; an overlapping backend runs afterwards', async () => {

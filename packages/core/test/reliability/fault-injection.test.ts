@@ -15,7 +15,7 @@ import {
   type CpuGemmProvider,
 } from '../../src/index.js';
 import { threadCensus } from '../../src/testing/index.js';
-import { expectCode, kernel, until } from '../helpers.js';
+import { expectCode, gate, kernel, until } from '../helpers.js';
 
 const noop = kernel('noop');
 const fail = kernel('fail');
@@ -23,17 +23,6 @@ const exitWorker = kernel('exitWorker');
 const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
 const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
 
-function gate() {
-  const g = new Int32Array(new SharedArrayBuffer(8));
-  return {
-    payload: { buffer: g.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 20_000 },
-    entered: () => Atomics.load(g, 1) >= 1,
-    open: () => {
-      Atomics.store(g, 0, 1);
-      Atomics.notify(g, 0);
-    },
-  };
-}
 
 const withProvider = (b: CpuBackend, p: Partial<CpuGemmProvider>) =>
   b.withProviderBundle(CpuProviderBundle.builder('faer').gemmProvider({ ...referenceGemmProvider, ...p } as CpuGemmProvider).build());

@@ -3,7 +3,7 @@ import { BufferPool } from '../../buffer/buffer-pool.js';
 import type { PoolLimit } from '../../buffer/pool-limit.js';
 import { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
-import { onAbort } from '../../util/abort-listeners.js';
+import { waitForTurn } from '../../util/abort-listeners.js';
 import type { CpuDomainExecutor, CpuDomainExecutorCapabilities } from '../../contract/executor.js';
 import type { WorkerObservation } from '../workers/engine-worker.js';
 import { EngineWorkerPool } from '../workers/engine-worker-pool.js';
@@ -138,25 +138,12 @@ export class CpuEngine implements LaneRunner {
    */
   claim(owner: ExecutionOwner, signal: AbortSignal | undefined, op: string): Promise<void> {
     if (this.#claims.length === 0 && this.tryClaim(owner)) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const claim = {
-        owner,
-        resume: () => {
-          unsubscribe?.();
-          resolve();
-        },
-      };
-      const unsubscribe =
-        signal === undefined
-          ? undefined
-          : onAbort(signal, () => {
-              const i = this.#claims.indexOf(claim);
-              if (i < 0) return;
-              this.#claims.splice(i, 1);
-              reject(new TenferroError('AdmissionAborted', 'the operation was aborted while it waited for the caller-managed domain', { op, cause: signal.reason }));
-            });
-      this.#claims.push(claim);
-    });
+    return waitForTurn(
+      this.#claims,
+      (resume) => ({ owner, resume }),
+      signal,
+      () => new TenferroError('AdmissionAborted', 'the operation was aborted while it waited for the caller-managed domain', { op, cause: signal?.reason }),
+    );
   }
 
   /** Shut down what tenferro owns: its own pool, never an external executor (R44). */

@@ -5,7 +5,7 @@ import type { ValidationDomain } from '../../contract/cpu-domain.js';
 import { ABORT_CLOSED, ABORT_SIGNALLED, type CpuExecutionContext } from '../../contract/execution-context.js';
 import type { ParallelMode } from '../../contract/parallel-mode.js';
 import { TenferroError, invalidArgument } from '../../errors/tenferro-error.js';
-import { onAbort } from '../../util/abort-listeners.js';
+import { onAbort, waitForTurn } from '../../util/abort-listeners.js';
 import type { Coordinator } from '../engine/coordinator.js';
 import type { DomainPlan } from '../placement.js';
 import { type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame } from './execution-frame.js';
@@ -271,21 +271,7 @@ async function borrowScope(scope: ScopeRecord, target: AdmissionTarget, op: stri
   if (!scope.operationActive) {
     scope.operationActive = true;
   } else {
-    await new Promise<void>((resolve, reject) => {
-      const turn = () => {
-        unsubscribe?.();
-        resolve();
-      };
-      const unsubscribe =
-        signal === undefined
-          ? undefined
-          : onAbort(signal, () => {
-              const i = scope.waiting.indexOf(turn);
-              if (i >= 0) scope.waiting.splice(i, 1);
-              reject(admissionAborted(op, signal));
-            });
-      scope.waiting.push(turn);
-    });
+    await waitForTurn(scope.waiting, (resume) => resume, signal, () => admissionAborted(op, signal!));
   }
   if (scope.closed) {
     returnScope(scope);
