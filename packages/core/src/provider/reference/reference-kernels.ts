@@ -269,7 +269,6 @@ export function referenceMaterialize(req: CpuLayoutRequest): void {
   const { src, dst, conjugate } = req;
   const dtype = src.dtype;
   const info = DTYPE_INFO[dtype];
-  const components = info.components;
   if (dtype === 'i64') {
     const S = componentsOf(dtype, src.buffer) as BigInt64Array;
     const D = componentsOf(dtype, dst.buffer) as BigInt64Array;
