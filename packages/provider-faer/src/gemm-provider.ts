@@ -67,18 +67,28 @@ export function splitRange(extent: number, granule: number, count: number): [num
   return out;
 }
 
+/** Real multiply-adds per m·n·k step: 4 for a complex dtype, 1 for a real one. */
+export function realMultiplyAdds(dtype: DType | undefined): number {
+  return dtype === 'c64' || dtype === 'c128' ? 4 : 1;
+}
+
 /**
- * How a request is split over `lanes` workers: one part when it is small (m·n·k·batches below
- * `minWork`) or there is one lane; over batch ranges when there are at least `lanes` batches of
- * small GEMMs; else over the larger of M and N (each part covers every batch). Parts never share
- * an element of C.
+ * How a request is split over `lanes` workers: one part when it is small (m·n·k·batches real
+ * multiply-adds — ×4 for a complex dtype — below `minWork`) or there is one lane; over batch
+ * ranges when there are at least `lanes` batches of small GEMMs; else over the larger of M and N
+ * (each part covers every batch). Parts never share an element of C.
  */
-export function planParts(request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'>, lanes: number, shape: PartitionShape, minWork: number): GemmPart[] {
+export function planParts(
+  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType },
+  lanes: number,
+  shape: PartitionShape,
+  minWork: number,
+): GemmPart[] {
   const { m, n, k } = request;
   const batches = request.batch.reduce((a, b) => a * b, 1);
   const whole: GemmPart = { m0: 0, m1: m, n0: 0, n1: n, b0: 0, b1: batches };
   const perGemm = m * n * Math.max(k, 1);
-  if (lanes <= 1 || m === 0 || n === 0 || batches === 0 || perGemm * batches < minWork) return [whole];
+  if (lanes <= 1 || m === 0 || n === 0 || batches === 0 || perGemm * batches * realMultiplyAdds(request.dtype) < minWork) return [whole];
   if (batches >= lanes && perGemm <= BATCH_SPLIT_MAX_WORK) {
     return splitRange(batches, 1, lanes).map(([b0, b1]) => ({ ...whole, b0, b1 }));
   }

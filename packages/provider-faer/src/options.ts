@@ -9,17 +9,22 @@ export interface FaerProviderOptions {
    */
   readonly isa?: 'auto' | FaerIsa;
   /**
-   * Minimum work (m·n·k summed over batches) before an Inner-mode GEMM is split over the
-   * worker pool; smaller ones run as one task. Default {@link DEFAULT_PARALLEL_MIN_WORK}.
+   * Minimum work (real multiply-adds: m·n·k summed over batches, ×4 for c64/c128) before an
+   * Inner-mode GEMM is split over the worker pool; smaller ones run as one task. Default
+   * {@link DEFAULT_PARALLEL_MIN_WORK}.
    */
   readonly parallelMinWork?: number;
 }
 
 /**
- * m·n·k below which a GEMM runs as a single task: splitting costs a second task round trip
- * (about 20–40 µs here) and duplicated packing; measured with bench/run.mjs (see README).
+ * Real multiply-adds below which a GEMM runs as a single task. A split costs a second task
+ * round trip, and the second pool lane is usually asleep between calls (it spins only ~50 µs),
+ * so its futex wake-up (~100 µs and far more on a loaded VM) lands on the critical path; each part
+ * also re-packs the shared operand. Measured with bench/split.mjs on 2 threads (README): below
+ * about n = 192 one task is faster for f32 and f64 alike (n = 128: ~1.4× faster sequential), at
+ * n = 192 they tie, from n = 224 the split pays (n = 256: ~1.3–1.7× best-of).
  */
-export const DEFAULT_PARALLEL_MIN_WORK = 96 * 96 * 96;
+export const DEFAULT_PARALLEL_MIN_WORK = 200 * 200 * 200;
 
 /**
  * Per-GEMM m·n·k below which a batched GEMM is split over batches (each task runs whole GEMMs)

@@ -206,6 +206,9 @@ describe('partitioning', () => {
     const shape = { mr: 32, nr: 6 };
     expect(planParts({ m: 1000, n: 1000, k: 1000, batch: [] }, 1, shape, 0)).toHaveLength(1);
     expect(planParts({ m: 10, n: 10, k: 10, batch: [] }, 2, shape, 1e6)).toHaveLength(1);
+    // The threshold counts real multiply-adds: a complex m·n·k step is four of them.
+    expect(planParts({ m: 100, n: 100, k: 100, batch: [], dtype: 'f64' }, 2, shape, 2e6)).toHaveLength(1);
+    expect(planParts({ m: 100, n: 100, k: 100, batch: [], dtype: 'c128' }, 2, shape, 2e6)).toHaveLength(2);
     const byN = planParts({ m: 512, n: 1024, k: 512, batch: [] }, 2, shape, 0);
     expect(byN.map((p) => [p.n0, p.n1])).toEqual([[0, 516], [516, 1024]]);
     const byM = planParts({ m: 1024, n: 100, k: 512, batch: [] }, 2, shape, 0);
