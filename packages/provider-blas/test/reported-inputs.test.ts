@@ -3,7 +3,8 @@
 // was cast to the most negative int64; very large strides overflowed the reach sum; then the
 // operand check was skipped). Now the provider's validation refuses such a request with a typed
 // error before anything runs, and the addon refuses the same descriptor on its own.
-import { CpuBackend, type CpuGemmProvider, type CpuGemmRequest, type GemmOperand, Tensor, TenferroError } from '@tenferro/core';
+import { CpuBackend, type CpuGemmRequest, type GemmOperand, Tensor, TenferroError } from '@tenferro/core';
+import { forgingGemmProvider } from '@tenferro/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBlasProvider } from '../src/index.js';
 import { validateGemmRequest } from '@tenferro/core';
@@ -50,52 +51,22 @@ describe('the addon refuses the reported descriptors by itself (child process: a
 
 describe('the provider refuses them first, with a typed error (through a real execution context)', () => {
   let backend: CpuBackend;
-  let seen: { error?: unknown; ranKernel: boolean } = { ranKernel: false };
-  let forge: (r: CpuGemmRequest) => CpuGemmRequest = (r) => r;
+  const forging = forgingGemmProvider(createBlasProvider().gemm!);
 
   beforeAll(async () => {
     const base = await CpuBackend.create({ kind: 'blas', threads: 1, providers: [createBlasProvider()] });
-    const blas = createBlasProvider().gemm!;
-    // A GEMM provider that hands a forged request to the real BLAS provider, with core's real ctx.
-    const forging: CpuGemmProvider = {
-      name: 'forging wrapper of the blas provider',
-      executionCapabilities: () => blas.executionCapabilities(),
-      declaredSupport: () => blas.declaredSupport!(),
-      async gemm(ctx, request) {
-        // The real context, but with kernel tasks counted (a Proxy whose getters run on the target).
-        const spy = new Proxy(ctx, {
-          get(target, prop) {
-            if (prop === 'run') {
-              return (kernel: Parameters<typeof ctx.run>[0], payload: unknown) => {
-                seen.ranKernel = true;
-                return ctx.run(kernel, payload);
-              };
-            }
-            const value = Reflect.get(target, prop, target) as unknown;
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        });
-        try {
-          return await blas.gemm(spy, forge(request));
-        } catch (error) {
-          seen.error = error;
-          throw error;
-        }
-      },
-    };
-    backend = base.withProviderBundle(base.providerBundle().toBuilder().gemmProvider(forging).build());
+    backend = base.withProviderBundle(base.providerBundle().toBuilder().gemmProvider(forging.provider).build());
   });
   afterAll(async () => {
     await backend.close();
   });
 
   async function attempt(f: (r: CpuGemmRequest) => CpuGemmRequest): Promise<unknown> {
-    seen = { ranKernel: false };
-    forge = f;
+    forging.forge(f);
     const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
     const b = Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]);
     await expect(backend.matmul(a, b)).rejects.toThrow();
-    return seen.error;
+    return forging.seen.error;
   }
 
   const withBatch = (r: CpuGemmRequest, stride: number, offset = 1e6): CpuGemmRequest => ({
@@ -107,11 +78,10 @@ describe('the provider refuses them first, with a typed error (through a real ex
   });
 
   it('sanity: the wrapper passes an untouched request through and the product is right', async () => {
-    forge = (r) => r;
-    seen = { ranKernel: false };
+    forging.forge((r) => r);
     const got = await backend.matmul(Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]), Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]));
     expect(got.toArray()).toEqual([1, 2, 3, 4]);
-    expect(seen.ranKernel).toBe(true);
+    expect(forging.seen.ranKernel).toBe(true);
   });
 
   for (const stride of BAD_STRIDES) {
@@ -119,7 +89,7 @@ describe('the provider refuses them first, with a typed error (through a real ex
       const error = await attempt((r) => withBatch(r, stride));
       expect(TenferroError.is(error, 'InvalidArgument')).toBe(true);
       expect((error as TenferroError).detail).toEqual({ param: 'request.out.batchStrides[0]' });
-      expect(seen.ranKernel).toBe(false);
+      expect(forging.seen.ranKernel).toBe(false);
     });
   }
 
@@ -127,7 +97,7 @@ describe('the provider refuses them first, with a typed error (through a real ex
     const error = await attempt((r) => withBatch(r, 2 ** 52));
     expect(TenferroError.is(error, 'ViewOutOfBounds')).toBe(true);
     expect((error as TenferroError).detail).toMatchObject({ operand: 'out' });
-    expect(seen.ranKernel).toBe(false);
+    expect(forging.seen.ranKernel).toBe(false);
   });
 
   it('every other malformed field is InvalidArgument naming it', async () => {
@@ -146,7 +116,7 @@ describe('the provider refuses them first, with a typed error (through a real ex
       const error = await attempt(f);
       expect(TenferroError.is(error, 'InvalidArgument'), param).toBe(true);
       expect((error as TenferroError).detail, param).toEqual({ param });
-      expect(seen.ranKernel, param).toBe(false);
+      expect(forging.seen.ranKernel, param).toBe(false);
     }
   });
 });

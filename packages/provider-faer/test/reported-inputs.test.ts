@@ -1,7 +1,8 @@
 // The provider-blas crash report (a batch stride of NaN, 1e19 or 2^63 with an output offset of
 // 10^6), applied to provider-faer: its addon refuses such descriptors on its own, and its
 // provider refuses such requests first with a typed error, before any kernel task.
-import { CpuBackend, type CpuGemmProvider, type CpuGemmRequest, type GemmOperand, Tensor, TenferroError } from '@tenferro/core';
+import { CpuBackend, type CpuGemmRequest, type GemmOperand, Tensor, TenferroError } from '@tenferro/core';
+import { forgingGemmProvider } from '@tenferro/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFaerProvider } from '../src/index.js';
 import { DESC, GemmStatus } from '../src/native/binding.js';
@@ -60,56 +61,27 @@ describe('the addon refuses the reported descriptors by itself', () => {
 
 describe('the provider refuses them first, with a typed error (through a real execution context)', () => {
   let backend: CpuBackend;
-  let seen: { error?: unknown; ranKernel: boolean } = { ranKernel: false };
-  let forge: (r: CpuGemmRequest) => CpuGemmRequest = (r) => r;
+  const forging = forgingGemmProvider(createFaerProvider().gemm!);
 
   beforeAll(async () => {
     const base = await CpuBackend.create({ kind: 'faer', threads: 1, providers: [createFaerProvider()] });
-    const faer = base.providerBundle().gemm;
-    const forging: CpuGemmProvider = {
-      name: 'forging wrapper of the faer provider',
-      executionCapabilities: () => faer.executionCapabilities(),
-      declaredSupport: () => faer.declaredSupport!(),
-      async gemm(ctx, request) {
-        const spy = new Proxy(ctx, {
-          get(target, prop) {
-            if (prop === 'run') {
-              return (kernel: Parameters<typeof ctx.run>[0], payload: unknown) => {
-                seen.ranKernel = true;
-                return ctx.run(kernel, payload);
-              };
-            }
-            const value = Reflect.get(target, prop, target) as unknown;
-            return typeof value === 'function' ? value.bind(target) : value;
-          },
-        });
-        try {
-          return await faer.gemm(spy, forge(request));
-        } catch (error) {
-          seen.error = error;
-          throw error;
-        }
-      },
-    };
-    backend = base.withProviderBundle(base.providerBundle().toBuilder().gemmProvider(forging).build());
+    backend = base.withProviderBundle(base.providerBundle().toBuilder().gemmProvider(forging.provider).build());
   });
   afterAll(async () => {
     await backend.close();
   });
 
   async function attempt(f: (r: CpuGemmRequest) => CpuGemmRequest): Promise<unknown> {
-    seen = { ranKernel: false };
-    forge = f;
+    forging.forge(f);
     await expect(backend.matmul(Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]), Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]))).rejects.toThrow();
-    return seen.error;
+    return forging.seen.error;
   }
 
   it('sanity: an untouched request runs', async () => {
-    forge = (r) => r;
-    seen = { ranKernel: false };
+    forging.forge((r) => r);
     const got = await backend.matmul(Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]), Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]));
     expect(got.toArray()).toEqual([1, 2, 3, 4]);
-    expect(seen.ranKernel).toBe(true);
+    expect(forging.seen.ranKernel).toBe(true);
   });
 
   for (const stride of BAD) {
@@ -123,31 +95,30 @@ describe('the provider refuses them first, with a typed error (through a real ex
       }));
       expect(TenferroError.is(error, 'InvalidArgument')).toBe(true);
       expect((error as TenferroError).detail).toEqual({ param: 'request.out.batchStrides[0]' });
-      expect(seen.ranKernel).toBe(false);
+      expect(forging.seen.ranKernel).toBe(false);
     });
   }
 
   it('an output offset of 10^6 with valid strides → ViewOutOfBounds, no kernel task', async () => {
     const error = await attempt((r) => ({ ...r, out: { ...r.out, offset: 1e6 } }));
     expect(TenferroError.is(error, 'ViewOutOfBounds')).toBe(true);
-    expect(seen.ranKernel).toBe(false);
+    expect(forging.seen.ranKernel).toBe(false);
   });
 
   it('more than 32 batch axes are declined (ProviderUnsupported), not sent to the addon', async () => {
-    seen = { ranKernel: false };
-    forge = (r) => {
+    forging.forge((r) => {
       const ones = Array.from({ length: 33 }, () => 1);
       const zeros = ones.map(() => 0);
       return { ...r, batch: ones, lhs: { ...r.lhs, batchStrides: zeros }, rhs: { ...r.rhs, batchStrides: zeros }, out: { ...r.out, batchStrides: zeros } };
-    };
+    });
     const error = await backend.matmul(Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]), Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1])).then(
       () => undefined,
       (e: unknown) => e,
     );
-    expect(seen.error).toBeUndefined(); // the provider declined: an outcome, not an error
+    expect(forging.seen.error).toBeUndefined(); // the provider declined: an outcome, not an error
     expect(TenferroError.is(error, 'ProviderUnsupported')).toBe(true);
     expect((error as TenferroError).detail).toMatchObject({ reason: expect.objectContaining({ kind: 'stridedBatch' }) });
-    expect(seen.ranKernel).toBe(false);
+    expect(forging.seen.ranKernel).toBe(false);
   });
 
   it('validateGemmRequest: the last element fits, one more is ViewOutOfBounds', () => {

@@ -4,3 +4,5 @@ export type { ProviderConformanceCase, ProviderConformanceOptions } from './run-
 export { naiveDotGeneral, relativeError, toleranceFor } from './naive-dot-general.js';
 export { peakThreadsDuring, threadCensus } from './thread-census.js';
 export { int, randomOperand, randomValues, seededRandom } from './random-operands.js';
+export { forgingGemmProvider } from './forging-gemm-provider.js';
+export type { ForgedCallObservation, ForgingGemmProvider } from './forging-gemm-provider.js';

@@ -3,7 +3,7 @@ import type { CpuProviderPackage } from '../provider/provider-package.js';
 import { CpuBackend } from '../backend/cpu-backend.js';
 import type { CpuBackendKind } from '../contract/backend-kind.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
-import type { WorkerPool } from '../contract/worker-pool.js';
+import { watchedContext } from './watched-context.js';
 import type { CpuGemmProvider, DeclaredSupport } from '../provider/cpu-providers.js';
 import { type CpuProviderExecutionCapabilities, enforcedThreadLimit } from '../provider/execution-capabilities.js';
 import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
@@ -275,50 +275,16 @@ async function threadLimit(caps: CpuProviderExecutionCapabilities, budget: numbe
   return reported;
 }
 
-/**
- * `gemm` with every context it receives wrapped so that the lanes its kernel tasks run on are
- * recorded while `watching()`: `ctx.run` runs on the context's own worker, lane 0 of its pool;
- * `pool.runOn(lane)` on `lane`; `pool.map` on lanes `0 … min(size, payloads) - 1`.
- */
+/** `gemm` with every context it receives wrapped (`watchedContext`), the lanes its kernel tasks run on recorded while `watching()`. */
 function watchLanes(gemm: CpuGemmProvider, lanes: Set<number>, watching: () => boolean): CpuGemmProvider {
   const note = (lane: number) => {
     if (watching()) lanes.add(lane);
-  };
-  const watch = (ctx: CpuExecutionContext): CpuExecutionContext => {
-    const pool = ctx.workerPool();
-    const watchedPool: WorkerPool | undefined =
-      pool === undefined
-        ? undefined
-        : Object.freeze({
-            size: pool.size,
-            runOn: (lane, kernel, payload) => (note(lane), pool.runOn(lane, kernel, payload)),
-            map: (kernel, payloads) => {
-              for (let lane = 0; lane < Math.min(pool.size, payloads.length); lane++) note(lane);
-              return pool.map(kernel, payloads);
-            },
-          } satisfies WorkerPool);
-    return Object.freeze({
-      domainId: ctx.domainId,
-      cpus: ctx.cpus,
-      admissionMode: ctx.admissionMode,
-      threadBudget: ctx.threadBudget,
-      parallelMode: ctx.parallelMode,
-      get live() {
-        return ctx.live;
-      },
-      get abortWord() {
-        return ctx.abortWord;
-      },
-      workerPool: () => watchedPool,
-      nativeThreadCount: () => ctx.nativeThreadCount(),
-      run: (kernel, payload) => (note(0), ctx.run(kernel, payload)),
-    } satisfies CpuExecutionContext);
   };
   return Object.freeze({
     name: gemm.name,
     executionCapabilities: () => gemm.executionCapabilities(),
     ...(gemm.declaredSupport === undefined ? {} : { declaredSupport: () => gemm.declaredSupport!() }),
-    gemm: (ctx: CpuExecutionContext, req: CpuGemmRequest) => gemm.gemm(watch(ctx), req),
+    gemm: (ctx: CpuExecutionContext, req: CpuGemmRequest) => gemm.gemm(watchedContext(ctx, note), req),
   });
 }
 
