@@ -9,9 +9,9 @@ import type * as Testing from '../src/testing/index.js';
 const CORE_VALUES = [
   'ABORT_CLOSED', 'ABORT_SIGNALLED', 'CONTRACTION_DTYPES', 'CpuBackend', 'CpuExecSession', 'CpuProviderBundle', 'CpuProviderBundleBuilder', 'CpuSet',
   'DEFAULT_EXECUTION_CAPABILITIES', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain',
-  'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
+  'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
-  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isRetryable', 'kindOf', 'loadAddon',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'kernelArgs', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
   'referenceLayoutProvider', 'requestsConflict', 'validateGemmRequest', 'validateLayout',
 ] as const;
@@ -26,7 +26,7 @@ const CORE_TYPES = [
   'DTypeInfo', 'DeclaredSupport', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
   'EffectiveCapacity', 'ErrorCode', 'ErrorKind', 'ExecutionOwner', 'ExtensionKey', 'ExternalBackendOptions',
   'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
-  'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
+  'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
   'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorOrderOptions', 'TensorPlacement', 'TopologySource', 'WorkerInfo', 'WorkerPool',

@@ -16,13 +16,14 @@ import {
   EXECUTED,
   Unsupported,
   defineKernel,
+  type KernelArgs,
+  kernelArgs,
   validateGemmRequest,
 } from '@tenferro/core';
-import type { BlasGemmPayload } from './kernels/gemm.js';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
 import type { BlasRuntime } from './runtime.js';
 
-const gemmKernel = defineKernel<BlasGemmPayload, void>(new URL('./kernels/gemm.js', import.meta.url), 'blasGemm');
+const gemmKernel = defineKernel<KernelArgs, void>(new URL('./kernels/gemm.js', import.meta.url), 'blasGemm');
 
 const DTYPE_CODE: Partial<Record<DType, number>> = { f32: 0, f64: 1, c64: 2, c128: 3 };
 const BLAS_DTYPES: readonly DType[] = Object.freeze(['f32', 'f64', 'c64', 'c128']);
@@ -69,6 +70,14 @@ function lanes(s: Scalar): [number, number] {
 }
 
 /** What {@link planGemm} decides for one request: the one BLAS call that runs it (the kernel's payload), or the outcome declining it. */
+/** One planned GEMM: the native descriptor and the buffers it addresses. */
+export interface BlasGemmPayload {
+  readonly desc: Float64Array;
+  readonly a: SharedArrayBuffer;
+  readonly b: SharedArrayBuffer;
+  readonly c: SharedArrayBuffer;
+}
+
 export type BlasCall = { readonly ok: true; readonly payload: BlasGemmPayload } | { readonly ok: false; readonly outcome: CpuProviderOutcome };
 
 /**
@@ -173,7 +182,7 @@ export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
       validateGemmRequest('gemm', request);
       const call = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
       if (!call.ok) return call.outcome;
-      await ctx.run(gemmKernel, call.payload);
+      await ctx.run(gemmKernel, kernelArgs(call.payload.desc, [call.payload.a, call.payload.b, call.payload.c]));
       return EXECUTED;
     },
   };

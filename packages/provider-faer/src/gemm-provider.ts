@@ -14,10 +14,11 @@ import {
   type DType,
   defineKernel,
   EXECUTED,
+  type KernelArgs,
   Unsupported,
   validateGemmRequest,
 } from '@tenferro/core';
-import type { FaerGemmTask } from './kernels/gemm.js';
+import { type FaerGemmTask, packGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
 import { BATCH_SPLIT_MAX_WORK } from './options.js';
 
@@ -113,7 +114,7 @@ export interface GemmProviderConfig {
 }
 
 export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider {
-  const kernel = defineKernel<FaerGemmTask, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemm');
+  const kernel = defineKernel<KernelArgs, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemm');
   const shapes = new Map<DType, PartitionShape>(CONTRACTION_DTYPES.map((d) => [d, partitionShape(config.info, d)]));
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
@@ -132,7 +133,7 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       // The execution's abort word, polled by the native GEMM at its block boundaries.
       const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
       const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
-      const task = (p: GemmPart): FaerGemmTask => ({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) });
+      const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
       if (pool === undefined || parts.length === 1) {
         await ctx.run(kernel, task(parts[0]!));
       } else {

@@ -1,12 +1,12 @@
 // The package as an application uses it: CpuBackend.create({ kind: 'faer', providers: [createFaerProvider()] }).
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGemmRequest, type CpuProviderPackage, Tensor } from '@tenferro/core';
+import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGemmRequest, type CpuProviderPackage, type KernelArgs, Tensor } from '@tenferro/core';
 import { naiveDotGeneral, peakThreadsDuring, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
 import { describe, expect, it } from 'vitest';
 import { planParts, splitRange } from '../src/gemm-provider.js';
 import { createFaerProvider, faerProviderStatus, status } from '../src/index.js';
-import { faerGemm, type FaerGemmTask } from '../src/kernels/gemm.js';
+import { faerGemm } from '../src/kernels/gemm.js';
 
 const packageStatus = status();
 const isa = packageStatus.available ? String(packageStatus.details.isa) : 'unavailable';
@@ -219,13 +219,13 @@ describe('partitioning', () => {
 
   it('the parts of a pool-split request together compute exactly the whole GEMM', async () => {
     // A stand-in context whose pool runs the kernel tasks in this thread.
-    const tasks: FaerGemmTask[] = [];
+    const tasks: KernelArgs[] = [];
     const pool = {
       size: 2,
-      map: async (_k: unknown, payloads: readonly FaerGemmTask[]) => payloads.map((p) => (tasks.push(p), faerGemm(p))),
+      map: async (_k: unknown, payloads: readonly KernelArgs[]) => payloads.map((p) => (tasks.push(p), faerGemm(p))),
       runOn: async () => undefined,
     };
-    const ctx = { workerPool: () => pool, run: async (_k: unknown, p: FaerGemmTask) => (tasks.push(p), faerGemm(p)), threadBudget: 2 } as unknown as CpuExecutionContext;
+    const ctx = { workerPool: () => pool, run: async (_k: unknown, p: KernelArgs) => (tasks.push(p), faerGemm(p)), threadBudget: 2 } as unknown as CpuExecutionContext;
     const gemm = createFaerProvider({ parallelMinWork: 0 }).gemm!;
     const a = random('f64', [70, 33], 5);
     const b = random('f64', [33, 45], 6);

@@ -3,29 +3,33 @@
  * run `blasGemm` and load the addon then (the BLAS library itself is already in the process:
  * `createBlasProvider()` loaded it on the main thread).
  */
+import type { KernelArgs } from '@tenferro/core';
 import { BlasStatus, blasStatusName, describeStatus } from '../native/binding.js';
 import { loadBlas } from '../native/load.js';
 
-/** One (strided-batched) GEMM: the descriptor built by `planGemm` and the three buffers. */
-export interface BlasGemmPayload {
-  readonly desc: Float64Array;
-  readonly a: SharedArrayBuffer;
-  readonly b: SharedArrayBuffer;
-  readonly c: SharedArrayBuffer;
-}
-
 /**
- * Run every batch of one GEMM with one native call. Throws (→ `KernelFailed`) only on a broken
- * request or a missing addon; a refusal's error has `code` = the status name (e.g.
- * `'OutOfBoundsC'`), which core reports as `KernelFailed.detail.kernelCode`.
+ * Run every batch of one GEMM with one native call: `args` packs the descriptor built by
+ * `planGemm` and the buffers `[A, B, C]`. Throws (→ `KernelFailed`) only on a broken request or a
+ * missing addon; a refusal's error has `code` = the status name (e.g. `'OutOfBoundsC'`), which
+ * core reports as `KernelFailed.detail.kernelCode`.
  */
-export function blasGemm(payload: BlasGemmPayload): void {
+export function blasGemm(args: KernelArgs): void {
   const load = loadBlas();
   if (!load.available) throw new Error(`@tenferro/provider-blas: the native addon is unavailable in this worker: ${load.reasons.join('; ')}`);
-  const { desc, a, b, c } = payload;
-  const status = load.binding.gemm(desc, new Uint8Array(a), b === a ? new Uint8Array(a) : new Uint8Array(b), new Uint8Array(c));
+  const { words, buffers } = args;
+  const a = bytes(buffers[0]!);
+  const status = load.binding.gemm(words, a, buffers[1] === buffers[0] ? a : bytes(buffers[1]!), bytes(buffers[2]!));
   if (status !== BlasStatus.Ok) {
     const error = new Error(`@tenferro/provider-blas: native gemm refused the request: ${describeStatus(status)}`);
     throw Object.assign(error, { code: blasStatusName(status) ?? 'UnknownStatus' });
   }
+}
+
+const views = new WeakMap<SharedArrayBuffer, Uint8Array>();
+
+/** The whole of `buffer` as bytes, cached per buffer. */
+function bytes(buffer: SharedArrayBuffer): Uint8Array {
+  let v = views.get(buffer);
+  if (v === undefined) views.set(buffer, (v = new Uint8Array(buffer)));
+  return v;
 }

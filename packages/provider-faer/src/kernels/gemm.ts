@@ -4,11 +4,12 @@
  * one task: the whole request, or the block of C (rows [m0, m1), columns [n0, n1)) and batch
  * range [b0, b1) the provider assigned to this worker. All batches of a task run in this call.
  *
- * The operands' SharedArrayBuffers are viewed as Float32Array / Float64Array over the whole
- * buffer; the addon receives their data pointers (napi_get_typedarray_info works for views over
+ * A task crosses to the worker as packed kernel arguments (`packGemmTask`): the descriptor's
+ * words and the operand buffers, with no structured clone. The operands' SharedArrayBuffers are
+ * viewed as Float32Array / Float64Array over the whole buffer (views cached per buffer); the addon receives their data pointers (napi_get_typedarray_info works for views over
  * a SharedArrayBuffer) and bounds-checks every index the request reaches against these views.
  */
-import type { CpuGemmRequest, Scalar } from '@tenferro/core';
+import { type CpuGemmRequest, type KernelArgs, kernelArgs, type Scalar } from '@tenferro/core';
 import { DESC, DTYPE_CODE, GemmStatus, type GemmStatusName, gemmStatusName } from '../native/binding.js';
 import { loadFaer } from '../native/load.js';
 
@@ -38,10 +39,20 @@ const STATUS_TEXT: Readonly<Record<Exclude<GemmStatusName, 'Ok'>, string>> = {
 };
 
 type Lanes = Float32Array | Float64Array;
-type LaneCtor = { new (buffer: SharedArrayBuffer, byteOffset: number, length: number): Lanes; readonly BYTES_PER_ELEMENT: number };
 
-function lanes(Ctor: LaneCtor, buffer: SharedArrayBuffer): Lanes {
-  return new Ctor(buffer, 0, Math.floor(buffer.byteLength / Ctor.BYTES_PER_ELEMENT));
+const views32 = new WeakMap<SharedArrayBuffer, Float32Array>();
+const views64 = new WeakMap<SharedArrayBuffer, Float64Array>();
+
+/** The whole of `buffer` as lanes of the dtype's real type, cached per buffer. */
+function lanes(single: boolean, buffer: SharedArrayBuffer): Lanes {
+  if (single) {
+    let v = views32.get(buffer);
+    if (v === undefined) views32.set(buffer, (v = new Float32Array(buffer, 0, buffer.byteLength >>> 2)));
+    return v;
+  }
+  let v = views64.get(buffer);
+  if (v === undefined) views64.set(buffer, (v = new Float64Array(buffer, 0, Math.floor(buffer.byteLength / 8))));
+  return v;
 }
 
 function re(s: Scalar): number {
@@ -94,23 +105,40 @@ export function describeTask(task: FaerGemmTask): Float64Array {
   return d;
 }
 
+/** Word 0 of a packed task: the abort word's byte offset in the last buffer, or -1 without one; the descriptor follows. */
+const ABORT_OFFSET = 0;
+
+/** The packed kernel arguments of `task`: `[abort offset, descriptor…]` and `[A, B, C, abort buffer?]`. */
+export function packGemmTask(task: FaerGemmTask): KernelArgs {
+  const desc = describeTask(task);
+  const words = new Float64Array(1 + desc.length);
+  words[ABORT_OFFSET] = task.abort === undefined ? -1 : task.abort.byteOffset;
+  words.set(desc, 1);
+  const r = task.request;
+  const buffers = [r.lhs.buffer, r.rhs.buffer, r.out.buffer];
+  if (task.abort !== undefined) buffers.push(task.abort.buffer);
+  return kernelArgs(words, buffers);
+}
+
 /**
- * Kernel export run by engine workers. Throws (→ KernelFailed) only if the addon is missing or
- * refuses the task; a refusal's error has `code` = the status name (e.g. `'OutOfBounds'`), which
- * core reports as `KernelFailed.detail.kernelCode`. When the execution's abort word was raised
- * the native GEMM stops at its next block boundary and this throws with `code: 'Aborted'`; core
- * then settles the operation with `ExecutionAborted` (or `BackendClosed`).
+ * Kernel export run by engine workers, on a task packed by `packGemmTask`. Throws (→ KernelFailed)
+ * only if the addon is missing or refuses the task; a refusal's error has `code` = the status
+ * name (e.g. `'OutOfBounds'`), which core reports as `KernelFailed.detail.kernelCode`. When the
+ * execution's abort word was raised the native GEMM stops at its next block boundary and this
+ * throws with `code: 'Aborted'`; core then settles the operation with `ExecutionAborted` (or
+ * `BackendClosed`).
  */
-export function faerGemm(task: FaerGemmTask): void {
+export function faerGemm(args: KernelArgs): void {
   const status = loadFaer();
   if (!status.available) throw new Error(`@tenferro/provider-faer: ${status.reason}`);
-  const r = task.request;
-  const Ctor = (r.dtype === 'f32' || r.dtype === 'c64' ? Float32Array : Float64Array) as unknown as LaneCtor;
-  const a = lanes(Ctor, r.lhs.buffer);
-  const b = r.rhs.buffer === r.lhs.buffer ? a : lanes(Ctor, r.rhs.buffer);
-  const c = lanes(Ctor, r.out.buffer);
-  const abort = task.abort === undefined ? undefined : new Int32Array(task.abort.buffer, task.abort.byteOffset, 1);
-  const code = status.binding.gemm(describeTask(task), a, b, c, abort);
+  const { words, buffers } = args;
+  const single = words[1 + DESC.dtype] === DTYPE_CODE.f32 || words[1 + DESC.dtype] === DTYPE_CODE.c64;
+  const a = lanes(single, buffers[0]!);
+  const b = lanes(single, buffers[1]!);
+  const c = lanes(single, buffers[2]!);
+  const abortAt = words[ABORT_OFFSET]!;
+  const abort = abortAt >= 0 && buffers[3] !== undefined ? new Int32Array(buffers[3], abortAt, 1) : undefined;
+  const code = status.binding.gemm(words.subarray(1), a, b, c, abort);
   if (code !== GemmStatus.Ok) throw refusal(code);
 }
 

@@ -6,6 +6,24 @@ import { EnteredContext, type EntryLifetime } from './execution-context.js';
 import { TaskTracker } from './task-tracker.js';
 import type { ParallelMode, ProviderParallelMode } from '../../contract/parallel-mode.js';
 
+/** Abort words are handed out from slabs of this many words, each word to one execution only. */
+const ABORT_SLAB_WORDS = 1024;
+let abortSlab: SharedArrayBuffer | undefined;
+let abortNext = ABORT_SLAB_WORDS;
+
+/**
+ * A fresh abort word. Words are never reused — a late `stop` of a finished execution cannot reach
+ * a later one — and come from shared slabs, so that a worker learns one buffer per slab instead of
+ * one per execution (see `buffer-table.ts`).
+ */
+function freshAbortWord(): Int32Array {
+  if (abortNext === ABORT_SLAB_WORDS || abortSlab === undefined) {
+    abortSlab = new SharedArrayBuffer(ABORT_SLAB_WORDS * Int32Array.BYTES_PER_ELEMENT);
+    abortNext = 0;
+  }
+  return new Int32Array(abortSlab, abortNext++ * Int32Array.BYTES_PER_ELEMENT, 1);
+}
+
 /**
  * The unentered capability `(domain, permit)`: the only value allowed to call an executor's
  * `install` or `submit` (R67). Not exported from the package; providers and operation families
@@ -29,7 +47,7 @@ export class CpuOperationEntry {
 
   /** The execution's abort word (see `CpuExecutionContext.abortWord`), created on first use. */
   get abortWord(): Int32Array {
-    this.#abortWord ??= new Int32Array(new SharedArrayBuffer(4));
+    this.#abortWord ??= freshAbortWord();
     return this.#abortWord;
   }
 

@@ -3,9 +3,11 @@ import { loadOs } from '@tenferro/os';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import { CpuSet } from '../../topology/cpu-set.js';
 import type { KernelRef } from '../../contract/kernel.js';
+import { isKernelArgs } from '../../contract/kernel-args.js';
+import { WorkerBufferTable } from './buffer-table.js';
 import { kernelFailed } from './kernel-error.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
-import { DEAD, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
+import { ArgsArea, DEAD, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
 import { workerEntryUrl } from './worker-url.js';
 
 /** What a worker reported after pinning, as checked against the declared set. */
@@ -131,6 +133,9 @@ export class EngineWorker {
   readonly #worker: Worker;
   readonly #port: MessagePort;
   readonly #mailbox: Int32Array;
+  readonly #argWords: Float64Array;
+  readonly #argIds: Int32Array;
+  readonly #buffers = new WorkerBufferTable();
   readonly #known = new Set<number>();
   #seq = 0;
   #busy = false;
@@ -141,18 +146,22 @@ export class EngineWorker {
   #closing = false;
   #dead = false;
 
-  private constructor(worker: Worker, port: MessagePort, mailbox: Int32Array, observed: WorkerObservation) {
+  private constructor(worker: Worker, port: MessagePort, mailbox: Int32Array, args: SharedArrayBuffer, observed: WorkerObservation) {
     this.#worker = worker;
     this.#port = port;
     this.#mailbox = mailbox;
+    this.#argWords = new Float64Array(args, 0, ArgsArea.MAX_WORDS);
+    this.#argIds = new Int32Array(args, ArgsArea.IDS_BYTE_OFFSET, ArgsArea.MAX_BUFFERS);
     this.observed = observed;
   }
 
   static async start(options: EngineWorkerOptions): Promise<EngineWorker> {
     const mailboxBuffer = new SharedArrayBuffer(Mailbox.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    const argsBuffer = new SharedArrayBuffer(ArgsArea.BYTES);
     const { port1, port2 } = new MessageChannel();
     const init: WorkerInit = {
       mailbox: mailboxBuffer,
+      args: argsBuffer,
       engineState: options.engineState,
       taskPort: port2,
       cpus: options.cpus?.toArray(),
@@ -221,7 +230,7 @@ export class EngineWorker {
       }
     }
     const observed = Object.freeze({ index: options.index, tid: message.tid, cpus: observedCpus, statusCpus: message.statusCpus });
-    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), observed);
+    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, observed);
     worker.on('error', () => {
       /* reported through 'exit' */
     });
@@ -256,8 +265,23 @@ export class EngineWorker {
     const m = this.#mailbox;
     const sendKernel = !this.#known.has(kernel.id);
     let flags = 0;
-    if (sendKernel || payload !== undefined) {
-      const message: TaskMessage = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
+    let message: TaskMessage | undefined;
+    if (isKernelArgs(payload)) {
+      // Packed: words and buffer ids go through the argument area; only buffers this worker has
+      // not seen yet (and the kernel's module, the first time) travel by message.
+      const { words, buffers } = payload;
+      this.#argWords.set(words);
+      const table = this.#buffers.prepare(buffers, this.#argIds);
+      m[Mailbox.WORDS] = words.length;
+      m[Mailbox.BUFFERS] = buffers.length;
+      flags = TaskFlag.PACKED;
+      if (sendKernel || table !== undefined) {
+        message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, table } : { table };
+      }
+    } else if (sendKernel || payload !== undefined) {
+      message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
+    }
+    if (message !== undefined) {
       try {
         this.#port.postMessage(message);
       } catch (e) {
@@ -268,7 +292,7 @@ export class EngineWorker {
           detail: { param: 'payload' },
         });
       }
-      flags = TaskFlag.HAS_MESSAGE;
+      flags |= TaskFlag.HAS_MESSAGE;
       this.#known.add(kernel.id);
     }
     m[Mailbox.TASK_FLAGS] = flags;
@@ -317,6 +341,7 @@ export class EngineWorker {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
+    this.#buffers.close();
     if (!this.#dead) {
       Atomics.store(this.#mailbox, Mailbox.KERNEL_ID, 0);
       Atomics.add(this.#mailbox, Mailbox.REQUEST, 1);
@@ -328,6 +353,7 @@ export class EngineWorker {
 
   #onExit(code: number, onDeath: EngineWorkerOptions['onDeath']): void {
     this.#dead = true;
+    this.#buffers.close();
     Atomics.store(this.#mailbox, Mailbox.RESPONSE, DEAD);
     Atomics.notify(this.#mailbox, Mailbox.RESPONSE);
     if (!this.#closing) onDeath(this, code);

@@ -1,12 +1,15 @@
 /** Typed messages between the main isolate and engine workers. */
 import type { MessagePort } from 'node:worker_threads';
 import type { KernelFunction, KernelTaskInfo } from '../../contract/kernel.js';
+import type { TableUpdate } from './buffer-table.js';
 import type { KernelErrorInfo } from './kernel-error.js';
 
 export type { KernelErrorInfo, KernelFunction, KernelTaskInfo };
 
 export interface WorkerInit {
   readonly mailbox: SharedArrayBuffer;
+  /** The argument area of packed tasks (see `ArgsArea`). */
+  readonly args: SharedArrayBuffer;
   readonly engineState: SharedArrayBuffer;
   /** Task payloads and results; read with `receiveMessageOnPort`, never through events. */
   readonly taskPort: MessagePort;
@@ -40,6 +43,8 @@ export interface TaskMessage {
   /** Present the first time a worker receives a kernel id. */
   readonly kernel?: { readonly module: string; readonly exportName: string };
   readonly payload?: unknown;
+  /** Buffer-table changes to apply before a packed task (see `buffer-table.ts`). */
+  readonly table?: TableUpdate;
 }
 
 export interface ResultMessage {

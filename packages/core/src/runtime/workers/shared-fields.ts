@@ -15,12 +15,29 @@ export const Mailbox = {
   KERNEL_ID: 3,
   /** Outcome flags written by the worker (`ResultFlag`). */
   RESULT_FLAGS: 4,
+  /** Packed tasks: number of words in the argument area. */
+  WORDS: 5,
+  /** Packed tasks: number of buffer ids in the argument area. */
+  BUFFERS: 6,
   LENGTH: 8,
 } as const;
 
 export const TaskFlag = {
   /** A structured-clone message with the payload (and the kernel's module the first time) waits on the port. */
   HAS_MESSAGE: 1,
+  /** The payload is packed kernel arguments in the worker's argument area (`ArgsArea`). */
+  PACKED: 2,
+} as const;
+
+/**
+ * Per-worker argument area of packed tasks: `Float64Array` words from byte 0, then the `Int32Array`
+ * ids of the task's buffers in the worker's buffer table.
+ */
+export const ArgsArea = {
+  MAX_WORDS: 256,
+  MAX_BUFFERS: 8,
+  IDS_BYTE_OFFSET: 256 * 8,
+  BYTES: 256 * 8 + 8 * 4,
 } as const;
 
 export const ResultFlag = {

@@ -6,13 +6,30 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { kernelErrorInfo } from './kernel-error.js';
 import type { KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
-import { Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
+import { ArgsArea, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
 
 const init = workerData as WorkerInit;
 const port = init.taskPort;
 const mailbox = new Int32Array(init.mailbox);
 const engineState = new Int32Array(init.engineState);
+const argWords = new Float64Array(init.args, 0, ArgsArea.MAX_WORDS);
+const argIds = new Int32Array(init.args, ArgsArea.IDS_BYTE_OFFSET, ArgsArea.MAX_BUFFERS);
+/** This worker's buffer table: the storage packed tasks name by id (see `buffer-table.ts`). */
+const buffers = new Map<number, SharedArrayBuffer>();
+
+/** The payload of a packed task: its words (a view of the argument area) and its buffers. */
+function unpack(): { words: Float64Array; buffers: SharedArrayBuffer[] } {
+  const words = argWords.subarray(0, Atomics.load(mailbox, Mailbox.WORDS));
+  const count = Atomics.load(mailbox, Mailbox.BUFFERS);
+  const list = new Array<SharedArrayBuffer>(count);
+  for (let i = 0; i < count; i++) {
+    const buffer = buffers.get(argIds[i]!);
+    if (buffer === undefined) throw new Error(`buffer ${argIds[i]} is unknown to this worker`);
+    list[i] = buffer;
+  }
+  return { words, buffers: list };
+}
 
 /** `sched_yield` from the OS binding when it loads here; spin-waits call it (see `serve`). */
 let yieldThread: () => void = () => undefined;
@@ -66,10 +83,12 @@ async function serve(tid: number): Promise<never> {
     seen = Atomics.load(mailbox, Mailbox.REQUEST);
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
     if (kernelId === 0) process.exit(0);
-    const message =
-      (Atomics.load(mailbox, Mailbox.TASK_FLAGS) & TaskFlag.HAS_MESSAGE) !== 0
-        ? (receiveMessageOnPort(port)?.message as TaskMessage | undefined)
-        : undefined;
+    const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
+    const message = (taskFlags & TaskFlag.HAS_MESSAGE) !== 0 ? (receiveMessageOnPort(port)?.message as TaskMessage | undefined) : undefined;
+    if (message?.table !== undefined) {
+      for (const id of message.table.forget ?? []) buffers.delete(id);
+      for (const [id, buffer] of message.table.register ?? []) buffers.set(id, buffer);
+    }
     let result: ResultMessage | undefined;
     let flags = 0;
     try {
@@ -84,7 +103,7 @@ async function serve(tid: number): Promise<never> {
         kernel = fn as KernelFunction;
         kernels.set(kernelId, kernel);
       }
-      let value = kernel(message?.payload, info);
+      let value = kernel((taskFlags & TaskFlag.PACKED) !== 0 ? unpack() : message?.payload, info);
       if (value instanceof Promise) value = await value;
       if (value !== undefined) {
         result = { value };

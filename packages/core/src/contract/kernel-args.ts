@@ -1,0 +1,57 @@
+import { types } from 'node:util';
+import { invalidArgument } from '../errors/tenferro-error.js';
+
+/** The most numbers one packed task carries. */
+export const KERNEL_ARGS_MAX_WORDS = 256;
+/** The most buffers one packed task names. */
+export const KERNEL_ARGS_MAX_BUFFERS = 8;
+
+/**
+ * A kernel payload that crosses to the worker through shared memory instead of a structured
+ * clone: numbers (a descriptor) and `SharedArrayBuffer`s (the storage it addresses). Each worker
+ * receives a buffer once and is then told only its id, so a task costs no `postMessage` and no
+ * buffer re-wrapping — the fixed cost of a small kernel call.
+ *
+ * In the kernel, `words` is a view of the worker's argument area and `buffers` the worker's
+ * objects for the same storage: both are valid during the call only (copy what must outlive it).
+ */
+export interface KernelArgs {
+  readonly words: Float64Array;
+  readonly buffers: readonly SharedArrayBuffer[];
+}
+
+class PackedKernelArgs implements KernelArgs {
+  readonly words: Float64Array;
+  readonly buffers: readonly SharedArrayBuffer[];
+  readonly #packed = true;
+
+  constructor(words: Float64Array, buffers: readonly SharedArrayBuffer[]) {
+    this.words = words;
+    this.buffers = buffers;
+  }
+
+  static is(value: unknown): value is PackedKernelArgs {
+    return typeof value === 'object' && value !== null && #packed in value;
+  }
+}
+
+/**
+ * Pack `words` and `buffers` as a kernel payload: `ctx.run(kernel, kernelArgs(desc, [a, b, c]))`.
+ * The words are read when the task is posted; neither array is kept.
+ */
+export function kernelArgs(words: Float64Array, buffers: readonly SharedArrayBuffer[]): KernelArgs {
+  const op = 'kernelArgs';
+  if (!(words instanceof Float64Array)) throw invalidArgument(op, 'words', 'a Float64Array', words);
+  if (words.length > KERNEL_ARGS_MAX_WORDS) throw invalidArgument(op, 'words', `at most ${KERNEL_ARGS_MAX_WORDS} numbers`, `${words.length} numbers`);
+  if (!Array.isArray(buffers)) throw invalidArgument(op, 'buffers', 'an array of SharedArrayBuffers', buffers);
+  if (buffers.length > KERNEL_ARGS_MAX_BUFFERS) throw invalidArgument(op, 'buffers', `at most ${KERNEL_ARGS_MAX_BUFFERS} buffers`, `${buffers.length} buffers`);
+  for (let i = 0; i < buffers.length; i++) {
+    if (!types.isSharedArrayBuffer(buffers[i])) throw invalidArgument(op, `buffers[${i}]`, 'a SharedArrayBuffer', buffers[i]);
+  }
+  return new PackedKernelArgs(words, buffers.slice());
+}
+
+/** Whether `value` was made by {@link kernelArgs}. */
+export function isKernelArgs(value: unknown): value is KernelArgs {
+  return PackedKernelArgs.is(value);
+}
