@@ -35,8 +35,9 @@ export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';
 export type { KnownProviderPackage } from './backend/provider-discovery.js';
 export type { CpuBackendKind, CpuExecutionMode, CpuPlacement, ResolvedCpuPlacement } from './contract/backend-kind.js';
 
-export { Tensor } from './tensor/tensor.js';
-export type { SliceRange, TensorOrderOptions, TensorPlacement } from './tensor/tensor.js';
+export { keep, Tensor } from './tensor/tensor.js';
+export type { ElementOf, SliceRange, TensorFromOptions, TensorOrderOptions, TensorPlacement, TensorSource, TypedArrayOf } from './tensor/tensor.js';
+export { tidy } from './tensor/tidy.js';
 export { CONTRACTION_DTYPES, DTYPES, DTYPE_INFO, isDType } from './tensor/dtype.js';
 export type { DType, DTypeInfo, Scalar } from './tensor/dtype.js';
 export type { TensorDescriptor } from './tensor/tensor-descriptor.js';

@@ -176,18 +176,20 @@ describe('reclaim (the contract\'s reclaim_buffer)', () => {
       const x = Tensor.fromArray('f64', [16, 16], Array.from({ length: 256 }, (_, i) => (i % 5) - 2));
       const first = await b.matmul(x, x);
       const want = first.toArray();
+      const storage = first.buffer;
       b.reclaim(first);
       b.reclaim(first); // twice: a no-op
+      await expectCode(async () => first.toArray(), 'TensorDisposed');
       expect(b.bufferPoolStats().buffers).toBe(1);
       const second = await b.matmul(x, x);
-      expect(second.buffer).toBe(first.buffer);
+      expect(second.buffer).toBe(storage);
       expect(second.toArray()).toEqual(want);
       expect(second.placement.cpuAffinity).toBe(0);
       expect(b.bufferPoolStats()).toMatchObject({ buffers: 0, outstanding: 0 });
       // a smaller product reuses the larger storage; the view covers only what it needs
       b.reclaim(second);
       const small = await b.matmul(Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]), Tensor.fromArray('f64', [2, 2], [1, 0, 0, 1]));
-      expect(small.buffer).toBe(first.buffer);
+      expect(small.buffer).toBe(storage);
       expect(small.toArray()).toEqual([1, 2, 3, 4]);
       await expectCode(() => b.reclaim({} as never), 'InvalidArgument');
     } finally {

@@ -118,3 +118,18 @@ describe('verification', () => {
     expect(e.detail.worker).toBeTypeOf('number');
   });
 });
+
+describe('process-only Node flags', () => {
+  it('a process started with --expose-gc (a flag workers reject) still starts engines: the flag is dropped for workers', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const script = `
+      import { CpuBackend, Tensor } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const b = await CpuBackend.create({ threads: 1, providers: [] });
+      const x = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+      console.log(JSON.stringify({ gc: typeof gc, product: (await b.matmul(x, x)).toArray() }));
+      await b.close();`;
+    const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ gc: 'function', product: [7, 10, 15, 22] });
+  });
+});

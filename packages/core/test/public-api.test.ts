@@ -11,9 +11,9 @@ const CORE_VALUES = [
   'DEFAULT_EXECUTION_CAPABILITIES', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain',
   'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
-  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'kernelArgs', 'kindOf', 'loadAddon',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
-  'referenceLayoutProvider', 'requestsConflict', 'validateGemmRequest', 'validateLayout',
+  'referenceLayoutProvider', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;
 
 const CORE_TYPES = [
@@ -23,13 +23,13 @@ const CORE_TYPES = [
   'CpuGemmProvider', 'CpuGemmRequest', 'CpuGeneralContractionProvider', 'CpuLayoutRequest', 'CpuLayoutTransformProvider',
   'CpuNode', 'CpuPlacement', 'CpuPlacementControl', 'CpuProviderExecutionCapabilities', 'CpuProviderOutcome',
   'CpuProviderPackage', 'CpuProviderUnsupported', 'CpuRuntimeIdentity', 'CpuThreadCountControl', 'CpuTopology', 'DType',
-  'DTypeInfo', 'DeclaredSupport', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
+  'DTypeInfo', 'DeclaredSupport', 'ElementOf', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
   'EffectiveCapacity', 'ErrorCode', 'ErrorKind', 'ExecutionOwner', 'ExtensionKey', 'ExternalBackendOptions',
   'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
   'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
   'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
-  'TensorDescriptor', 'TensorOrderOptions', 'TensorPlacement', 'TopologySource', 'WorkerInfo', 'WorkerPool',
+  'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerInfo', 'WorkerPool',
   'WorkerThreadsExecutorOptions',
 ] as const;
 

@@ -401,7 +401,7 @@ describe('Tensor views against a naive index model', () => {
       fc.property(baseArb, fc.array(stepArb, { minLength: 1, maxLength: 4 }), ({ shape, order }, steps) => {
         const size = product(shape);
         const data = Array.from({ length: size }, (_, i) => i + 1);
-        let t = Tensor.fromArray('f64', shape, data, { order }).withPlacement({ cpuAffinity: 5 });
+        let t: Tensor = Tensor.fromArray('f64', shape, data, { order }).withPlacement({ cpuAffinity: 5 });
         const base = t;
         for (const { kind, seeds } of steps) {
           const parentCol = t.toArray() as number[];

@@ -9,6 +9,7 @@ import * as ops from '../ops/dot-general.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import { type OperationRunner, admissionAborted } from '../runtime/execution/admission.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
+import type { DType } from '../tensor/dtype.js';
 import type { Tensor } from '../tensor/tensor.js';
 
 /**
@@ -48,12 +49,12 @@ export class CpuExecSession {
   }
 
   /** `dotGeneral` on the session's entry: no new permit, no executor entry. */
-  async dotGeneral(lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor> {
+  async dotGeneral<D extends DType>(lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor<D>> {
     this.#assertLive('CpuExecSession.dotGeneral');
     return ops.dotGeneral(this.#runner, this.#bundle, lhs, rhs, dims, options, 'CpuExecSession.dotGeneral');
   }
 
-  async dotGeneralInto(out: Tensor, lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor> {
+  async dotGeneralInto<D extends DType>(out: Tensor<D>, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor<D>> {
     this.#assertLive('CpuExecSession.dotGeneralInto');
     return ops.dotGeneralInto(this.#runner, this.#bundle, out, lhs, rhs, dims, options, 'CpuExecSession.dotGeneralInto');
   }

@@ -14,7 +14,9 @@ import { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuProviderPackage } from '../provider/provider-package.js';
 import { Coordinator } from '../runtime/engine/coordinator.js';
 import { type AdmissionTarget, type OperationRunner, handleRunner, openExecutionScope, runOuterLanes, runSession } from '../runtime/execution/admission.js';
-import { Tensor } from '../tensor/tensor.js';
+import type { DType } from '../tensor/dtype.js';
+import { keep, Tensor, tensorInternals } from '../tensor/tensor.js';
+import { tidy } from '../tensor/tidy.js';
 import { discoverCpuTopology } from '../topology/discover-topology.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions, validateTopology } from './backend-options.js';
@@ -166,37 +168,52 @@ export class CpuBackend {
   }
 
   /** `dot_general` into a fresh, tagged output (R96, R102–R107); see {@link ops.dotGeneral}. */
-  async dotGeneral(lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor> {
+  async dotGeneral<D extends DType>(lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor<D>> {
     return ops.dotGeneral(this.#s.runner, this.#s.bundle, lhs, rhs, dims, options, 'CpuBackend.dotGeneral');
   }
 
   /** `out = alpha · dot_general(lhs, rhs) + beta · out` into a caller-owned output (R98); `out` is untouched on failure before the provider writes. */
-  async dotGeneralInto(out: Tensor, lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor> {
+  async dotGeneralInto<D extends DType>(out: Tensor<D>, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor<D>> {
     return ops.dotGeneralInto(this.#s.runner, this.#s.bundle, out, lhs, rhs, dims, options, 'CpuBackend.dotGeneralInto');
   }
 
   /** Rank-2 matrix product `a · b`. */
-  async matmul(a: Tensor, b: Tensor, options: DotGeneralOptions = {}): Promise<Tensor> {
+  async matmul<D extends DType>(a: Tensor<D>, b: Tensor<D>, options: DotGeneralOptions = {}): Promise<Tensor<D>> {
     return ops.matmul(this.#s.runner, this.#s.bundle, a, b, options, 'CpuBackend.matmul');
   }
 
   /** `tensor.reshape(shape)` when that is metadata-only (same storage, same tag); otherwise a fresh, tagged, dense copy (R97). */
-  async reshape(tensor: Tensor, shape: readonly number[], options?: RunOptions): Promise<Tensor> {
+  async reshape<D extends DType>(tensor: Tensor<D>, shape: readonly number[], options?: RunOptions): Promise<Tensor<D>> {
     const op = 'CpuBackend.reshape';
     return reshape(this.#s.runner, this.#s.bundle, tensor, shape, validateRunOptions(options, op), op);
   }
 
   /**
-   * Hand `tensor`'s storage back to this handle's engine pool (the contract's `reclaim_buffer`):
-   * later fresh outputs and temporaries reuse it, so a loop that reclaims what it no longer needs
-   * pays no allocation or page faults. The caller asserts that neither `tensor` nor any view of
-   * its storage is used again. Storage an operation is using is refused (`InvalidArgument`).
+   * Dispose `tensor` and let its storage go to this handle's engine pool (the contract's
+   * `reclaim_buffer`): like `tensor.dispose()`, and caller-made storage (`Tensor.zeros`,
+   * `fromArray`) also joins the pool once no tensor over it is left. Disposed tensors are a no-op.
    */
   reclaim(tensor: Tensor): void {
     const op = 'CpuBackend.reclaim';
     if (!Tensor.isTensor(tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
     this.#s.coordinator.assertOpen(op);
-    this.#engineIfBuilt()?.bufferPool.adopt(tensor.dtype, tensor.buffer);
+    if (tensor.disposed) return;
+    const engine = this.#engineIfBuilt();
+    if (engine !== undefined) tensorInternals.storage(tensor).adoptInto(engine.bufferPool);
+    tensor.dispose();
+  }
+
+  /**
+   * Run `fn` in a tidy scope: every tensor made inside it, except those it returns and those
+   * passed to `keep`, is disposed when it settles (success or error); see {@link tidy}.
+   */
+  tidy<R>(fn: () => R | Promise<R>): Promise<R> {
+    return tidy(fn);
+  }
+
+  /** Exempt `tensor` from the tidy scopes it was made in; see {@link keep}. */
+  keep<T extends Tensor>(tensor: T): T {
+    return keep(tensor);
   }
 
   /** Retained buffers of every built engine of this coordinator, each counted once (R6). */
@@ -210,6 +227,8 @@ export class CpuBackend {
       hits: sum((s) => s.hits),
       misses: sum((s) => s.misses),
       limitBytes: this.#s.coordinator.poolLimit.bytes,
+      returnedByDispose: sum((s) => s.returnedByDispose),
+      returnedByCollection: sum((s) => s.returnedByCollection),
     };
   }
 

@@ -2,6 +2,7 @@ import { isSharedArrayBuffer } from '../tensor/layout.js';
 import { type DType, DTYPE_INFO, DTYPES, isDType } from '../tensor/dtype.js';
 import { invalidArgument } from '../errors/tenferro-error.js';
 import { allocateShared } from '../util/allocate-shared.js';
+import type { StorageHome } from '../tensor/tensor-storage.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
@@ -27,6 +28,10 @@ export interface BufferPoolStats {
   readonly misses: number;
   /** The current retention cap. */
   readonly limitBytes: number;
+  /** Fresh outputs whose storage came back because their last tensor was disposed (`dispose`, `tidy`, `reclaim`). */
+  readonly returnedByDispose: number;
+  /** Fresh outputs whose storage came back because every tensor over it was collected. */
+  readonly returnedByCollection: number;
 }
 
 export interface AcquireOptions {
@@ -57,7 +62,7 @@ function lowerBound(list: readonly SharedArrayBuffer[], bytes: number): number {
  * capacity; acquire takes the best fit; releases evict the smallest retained buffers (across
  * dtypes) until retained bytes fit the shared {@link PoolLimit}.
  */
-export class BufferPool implements PoolLimitListener {
+export class BufferPool implements PoolLimitListener, StorageHome {
   readonly #limit: PoolLimit;
   /** Retained buffers per dtype, ascending by byte length. */
   readonly #free = new Map<DType, SharedArrayBuffer[]>(DTYPES.map((d) => [d, []]));
@@ -68,6 +73,8 @@ export class BufferPool implements PoolLimitListener {
   #buffers = 0;
   #hits = 0;
   #misses = 0;
+  #returnedByDispose = 0;
+  #returnedByCollection = 0;
   #closed = false;
 
   constructor(limit: PoolLimit) {
@@ -156,6 +163,22 @@ export class BufferPool implements PoolLimitListener {
     this.trimToLimit();
   }
 
+  /**
+   * Storage of a fresh output coming back (its last tensor was disposed, or collected): retained
+   * for reuse within the cap. Each storage comes back at most once and is never lent out at the
+   * time (it was detached when its tensor was made), so nothing is checked here.
+   */
+  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected'): void {
+    if (how === 'disposed') this.#returnedByDispose++;
+    else this.#returnedByCollection++;
+    if (buffer.byteLength === 0 || this.#closed) return;
+    const list = this.#free.get(dtype)!;
+    list.splice(lowerBound(list, buffer.byteLength), 0, buffer);
+    this.#retainedBytes += buffer.byteLength;
+    this.#buffers += 1;
+    this.trimToLimit();
+  }
+
   /** Evict the smallest retained buffers (across dtypes, ties in dtype order) until retained bytes ≤ cap (R113). */
   trimToLimit(): void {
     const cap = this.#limit.bytes;
@@ -179,6 +202,8 @@ export class BufferPool implements PoolLimitListener {
       hits: this.#hits,
       misses: this.#misses,
       limitBytes: this.#limit.bytes,
+      returnedByDispose: this.#returnedByDispose,
+      returnedByCollection: this.#returnedByCollection,
     });
   }
 

@@ -1,7 +1,7 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import { CONTRACTION_DTYPES, DTYPE_INFO, type DType, type Scalar } from '../tensor/dtype.js';
-import { layoutIsInjective, reachableSpan, validateLayout } from '../tensor/layout.js';
-import { Tensor } from '../tensor/tensor.js';
+import { layoutIsInjective, reachableSpan } from '../tensor/layout.js';
+import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { validateSignal } from '../util/abort-listeners.js';
 import { bufferAddress } from '../util/buffer-address.js';
 
@@ -69,6 +69,7 @@ export function validateDotGeneral(
   if (out !== undefined) tensors.push(['out', out]);
   for (const [name, t] of tensors) {
     if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
+    tensorInternals.check(t, op, name);
   }
   const l = lhs as Tensor;
   const r = rhs as Tensor;
@@ -100,10 +101,7 @@ export function validateDotGeneral(
   }
   const signal = validateSignal(opts.signal, op);
 
-  // layouts
-  validateLayout(l, op, 'lhs');
-  validateLayout(r, op, 'rhs');
-  if (o !== undefined) validateLayout(o, op, 'out');
+  // layouts: a tensor's layout was validated when it was made and cannot change (storage never shrinks)
 
   // axes
   if (typeof dims !== 'object' || dims === null) throw invalidArgument(op, 'dims', '{ contracting: [lhsAxes, rhsAxes], batch?: [lhsAxes, rhsAxes] }', dims);
@@ -178,7 +176,7 @@ export function validateDotGeneral(
       ['rhs', r],
     ] as const) {
       const other = reachableSpan(t);
-      if (span !== undefined && other !== undefined && sameMemoryOverlap(o.buffer, bytes(span, o.dtype), t.buffer, bytes(other, t.dtype))) {
+      if (span !== undefined && other !== undefined && sameMemoryOverlap(tensorInternals.buffer(o), bytes(span, o.dtype), tensorInternals.buffer(t), bytes(other, t.dtype))) {
         throw new TenferroError('OutputAliasing', `the output overlaps the storage of ${name}`, { op, detail: { role: 'out', input: name } });
       }
     }

@@ -110,6 +110,8 @@ export const ERROR_CODES = {
   /** An operation does not support this dtype. */
   UnsupportedDType: { kind: 'Unsupported', meaning: 'The operation does not support this dtype (contractions take f32, f64, c64 and c128; convert integers to f64).' },
   /** A reshape would need a copy; use the backend's materialising reshape. */
+  /** A disposed tensor was used. */
+  TensorDisposed: { kind: 'RuntimeState', meaning: 'A tensor was used after dispose() (or after a tidy scope that made it settled); views made before the dispose stay usable.' },
   ReshapeNeedsCopy: { kind: 'Validation', meaning: 'This reshape is not metadata-only for the view\'s layout; use backend.reshape, which materialises a fresh tensor.' },
   /** An output overlaps itself or an input. */
   OutputAliasing: { kind: 'Validation', meaning: 'An output view is not provably free of self-overlap (strides sorted ascending must each cover the previous axis), or overlaps an input\'s storage.' },

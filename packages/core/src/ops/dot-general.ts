@@ -2,7 +2,8 @@ import { type DotGeneralDims, type DotGeneralIntoOptions, type DotGeneralOptions
 import { invalidArgument } from '../errors/tenferro-error.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { OperationRunner } from '../runtime/execution/admission.js';
-import { Tensor } from '../tensor/tensor.js';
+import type { DType } from '../tensor/dtype.js';
+import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { freshOutput } from './fresh-output.js';
 import { ProviderDispatch } from './provider-call.js';
 import { runDotGeneral } from './run-dot-general.js';
@@ -12,53 +13,77 @@ import { runDotGeneral } from './run-dot-general.js';
  * with the executing domain (R96). Validation (R102) and the GEMM's dispatch mode (R61, R62)
  * come before admission and allocation (R99).
  */
-export function dotGeneral(runner: OperationRunner, bundle: CpuProviderBundle, lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: DotGeneralOptions, op: string): Promise<Tensor> {
+export async function dotGeneral<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions, op: string): Promise<Tensor<D>> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
-  return runner.run(op, dispatch.mode('gemm'), (entry, ctx) =>
-    // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
-    freshOutput(
-      entry,
-      spec.dtype,
-      spec.outShape,
-      op,
-      async (out) => void (await runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing }, spec, out.descriptor())),
-      bundle.freshOutputsNeedNoZeroing,
-    ),
-    spec.signal,
-  );
+  const unpin = pin(lhs, rhs);
+  try {
+    return await runner.run(op, dispatch.mode('gemm'), (entry, ctx) =>
+      // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
+      freshOutput(
+        entry,
+        lhs.dtype,
+        spec.outShape,
+        op,
+        async (out) => void (await runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing }, spec, out)),
+        bundle.freshOutputsNeedNoZeroing,
+      ),
+      spec.signal,
+    );
+  } finally {
+    unpin();
+  }
+}
+
+/**
+ * Hold the storage of `tensors` for the duration of an operation: a tensor disposed meanwhile
+ * invalidates at once, but its storage goes back to the pool only when the operation is done.
+ */
+function pin(...tensors: Tensor[]): () => void {
+  const storages = tensors.map((t) => tensorInternals.storage(t));
+  for (const s of storages) s.retain();
+  return () => {
+    for (const s of storages) s.release();
+  };
 }
 
 /**
  * `out = alpha · dot_general(lhs, rhs) + beta · out` into a caller-owned output, which keeps its
  * metadata (R98); on any failure before the provider writes, `out` is byte-identical.
  */
-export async function dotGeneralInto(
+export async function dotGeneralInto<D extends DType>(
   runner: OperationRunner,
   bundle: CpuProviderBundle,
-  out: Tensor,
-  lhs: Tensor,
-  rhs: Tensor,
+  out: Tensor<D>,
+  lhs: Tensor<D>,
+  rhs: Tensor<D>,
   dims: DotGeneralDims,
   options: DotGeneralIntoOptions,
   op: string,
-): Promise<Tensor> {
+): Promise<Tensor<D>> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
-  await runner.run(
-    op,
-    dispatch.mode('gemm'),
-    (entry, ctx) => runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting }, spec, out.descriptor()),
-    spec.signal,
-  );
+  const unpin = pin(lhs, rhs, out);
+  try {
+    await runner.run(
+      op,
+      dispatch.mode('gemm'),
+      (entry, ctx) => runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting }, spec, tensorInternals.descriptor(out)),
+      spec.signal,
+    );
+  } finally {
+    unpin();
+  }
   return out;
 }
 
+const MATMUL_DIMS: DotGeneralDims = Object.freeze({ contracting: Object.freeze([Object.freeze([1]), Object.freeze([0])]) as DotGeneralDims['contracting'] });
+
 /** Rank-2 matrix product `a · b`. */
-export function matmul(runner: OperationRunner, bundle: CpuProviderBundle, a: Tensor, b: Tensor, options: DotGeneralOptions, op: string): Promise<Tensor> {
+export function matmul<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, a: Tensor<D>, b: Tensor<D>, options: DotGeneralOptions, op: string): Promise<Tensor<D>> {
   for (const [name, t] of [['a', a], ['b', b]] as const) {
     if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
     if (t.rank !== 2) throw invalidArgument(op, `${name}.shape`, 'a rank-2 shape', t.shape);
   }
-  return dotGeneral(runner, bundle, a, b, { contracting: [[1], [0]] }, options, op);
+  return dotGeneral(runner, bundle, a, b, MATMUL_DIMS, options, op);
 }

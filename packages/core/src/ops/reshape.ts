@@ -1,7 +1,8 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { OperationRunner } from '../runtime/execution/admission.js';
-import { Tensor } from '../tensor/tensor.js';
+import type { DType } from '../tensor/dtype.js';
+import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { freshOutput } from './fresh-output.js';
 import { ProviderDispatch } from './provider-call.js';
 
@@ -9,18 +10,22 @@ import { ProviderDispatch } from './provider-call.js';
  * `tensor.reshape(shape)` when that is metadata-only (same storage, same tag, no admission);
  * otherwise a fresh, tagged, dense copy through the layout provider, reshaped (R97).
  */
-export async function reshape(runner: OperationRunner, bundle: CpuProviderBundle, tensor: Tensor, shape: readonly number[], signal: AbortSignal | undefined, op: string): Promise<Tensor> {
+export async function reshape<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, tensor: Tensor<D>, shape: readonly number[], signal: AbortSignal | undefined, op: string): Promise<Tensor<D>> {
   if (!Tensor.isTensor(tensor)) throw invalidArgument(op, 'tensor', 'a Tensor', tensor);
+  tensorInternals.check(tensor, op, 'tensor');
   try {
     return tensor.reshape(shape);
   } catch (e) {
     if (!TenferroError.is(e, 'ReshapeNeedsCopy')) throw e;
   }
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
-  return runner.run(op, dispatch.mode('layoutTransform'), async (entry, ctx) => {
+  const storage = tensorInternals.storage(tensor);
+  storage.retain();
+  try {
+    return await runner.run(op, dispatch.mode('layoutTransform'), async (entry, ctx) => {
     // A layout transform writes every element of its destination.
     const dense = await freshOutput(entry, tensor.dtype, tensor.shape, op, async (out) => {
-      const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensor.descriptor(), dst: out.descriptor(), conjugate: false }));
+      const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst: out, conjugate: false }));
       if (!outcome.executed) {
         throw new TenferroError('ProviderUnsupported', 'configured CPU layoutTransform provider reported unsupported while materialising a reshape', {
           op,
@@ -28,6 +33,12 @@ export async function reshape(runner: OperationRunner, bundle: CpuProviderBundle
         });
       }
     }, true);
-    return dense.reshape(shape);
+    // The view holds the storage; the dense intermediate is done with.
+    const view = dense.reshape(shape);
+    dense.dispose();
+    return view;
   }, signal);
+  } finally {
+    storage.release();
+  }
 }

@@ -10,6 +10,7 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 import { DTYPE_INFO } from '../tensor/dtype.js';
 import { reachableSpan } from '../tensor/layout.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
+import { tensorInternals } from '../tensor/tensor.js';
 import type { ProviderDispatch } from './provider-call.js';
 
 /** What one dot-general runs with: an entered execution (whose engine lends buffers and the analysis cache) and its provider calls. */
@@ -56,8 +57,8 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     const general = bundle.generalContraction;
     const outcome = await call(run, 'generalContraction', (ctx) =>
       general.dotGeneral(ctx, {
-        lhs: spec.lhs.descriptor(),
-        rhs: spec.rhs.descriptor(),
+        lhs: tensorInternals.descriptor(spec.lhs),
+        rhs: tensorInternals.descriptor(spec.rhs),
         out,
         contracting: [spec.lhsContracting, spec.rhsContracting],
         batch: [spec.lhsBatch, spec.rhsBatch],
@@ -76,7 +77,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
   let gemmCalls = 0;
   if (analysis.direct !== undefined) {
     gemmCalls++;
-    const outcome = await gemm(run, request(spec, analysis.direct, spec.lhs.descriptor(), spec.rhs.descriptor(), out, spec.conjLhs, spec.conjRhs));
+    const outcome = await gemm(run, request(spec, analysis.direct, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
     if (outcome.executed) return { path: 'direct', gemmCalls };
     checkDecline('gemm');
     if (!isRetryable(outcome.reason)) throw terminal(op, 'gemm', outcome.reason);
@@ -94,8 +95,8 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     const rhsLoan = take(spec.dtype, spec.rhs.size, { zeroed: false, op });
     const lhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.lhs.shape, strides: canonical.lhsStrides, offset: 0, buffer: lhsLoan.buffer });
     const rhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.rhs.shape, strides: canonical.rhsStrides, offset: 0, buffer: rhsLoan.buffer });
-    await materialize(run, spec.lhs.descriptor(), lhs, spec.conjLhs);
-    await materialize(run, spec.rhs.descriptor(), rhs, spec.conjRhs);
+    await materialize(run, tensorInternals.descriptor(spec.lhs), lhs, spec.conjLhs);
+    await materialize(run, tensorInternals.descriptor(spec.rhs), rhs, spec.conjRhs);
     gemmCalls++;
     const outcome = await gemm(run, request(spec, canonical.plan, lhs, rhs, out, false, false));
     if (!outcome.executed) {

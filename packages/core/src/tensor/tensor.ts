@@ -14,10 +14,36 @@ import {
   elementCount,
   isDenseLayout,
   isNonNegativeSafeInteger,
+  isSharedArrayBuffer,
   validateLayout,
 } from './layout.js';
 import { checkData, readElements, writeData } from './tensor-data.js';
 import type { TensorDescriptor } from './tensor-descriptor.js';
+import { type StorageHome, TensorStorage } from './tensor-storage.js';
+import { keepTracked, track } from './tidy-scope.js';
+import { copyDense, typedArrayDType } from './typed-arrays.js';
+
+/** The JavaScript type of one scalar of `D` in `toArray`: `bigint` for i64, `number` otherwise (bool as 0/1, complex interleaved). */
+export type ElementOf<D extends DType> = D extends 'i64' ? bigint : number;
+
+/** The typed array holding `D` densely (complex: interleaved re, im of the real type). */
+export type TypedArrayOf<D extends DType> = D extends 'f64' | 'c128'
+  ? Float64Array
+  : D extends 'f32' | 'c64'
+    ? Float32Array
+    : D extends 'i32'
+      ? Int32Array
+      : D extends 'i64'
+        ? BigInt64Array
+        : Uint8Array;
+
+/** A typed array `Tensor.from` accepts. */
+export type TensorSource = Float64Array | Float32Array | Int32Array | BigInt64Array | Uint8Array;
+
+export interface TensorFromOptions extends TensorOrderOptions {
+  /** The dtype; inferred from the array type when absent (`c64`/`c128` must be named: interleaved re, im). */
+  readonly dtype?: DType;
+}
 
 /** Routing metadata only (R100, R121): never evidence of CPU affinity or NUMA residency. */
 export interface TensorPlacement {
@@ -64,24 +90,30 @@ function checkAxis(axis: unknown, rank: number, op: string, param: string): numb
   return axis;
 }
 
-export class Tensor {
-  readonly dtype: DType;
+// Assigned once, in Tensor's static block (which runs when the class is defined).
+// eslint-disable-next-line prefer-const
+export let tensorInternals: TensorInternals;
+
+export class Tensor<D extends DType = DType> {
+  readonly dtype: D;
   readonly shape: readonly number[];
   /** In elements. */
   readonly strides: readonly number[];
   /** In elements. */
   readonly offset: number;
-  readonly buffer: SharedArrayBuffer;
   readonly placement: TensorPlacement;
   readonly #size: number;
+  /** Shared by every view of the same storage. */
+  readonly #storage: TensorStorage;
+  #disposed = false;
 
   /** Internal: every argument is already validated; `shape` and `strides` are fresh arrays. */
   private constructor(
-    dtype: DType,
+    dtype: D,
     shape: number[],
     strides: number[],
     offset: number,
-    buffer: SharedArrayBuffer,
+    storage: TensorStorage,
     placement: TensorPlacement,
     size: number,
   ) {
@@ -89,17 +121,70 @@ export class Tensor {
     this.shape = Object.freeze(shape);
     this.strides = Object.freeze(strides);
     this.offset = offset;
-    this.buffer = buffer;
     this.placement = placement;
     this.#size = size;
+    this.#storage = storage;
+    storage.retain();
+    track(this);
     Object.freeze(this);
+  }
+
+  static {
+    tensorInternals = {
+      storage: (t) => t.#live('Tensor'),
+      buffer: (t) => t.#storage.buffer,
+      descriptor: (t) => Object.freeze({ dtype: t.dtype, shape: t.shape, strides: t.strides, offset: t.offset, buffer: t.#storage.buffer }),
+      check: (t, op, param) => {
+        if (t.#disposed) throw disposedError(op, param);
+      },
+      fresh: (dtype, shape, buffer, home, placement) => {
+        const s = [...shape];
+        return new Tensor(dtype, s, denseStrides(s, 'col'), 0, new TensorStorage(dtype, buffer, home), placement ?? EMPTY_PLACEMENT, elementCount(s, 'Tensor'));
+      },
+    };
+  }
+
+  /**
+   * The storage (a `SharedArrayBuffer`; `offset` and `strides` address it in elements). Reading it
+   * hands the memory to the caller: the storage is then recycled only by an explicit `dispose()`
+   * of its last tensor, never because the tensors became unreachable.
+   */
+  get buffer(): SharedArrayBuffer {
+    const storage = this.#live('Tensor.buffer');
+    storage.escape();
+    return storage.buffer;
+  }
+
+  /** Whether `dispose()` was called on this tensor. */
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  /**
+   * Invalidate this tensor: any later use of it is a `TensorDisposed` error (views made from it
+   * stay valid). Idempotent. Storage an engine produced goes back to its pool once no tensor over
+   * it is left and no operation uses it; caller-made storage is left alone.
+   */
+  dispose(): void {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    this.#storage.release();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+
+  #live(op: string): TensorStorage {
+    if (this.#disposed) throw disposedError(op, 'tensor');
+    return this.#storage;
   }
 
   /**
    * Whether `value` is a tensor tenferro made (a private-field brand check): an object built with
    * `Object.create(Tensor.prototype)`, or any look-alike, is not — whatever its getters say.
    */
-  static isTensor(value: unknown): value is Tensor {
+  static isTensor(value: unknown): value is Tensor<DType> {
     return typeof value === 'object' && value !== null && #size in value;
   }
 
@@ -117,12 +202,12 @@ export class Tensor {
    * numbers for floats and i32, booleans or 0/1 for bool, bigints or safe integers for i64, and
    * interleaved `re, im` numbers (length 2·size) for complex. Everything is validated first.
    */
-  static fromArray(
-    dtype: DType,
+  static fromArray<D extends DType>(
+    dtype: D,
     shape: readonly number[],
     data: ArrayLike<number> | ArrayLike<bigint | number> | ArrayLike<boolean | number>,
     options?: TensorOrderOptions,
-  ): Tensor {
+  ): Tensor<D> {
     const op = 'Tensor.fromArray';
     checkDType(dtype, op, 'dtype');
     checkShape(shape, op, 'shape');
@@ -131,11 +216,11 @@ export class Tensor {
     checkData(dtype, data, size, op);
     const buffer = allocateShared(size * DTYPE_INFO[dtype].bytes, op);
     writeData(dtype, data, buffer);
-    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, buffer, EMPTY_PLACEMENT, size);
+    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, new TensorStorage(dtype, buffer), EMPTY_PLACEMENT, size);
   }
 
   /** A fresh dense tensor of zeros in `options.order` (default `col`). */
-  static zeros(dtype: DType, shape: readonly number[], options?: TensorOrderOptions): Tensor {
+  static zeros<D extends DType>(dtype: D, shape: readonly number[], options?: TensorOrderOptions): Tensor<D> {
     const op = 'Tensor.zeros';
     checkDType(dtype, op, 'dtype');
     checkShape(shape, op, 'shape');
@@ -148,39 +233,87 @@ export class Tensor {
         detail: { shape: [...shape], dtype },
       });
     }
-    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, allocateShared(bytes, op), EMPTY_PLACEMENT, size);
+    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, new TensorStorage(dtype, allocateShared(bytes, op)), EMPTY_PLACEMENT, size);
+  }
+
+  /**
+   * A tensor over a typed array's data, dense in `options.order` (default `col`): no copy when the
+   * array is over a `SharedArrayBuffer` (the tensor then shares the caller's memory), one copy
+   * otherwise. The dtype comes from the array type (`Float64Array` → f64, `Float32Array` → f32,
+   * `Int32Array` → i32, `BigInt64Array` → i64, `Uint8Array` → bool) unless `options.dtype` names a
+   * complex type over the same real lanes (`c64` over Float32Array, `c128` over Float64Array).
+   */
+  static from<A extends TensorSource, D extends DType = DType>(data: A, shape: readonly number[], options?: TensorFromOptions & { readonly dtype?: D }): Tensor<D> {
+    const op = 'Tensor.from';
+    const { dtype: wanted, order: orderOption, ...rest } = (options ?? {}) as TensorFromOptions;
+    if (options !== undefined && (typeof options !== 'object' || options === null)) throw invalidArgument(op, 'options', 'an options object', options);
+    for (const key of Object.keys(rest)) throw invalidArgument(op, `options.${key}`, 'one of the options dtype, order', key);
+    const dtype = typedArrayDType(data, wanted, op);
+    checkShape(shape, op, 'shape');
+    const order = checkOrder(orderOption === undefined ? undefined : { order: orderOption }, op);
+    const size = elementCount(shape, op);
+    const info = DTYPE_INFO[dtype];
+    checkData(dtype, data, size, op);
+    let buffer: SharedArrayBuffer;
+    let offset = 0;
+    const shared = isSharedArrayBuffer(data.buffer);
+    if (shared) {
+      buffer = data.buffer;
+      offset = data.byteOffset / info.bytes;
+      if (!Number.isInteger(offset)) throw invalidArgument(op, 'data.byteOffset', `a multiple of ${info.bytes} bytes for ${dtype}`, data.byteOffset);
+    } else {
+      buffer = allocateShared(size * info.bytes, op);
+      new Uint8Array(buffer).set(new Uint8Array(data.buffer, data.byteOffset, size * info.bytes));
+    }
+    const storage = new TensorStorage(dtype, buffer);
+    // The caller holds the buffer of a shared array: never recycled behind its back.
+    if (shared) storage.escape();
+    return new Tensor(dtype as D, [...shape], denseStrides(shape, order), offset, storage, EMPTY_PLACEMENT, size);
   }
 
   /** A tensor over existing storage; the layout is validated (`validateLayout`) and copied. */
-  static fromDescriptor(d: TensorDescriptor, placement?: TensorPlacement): Tensor {
+  static fromDescriptor<D extends DType = DType>(d: TensorDescriptor & { readonly dtype: D }, placement?: TensorPlacement): Tensor<D> {
     const op = 'Tensor.fromDescriptor';
     validateLayout(d, op, 'descriptor');
     const p = checkPlacement(placement, op);
-    return new Tensor(d.dtype, [...d.shape], [...d.strides], d.offset, d.buffer, p, elementCount(d.shape, op));
+    const storage = new TensorStorage(d.dtype, d.buffer);
+    storage.escape();
+    return new Tensor(d.dtype, [...d.shape], [...d.strides], d.offset, storage, p, elementCount(d.shape, op));
   }
 
   /** Elements in logical order (`col` by default): complex interleaved, i64 as bigint, bool as 0/1. */
-  toArray(options?: TensorOrderOptions): number[] | bigint[] {
+  toArray(options?: TensorOrderOptions): ElementOf<D>[] {
     const order = checkOrder(options, 'Tensor.toArray');
-    return readElements(this.dtype, this.buffer, this.shape, this.strides, this.offset, order);
+    const storage = this.#live('Tensor.toArray');
+    return readElements(this.dtype, storage.buffer, this.shape, this.strides, this.offset, order) as ElementOf<D>[];
   }
 
-  descriptor(): TensorDescriptor {
-    return Object.freeze({ dtype: this.dtype, shape: this.shape, strides: this.strides, offset: this.offset, buffer: this.buffer });
+  /** A dense copy of the elements in `options.order` (default `col`) as the dtype's typed array (complex interleaved). */
+  toTypedArray(options?: TensorOrderOptions): TypedArrayOf<D> {
+    const order = checkOrder(options, 'Tensor.toTypedArray');
+    const storage = this.#live('Tensor.toTypedArray');
+    return copyDense(this.dtype, storage.buffer, this.shape, this.strides, this.offset, order) as TypedArrayOf<D>;
+  }
+
+  /** The layout and storage; like `buffer`, it hands the memory to the caller. */
+  descriptor(): TensorDescriptor & { readonly dtype: D } {
+    const storage = this.#live('Tensor.descriptor');
+    storage.escape();
+    return Object.freeze({ dtype: this.dtype, shape: this.shape, strides: this.strides, offset: this.offset, buffer: storage.buffer });
   }
 
   /** Same storage and layout, new placement metadata. */
-  withPlacement(p: TensorPlacement): Tensor {
+  withPlacement(p: TensorPlacement): Tensor<D> {
     const placement = checkPlacement(p, 'Tensor.withPlacement');
-    return new Tensor(this.dtype, [...this.shape], [...this.strides], this.offset, this.buffer, placement, this.#size);
+    return new Tensor(this.dtype, [...this.shape], [...this.strides], this.offset, this.#live('Tensor.withPlacement'), placement, this.#size);
   }
 
-  #view(shape: number[], strides: number[], offset: number): Tensor {
-    return new Tensor(this.dtype, shape, strides, offset, this.buffer, this.placement, this.#size === 0 ? 0 : elementCount(shape, 'Tensor'));
+  #view(shape: number[], strides: number[], offset: number): Tensor<D> {
+    return new Tensor(this.dtype, shape, strides, offset, this.#live('Tensor'), this.placement, this.#size === 0 ? 0 : elementCount(shape, 'Tensor'));
   }
 
   /** View with axis `i` of the result being axis `axes[i]` of this tensor. */
-  permute(axes: readonly number[]): Tensor {
+  permute(axes: readonly number[]): Tensor<D> {
     const op = 'Tensor.permute';
     if (!Array.isArray(axes)) throw invalidArgument(op, 'axes', 'an array of axes', axes);
     const rank = this.rank;
@@ -209,8 +342,8 @@ export class Tensor {
   }
 
   /** Reverses all axes; rank ≤ 1 keeps the layout. */
-  transpose(): Tensor {
-    if (this.rank <= 1) return this;
+  transpose(): Tensor<D> {
+    if (this.rank <= 1) return this.#view([...this.shape], [...this.strides], this.offset);
     return this.#view([...this.shape].reverse(), [...this.strides].reverse(), this.offset);
   }
 
@@ -219,7 +352,7 @@ export class Tensor {
    * position and drops the axis, `[start, end]` / `[start, end, step]` (0 ≤ start ≤ end ≤ extent,
    * step ≥ 1) keeps `ceil((end - start) / step)` positions.
    */
-  slice(...ranges: SliceRange[]): Tensor {
+  slice(...ranges: SliceRange[]): Tensor<D> {
     const op = 'Tensor.slice';
     const rank = this.rank;
     if (ranges.length > rank) {
@@ -282,7 +415,7 @@ export class Tensor {
    * are unchanged. One extent may be -1 (inferred). Throws `ReshapeNeedsCopy` when the layout does
    * not allow a view; the backend's reshape materialises instead.
    */
-  reshape(shape: readonly number[]): Tensor {
+  reshape(shape: readonly number[]): Tensor<D> {
     const op = 'Tensor.reshape';
     if (!Array.isArray(shape)) throw invalidArgument(op, 'shape', 'an array of non-negative integers (one may be -1)', shape);
     let inferred = -1;
@@ -333,6 +466,32 @@ export class Tensor {
     return isDenseLayout(this.shape, this.strides, order);
   }
 }
+
+/** Never recycled by a tidy scope (see `backend.tidy`): `t` outlives the scope it was made in. */
+export function keep<T extends Tensor>(t: T): T {
+  if (!Tensor.isTensor(t)) throw invalidArgument('keep', 'tensor', 'a Tensor', t);
+  keepTracked(t);
+  return t;
+}
+
+function disposedError(op: string, param: string): TenferroError {
+  return new TenferroError('TensorDisposed', `${param} was disposed and cannot be used`, { op, detail: { param } });
+}
+
+/** Package-internal access to a tensor's storage (never exported from the package). */
+export interface TensorInternals {
+  /** The live storage; a disposed tensor throws `TensorDisposed`. */
+  storage(t: Tensor): TensorStorage;
+  /** The storage buffer without marking it escaped (the tensor may be disposed). */
+  buffer(t: Tensor): SharedArrayBuffer;
+  /** A descriptor without marking the storage escaped: for providers within one operation. */
+  descriptor(t: Tensor): TensorDescriptor;
+  /** `TensorDisposed` for `param` of `op` when `t` was disposed. */
+  check(t: Tensor, op: string, param: string): void;
+  /** A fresh dense column-major tensor over engine storage that returns to `home`. */
+  fresh<D extends DType>(dtype: D, shape: readonly number[], buffer: SharedArrayBuffer, home: StorageHome | undefined, placement?: TensorPlacement): Tensor<D>;
+}
+
 
 /**
  * Strides for viewing a non-empty layout as `newShape` in column-major linear order, or

@@ -1,4 +1,4 @@
-import { MessageChannel, type MessagePort, Worker, receiveMessageOnPort } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker, type WorkerOptions, receiveMessageOnPort } from 'node:worker_threads';
 import { loadOs } from '@tenferro/os';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import { CpuSet } from '../../topology/cpu-set.js';
@@ -124,6 +124,29 @@ function workerExecArgv(): string[] {
   return out;
 }
 
+/** The parent's flags a worker accepts, once known (see `newWorker`). */
+let acceptedExecArgv: string[] | undefined;
+
+/**
+ * A worker with the parent's Node flags (minus entry-point flags). Flags that only a process
+ * accepts (`--expose-gc`, …) make `new Worker` throw `ERR_WORKER_INVALID_EXEC_ARGV` naming them:
+ * they are dropped (V8 flags already apply process-wide) and the worker is created again.
+ */
+function newWorker(options: Omit<WorkerOptions, 'execArgv'>): Worker {
+  const execArgv = acceptedExecArgv ?? workerExecArgv();
+  try {
+    const worker = new Worker(workerEntryUrl(), { ...options, execArgv });
+    acceptedExecArgv = execArgv;
+    return worker;
+  } catch (e) {
+    const error = e as { code?: string; message?: string };
+    if (error.code !== 'ERR_WORKER_INVALID_EXEC_ARGV' || acceptedExecArgv !== undefined) throw e;
+    const named = String(error.message).split(': ').slice(1).join(': ').split(', ');
+    acceptedExecArgv = execArgv.filter((a) => !named.some((bad) => a === bad || a.startsWith(`${bad}=`) || bad.startsWith(`${a}=`)));
+    return new Worker(workerEntryUrl(), { ...options, execArgv: acceptedExecArgv });
+  }
+}
+
 /**
  * One `worker_threads` worker of an engine: pinned to the whole domain set and verified before
  * `start` resolves (R21, D2), unref'd while idle, one task at a time through its shared mailbox.
@@ -168,11 +191,10 @@ export class EngineWorker {
       workerIndex: options.index,
       spinMicros: options.spinMicros,
     };
-    const worker = new Worker(workerEntryUrl(), {
+    const worker = newWorker({
       workerData: init,
       transferList: [port2],
       name: `tenferro-engine-${options.index}`,
-      execArgv: workerExecArgv(),
     });
     worker.unref();
     port1.unref();

@@ -1,0 +1,226 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend, keep, Tensor, tidy } from '../src/index.js';
+import { expectCode } from './helpers.js';
+
+// `--expose-gc` for this process: collection is forced in the finalization tests below.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** Force collections until `done()` holds (finalizers run as tasks after a collection); bounded, never timed. */
+async function collectUntil(done: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 50 && !done(); i++) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return done();
+}
+
+const square = (n: number) => Tensor.fromArray('f64', [n, n], Array.from({ length: n * n }, (_, i) => (i % 7) - 3));
+
+let backend: CpuBackend;
+beforeAll(async () => {
+  backend = await CpuBackend.create({ threads: 1, providers: [] });
+});
+afterAll(async () => {
+  await backend.close();
+});
+
+describe('dispose', () => {
+  it('invalidates that tensor only (TensorDisposed on every later use), is idempotent, and keeps views usable', async () => {
+    const t = square(3);
+    const view = t.transpose();
+    t.dispose();
+    t[Symbol.dispose]();
+    expect(t.disposed).toBe(true);
+    for (const use of [() => t.toArray(), () => t.toTypedArray(), () => t.buffer, () => t.descriptor(), () => t.slice(0), () => t.reshape([9]), () => t.withPlacement({})]) {
+      expectCode(use, 'TensorDisposed');
+    }
+    await expectCode(backend.matmul(t, view), 'TensorDisposed', 'RuntimeState');
+    await expectCode(backend.dotGeneralInto(square(3), view, t, { contracting: [[1], [0]] }), 'TensorDisposed');
+    await expectCode(backend.reshape(t, [9]), 'TensorDisposed');
+    // Metadata stays readable; the view still reads the storage.
+    expect(t.shape).toEqual([3, 3]);
+    expect(view.toArray()).toEqual([-3, 0, 3, -2, 1, -3, -1, 2, -2]);
+  });
+
+  it('returns engine storage to the pool when the last tensor over it is disposed — never while a view lives', async () => {
+    const a = square(8);
+    const out = await backend.matmul(a, a);
+    const view = out.slice([0, 4]);
+    const before = backend.bufferPoolStats();
+    out.dispose();
+    expect(backend.bufferPoolStats().buffers).toBe(before.buffers);
+    view.dispose();
+    const after = backend.bufferPoolStats();
+    expect(after.buffers).toBe(before.buffers + 1);
+    expect(after.returnedByDispose).toBe(before.returnedByDispose + 1);
+    // The next fresh output of that size reuses it.
+    const next = await backend.matmul(a, a);
+    expect(backend.bufferPoolStats().hits).toBe(after.hits + 1);
+    next.dispose();
+  });
+
+  it('caller-made storage is never pooled by dispose; disposing during an operation defers the return to its end', async () => {
+    const a = square(16);
+    const before = backend.bufferPoolStats();
+    a.dispose();
+    expect(backend.bufferPoolStats().buffers).toBe(before.buffers);
+    const x = square(32);
+    const out = await backend.matmul(x, x);
+    // Start an operation on `out`, dispose it at once: the operation still reads it, and its storage comes back after.
+    const running = backend.matmul(out, x);
+    out.dispose();
+    const product = await running;
+    expect(product.shape).toEqual([32, 32]);
+    expect(backend.bufferPoolStats().returnedByDispose).toBeGreaterThan(before.returnedByDispose);
+    product.dispose();
+  });
+
+  it('escaped storage (buffer handed out) still returns on an explicit dispose', async () => {
+    const a = square(4);
+    const out = await backend.matmul(a, a);
+    const buffer = out.buffer;
+    const before = backend.bufferPoolStats().buffers;
+    out.dispose();
+    expect(backend.bufferPoolStats().buffers).toBe(before + 1);
+    const again = await backend.matmul(a, a);
+    expect(again.buffer).toBe(buffer);
+  });
+});
+
+describe('tidy', () => {
+  it('disposes what the scope made except what it returns (also nested in arrays and objects) and what it keeps, on success', async () => {
+    const x = square(4);
+    let inner: Tensor | undefined;
+    let kept: Tensor | undefined;
+    const result = await backend.tidy(async () => {
+      inner = await backend.matmul(x, x);
+      kept = keep(await backend.matmul(inner, x));
+      const y = await backend.matmul(inner, inner);
+      const z = y.transpose();
+      return { pair: [y, 1], also: new Map([['z', z]]) };
+    });
+    expect(inner!.disposed).toBe(true);
+    expect(kept!.disposed).toBe(false);
+    expect((result.pair[0] as Tensor).disposed).toBe(false);
+    expect(result.also.get('z')!.disposed).toBe(false);
+    expect(x.disposed).toBe(false); // made outside the scope
+  });
+
+  it('disposes everything it made when fn throws, and rethrows', async () => {
+    let made: Tensor | undefined;
+    await expect(
+      tidy(async () => {
+        made = await backend.matmul(square(2), square(2));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    expect(made!.disposed).toBe(true);
+  });
+
+  it('nests: a tensor an inner scope returns belongs to the outer scope; concurrent scopes do not mix', async () => {
+    let fromInner: Tensor | undefined;
+    await tidy(async () => {
+      fromInner = await tidy(async () => backend.matmul(square(2), square(2)));
+      expect(fromInner.disposed).toBe(false);
+    });
+    expect(fromInner!.disposed).toBe(true);
+
+    const made: Tensor[][] = [[], []];
+    const results = await Promise.all(
+      [0, 1].map((k) =>
+        backend.tidy(async () => {
+          for (let i = 0; i < 3; i++) made[k]!.push(await backend.matmul(square(3), square(3)));
+          return made[k]![2]!;
+        }),
+      ),
+    );
+    for (const k of [0, 1]) {
+      expect(made[k]!.map((t) => t.disposed)).toEqual([true, true, false]);
+      expect(results[k]).toBe(made[k]![2]);
+    }
+  });
+
+  it('works with a synchronous fn and rejects a non-function', async () => {
+    let t: Tensor | undefined;
+    const r = await tidy(() => {
+      t = square(2);
+      return 7;
+    });
+    expect(r).toBe(7);
+    expect(t!.disposed).toBe(true);
+    await expectCode(() => tidy(42 as never), 'InvalidArgument');
+  });
+});
+
+describe('collection returns storage (safety net for code that never disposes)', () => {
+  it('storage of dropped fresh outputs comes back to the pool after collection; escaped storage does not', async () => {
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const x = square(64);
+      for (let i = 0; i < 4; i++) await b.matmul(x, x); // dropped
+      const ok = await collectUntil(() => b.bufferPoolStats().returnedByCollection >= 4);
+      expect(ok).toBe(true);
+      await collectUntil(() => false); // drain every other finalizer
+      const mid = b.bufferPoolStats().returnedByCollection;
+      // Escaped: the caller holds the buffer — never recycled by collection.
+      const held: SharedArrayBuffer[] = [];
+      for (let i = 0; i < 3; i++) held.push((await b.matmul(x, x)).buffer);
+      await collectUntil(() => false);
+      expect(b.bufferPoolStats().returnedByCollection).toBe(mid);
+      expect(held).toHaveLength(3);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+describe('typed-array interop', () => {
+  it('Tensor.from shares a SharedArrayBuffer-backed array (no copy) and copies a plain one', () => {
+    const shared = new Float64Array(new SharedArrayBuffer(8 * 8), 16, 6);
+    shared.set([1, 2, 3, 4, 5, 6]);
+    const t = Tensor.from(shared, [2, 3]);
+    expect(t.dtype).toBe('f64');
+    expect(t.offset).toBe(2);
+    shared[0] = 10;
+    expect(t.toArray()).toEqual([10, 2, 3, 4, 5, 6]);
+    const plain = new Float32Array([1, 2, 3, 4, 5, 6]);
+    const c = Tensor.from(plain, [2, 3], { order: 'row' });
+    plain[0] = 99;
+    expect(c.dtype).toBe('f32');
+    expect(c.toArray({ order: 'row' })).toEqual([1, 2, 3, 4, 5, 6]);
+    const z = Tensor.from(new Float32Array([1, 2, 3, 4]), [2], { dtype: 'c64' });
+    expect(z.dtype).toBe('c64');
+    expect(Tensor.from(new BigInt64Array([1n, -2n]), [2]).toArray()).toEqual([1n, -2n]);
+  });
+
+  it('Tensor.from validates before allocating', () => {
+    expectCode(() => Tensor.from([1, 2] as never, [2]), 'InvalidArgument');
+    expectCode(() => Tensor.from(new Float64Array(3), [2, 2]), 'ShapeMismatch');
+    expectCode(() => Tensor.from(new Float64Array(4), [2], { dtype: 'f32' }), 'InvalidArgument');
+    expectCode(() => Tensor.from(new Float64Array(4), [4], { bogus: 1 } as never), 'InvalidArgument');
+  });
+
+  it('toTypedArray is a dense copy in the requested order, for strided views and every dtype', () => {
+    const t = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1,3,5],[2,4,6]]
+    const view = t.transpose(); // 3×2
+    const col = view.toTypedArray();
+    expect(col).toBeInstanceOf(Float64Array);
+    expect(Array.from(col)).toEqual(view.toArray());
+    expect(Array.from(view.toTypedArray({ order: 'row' }))).toEqual(view.toArray({ order: 'row' }));
+    col[0] = 100;
+    expect(t.toArray()[0]).toBe(1);
+    expect(Tensor.fromArray('bool', [3], [true, 0, 1]).toTypedArray()).toEqual(new Uint8Array([1, 0, 1]));
+    expect(Tensor.fromArray('c128', [2], [1, 2, 3, 4]).slice([1, 2]).toTypedArray()).toEqual(new Float64Array([3, 4]));
+    expect(Tensor.fromArray('i64', [2], [5n, 6n]).toTypedArray()).toEqual(new BigInt64Array([5n, 6n]));
+  });
+
+  it('toArray is typed per dtype (this file compiles in strict TypeScript)', () => {
+    const doubled: number[] = Tensor.fromArray('f64', [2], [1, 2]).toArray().map((x) => x * 2);
+    const big: bigint[] = Tensor.fromArray('i64', [1], [3n]).toArray().map((x) => x * 2n);
+    const f32: Float32Array = Tensor.fromArray('f32', [1], [1]).toTypedArray();
+    expect([doubled, big, f32.length]).toEqual([[2, 4], [6n], 1]);
+  });
+});
