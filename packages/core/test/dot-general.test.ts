@@ -169,6 +169,49 @@ describe('GEMM analysis cache (R116, R117)', () => {
   });
 });
 
+describe('automatic GEMM analysis cache (calls without a slot)', () => {
+  it('reuses the analysis of identical layouts, misses on other strides, is bounded by the capacity set on the backend', async () => {
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const x = Tensor.fromArray('f64', [3, 3], [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      const want = (await b.matmul(x, x)).toArray();
+      for (let i = 0; i < 3; i++) expect((await b.matmul(x, x)).toArray()).toEqual(want);
+      let s = b.analysisCacheStats()!;
+      expect(s).toMatchObject({ stored: 1, hits: 3, misses: 1 });
+      // Transposed operand: other strides, its own entry, and the right answer.
+      const xt = x.transpose();
+      const viaView = (await b.matmul(xt, x)).toArray();
+      const dense = Tensor.fromArray('f64', [3, 3], xt.toArray());
+      expect(viaView).toEqual((await b.matmul(dense, x)).toArray());
+      s = b.analysisCacheStats()!;
+      expect(s.stored).toBe(2);
+      // Capacity 1: only the most recent entry is kept; 0: nothing is retained.
+      b.setAnalysisCacheCapacity(1);
+      expect(b.analysisCacheStats()!.stored).toBe(0);
+      await b.matmul(x, x);
+      await b.matmul(xt, x);
+      expect(b.analysisCacheStats()!).toMatchObject({ capacity: 1, stored: 1 });
+      b.setAnalysisCacheCapacity(0);
+      await b.matmul(x, x);
+      expect(b.analysisCacheStats()!.stored).toBe(0);
+      expectCode(() => b.setAnalysisCacheCapacity(-1), 'InvalidArgument');
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('the capacity set before an engine exists applies to it when it is built', async () => {
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      b.setAnalysisCacheCapacity(7);
+      await b.matmul(Tensor.zeros('f64', [2, 2]), Tensor.zeros('f64', [2, 2]));
+      expect(b.analysisCacheStats()!.capacity).toBe(7);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 describe('reclaim (the contract\'s reclaim_buffer)', () => {
   it('a reclaimed output\'s storage is reused by the next fresh output, which is correct and zeroed where unwritten', async () => {
     const b = await CpuBackend.create({ threads: 1, providers: [] });

@@ -246,6 +246,15 @@ export class CpuBackend {
     for (const e of this.#s.coordinator.builtEngines()) e.bufferPool.reset();
   }
 
+  /**
+   * Entries the GEMM-analysis cache of each engine keeps (default 1024): the slots callers name
+   * with `analysisSlot` and, as many again, the automatic entries of calls without one. Applies to
+   * current and future engines; shrinking clears (R5, R116).
+   */
+  setAnalysisCacheCapacity(capacity: number): void {
+    this.#s.coordinator.setAnalysisCapacity(capacity, 'CpuBackend.setAnalysisCacheCapacity');
+  }
+
   /** The GEMM-analysis cache of this handle's engine (R116). */
   analysisCacheStats(): GemmAnalysisCacheStats | undefined {
     return this.#engineIfBuilt()?.analysisCache.stats();

@@ -12,7 +12,8 @@ export interface GemmAnalysisCacheStats {
 }
 
 /**
- * Per-engine cache of GEMM analyses in caller-addressed slots (R116): an entry is reused only
+ * Per-engine cache of GEMM analyses, in caller-addressed slots (R116) and automatically for calls
+ * that name no slot (keyed by layout, least recently used evicted). An entry is reused only
  * when lhs/rhs shapes and strides, the four axis lists and the output strides are identical;
  * slots at or above the capacity are not stored; shrinking the capacity clears every slot. The
  * cache is bound weakly to one bundle identity: dispatch with another bundle (or after the bound
@@ -20,6 +21,8 @@ export interface GemmAnalysisCacheStats {
  */
 export class GemmAnalysisCache {
   #slots: ({ key: string; analysis: GemmAnalysis } | undefined)[] = [];
+  /** Analyses of calls without a slot, by key, least recently used first (at most `capacity`). */
+  #auto = new Map<string, GemmAnalysis>();
   #capacity: number;
   #bound: WeakRef<object> | undefined;
   #hits = 0;
@@ -33,8 +36,32 @@ export class GemmAnalysisCache {
   bind(bundle: object): void {
     if (this.#bound?.deref() !== bundle) {
       this.#slots = [];
+      this.#auto.clear();
       this.#bound = new WeakRef(bundle);
     }
+  }
+
+  /**
+   * The automatic cache of calls that name no slot: keyed by layout (the same identity as a
+   * slot's, R116), bounded by the capacity, least recently used evicted first.
+   */
+  lookupAuto(key: string): GemmAnalysis | undefined {
+    const analysis = this.#auto.get(key);
+    if (analysis === undefined) {
+      this.#misses++;
+      return undefined;
+    }
+    this.#hits++;
+    // Most recently used last.
+    this.#auto.delete(key);
+    this.#auto.set(key, analysis);
+    return analysis;
+  }
+
+  storeAuto(key: string, analysis: GemmAnalysis): void {
+    if (this.#capacity === 0) return;
+    if (this.#auto.size >= this.#capacity) this.#auto.delete(this.#auto.keys().next().value!);
+    this.#auto.set(key, analysis);
   }
 
   lookup(slot: number, key: string): GemmAnalysis | undefined {
@@ -53,25 +80,26 @@ export class GemmAnalysisCache {
 
   setCapacity(capacity: number): void {
     const next = validCapacity(capacity);
-    if (next < this.#capacity) this.#slots = [];
+    if (next < this.#capacity) {
+      this.#slots = [];
+      this.#auto.clear();
+    }
     this.#capacity = next;
   }
 
   clear(): void {
     this.#slots = [];
+    this.#auto.clear();
   }
 
   stats(): GemmAnalysisCacheStats {
-    return { capacity: this.#capacity, stored: this.#slots.filter(Boolean).length, hits: this.#hits, misses: this.#misses };
+    return { capacity: this.#capacity, stored: this.#slots.filter(Boolean).length + this.#auto.size, hits: this.#hits, misses: this.#misses };
   }
 }
 
 /** What makes two analyses interchangeable (R116). */
 export function analysisKey(spec: DotGeneralSpec, outStrides: readonly number[]): string {
-  return [
-    spec.lhs.shape, spec.lhs.strides, spec.rhs.shape, spec.rhs.strides,
-    spec.lhsContracting, spec.rhsContracting, spec.lhsBatch, spec.rhsBatch, outStrides,
-  ].map((a) => a.join(',')).join('|');
+  return `${spec.structureKey}#${spec.lhs.strides}#${spec.rhs.strides}#${outStrides}`;
 }
 
 function validCapacity(capacity: number): number {

@@ -48,6 +48,8 @@ export interface DotGeneralSpec {
   readonly beta: Scalar;
   readonly analysisSlot: number | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Extents, ranks and axis lists as one string: what the axis checks depended on. */
+  readonly structureKey: string;
 }
 
 /**
@@ -103,11 +105,75 @@ export function validateDotGeneral(
 
   // layouts: a tensor's layout was validated when it was made and cannot change (storage never shrinks)
 
-  // axes
+  // axes: the checks depend only on ranks, extents and the axis lists, so their result is cached
   if (typeof dims !== 'object' || dims === null) throw invalidArgument(op, 'dims', '{ contracting: [lhsAxes, rhsAxes], batch?: [lhsAxes, rhsAxes] }', dims);
   const d = dims as DotGeneralDims;
   const [lc, rc] = axisPair(op, 'dims.contracting', d.contracting);
-  const [lb, rb] = d.batch === undefined ? [[], []] : axisPair(op, 'dims.batch', d.batch);
+  const [lb, rb] = d.batch === undefined ? NO_BATCH : axisPair(op, 'dims.batch', d.batch);
+  const structureKey = `${l.shape}|${r.shape}|${lc}|${rc}|${lb}|${rb}|${l.rank},${r.rank}`;
+  let structure = structures.get(structureKey);
+  if (structure === undefined) {
+    structure = checkAxes(op, l, r, d, lc, rc, lb, rb);
+    if (structures.size >= STRUCTURE_CACHE_SIZE) structures.delete(structures.keys().next().value!);
+    structures.set(structureKey, structure);
+  }
+  const { lhsFree, rhsFree, outShape } = structure;
+  if (o !== undefined) {
+    if (o.rank !== outShape.length || o.shape.some((e, i) => e !== outShape[i])) {
+      throw new TenferroError('ShapeMismatch', `output shape must be [${outShape.join(', ')}] but is [${o.shape.join(', ')}]`, {
+        op,
+        detail: { kind: 'ExpectedActual', expected: outShape, actual: [...o.shape] },
+      });
+    }
+    if (!layoutIsInjective(o.shape, o.strides)) {
+      throw new TenferroError('OutputAliasing', 'the output layout is not provably free of self-overlap (sorted by stride, each stride must cover the previous axis)', { op, detail: { role: 'out' } });
+    }
+    const span = reachableSpan(o);
+    for (const [name, t] of [
+      ['lhs', l],
+      ['rhs', r],
+    ] as const) {
+      const other = reachableSpan(t);
+      if (span !== undefined && other !== undefined && sameMemoryOverlap(tensorInternals.buffer(o), bytes(span, o.dtype), tensorInternals.buffer(t), bytes(other, t.dtype))) {
+        throw new TenferroError('OutputAliasing', `the output overlaps the storage of ${name}`, { op, detail: { role: 'out', input: name } });
+      }
+    }
+  }
+  return Object.freeze({
+    dtype: l.dtype,
+    lhs: l,
+    rhs: r,
+    lhsFree,
+    rhsFree,
+    lhsContracting: lc,
+    rhsContracting: rc,
+    lhsBatch: lb,
+    rhsBatch: rb,
+    outShape,
+    conjLhs: complex && opts.conjLhs === true,
+    conjRhs: complex && opts.conjRhs === true,
+    alpha,
+    beta,
+    analysisSlot: opts.analysisSlot,
+    signal,
+    structureKey,
+  });
+}
+
+/** What the axis checks derive: the free axes and the output shape. */
+interface Structure {
+  readonly lhsFree: readonly number[];
+  readonly rhsFree: readonly number[];
+  readonly outShape: readonly number[];
+}
+
+/** Axis checks already passed, by extents and axis lists (most recent last). */
+const structures = new Map<string, Structure>();
+const STRUCTURE_CACHE_SIZE = 256;
+const NO_BATCH: [number[], number[]] = [[], []];
+
+/** Axes in range, no duplicates within a role, contracting ∩ batch = ∅, equal counts, paired extents (R102). */
+function checkAxes(op: string, l: Tensor, r: Tensor, d: DotGeneralDims, lc: number[], rc: number[], lb: number[], rb: number[]): Structure {
   for (const [axes, t, role] of [
     [lc, l, 'dims.contracting[0]'],
     [rc, r, 'dims.contracting[1]'],
@@ -160,45 +226,7 @@ export function validateDotGeneral(
   const lhsFree = range(l.rank).filter((a) => !lc.includes(a) && !lb.includes(a));
   const rhsFree = range(r.rank).filter((a) => !rc.includes(a) && !rb.includes(a));
   const outShape = [...lhsFree.map((a) => l.shape[a]!), ...rhsFree.map((a) => r.shape[a]!), ...lb.map((a) => l.shape[a]!)];
-  if (o !== undefined) {
-    if (o.rank !== outShape.length || o.shape.some((e, i) => e !== outShape[i])) {
-      throw new TenferroError('ShapeMismatch', `output shape must be [${outShape.join(', ')}] but is [${o.shape.join(', ')}]`, {
-        op,
-        detail: { kind: 'ExpectedActual', expected: outShape, actual: [...o.shape] },
-      });
-    }
-    if (!layoutIsInjective(o.shape, o.strides)) {
-      throw new TenferroError('OutputAliasing', 'the output layout is not provably free of self-overlap (sorted by stride, each stride must cover the previous axis)', { op, detail: { role: 'out' } });
-    }
-    const span = reachableSpan(o);
-    for (const [name, t] of [
-      ['lhs', l],
-      ['rhs', r],
-    ] as const) {
-      const other = reachableSpan(t);
-      if (span !== undefined && other !== undefined && sameMemoryOverlap(tensorInternals.buffer(o), bytes(span, o.dtype), tensorInternals.buffer(t), bytes(other, t.dtype))) {
-        throw new TenferroError('OutputAliasing', `the output overlaps the storage of ${name}`, { op, detail: { role: 'out', input: name } });
-      }
-    }
-  }
-  return Object.freeze({
-    dtype: l.dtype,
-    lhs: l,
-    rhs: r,
-    lhsFree,
-    rhsFree,
-    lhsContracting: lc,
-    rhsContracting: rc,
-    lhsBatch: lb,
-    rhsBatch: rb,
-    outShape,
-    conjLhs: complex && opts.conjLhs === true,
-    conjRhs: complex && opts.conjRhs === true,
-    alpha,
-    beta,
-    analysisSlot: opts.analysisSlot,
-    signal,
-  });
+  return Object.freeze({ lhsFree: Object.freeze(lhsFree), rhsFree: Object.freeze(rhsFree), outShape: Object.freeze(outShape) });
 }
 
 function axisPair(op: string, param: string, value: unknown): [number[], number[]] {

@@ -108,14 +108,15 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
 }
 
 function analyse(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): GemmAnalysis {
-  if (spec.analysisSlot === undefined) return analyseGemm(spec, out.strides);
   const cache = run.entry.engine.analysisCache;
   cache.bind(run.dispatch.bundle);
   const key = analysisKey(spec, out.strides);
-  const cached = cache.lookup(spec.analysisSlot, key);
+  const slot = spec.analysisSlot;
+  const cached = slot === undefined ? cache.lookupAuto(key) : cache.lookup(slot, key);
   if (cached !== undefined) return cached;
   const analysis = analyseGemm(spec, out.strides);
-  cache.store(spec.analysisSlot, key, analysis);
+  if (slot === undefined) cache.storeAuto(key, analysis);
+  else cache.store(slot, key, analysis);
   return analysis;
 }
 

@@ -3,7 +3,8 @@ import { PoolLimit, retainedBytesFromEnv } from '../../buffer/pool-limit.js';
 import type { CpuBackendKind, CpuPlacement } from '../../contract/backend-kind.js';
 import type { CpuDomain, CpuDomainId } from '../../contract/cpu-domain.js';
 import type { ExternalCpuDomain } from '../../contract/external-cpu-domain.js';
-import { TenferroError } from '../../errors/tenferro-error.js';
+import { invalidArgument, TenferroError } from '../../errors/tenferro-error.js';
+import { DEFAULT_ANALYSIS_SLOTS } from '../../contraction/gemm-analysis-cache.js';
 import type { CpuTopology } from '../../topology/topology-types.js';
 import { type DomainPlan, planPlacement, reachableManagedDomains } from '../placement.js';
 import { CpuEngine } from './cpu-engine.js';
@@ -23,6 +24,8 @@ export class Coordinator {
   readonly arbiter: ResourceArbiter;
   /** The buffer retention cap shared by every engine of this coordinator (R114). */
   readonly poolLimit = new PoolLimit(retainedBytesFromEnv());
+  /** GEMM-analysis cache capacity of every engine, current and future (R5, R116). */
+  #analysisCapacity = DEFAULT_ANALYSIS_SLOTS;
   readonly external: ExternalRegistry | undefined;
   readonly #engines = new Map<string, Promise<CpuEngine>>();
   readonly #ready = new Map<string, CpuEngine>();
@@ -85,6 +88,7 @@ export class Coordinator {
           await built.close();
           throw new TenferroError('BackendClosed', 'this backend was closed while an engine was being built', { op });
         }
+        built.analysisCache.setCapacity(this.#analysisCapacity);
         this.#ready.set(key, built);
         return built;
       });
@@ -95,6 +99,13 @@ export class Coordinator {
       });
     }
     return engine;
+  }
+
+  /** Set the GEMM-analysis cache capacity of every engine, built or future (shrinking clears). */
+  setAnalysisCapacity(capacity: number, op: string): void {
+    if (!Number.isSafeInteger(capacity) || capacity < 0) throw invalidArgument(op, 'capacity', 'a non-negative integer', capacity);
+    this.#analysisCapacity = capacity;
+    for (const e of this.builtEngines()) e.analysisCache.setCapacity(capacity);
   }
 
   /** The engine of `plan` if it is already built (no build is started). */
