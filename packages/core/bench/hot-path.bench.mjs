@@ -1,0 +1,290 @@
+#!/usr/bin/env node
+// The hot path: what a user's `c = await backend.matmul(a, b)` costs against the native floor.
+//
+//   node bench/hot-path.bench.mjs [--quick] [--json] [--sizes 64,256] [--only breakdown|table|batched]
+//
+// Three parts, each measured in interleaved rounds (every contender once per round, the median of
+// per-round medians reported), anchors measured in the same run:
+//  1. Per-call breakdown at n = 64 on a 1-thread faer backend: the C call (`cblas_?gemm` in a C
+//     program), the native kernel called directly, an empty execution, validation, planning, the
+//     provider's own work, then `matmul` with a fresh output handed back with `dispose()`, the plain
+//     loop that drops its outputs, and `dotGeneralInto` a reused output; goal 1 is checked.
+//  2. The table: faer and blas kinds, 1 and 2 threads, f32/f64/c64, loop styles dispose / tidy /
+//     drop / into, as GFLOP/s and as a ratio of C in the same run; onnxruntime-node `MatMul` when
+//     bench/peers is installed (`cd bench/peers && ONNXRUNTIME_NODE_INSTALL=skip npm i --ignore-scripts`).
+//  3. Batched small GEMMs (`dotGeneral` with a batch axis): 10,000 × 8×8 and 1,000 × 32×32 f64
+//     against onnxruntime-node's batched MatMul and a C loop calling `cblas_dgemm` per matrix.
+//
+// OpenBLAS's core type: `--coretype X` when given, else SkylakeX on an AVX-512 CPU (the right
+// kernels; OpenBLAS 0.3.21 picks a slower one on these VMs, and this machine's environment may
+// preset OPENBLAS_CORETYPE=Haswell), else the environment's. The anchor and the blas provider run
+// with the same one, and the bench prints it.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const avx512 = /\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
+const coretypeArg = process.argv.indexOf('--coretype');
+if (coretypeArg !== -1) process.env.OPENBLAS_CORETYPE = process.argv[coretypeArg + 1];
+else if (avx512) process.env.OPENBLAS_CORETYPE = 'SkylakeX';
+
+const { CpuBackend, Tensor, defineKernel } = await import('../dist/index.js');
+const { validateDotGeneral } = await import('../dist/contraction/validate-dot-general.js');
+const { analyseGemm } = await import('../dist/contraction/gemm-plan.js');
+const { analysisKey } = await import('../dist/contraction/gemm-analysis-cache.js');
+const { validateGemmRequest } = await import('../dist/index.js');
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const json = args.includes('--json');
+const arg = (name) => {
+  const i = args.indexOf(name);
+  return i === -1 ? undefined : args[i + 1];
+};
+const only = arg('--only');
+const sizes = (arg('--sizes') ?? (quick ? '64,256,1024' : '16,64,256,512,1024,2048')).split(',').map(Number);
+const repo = fileURLToPath(new URL('../../../', import.meta.url));
+const log = (...xs) => {
+  if (!json) console.log(...xs);
+};
+
+// ---- contenders ---------------------------------------------------------------------------
+const faerDist = `${repo}packages/provider-faer/dist/index.js`;
+const blasDist = `${repo}packages/provider-blas/dist/index.js`;
+const faer = existsSync(faerDist) ? await import(faerDist) : undefined;
+const blas = existsSync(blasDist) ? await import(blasDist) : undefined;
+const { loadOrt, ortMatmul } = await import(`${repo}bench/peers/onnx-matmul.mjs`);
+const ort = loadOrt();
+const { buildAnchor } = await import(`${repo}bench/anchor/build-anchor.mjs`);
+let anchorBin;
+try {
+  anchorBin = buildAnchor();
+} catch (e) {
+  log(`C anchor unavailable: ${e.message}`);
+}
+
+const results = { machine: {}, breakdown: {}, table: [], batched: [] };
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** Per-call µs of `fn` (sync or async): `calls` calls after `warm` calls. */
+async function perCall(fn, calls, warm = Math.min(200, calls)) {
+  for (let i = 0; i < warm; i++) await fn();
+  const t = new Array(calls);
+  for (let i = 0; i < calls; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    t[i] = Number(process.hrtime.bigint() - t0) / 1e3;
+  }
+  return median(t);
+}
+
+/** The anchor's median µs per rep. */
+function anchorMicros(dtype, n, threads, reps, batch = 1) {
+  if (anchorBin === undefined) return undefined;
+  const letter = { f64: 'd', f32: 's', c128: 'z', c64: 'c' }[dtype];
+  const out = JSON.parse(execFileSync(anchorBin, [letter, String(n), String(threads), String(reps), String(batch)], { encoding: 'utf8' }));
+  results.machine.openblasCore = out.core;
+  return median(out.seconds) * 1e6;
+}
+
+const backends = new Map();
+async function backend(kind, threads) {
+  const key = `${kind}/${threads}`;
+  if (!backends.has(key)) {
+    const provider = kind === 'faer' ? faer?.createFaerProvider() : blas?.createBlasProvider();
+    backends.set(key, provider === undefined ? undefined : await CpuBackend.create({ kind, threads, providers: [provider] }).catch(() => undefined));
+  }
+  return backends.get(key);
+}
+
+function operands(dtype, shape, seed) {
+  const size = shape.reduce((a, b) => a * b, 1) * (dtype === 'c64' || dtype === 'c128' ? 2 : 1);
+  return Tensor.fromArray(dtype, shape, Array.from({ length: size }, (_, i) => (((i * 2654435761 + seed) >>> 0) % 16) / 4 - 2));
+}
+
+/** The loop styles of the table: what each iteration does. */
+function styles(b, x, y, dims) {
+  const op = dims === undefined ? () => b.matmul(x, y) : () => b.dotGeneral(x, y, dims);
+  const out = dims === undefined ? Tensor.zeros(x.dtype, [x.shape[0], y.shape[1]]) : undefined;
+  return {
+    dispose: async () => (await op()).dispose(),
+    tidy: () => b.tidy(op),
+    drop: op,
+    ...(out === undefined ? {} : { into: () => b.dotGeneralInto(out, x, y, { contracting: [[1], [0]] }) }),
+  };
+}
+
+// ---- 1. per-call breakdown ------------------------------------------------------------------
+async function breakdown() {
+  const b = await backend('faer', 1);
+  if (b === undefined) return log('breakdown: provider-faer unavailable');
+  const { faerGemm, packGemmTask } = await import(`${repo}packages/provider-faer/dist/kernels/gemm.js`);
+  const noop = defineKernel(new URL('./noop-kernel.mjs', import.meta.url), 'noop');
+  const n = 64;
+  const rounds = quick ? 5 : 11;
+  const calls = quick ? 400 : 1000;
+  for (const dtype of ['f64', 'f32']) {
+    const a = operands(dtype, [n, n], 1);
+    const c = operands(dtype, [n, n], 2);
+    const out = Tensor.zeros(dtype, [n, n]);
+    const dims = { contracting: [[1], [0]] };
+    const spec = validateDotGeneral('bench', a, c, dims, {}, out);
+    const operand = (t) => ({ buffer: t.buffer, offset: 0, rowStride: 1, colStride: n, batchStrides: [] });
+    const request = { dtype, m: n, n, k: n, batch: [], lhs: operand(a), rhs: operand(c), out: operand(out), alpha: 1, beta: 0, conjLhs: false, conjRhs: false };
+    const task = { request, isa: -1, m0: 0, m1: n, n0: 0, n1: n, b0: 0, b1: 1 };
+    const cache = new Map();
+    const parts = {
+      validation: () => validateDotGeneral('bench', a, c, dims, {}),
+      planning: () => {
+        const key = analysisKey(spec, out.strides);
+        let hit = cache.get(key);
+        if (hit === undefined) cache.set(key, (hit = analyseGemm(spec, out.strides)));
+        return hit;
+      },
+      provider: () => {
+        validateGemmRequest('gemm', request);
+        return packGemmTask(task);
+      },
+      native: () => faerGemm(packGemmTask(task)),
+      admission: () => b.install(() => undefined),
+      emptyExecution: () => b.install((ctx) => ctx.run(noop)),
+      matmulDispose: async () => (await b.matmul(a, c)).dispose(),
+      matmulDrop: () => b.matmul(a, c),
+      into: () => b.dotGeneralInto(out, a, c, dims),
+    };
+    const ortRun = ort === undefined ? undefined : await ortMatmul(ort, dtype, [], n, 1);
+    if (ortRun !== undefined) parts.onnxruntime = ortRun.run;
+    const perRound = Object.fromEntries([...Object.keys(parts), 'c'].map((k) => [k, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const [name, fn] of Object.entries(parts)) perRound[name].push(await perCall(fn, calls));
+      const cMicros = anchorMicros(dtype, n, 1, calls);
+      if (cMicros !== undefined) perRound.c.push(cMicros);
+    }
+    ortRun?.release();
+    const m = Object.fromEntries(Object.entries(perRound).filter(([, v]) => v.length > 0).map(([k, v]) => [k, median(v)]));
+    m.budget = m.emptyExecution + (m.c ?? NaN) + 3;
+    m.goal1 = m.matmulDispose <= m.budget;
+    m.hopAndEntry = m.emptyExecution - m.admission;
+    m.unexplained = m.matmulDispose - (m.validation + m.planning + m.emptyExecution + m.provider + m.native);
+    results.breakdown[dtype] = m;
+  }
+  log('\n1. Per-call cost, n = 64, faer, 1 thread (median µs of interleaved rounds)');
+  const rows = [
+    ['C cblas call', 'c'],
+    ['native kernel, direct', 'native'],
+    ['validation', 'validation'],
+    ['planning (analysis cache hit)', 'planning'],
+    ['admission (install, no task)', 'admission'],
+    ['empty execution (install + hop)', 'emptyExecution'],
+    ['provider (main-thread part)', 'provider'],
+    ['unexplained', 'unexplained'],
+    ['matmul, fresh output, dispose()', 'matmulDispose'],
+    ['matmul, plain loop (drop)', 'matmulDrop'],
+    ['dotGeneralInto, reused output', 'into'],
+    ['onnxruntime-node MatMul', 'onnxruntime'],
+    ['goal: empty + C + 3 µs', 'budget'],
+  ];
+  log(`${'part'.padEnd(34)}${'f64'.padStart(9)}${'f32'.padStart(9)}`);
+  for (const [label, k] of rows) {
+    const cell = (d) => (results.breakdown[d]?.[k] === undefined ? '—' : results.breakdown[d][k].toFixed(1));
+    log(`${label.padEnd(34)}${cell('f64').padStart(9)}${cell('f32').padStart(9)}`);
+  }
+  for (const d of ['f64', 'f32']) {
+    const m = results.breakdown[d];
+    if (m !== undefined) log(`goal 1 (${d}): matmul ${m.matmulDispose.toFixed(1)} µs ${m.goal1 ? '≤' : '>'} ${m.budget.toFixed(1)} µs`);
+  }
+}
+
+// ---- 2. the table -----------------------------------------------------------------------------
+async function table() {
+  const dtypes = quick ? ['f64', 'f32'] : ['f64', 'f32', 'c64'];
+  log('\n2. matmul GFLOP/s (ratio of C in the same run); median of interleaved rounds');
+  for (const threads of [1, 2]) {
+    for (const dtype of dtypes) {
+      for (const n of sizes) {
+        const flops = (dtype === 'c64' || dtype === 'c128' ? 8 : 2) * n ** 3;
+        const callSeconds = flops / 40e9;
+        const calls = Math.max(3, Math.min(quick ? 200 : 1000, Math.round((quick ? 0.05 : 0.15) / callSeconds)));
+        const rounds = quick ? 3 : 5;
+        const x = operands(dtype, [n, n], 1);
+        const y = operands(dtype, [n, n], 2);
+        const contenders = {};
+        for (const kind of ['faer', 'blas']) {
+          const b = await backend(kind, threads);
+          if (b === undefined) continue;
+          for (const [style, fn] of Object.entries(styles(b, x, y))) contenders[`${kind}.${style}`] = fn;
+        }
+        const ortRun = ort !== undefined && dtype !== 'c64' ? await ortMatmul(ort, dtype, [], n, threads) : undefined;
+        if (ortRun !== undefined) contenders.onnxruntime = ortRun.run;
+        const perRound = Object.fromEntries([...Object.keys(contenders), 'c'].map((k) => [k, []]));
+        for (let r = 0; r < rounds; r++) {
+          for (const [name, fn] of Object.entries(contenders)) perRound[name].push(await perCall(fn, calls, Math.min(calls, 20)));
+          const c = anchorMicros(dtype, n, threads, calls);
+          if (c !== undefined) perRound.c.push(c);
+        }
+        ortRun?.release();
+        const row = { threads, dtype, n };
+        for (const [k, v] of Object.entries(perRound)) if (v.length > 0) row[k] = flops / median(v) / 1e3; // GFLOP/s
+        results.table.push(row);
+        const cell = (k) => (row[k] === undefined ? '—' : `${row[k].toFixed(1)}${row.c === undefined || k === 'c' ? '' : ` (${(row[k] / row.c).toFixed(2)})`}`);
+        log(
+          `t=${threads} ${dtype.padEnd(4)} n=${String(n).padEnd(5)} C ${cell('c')} | faer dispose ${cell('faer.dispose')} tidy ${cell('faer.tidy')} drop ${cell('faer.drop')} into ${cell('faer.into')} | blas dispose ${cell('blas.dispose')} drop ${cell('blas.drop')} into ${cell('blas.into')} | ORT ${cell('onnxruntime')}`,
+        );
+      }
+    }
+  }
+}
+
+// ---- 3. batched small GEMMs -------------------------------------------------------------------
+async function batched() {
+  log('\n3. Batched small GEMMs, f64 (median ms per batch; ratio = C loop / ours)');
+  const cases = [
+    [10_000, 8],
+    [1_000, 32],
+  ];
+  for (const threads of [1, 2]) {
+    for (const [count, n] of cases) {
+      const x = operands('f64', [n, n, count], 1);
+      const y = operands('f64', [n, n, count], 2);
+      const dims = { contracting: [[1], [0]], batch: [[2], [2]] };
+      const contenders = {};
+      for (const kind of ['faer', 'blas']) {
+        const b = await backend(kind, threads);
+        if (b !== undefined) contenders[kind] = async () => (await b.dotGeneral(x, y, dims)).dispose();
+      }
+      const ortRun = ort === undefined ? undefined : await ortMatmul(ort, 'f64', [count], n, threads);
+      if (ortRun !== undefined) contenders.onnxruntime = ortRun.run;
+      const calls = quick ? 20 : 60;
+      const perRound = Object.fromEntries([...Object.keys(contenders), 'c'].map((k) => [k, []]));
+      for (let r = 0; r < (quick ? 3 : 5); r++) {
+        for (const [name, fn] of Object.entries(contenders)) perRound[name].push((await perCall(fn, calls, 5)) / 1e3);
+        const c = anchorMicros('f64', n, threads, calls, count);
+        if (c !== undefined) perRound.c.push(c / 1e3);
+      }
+      ortRun?.release();
+      const row = { threads, count, n };
+      for (const [k, v] of Object.entries(perRound)) if (v.length > 0) row[k] = median(v);
+      results.batched.push(row);
+      const cell = (k) => (row[k] === undefined ? '—' : `${row[k].toFixed(2)} ms${row.c === undefined || k === 'c' ? '' : ` (${(row.c / row[k]).toFixed(2)})`}`);
+      log(`t=${threads} ${count} × ${n}×${n}: C loop ${cell('c')} | faer ${cell('faer')} | blas ${cell('blas')} | ORT ${cell('onnxruntime')}`);
+    }
+  }
+}
+
+results.machine = {
+  cpu: /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1],
+  openblasCoretype: process.env.OPENBLAS_CORETYPE ?? '(auto)',
+  faer: faer === undefined ? 'not built' : faer.faerProviderStatus().available ? faer.faerProviderStatus().isa : 'unavailable',
+  blas: blas === undefined ? 'not built' : 'built',
+  onnxruntime: ort === undefined ? 'not installed (bench/peers)' : 'onnxruntime-node',
+};
+log(`machine: ${results.machine.cpu}; OPENBLAS_CORETYPE=${results.machine.openblasCoretype}; faer ${results.machine.faer}; onnxruntime ${results.machine.onnxruntime}`);
+try {
+  if (only === undefined || only === 'breakdown') await breakdown();
+  if (only === undefined || only === 'table') await table();
+  if (only === undefined || only === 'batched') await batched();
+} finally {
+  await Promise.all([...backends.values()].map((b) => b?.close()));
+}
+if (json) console.log(JSON.stringify(results));
+else log(`\nOpenBLAS core type the anchor reported: ${results.machine.openblasCore ?? '—'}`);
