@@ -70,6 +70,20 @@ describe.each(isas.map((id) => [binding().info(id)!.isa, id] as const))('native 
       }
     });
 
+    it(`${dtype}: the register-blocked small path (M a multiple of the vector width, column-major A) with every output layout, alpha/beta, ragged N`, () => {
+      const W = shape.isa === 'avx512f' ? (dtype === 'f64' ? 8 : 16) : shape.isa === 'portable' ? 1 : dtype === 'f64' ? 4 : 8;
+      if (complex) return; // complex GEMMs take their own direct path
+      for (const mv of [1, 2, 3, 4]) {
+        for (const n of [1, 2, 3, 5, 8]) {
+          for (const [k, lc, beta] of [[1, 'col', 0], [7, 'row', 0.5], [3, 'strided', -1]] as const) {
+            expectCase({ dtype, m: mv * W, n, k, isa, lb: n % 2 === 0 ? 'row' : 'col', lc, alpha: -0.75, beta, nanC: beta === 0, seed: mv * 31 + n + k });
+          }
+        }
+      }
+      // A batch of tiny GEMMs, the tensor-network shape.
+      expectCase({ dtype, m: W, n: W, k: W, batch: [5, 3], isa, beta: 0.25, seed: 9 });
+    });
+
     it(`${dtype}: batched, with task sub-ranges that leave the rest untouched`, () => {
       expectCase({ dtype, m: MR + 7, n: NR * 3 + 1, k: 37, batch: [2, 3], isa, beta: complex ? [1, 1] : 1 });
       expectCase({ dtype, m: 9, n: 5, k: 3, batch: [4], isa, la: 'row', lc: 'row' });

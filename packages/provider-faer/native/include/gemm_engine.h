@@ -353,8 +353,74 @@ struct ComplexPolicy {
 // 128 x 2^14 multiply-adds between polls), so a thin GEMM with a huge K stops early too.
 constexpr idx kPollK = idx{1} << 14;
 
+template <class T, int MV, int NJ>
+static inline __attribute__((always_inline)) void fixed_rows_columns(const RealGemm<T>& g, idx j, bool overwrite) {
+  using V = Vec<T>;
+  constexpr int W = V::W;
+  // NJ columns of C at once, MV vectors each: NJ·MV independent accumulator chains hide the FMA
+  // latency, and each step loads the A column once for all NJ columns.
+  typename V::R acc[NJ][MV];
+  for (int jj = 0; jj < NJ; ++jj)
+    for (int v = 0; v < MV; ++v) acc[jj][v] = V::zero();
+  const T* bcol = g.b + j * g.csb;
+  for (idx p = 0; p < g.k; ++p) {
+    const T* ap = g.a + p * g.csa;
+    typename V::R av[MV];
+    for (int v = 0; v < MV; ++v) av[v] = V::load(ap + v * W);
+    for (int jj = 0; jj < NJ; ++jj) {
+      const typename V::R bv = V::set1(bcol[p * g.rsb + jj * g.csb]);
+      for (int v = 0; v < MV; ++v) acc[jj][v] = V::fma(av[v], bv, acc[jj][v]);
+    }
+  }
+  const typename V::R alpha = V::set1(g.alpha);
+  for (int jj = 0; jj < NJ; ++jj) {
+    T* c = g.c + (j + jj) * g.csc;
+    for (int v = 0; v < MV; ++v) {
+      typename V::R out = V::mul(acc[jj][v], alpha);
+      if (g.rsc == 1) {
+        if (!overwrite) out = V::fma(V::set1(g.beta), V::load(c + v * W), out);
+        V::store(c + v * W, out);
+      } else {
+        alignas(64) T lanes[W];
+        V::store(lanes, out);
+        for (int i = 0; i < W; ++i) {
+          T* cp = c + (v * W + i) * g.rsc;
+          *cp = overwrite ? lanes[i] : lanes[i] + g.beta * *cp;
+        }
+      }
+    }
+  }
+}
+
+// Column-major A (rsa == 1) with M a small multiple of the vector width: the accumulators of a
+// few columns of C stay in registers — what a batch of tiny GEMMs (the tensor-network workload)
+// spends its time on. Only reached for K up to kPollK; the abort word is polled every 64 columns
+// (at most 64 x 4 vectors x 2^14 multiply-adds between polls).
+template <class T, int MV>
+static int direct_fixed_rows(const RealGemm<T>& g) {
+  const bool overwrite = g.beta == T(0);
+  constexpr int NJ = MV <= 2 ? 4 : 2;
+  idx j = 0;
+  for (; j + NJ <= g.n; j += NJ) {
+    if ((j & 63) < NJ && j > 0 && abort_raised(g.abort)) return kEngineAborted;
+    fixed_rows_columns<T, MV, NJ>(g, j, overwrite);
+  }
+  for (; j < g.n; ++j) fixed_rows_columns<T, MV, 1>(g, j, overwrite);
+  return kEngineDone;
+}
+
 template <class T>
 static int direct_real(const RealGemm<T>& g) {
+  constexpr int W = Vec<T>::W;
+  if (g.rsa == 1 && g.k <= kPollK && g.m % W == 0) {
+    switch (g.m / W) {
+      case 1: return direct_fixed_rows<T, 1>(g);
+      case 2: return direct_fixed_rows<T, 2>(g);
+      case 3: return direct_fixed_rows<T, 3>(g);
+      case 4: return direct_fixed_rows<T, 4>(g);
+      default: break;
+    }
+  }
   constexpr idx CH = 128;
   alignas(64) T acc[CH];
   const bool overwrite = g.beta == T(0);

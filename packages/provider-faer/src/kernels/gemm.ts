@@ -63,11 +63,15 @@ function im(s: Scalar): number {
   return typeof s === 'number' ? 0 : s[1];
 }
 
-/** Fill the descriptor of `task` (see DESC in native/binding.ts). */
+/** The descriptor of `task` (see DESC in native/binding.ts). */
 export function describeTask(task: FaerGemmTask): Float64Array {
+  return fillDescriptor(task, new Float64Array(DESC.HEADER + 4 * task.request.batch.length));
+}
+
+/** Write the descriptor of `task` into `d` (at least DESC.HEADER + 4·rank long) and return `d`. */
+function fillDescriptor(task: FaerGemmTask, d: Float64Array): Float64Array {
   const r = task.request;
   const rank = r.batch.length;
-  const d = new Float64Array(DESC.HEADER + 4 * rank);
   const code = DTYPE_CODE[r.dtype as keyof typeof DTYPE_CODE];
   d[DESC.dtype] = code ?? -1;
   d[DESC.m] = r.m;
@@ -110,10 +114,9 @@ const ABORT_OFFSET = 0;
 
 /** The packed kernel arguments of `task`: `[abort offset, descriptor…]` and `[A, B, C, abort buffer?]`. */
 export function packGemmTask(task: FaerGemmTask): KernelArgs {
-  const desc = describeTask(task);
-  const words = new Float64Array(1 + desc.length);
+  const words = new Float64Array(1 + DESC.HEADER + 4 * task.request.batch.length);
   words[ABORT_OFFSET] = task.abort === undefined ? -1 : task.abort.byteOffset;
-  words.set(desc, 1);
+  fillDescriptor(task, words.subarray(1));
   const r = task.request;
   const buffers = [r.lhs.buffer, r.rhs.buffer, r.out.buffer];
   if (task.abort !== undefined) buffers.push(task.abort.buffer);

@@ -59,7 +59,7 @@ export async function admit<R>(
   assertNotReentered(op);
   const c = target.coordinator;
   c.assertOpen(op);
-  const engine = await c.engine(target.plan, op);
+  const engine = c.builtEngine(target.plan) ?? (await c.engine(target.plan, op));
   const owner = newExecutionOwner();
   const request = target.plan.request;
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
@@ -225,7 +225,7 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
   if (signal?.aborted) throw admissionAborted(op, signal);
   const c = target.coordinator;
   c.assertOpen(op);
-  const engine = await c.engine(target.plan, op);
+  const engine = c.builtEngine(target.plan) ?? (await c.engine(target.plan, op));
   if (engine.domain.ownership !== 'managed') {
     throw new TenferroError('Unsupported', 'shared execution scopes require a tenferro-managed CPU domain; use ordinary operation entry for external domains', { op });
   }
