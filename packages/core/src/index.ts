@@ -32,7 +32,7 @@ export type { CpuBackendOptions, ExternalBackendOptions, RunOptions } from './ba
 export { CpuExecSession } from './backend/backend-session.js';
 export type { CpuExecutionInfo, PlacementCheck, WorkerInfo } from './backend/execution-info.js';
 export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';
-export type { KnownProviderPackage } from './backend/provider-discovery.js';
+export type { KnownProviderPackage, ReferenceFallback } from './backend/provider-discovery.js';
 export type { CpuBackendKind, CpuExecutionMode, CpuPlacement, ResolvedCpuPlacement } from './contract/backend-kind.js';
 
 export { keep, Tensor } from './tensor/tensor.js';

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CpuBackend, discoverCpuTopology, referenceGemmProvider } from '../src/index.js';
 import { cpusAllowedOfTask, expectCode, kernel, onePerCpuTopology, processAllowed } from './helpers.js';
@@ -79,19 +81,87 @@ describe('CpuBackend.create: kinds, placement, pinned engines', () => {
   it('without providers, a kind\'s installed package is discovered; where none is, reference kernels run and the diagnostic says why', () => {
     const script = `
       import { CpuBackend } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const warnings = [];
+      process.on('warning', (w) => warnings.push({ name: w.name, code: w.code, message: w.message }));
       const b = await CpuBackend.create({ threads: 1 });
+      const again = await CpuBackend.create({ threads: 1 });
       const explicit = await CpuBackend.create({ threads: 1, providers: [] });
       let blas; try { await CpuBackend.create({ kind: 'blas' }); } catch (e) { blas = e.code; }
-      console.log(JSON.stringify({ found: b.executionInfo().providerDiagnostic, explicit: explicit.executionInfo().providerDiagnostic, blas }));
-      await Promise.all([b.close(), explicit.close()]);`;
+      await new Promise((r) => setImmediate(r));
+      console.log(JSON.stringify({ found: b.executionInfo().providerDiagnostic, fallback: b.executionInfo().fallback, explicit: explicit.executionInfo().providerDiagnostic,
+        explicitFallback: explicit.executionInfo().fallback ?? null, blas, warnings }));
+      await Promise.all([b.close(), again.close(), explicit.close()]);`;
     const env = { ...process.env, NODE_PATH: '' };
+    delete (env as Record<string, unknown>).TENFERRO_DISCOVER_PROVIDERS;
+    delete (env as Record<string, unknown>).TENFERRO_NO_REFERENCE_FALLBACK;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: tmpdir(), env });
+    const out = JSON.parse(r.stdout);
+    expect(out.found).toContain('@tenferro/provider-faer is not installed');
+    expect(out.explicit).toContain('reference');
+    expect(out.explicitFallback).toBeNull();
+    expect(out.fallback.reason).toContain('@tenferro/provider-faer is not installed');
+    expect(out.fallback.possibleSolutions).toContain('install it: npm install @tenferro/provider-faer');
+    expect(out.blas).toBe('BackendKindUnavailable');
+    // Never silently slow: ONE warning for the two backends without providers, none for the explicit one.
+    expect(out.warnings).toHaveLength(1);
+    expect(out.warnings[0]).toMatchObject({ name: 'TenferroWarning', code: 'TENFERRO_REFERENCE_FALLBACK' });
+    expect(out.warnings[0].message).toContain('npm install @tenferro/provider-faer');
+    expect(r.stderr.match(/TENFERRO_REFERENCE_FALLBACK/g)).toHaveLength(1);
+  });
+
+  it('TENFERRO_NO_REFERENCE_FALLBACK=1 turns the fallback into ProviderUnavailable; an explicit providers option still runs, silently', () => {
+    const script = `
+      import { CpuBackend } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const warnings = [];
+      process.on('warning', (w) => warnings.push(w.code));
+      let error; try { await CpuBackend.create({ threads: 1 }); } catch (e) { error = { code: e.code, message: e.message, detail: e.detail }; }
+      const explicit = await CpuBackend.create({ threads: 1, providers: [] });
+      await new Promise((r) => setImmediate(r));
+      console.log(JSON.stringify({ error, warnings, explicit: explicit.executionInfo().fallback ?? null }));
+      await explicit.close();`;
+    const env = { ...process.env, NODE_PATH: '', TENFERRO_NO_REFERENCE_FALLBACK: '1' };
     delete (env as Record<string, unknown>).TENFERRO_DISCOVER_PROVIDERS;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: tmpdir(), env });
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout);
-    expect(out.found).toContain('@tenferro/provider-faer is not installed');
-    expect(out.explicit).toContain('reference');
-    expect(out.blas).toBe('BackendKindUnavailable');
+    expect(out.error.code).toBe('ProviderUnavailable');
+    expect(out.error.message).toContain('TENFERRO_NO_REFERENCE_FALLBACK=1');
+    expect(out.error.message).toContain('npm install @tenferro/provider-faer');
+    expect(out.error.detail).toMatchObject({ kind: 'faer', env: 'TENFERRO_NO_REFERENCE_FALLBACK' });
+    expect(out.warnings).toEqual([]);
+    expect(out.explicit).toBeNull();
+  });
+
+  it('a faer package that is installed but cannot load: the warning says npm rebuild (the repo command second)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tenferro-fallback-'));
+    const pkgDir = join(dir, 'node_modules', '@tenferro', 'provider-faer');
+    mkdirSync(pkgDir, { recursive: true });
+    writeFileSync(join(pkgDir, 'package.json'), JSON.stringify({ name: '@tenferro/provider-faer', version: '0.0.0', type: 'module', main: 'index.js' }));
+    writeFileSync(
+      join(pkgDir, 'index.js'),
+      `import { TenferroError } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+       export function createFaerProvider() { throw new TenferroError('ProviderUnavailable', 'cannot load the native addon tenferro_faer.node', { op: 'createFaerProvider' }); }`,
+    );
+    const script = `
+      import { CpuBackend } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const warnings = [];
+      process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
+      const b = await CpuBackend.create({ threads: 1 });
+      await new Promise((r) => setImmediate(r));
+      console.log(JSON.stringify({ warnings, fallback: b.executionInfo().fallback }));
+      await b.close();`;
+    const env = { ...process.env, NODE_PATH: '' };
+    delete (env as Record<string, unknown>).TENFERRO_DISCOVER_PROVIDERS;
+    delete (env as Record<string, unknown>).TENFERRO_NO_REFERENCE_FALLBACK;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: dir, env });
+    const out = JSON.parse(r.stdout);
+    expect(out.warnings.map((w: { code: string }) => w.code)).toEqual(['TENFERRO_REFERENCE_FALLBACK']);
+    expect(out.fallback.reason).toContain('@tenferro/provider-faer is installed but unavailable');
+    expect(out.fallback.reason).toContain('cannot load the native addon tenferro_faer.node');
+    expect(out.fallback.possibleSolutions[0]).toContain('npm rebuild @tenferro/provider-faer');
+    expect(out.fallback.possibleSolutions[1]).toContain('in a clone of the tenferro repository');
+    const message = out.warnings[0].message as string;
+    expect(message.indexOf('npm rebuild @tenferro/provider-faer')).toBeLessThan(message.indexOf('--filter @tenferro/provider-faer'));
   });
 
   it('blas without its provider package is BackendKindUnavailable naming the package', async () => {
@@ -141,7 +211,11 @@ describe('CpuBackend.create: kinds, placement, pinned engines', () => {
     const script = `
       import { CpuBackend } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
       const out = {};
-      const b = await CpuBackend.create({ threads: 2 });
+      const warnings = [];
+      process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
+      const b = await CpuBackend.create({ threads: 2, providers: [] });
+      const b2 = await CpuBackend.create({ threads: 1, providers: [] });
+      await b2.close();
       const info = b.executionInfo();
       out.mode = info.executionMode; out.affinity = info.executorAffinity; out.resolved = info.resolvedPlacement ?? null;
       out.ran = await b.install(() => 'ok');
@@ -150,10 +224,18 @@ describe('CpuBackend.create: kinds, placement, pinned engines', () => {
         catch (e) { out[JSON.stringify(placement)] = e.code; }
       }
       await b.close();
+      await new Promise((r) => setImmediate(r));
+      out.warnings = warnings;
       console.log(JSON.stringify(out));`;
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, TENFERRO_OS_DISABLE: '1' } });
-    expect(r.stderr).toBe('');
-    expect(JSON.parse(r.stdout)).toEqual({
+    const got = JSON.parse(r.stdout);
+    // The first backend warns once that its workers are not pinned; the fix is phrased for npm users first.
+    expect(got.warnings.map((w: { code: string }) => w.code)).toEqual(['TENFERRO_UNPINNED']);
+    expect(got.warnings[0].message).toContain('npm rebuild @tenferro/os');
+    expect(got.warnings[0].message.indexOf('npm rebuild @tenferro/os')).toBeLessThan(got.warnings[0].message.indexOf('--filter @tenferro/os'));
+    expect(r.stderr.match(/TENFERRO_UNPINNED/g)).toHaveLength(1);
+    delete got.warnings;
+    expect(got).toEqual({
       mode: 'compatibility',
       affinity: 'none',
       resolved: null,

@@ -4,19 +4,16 @@
       "target_name": "tenferro_blas",
       "sources": ["src/addon.cc", "src/gemm.cc", "src/runtime.cc"],
       "include_dirs": [
-        "<!(node -p \"require('node-addon-api').include_dir\")",
-        "<!@(node ../scripts/detect-blas.mjs --include-dirs)"
+        "<!(node -p \"require('node-addon-api').include_dir\")"
       ],
       "defines": [
         "NAPI_VERSION=8",
         "NAPI_DISABLE_CPP_EXCEPTIONS",
         "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
         "NODE_ADDON_API_DISABLE_DEPRECATED",
-        "_GNU_SOURCE",
-        "<!@(node ../scripts/detect-blas.mjs --defines)"
+        "_GNU_SOURCE"
       ],
       "libraries": [
-        "<!@(node ../scripts/detect-blas.mjs --libs)",
         "-ldl",
         "-lpthread"
       ],

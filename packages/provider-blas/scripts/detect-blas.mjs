@@ -187,13 +187,13 @@ function notFound(tried, env) {
   const reasons = tried.map((t) => `${t.candidate}: ${t.reason}`);
   const possibleSolutions = ignored
     ? [
-        'unset TENFERRO_IGNORE_SYSTEM_BLAS and rebuild: pnpm --filter @tenferro/provider-blas run build:native',
+        'unset TENFERRO_IGNORE_SYSTEM_BLAS and rebuild: npm rebuild @tenferro/provider-blas (in a clone of the tenferro repository: npx pnpm@12.4.2 --filter @tenferro/provider-blas run build:native)',
         `if no BLAS is installed (Debian/Ubuntu, as root): ${APT_INSTALL_LINE}`,
       ]
     : [
         `install OpenBLAS and pkg-config (Debian/Ubuntu, as root): ${APT_INSTALL_LINE}`,
         'or point TENFERRO_BLAS_PKGCONFIG at the pkg-config name of another CBLAS (e.g. mkl-dynamic-lp64-seq, blas-netlib), or set MKLROOT',
-        'then rebuild the addon: pnpm --filter @tenferro/provider-blas run build:native',
+        'then rebuild the addon: npm rebuild @tenferro/provider-blas (in a clone of the tenferro repository: npx pnpm@12.4.2 --filter @tenferro/provider-blas run build:native)',
       ];
   log(`no BLAS found (${reasons.join('; ')})`);
   return { found: false, tried, reasons, possibleSolutions };

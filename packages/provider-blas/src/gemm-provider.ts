@@ -169,17 +169,33 @@ function threadsFor(ctx: CpuExecutionContext, runtime: BlasRuntime): number {
   return ctx.parallelMode === 'inner' ? Math.max(1, ctx.threadBudget) : 1;
 }
 
-export function createGemmProvider(runtime: BlasRuntime): CpuGemmProvider {
+/** The runtime behind the provider: described before loading, loaded on the first GEMM. */
+export interface BlasSession {
+  /** What the provider declares (fixed: sampled into bundles when they are built, R52). */
+  readonly declared: BlasRuntime;
+  /** The loaded runtime when it is loaded in this process, else the declared one. */
+  current(): BlasRuntime;
+  /** Load the runtime on `ctx`'s engine worker (once per process) and describe it. */
+  ensureLoaded(ctx: CpuExecutionContext): Promise<BlasRuntime>;
+}
+
+export function createGemmProvider(session: BlasSession): CpuGemmProvider {
   // Every decline comes from planning the call (planGemm), before the kernel is started.
-  const support: DeclaredSupport = Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation: runtime.conjNoTrans, overwritesOutput: true, declinesBeforeWriting: true, family: 'blas' });
+  const support = (conjugation: boolean): DeclaredSupport =>
+    Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation, overwritesOutput: true, declinesBeforeWriting: true, family: 'blas' as const });
+  const supports = [support(false), support(true)] as const;
   const provider: CpuGemmProvider = {
-    name: runtime.label,
-    executionCapabilities: () => runtime.capabilities,
-    declaredSupport: () => support,
+    get name() {
+      return session.current().label;
+    },
+    executionCapabilities: () => session.declared.capabilities,
+    declaredSupport: () => supports[session.current().conjNoTrans ? 1 : 0],
     async gemm(ctx, request) {
       // Every number is checked before anything else: a malformed request is a typed error here
       // and never reaches the addon (which checks the descriptor again itself).
       validateGemmRequest('gemm', request);
+      // The first call loads the runtime on this context's pinned worker (inside its admission).
+      const runtime = await session.ensureLoaded(ctx);
       const call = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
       if (!call.ok) return call.outcome;
       await ctx.run(gemmKernel, kernelArgs(call.payload.desc, [call.payload.a, call.payload.b, call.payload.c]));

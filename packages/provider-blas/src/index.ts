@@ -1,19 +1,29 @@
 // @tenferro/provider-blas — the system CBLAS as tenferro's 'blas' kind.
-// Importing this module loads nothing: the addon and the BLAS library are loaded when
-// createBlasProvider(), status() or blasProviderStatus() is first called.
-import { isMainThread } from 'node:worker_threads';
-import { type CpuProviderExecutionCapabilities, type CpuProviderPackage, type DeclaredSupport, type ProviderPackageStatus, TenferroError } from '@tenferro/core';
+// Importing this module loads nothing. createBlasProvider(), status() and blasProviderStatus()
+// load the addon (which links no BLAS) and identify the runtime in a short-lived child process;
+// the BLAS runtime itself is dlopen()ed in this process on the first GEMM, inside its admission,
+// on a pinned engine worker (src/kernels/gemm.ts blasLoad), after the OpenBLAS core-type
+// decision (src/coretype.ts) has been put into the process environment.
+import { type CpuExecutionContext, type CpuProviderExecutionCapabilities, type CpuProviderPackage, type DeclaredSupport, type ProviderPackageStatus, TenferroError, defineKernel } from '@tenferro/core';
+import { type CoretypePlan, decideCoretype } from './coretype.js';
 import { cpuIsa, isaOfOpenblasCore, isaRank } from './cpu-isa.js';
-import { createGemmProvider } from './gemm-provider.js';
-import { addonLoadedHere, blasLibraryMapped, loadBlas } from './native/load.js';
+import { type BlasSession, createGemmProvider } from './gemm-provider.js';
+import { type Identification, identifyInChild } from './identify.js';
+import type { BlasBinding, RawLoadRequest } from './native/binding.js';
+import { blasCandidates } from './native/candidates.js';
+import { loadBlas } from './native/load.js';
+import type { LoadReport } from './native/probe.js';
 import { type BlasProviderOptions, validateBlasProviderOptions } from './options.js';
 import { type BlasRuntime, describeRuntime } from './runtime.js';
+
+export type { CoretypeAction, CoretypePlan } from './coretype.js';
+export type { ThreadMask } from './native/probe.js';
 
 export type { BlasProviderOptions } from './options.js';
 export type { BlasRuntimeDiagnostics, BlasThreadingLayer, BlasVendor } from './runtime.js';
 export type { IsaLevel } from './cpu-isa.js';
 
-/** `blasProviderStatus()` when the BLAS runtime is loaded. */
+/** `blasProviderStatus()` when a BLAS runtime can be used (`runtime.loaded`: whether it is loaded in this process yet). */
 export interface BlasProviderAvailable {
   readonly available: true;
   /** The provider's diagnostic name (also `executionInfo().providerDiagnostic`). */
@@ -36,15 +46,35 @@ export interface BlasProviderUnavailable {
 
 export type BlasProviderStatus = BlasProviderAvailable | BlasProviderUnavailable;
 
-let runtime: BlasRuntime | undefined;
+const loadKernel = defineKernel<RawLoadRequest, LoadReport>(new URL('./kernels/gemm.js', import.meta.url), 'blasLoad');
+
+/** Per realm: what the child found, the core-type plan, and the runtime once loaded here. */
+interface State {
+  readonly binding: BlasBinding;
+  readonly addonPath: string;
+  declared: BlasRuntime;
+  plan: CoretypePlan;
+  /** The explicit option the plan was made for (a later, different one is refused). */
+  option: string | undefined;
+  /** The identification the plan was made from. */
+  readonly report: LoadReport;
+  readonly envValue: string | undefined;
+  loaded: BlasRuntime | undefined;
+  loading: Promise<BlasRuntime> | undefined;
+}
+
+let state: State | undefined;
+let identification: Identification | undefined;
 let pkg: CpuProviderPackage | undefined;
+
+type Prepared = { readonly ok: true; readonly state: State } | { readonly ok: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] };
 
 /**
  * This package's status in the shape every tenferro provider package reports (what `tenferro
- * info` lists): the runtime's identity, threading, core type, library and the thread control
- * tenferro relies on in `details`, the OpenBLAS core-type trap in `warnings`; or why no BLAS can
- * be used and what would fix it. Loads the BLAS like {@link blasProviderStatus}, which gives the
- * same as typed objects.
+ * info` lists): the runtime's identity, threading, core type and the core-type decision, the
+ * library, where it was loaded and the masks its threads got, and the thread control tenferro
+ * relies on in `details`; the OpenBLAS core-type trap in `warnings`; or why no BLAS can be used
+ * and what would fix it. Never loads BLAS on the calling thread (see {@link blasProviderStatus}).
  */
 export function status(): ProviderPackageStatus {
   const s = blasProviderStatus();
@@ -60,10 +90,15 @@ export function status(): ProviderPackageStatus {
       threadingLayer: r.threadingLayer,
       threads: r.threads,
       coreType: r.coreType ?? null,
+      coretypeDecision: r.coretypeDecision ?? null,
       cpuIsa: r.cpuIsa ?? null,
+      library: r.library,
       libraryPath: r.libraryRealPath,
       runtimePath: r.runtimePath ?? null,
       config: r.config ?? null,
+      loaded: r.loaded,
+      loadedOnThread: r.loadedOn === undefined ? null : `${r.loadedOn.tid} (cpus ${r.loadedOn.cpus})`,
+      runtimeThreadCpus: r.loaded ? [...new Set(r.runtimeThreads.map((t) => t.cpus))].join(' / ') || 'none started' : null,
       threadControl: s.capabilities.threadCount,
       placementControl: s.capabilities.placement,
       conjNoTrans: s.declaredSupport.conjugation,
@@ -74,68 +109,155 @@ export function status(): ProviderPackageStatus {
 }
 
 /**
- * The BLAS runtime of this process, loading it on first use. Loading fixes OpenBLAS's core type
- * (from `OPENBLAS_CORETYPE` as the environment says then) for the life of the process.
+ * The BLAS runtime of this process: once a GEMM has loaded it (on an engine worker), what was
+ * loaded, where, and the masks its threads got; before that, what the identification child
+ * process found and the core-type decision that will be applied. Never loads BLAS on the calling
+ * thread.
  */
 export function blasProviderStatus(): BlasProviderStatus {
-  const load = loadBlas();
-  if (!load.available) return Object.freeze({ available: false, reasons: load.reasons, possibleSolutions: load.possibleSolutions });
-  const r = currentRuntime(load.binding);
-  const gemm = packageFor(r).gemm!;
+  const p = prepare(undefined, 'blasProviderStatus');
+  if (!p.ok) return Object.freeze({ available: false, reasons: p.reasons, possibleSolutions: p.possibleSolutions });
+  const st = p.state;
+  const r = current(st);
+  const gemm = packageFor(st).gemm!;
   return Object.freeze({
     available: true,
     name: r.label,
-    runtime: Object.freeze({ ...r.diagnostics, threads: liveThreads(load.binding, r) }),
-    capabilities: r.capabilities,
+    runtime: Object.freeze({ ...r.diagnostics, threads: liveThreads(st, r) }),
+    capabilities: st.declared.capabilities,
     declaredSupport: gemm.declaredSupport!(),
     warnings: r.diagnostics.warnings,
-    addonPath: load.path,
+    addonPath: st.addonPath,
   });
 }
 
 /**
  * The provider package of the `'blas'` kind: pass it to
  * `CpuBackend.create({ kind: 'blas', providers: [createBlasProvider()] })`.
- * Loads the addon and the system BLAS on the calling (main) thread, which decides the declared
- * capabilities. Errors: `InvalidArgument` (bad options, checked before anything is loaded, or an
+ * Identifies the system BLAS (in a child process: nothing is loaded on the calling thread) and
+ * decides the OpenBLAS core type; the runtime is loaded on the first GEMM, on a pinned engine
+ * worker. Errors: `InvalidArgument` (bad options, checked before anything is loaded, or an
  * `openblasCoretype` that cannot take effect), `ProviderUnavailable` (no usable BLAS; the message
  * and `detail: { reasons, possibleSolutions }` say why and what to do, as `status()` does).
  */
 export function createBlasProvider(options?: BlasProviderOptions): CpuProviderPackage {
   const op = 'createBlasProvider';
   const o = validateBlasProviderOptions(options, op);
-  const wasLoaded = o.openblasCoretype !== undefined && (addonLoadedHere() || blasLibraryMapped().openblas);
-  if (o.openblasCoretype !== undefined) prepareCoretype(o.openblasCoretype, wasLoaded, op);
-  const load = loadBlas();
-  if (!load.available) {
+  if (o.openblasCoretype !== undefined && o.openblasCoretype !== 'keep') checkCoreFitsCpu(o.openblasCoretype, op);
+  const p = prepare(o.openblasCoretype, op);
+  if (!p.ok) {
     throw new TenferroError(
       'ProviderUnavailable',
-      `no usable system BLAS: ${load.reasons.join('; ')}. Possible solutions: ${load.possibleSolutions.join('; ')}`,
-      { op, detail: { reasons: load.reasons, possibleSolutions: load.possibleSolutions } },
+      `no usable system BLAS: ${p.reasons.join('; ')}. Possible solutions: ${p.possibleSolutions.join('; ')}`,
+      { op, detail: { reasons: p.reasons, possibleSolutions: p.possibleSolutions } },
     );
   }
-  const r = currentRuntime(load.binding);
-  if (o.openblasCoretype !== undefined) checkCoretype(r, o.openblasCoretype, wasLoaded, op);
-  return packageFor(r);
+  if (o.openblasCoretype !== undefined) checkSameOption(p.state, o.openblasCoretype, op);
+  return packageFor(p.state);
 }
 
-function currentRuntime(binding: Parameters<typeof describeRuntime>[0]): BlasRuntime {
-  runtime ??= describeRuntime(binding);
-  return runtime;
+/** Load the addon, identify the runtime (child process, once per realm) and plan the core type. */
+function prepare(option: string | undefined, op: string): Prepared {
+  if (state !== undefined) return { ok: true, state };
+  const load = loadBlas();
+  if (!load.available) return { ok: false, reasons: load.reasons, possibleSolutions: load.possibleSolutions };
+  const binding = load.binding;
+  const info = binding.info();
+  let report: LoadReport;
+  if (info.loaded) {
+    // Another realm of this process loaded it already (e.g. another provider instance's worker).
+    report = { outcome: info.load, info, conjNoTrans: info.vendor === 'openblas', mklLayer: undefined, runtimeThreads: [] };
+  } else {
+    identification ??= identifyInChild();
+    if (!identification.ok) return { ok: false, reasons: identification.reasons, possibleSolutions: identification.possibleSolutions };
+    report = identification.report;
+    if (!report.outcome.loaded) {
+      return {
+        ok: false,
+        reasons: ['no BLAS library with CBLAS could be loaded', ...report.outcome.errors],
+        possibleSolutions: [
+          `install OpenBLAS (Debian/Ubuntu, as root): apt-get install -y libopenblas-dev`,
+          'or point TENFERRO_BLAS_LIBRARY at a CBLAS library (a soname or path, e.g. libmkl_rt.so or /opt/blis/lib/libblis.so)',
+        ],
+      };
+    }
+  }
+  const envValue = info.loaded ? (info.load.coretypeBefore ?? undefined) : process.env.OPENBLAS_CORETYPE;
+  const plan = planFor(report, option, envValue);
+  if (info.loaded && option !== undefined && option !== 'keep') {
+    const running = info.coreName;
+    if (info.vendor === 'openblas' && running.toLowerCase() !== option.toLowerCase()) {
+      throw new TenferroError(
+        'InvalidArgument',
+        `OpenBLAS is already loaded in this process with core ${running}; OPENBLAS_CORETYPE=${option} only takes effect before the library is first loaded. Pass openblasCoretype to the first createBlasProvider() call, or start the process with OPENBLAS_CORETYPE=${option}`,
+        { op, detail: { param: 'options.openblasCoretype', requested: option, running } },
+      );
+    }
+  }
+  const declared = describeRuntime(report, plan, info.loaded);
+  state = { binding, addonPath: load.path, declared, plan, option, report, envValue, loaded: info.loaded ? declared : undefined, loading: undefined };
+  return { ok: true, state };
 }
 
-function packageFor(r: BlasRuntime): CpuProviderPackage {
-  pkg ??= Object.freeze({ kind: 'blas' as const, name: `@tenferro/provider-blas: ${r.label}`, gemm: createGemmProvider(r) });
+function planFor(report: LoadReport, option: string | undefined, envValue: string | undefined): CoretypePlan {
+  return decideCoretype({ option, envValue, vendor: report.info.vendor, predicted: report.info.coreName !== '' ? report.info.coreName : undefined, cpu: cpuIsa() });
+}
+
+function current(st: State): BlasRuntime {
+  if (st.loaded === undefined && st.binding.info().loaded) {
+    // Loaded by another realm's worker: describe what is there now.
+    const info = st.binding.info();
+    st.loaded = describeRuntime({ outcome: info.load, info, conjNoTrans: st.declared.conjNoTrans, mklLayer: undefined, runtimeThreads: [] }, st.plan, true);
+  }
+  return st.loaded ?? st.declared;
+}
+
+function ensureLoaded(st: State, ctx: CpuExecutionContext): Promise<BlasRuntime> {
+  if (st.loaded !== undefined) return Promise.resolve(st.loaded);
+  st.loading ??= ctx
+    .run(loadKernel, { candidates: [...blasCandidates()], coretype: st.plan.value, coretypeOverwrite: st.plan.overwrite })
+    .then(
+      (report) => {
+        if (!report.outcome.loaded) {
+          throw new TenferroError('ProviderUnavailable', `the BLAS runtime could not be loaded on the engine worker: ${report.outcome.errors.join('; ')}`, {
+            op: 'gemm',
+            detail: { reasons: report.outcome.errors, possibleSolutions: ['apt-get install -y libopenblas-dev', 'or set TENFERRO_BLAS_LIBRARY to a CBLAS library'] },
+          });
+        }
+        st.loaded = describeRuntime(report, st.plan, true);
+        return st.loaded;
+      },
+      (error: unknown) => {
+        st.loading = undefined;
+        throw error;
+      },
+    );
+  return st.loading;
+}
+
+function packageFor(st: State): CpuProviderPackage {
+  if (pkg !== undefined) return pkg;
+  const declared = st.declared; // fixed for the package's life: capabilities are sampled into bundles
+  const session: BlasSession = { declared, current: () => current(st), ensureLoaded: (ctx) => ensureLoaded(st, ctx) };
+  const gemm = createGemmProvider(session);
+  pkg = Object.freeze({
+    kind: 'blas' as const,
+    get name() {
+      return `@tenferro/provider-blas: ${current(st).label}`;
+    },
+    gemm,
+  });
   return pkg;
 }
 
-function liveThreads(binding: { getThreads(): number }, r: BlasRuntime): number {
-  const t = binding.getThreads();
+function liveThreads(st: State, r: BlasRuntime): number {
+  if (!r.diagnostics.loaded) return r.diagnostics.threads;
+  const t = st.binding.getThreads();
   return t > 0 ? t : r.diagnostics.threads;
 }
 
-/** Put OPENBLAS_CORETYPE into the real C environment before the library loads (main thread only). */
-function prepareCoretype(core: string, loaded: boolean, op: string): void {
+/** An explicit core the CPU cannot run is refused before anything is decided. */
+function checkCoreFitsCpu(core: string, op: string): void {
   const cpu = cpuIsa();
   const need = isaOfOpenblasCore(core);
   if (cpu !== undefined && need !== undefined && isaRank(need) > isaRank(cpu.level)) {
@@ -145,23 +267,27 @@ function prepareCoretype(core: string, loaded: boolean, op: string): void {
       { op, detail: { param: 'options.openblasCoretype', core, cpuIsa: cpu.level } },
     );
   }
-  if (loaded) return; // checked against the running core after loading
-  if (!isMainThread) {
-    throw new TenferroError(
-      'InvalidArgument',
-      'openblasCoretype can only be applied on the main thread (a worker\'s process.env is not the process environment): call createBlasProvider() on the main thread first, or set OPENBLAS_CORETYPE in the environment',
-      { op, detail: { param: 'options.openblasCoretype', core } },
-    );
-  }
-  process.env.OPENBLAS_CORETYPE = core;
 }
 
-function checkCoretype(r: BlasRuntime, core: string, wasLoaded: boolean, op: string): void {
-  const running = r.diagnostics.coreType;
-  if (r.diagnostics.vendor !== 'openblas' || running === undefined) return; // not OpenBLAS: the option does not apply
-  if (running.toLowerCase() === core.toLowerCase()) return;
-  const message = wasLoaded
-    ? `OpenBLAS is already loaded in this process with core ${running}; OPENBLAS_CORETYPE=${core} only takes effect before the library is first loaded. Pass openblasCoretype to the first createBlasProvider() call (before status() or blasProviderStatus()), or start the process with OPENBLAS_CORETYPE=${core}`
-    : `OpenBLAS did not accept OPENBLAS_CORETYPE=${core} (it chose ${running}); use a core name of this OpenBLAS build (openblas_get_config: ${r.diagnostics.config ?? 'unknown'})`;
-  throw new TenferroError('InvalidArgument', message, { op, detail: { param: 'options.openblasCoretype', requested: core, running } });
+/**
+ * The first explicit `openblasCoretype` decides (until the runtime is loaded, on the first GEMM);
+ * a later call asking for another core, or any once the runtime is loaded, is refused.
+ */
+function checkSameOption(st: State, option: string, op: string): void {
+  const same = st.option !== undefined && st.option.toLowerCase() === option.toLowerCase();
+  if (same) return;
+  if (st.option === undefined && st.loaded === undefined && st.loading === undefined) {
+    st.option = option;
+    st.plan = planFor(st.report, option, st.envValue);
+    st.declared = describeRuntime(st.report, st.plan, false);
+    return;
+  }
+  const planned = st.plan.value ?? st.declared.diagnostics.coreType ?? 'its own choice';
+  {
+    throw new TenferroError(
+      'InvalidArgument',
+      `the OpenBLAS core type is already decided for this process (${planned}${st.loaded !== undefined ? ', already loaded' : ''}): openblasCoretype ${JSON.stringify(option)} only takes effect in the first createBlasProvider() call, before the library is first loaded`,
+      { op, detail: { param: 'options.openblasCoretype', requested: option, planned } },
+    );
+  }
 }

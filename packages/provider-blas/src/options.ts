@@ -4,13 +4,15 @@ import { TenferroError } from '@tenferro/core';
 export interface BlasProviderOptions {
   /**
    * OpenBLAS only: the kernel set to use (`OPENBLAS_CORETYPE`, e.g. `'SkylakeX'`, `'Haswell'`,
-   * `'Zen'`). Set in the main thread's environment before the BLAS library is first loaded in
-   * this process; `InvalidArgument` when the library is already loaded with another core, when
-   * called off the main thread before the library is loaded, or when the core needs
-   * instructions this CPU lacks. Without it, an `OPENBLAS_CORETYPE` already in the environment
-   * applies as usual.
+   * `'Zen'`), put into the process environment (native `setenv`) just before the library is
+   * loaded, on the first GEMM. `'keep'`: never set it — OpenBLAS chooses by itself.
+   * Without this option tenferro sets the core matching this CPU when the OpenBLAS found here
+   * would pick one below it (e.g. Prescott on an AVX-512 CPU), unless `OPENBLAS_CORETYPE` is
+   * already in the environment (then it is left alone). `InvalidArgument` when the library is
+   * already loaded with another core, when an earlier call asked for another core, or when the
+   * core needs instructions this CPU lacks.
    */
-  readonly openblasCoretype?: string;
+  readonly openblasCoretype?: 'keep' | (string & {});
 }
 
 /** {@link BlasProviderOptions} checked (`undefined`: not given). */

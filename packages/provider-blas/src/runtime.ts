@@ -1,13 +1,14 @@
 /**
  * What the loaded BLAS runtime is and what it really does: identity and diagnostics, the
  * execution capabilities tenferro may rely on, whether `CblasConjNoTrans` works (probed), and
- * the OpenBLAS core-type warning. Computed once per process on the main thread, when
- * `createBlasProvider()` or `blasProviderStatus()` is first called.
+ * the OpenBLAS core-type warning. Computed from a {@link LoadReport}: first the identification
+ * child's (before anything is loaded here), then the engine worker's that loaded the runtime.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import type { CpuProviderExecutionCapabilities } from '@tenferro/core';
 import { type IsaLevel, cpuIsa, isaOfOpenblasCore, isaRank, recommendedOpenblasCore } from './cpu-isa.js';
-import { type BlasBinding, BlasStatus, Desc, type RawBlasInfo, Trans } from './native/binding.js';
+import { type CoretypePlan, describeCoretype } from './coretype.js';
+import type { LoadReport, ThreadMask } from './native/probe.js';
 
 export type BlasVendor = 'openblas' | 'mkl' | 'blis' | 'reference';
 export type BlasThreadingLayer = 'pthreads' | 'openmp' | 'serial' | 'sequential' | 'intel-openmp' | 'gnu-openmp' | 'tbb' | 'unknown';
@@ -34,6 +35,21 @@ export interface BlasRuntimeDiagnostics {
   readonly cpuIsa: IsaLevel | undefined;
   /** Problems worth fixing (e.g. the OpenBLAS core-type trap), each with its fix. */
   readonly warnings: readonly string[];
+  /**
+   * Whether the runtime is loaded in this process. Until the first GEMM it is not: these
+   * diagnostics then describe what a child process found (src/identify.ts).
+   */
+  readonly loaded: boolean;
+  /** The engine worker that loaded it (dlopen), with its affinity mask then. */
+  readonly loadedOn: ThreadMask | undefined;
+  /** The threads the runtime started while loading (OpenBLAS's pool…), each with the mask it got. */
+  readonly runtimeThreads: readonly ThreadMask[];
+  /** The OpenBLAS core-type decision made before loading. */
+  readonly coretype: CoretypePlan | undefined;
+  /** That decision in words. */
+  readonly coretypeDecision: string | undefined;
+  /** The candidate library that was dlopen()ed (a soname or path, src/native/candidates.ts). */
+  readonly library: string;
 }
 
 export interface BlasRuntime {
@@ -76,10 +92,13 @@ const PER_CALL_EXTERNAL: CpuProviderExecutionCapabilities = Object.freeze({
   acceptsInner: true,
 });
 
-/** Describe the runtime behind `binding` (main thread; may run tiny probe GEMMs). */
-export function describeRuntime(binding: BlasBinding): BlasRuntime {
-  const raw = binding.info();
-  const conjNoTrans = raw.vendor === 'openblas' && probeConjNoTrans(binding);
+/**
+ * Describe the runtime a {@link LoadReport} found — in this process (`inProcess`: loaded on an
+ * engine worker) or in the identification child (before anything is loaded here). Pure.
+ */
+export function describeRuntime(report: LoadReport, coretype: CoretypePlan | undefined, inProcess: boolean): BlasRuntime {
+  const raw = report.info;
+  const conjNoTrans = raw.vendor === 'openblas' && report.conjNoTrans;
   let layer: BlasThreadingLayer;
   let capabilities: CpuProviderExecutionCapabilities;
   let setsThreads = false;
@@ -90,8 +109,7 @@ export function describeRuntime(binding: BlasBinding): BlasRuntime {
       setsThreads = layer !== 'serial' && raw.openblasSetThreads;
       break;
     case 'mkl': {
-      runTinyGemm(binding); // mkl_rt picks its threading layer on the first call
-      layer = mklLayer();
+      layer = (report.mklLayer ?? 'unknown') as BlasThreadingLayer;
       capabilities = layer === 'sequential' ? SEQUENTIAL_ON_CALLER : raw.mklLocalThreads ? PER_CALL_EXTERNAL : GLOBAL_EXTERNAL_INNER_ONLY;
       setsThreads = layer !== 'sequential' && raw.mklLocalThreads;
       break;
@@ -105,11 +123,12 @@ export function describeRuntime(binding: BlasBinding): BlasRuntime {
       layer = 'sequential';
       capabilities = SEQUENTIAL_ON_CALLER;
   }
-  const diagnostics = diagnose(raw, layer);
+  const diagnostics = diagnose(report, layer, coretype, inProcess);
   return Object.freeze({ diagnostics, capabilities, conjNoTrans, setsThreads, label: labelOf(diagnostics) });
 }
 
-function diagnose(raw: RawBlasInfo, layer: BlasThreadingLayer): BlasRuntimeDiagnostics {
+function diagnose(report: LoadReport, layer: BlasThreadingLayer, coretype: CoretypePlan | undefined, inProcess: boolean): BlasRuntimeDiagnostics {
+  const raw = report.info;
   const real = realPath(raw.libraryPath);
   const cpu = cpuIsa();
   const warnings: string[] = [];
@@ -139,12 +158,14 @@ function diagnose(raw: RawBlasInfo, layer: BlasThreadingLayer): BlasRuntimeDiagn
       const fix = recommendedOpenblasCore(cpu.level, cpu.vendor) ?? 'a newer core';
       warnings.push(
         `OpenBLAS runs its ${coreType} kernels (${ISA_NAME[coreLevel]}), below this CPU's ${ISA_NAME[cpu.level]}: GEMM is several times slower than it should be. ` +
-          `Fix: set OPENBLAS_CORETYPE=${fix} before the library is loaded (in the environment, or createBlasProvider({ openblasCoretype: '${fix}' }) before anything loads BLAS).`,
+          (coretype?.action === 'userEnvironment'
+            ? `OPENBLAS_CORETYPE=${coretype.userValue} comes from your environment: unset it (tenferro then picks the right core) or set OPENBLAS_CORETYPE=${fix}.`
+            : `Fix: set OPENBLAS_CORETYPE=${fix} before the library is loaded (in the environment, or createBlasProvider({ openblasCoretype: '${fix}' }) before the first GEMM).`),
       );
     }
   }
   return Object.freeze({
-    vendor: raw.vendor,
+    vendor: raw.vendor === 'none' ? 'reference' : raw.vendor,
     name,
     version,
     threadingLayer: layer,
@@ -156,14 +177,25 @@ function diagnose(raw: RawBlasInfo, layer: BlasThreadingLayer): BlasRuntimeDiagn
     config: raw.config !== '' ? raw.config : undefined,
     cpuIsa: cpu?.level,
     warnings: Object.freeze(warnings),
+    loaded: inProcess,
+    loadedOn: inProcess ? Object.freeze({ tid: report.outcome.loaderTid, cpus: report.outcome.loaderCpus }) : undefined,
+    runtimeThreads: inProcess ? Object.freeze(report.runtimeThreads.map((t) => Object.freeze({ ...t }))) : Object.freeze([]),
+    coretype,
+    coretypeDecision: coretype === undefined ? undefined : describeCoretype(coretype),
+    library: report.outcome.library,
   });
 }
 
 function labelOf(d: BlasRuntimeDiagnostics): string {
   const parts: string[] = [d.threadingLayer];
-  if (d.coreType !== undefined) parts.push(`core ${d.coreType}`);
+  if (d.coreType !== undefined) parts.push(`core ${d.coreType}${d.coretype?.action === 'set' ? ` (set by tenferro; OpenBLAS alone picks ${d.coretype.predicted})` : ''}`);
   parts.push(`${d.threads} thread${d.threads === 1 ? '' : 's'}`);
   parts.push(d.runtimePath !== undefined ? `${d.runtimePath} via ${d.libraryPath}` : d.libraryPath);
+  if (!d.loaded) parts.push('not loaded yet: loads on the first GEMM, on an engine worker');
+  else if (d.loadedOn !== undefined) {
+    const masks = [...new Set(d.runtimeThreads.map((t) => t.cpus))];
+    parts.push(`loaded on thread ${d.loadedOn.tid} (cpus ${d.loadedOn.cpus})${d.runtimeThreads.length > 0 ? `, its ${d.runtimeThreads.length} thread${d.runtimeThreads.length === 1 ? '' : 's'} on cpus ${masks.join(' / ')}` : ''}`);
+  }
   const warning = d.warnings.length > 0 ? ` — WARNING: ${d.warnings.join(' ')}` : '';
   return `${d.name} ${d.version} (${parts.join(', ')})${warning}`;
 }
@@ -176,87 +208,3 @@ function realPath(path: string): string {
   }
 }
 
-function mklLayer(): BlasThreadingLayer {
-  let maps = '';
-  try {
-    maps = readFileSync('/proc/self/maps', 'utf8');
-  } catch {
-    return 'unknown';
-  }
-  if (maps.includes('libmkl_sequential')) return 'sequential';
-  if (maps.includes('libmkl_gnu_thread')) return 'gnu-openmp';
-  if (maps.includes('libmkl_intel_thread')) return 'intel-openmp';
-  if (maps.includes('libmkl_tbb_thread')) return 'tbb';
-  return 'unknown';
-}
-
-function descriptor(dtype: number, ta: number, tb: number, m: number, n: number, k: number, alpha: readonly [number, number], beta: readonly [number, number]): Float64Array {
-  const d = new Float64Array(Desc.Header);
-  d[Desc.DType] = dtype;
-  d[Desc.TransA] = ta;
-  d[Desc.TransB] = tb;
-  d[Desc.M] = m;
-  d[Desc.N] = n;
-  d[Desc.K] = k;
-  d[Desc.Lda] = Math.max(1, ta === Trans.No || ta === Trans.ConjNo ? m : k);
-  d[Desc.Ldb] = Math.max(1, tb === Trans.No || tb === Trans.ConjNo ? k : n);
-  d[Desc.Ldc] = Math.max(1, m);
-  d[Desc.AlphaRe] = alpha[0];
-  d[Desc.AlphaIm] = alpha[1];
-  d[Desc.BetaRe] = beta[0];
-  d[Desc.BetaIm] = beta[1];
-  return d;
-}
-
-function runTinyGemm(binding: BlasBinding): void {
-  const a = new Float64Array([2]);
-  const b = new Float64Array([3]);
-  const c = new Float64Array([0]);
-  binding.gemm(descriptor(1, Trans.No, Trans.No, 1, 1, 1, [1, 0], [0, 0]), bytes(a), bytes(b), bytes(c));
-}
-
-function bytes(t: Float32Array | Float64Array): Uint8Array {
-  return new Uint8Array(t.buffer, t.byteOffset, t.byteLength);
-}
-
-/**
- * Does `CblasConjNoTrans` (an OpenBLAS extension) give conj(A)·conj(B) here? Checked on c64 and
- * c128 with a 3×2 · 2×2 product against values computed in JavaScript; any status other than Ok
- * or any wrong element means no.
- */
-function probeConjNoTrans(binding: BlasBinding): boolean {
-  const m = 3;
-  const n = 2;
-  const k = 2;
-  // Column-major interleaved complex values.
-  const A = [1, 2, -0.5, 1, 3, -1, 0.25, 2, -2, 0.5, 1.5, -3];
-  const B = [2, -1, 0.5, 0.5, -1, 3, 1, 1];
-  const want: number[] = [];
-  for (let j = 0; j < n; j++) {
-    for (let i = 0; i < m; i++) {
-      let re = 0;
-      let im = 0;
-      for (let p = 0; p < k; p++) {
-        const ar = A[2 * (i + p * m)]!;
-        const ai = -A[2 * (i + p * m) + 1]!;
-        const br = B[2 * (p + j * k)]!;
-        const bi = -B[2 * (p + j * k) + 1]!;
-        re += ar * br - ai * bi;
-        im += ar * bi + ai * br;
-      }
-      want.push(re, im);
-    }
-  }
-  for (const [dtype, Ctor] of [
-    [2, Float32Array],
-    [3, Float64Array],
-  ] as const) {
-    const c = new Ctor(2 * m * n).fill(Number.NaN);
-    const status = binding.gemm(descriptor(dtype, Trans.ConjNo, Trans.ConjNo, m, n, k, [1, 0], [0, 0]), bytes(new Ctor(A)), bytes(new Ctor(B)), bytes(c));
-    if (status !== BlasStatus.Ok) return false;
-    for (let i = 0; i < want.length; i++) {
-      if (!(Math.abs(c[i]! - want[i]!) <= 1e-5 * (1 + Math.abs(want[i]!)))) return false;
-    }
-  }
-  return true;
-}

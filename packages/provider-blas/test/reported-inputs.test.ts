@@ -17,6 +17,7 @@ describe('the addon refuses the reported descriptors by itself (child process: a
     const source = `
       import { createRequire } from 'node:module';
       const b = createRequire(${JSON.stringify(`${PACKAGE_DIR}/package.json`)})('./native/build/Release/tenferro_blas.node');
+      b.load({ candidates: [] });
       const bytes = (n) => new Uint8Array(new SharedArrayBuffer(n));
       // f64, NoTrans, 2x2x2, offC 1e6, one batch axis of extent 2 with C's stride under test.
       const desc = (strideC, strideA = 4, offC = 1e6, rank = 1, ext = 2) => {

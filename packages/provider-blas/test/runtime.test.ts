@@ -141,7 +141,7 @@ describe('no BLAS: the package still loads and says what to do (child process)',
     expect(out.available).toBe(false);
     expect(out.reasons[0]).toContain('cannot load the native addon /nonexistent/tenferro_blas.node');
     expect(out.possibleSolutions.join('\n')).toContain('install python3, make and g++');
-    expect(out.possibleSolutions.join('\n')).toContain(APT);
+    expect(out.possibleSolutions.join('\n')).toContain('npm rebuild @tenferro/provider-blas');
   });
 
   it('the detection module reports the same when told to ignore the system BLAS', () => {
@@ -162,17 +162,6 @@ const isOpenblas = (() => {
 })();
 
 describe.skipIf(!isOpenblas)('the OpenBLAS core-type trap (child processes)', () => {
-  const probe = (pre: string) =>
-    runChild(
-      `import { blasProviderStatus, createBlasProvider } from ${JSON.stringify(DIST_INDEX)};
-       const errors = [];
-       const attempt = (f) => { try { return f(); } catch (e) { errors.push({ code: e.code, message: e.message }); } };
-       ${pre}
-       const s = blasProviderStatus();
-       console.log(JSON.stringify({ core: s.runtime?.coreType, warnings: s.warnings, name: s.name, errors }));`,
-      { OPENBLAS_CORETYPE: undefined },
-    );
-
   it.skipIf(!cpuHasAvx512())('OPENBLAS_CORETYPE=Prescott on an AVX-512 CPU: diagnostics carry the warning and the SkylakeX fix', () => {
     const r = runChild(
       `import { blasProviderStatus, createBlasProvider } from ${JSON.stringify(DIST_INDEX)};
@@ -187,23 +176,107 @@ describe.skipIf(!isOpenblas)('the OpenBLAS core-type trap (child processes)', ()
     expect(out.name).toContain('OPENBLAS_CORETYPE=SkylakeX');
   });
 
-  it('openblasCoretype sets OPENBLAS_CORETYPE before the first load; a different core later is refused', () => {
-    const r = probe(`attempt(() => createBlasProvider({ openblasCoretype: 'Haswell' }));
-                     attempt(() => createBlasProvider({ openblasCoretype: 'haswell' }));
-                     attempt(() => createBlasProvider({ openblasCoretype: 'Sandybridge' }));`);
-    const out = r.json as { core: string; errors: { code: string; message: string }[] };
-    expect(out.core).toBe('Haswell');
-    expect(out.errors).toHaveLength(1);
-    expect(out.errors[0]!.code).toBe('InvalidArgument');
-    expect(out.errors[0]!.message).toContain('already loaded');
+  /** Run `pre`, then one GEMM on a 2-thread blas backend, in a fresh process; report the runtime. */
+  const gemmChild = (pre: string, env: Record<string, string | undefined> = { OPENBLAS_CORETYPE: undefined }) =>
+    runChild(
+      `import { blasProviderStatus, createBlasProvider } from ${JSON.stringify(DIST_INDEX)};
+       import { CpuBackend, Tensor } from ${JSON.stringify(CORE_DIST_INDEX)};
+       import { readFileSync } from 'node:fs';
+       const errors = [];
+       const attempt = (f) => { try { return f(); } catch (e) { errors.push({ code: e.code, message: e.message }); } };
+       ${pre}
+       const mappedBefore = /libopenblas|libblas\\.so/.test(readFileSync('/proc/self/maps', 'utf8'));
+       const backend = await CpuBackend.create({ kind: 'blas', threads: 2, providers: [createBlasProvider()] });
+       const a = Tensor.fromArray('f64', [64, 64], Array.from({ length: 4096 }, (_, i) => i % 7));
+       await backend.matmul(a, a);
+       const info = backend.executionInfo();
+       const s = blasProviderStatus();
+       await backend.close();
+       console.log(JSON.stringify({ mappedBefore, core: s.runtime.coreType, coretype: s.runtime.coretype, decision: s.runtime.coretypeDecision, warnings: s.warnings,
+         loadedOn: s.runtime.loadedOn, threads: s.runtime.runtimeThreads, workers: info.workers, domainCpus: info.domainCpus, diagnostic: info.providerDiagnostic, errors }));`,
+      env,
+    );
+  type GemmOut = {
+    mappedBefore: boolean;
+    core: string;
+    coretype: { action: string; value?: string; predicted?: string };
+    decision: string;
+    warnings: string[];
+    loadedOn: { tid: number; cpus: string };
+    threads: { tid: number; cpus: string }[];
+    workers: { tid: number; cpus: string }[];
+    domainCpus: string;
+    diagnostic: string;
+    errors: { code: string; message: string }[];
+  };
+
+  it('nothing loads BLAS before the first GEMM; it is loaded on a pinned engine worker, and its threads get that mask', () => {
+    const r = gemmChild('blasProviderStatus();');
+    const out = r.json as GemmOut;
+    expect(out, r.stderr).toBeDefined();
+    expect(out.mappedBefore).toBe(false);
+    expect(out.workers.map((w) => w.tid)).toContain(out.loadedOn.tid);
+    expect(out.loadedOn.cpus).toBe(out.domainCpus);
+    for (const t of out.threads) expect(t.cpus).toBe(out.domainCpus);
+    expect(out.diagnostic).toContain(`loaded on thread ${out.loadedOn.tid} (cpus ${out.domainCpus})`);
   });
 
-  it('after blasProviderStatus() loaded the default core, asking for another core is InvalidArgument', () => {
-    const r = probe(`blasProviderStatus(); attempt(() => createBlasProvider({ openblasCoretype: 'Nehalem' }));`);
-    const out = r.json as { core: string; errors: { code: string; message: string }[] };
-    expect(out.core).not.toBe('Nehalem');
-    expect(out.errors.map((e) => e.code)).toEqual(['InvalidArgument']);
-    expect(out.errors[0]!.message).toContain('OPENBLAS_CORETYPE=Nehalem only takes effect before the library is first loaded');
+  it('openblasCoretype is set (native setenv) before the load on the worker; a different core later is refused', () => {
+    const r = gemmChild(`attempt(() => createBlasProvider({ openblasCoretype: 'Haswell' }));
+                         attempt(() => createBlasProvider({ openblasCoretype: 'haswell' }));
+                         attempt(() => createBlasProvider({ openblasCoretype: 'Sandybridge' }));`);
+    const out = r.json as GemmOut;
+    expect(out.core).toBe('Haswell');
+    expect(out.coretype.action).toBe('option');
+    expect(out.errors).toHaveLength(1);
+    expect(out.errors[0]!.code).toBe('InvalidArgument');
+    expect(out.errors[0]!.message).toContain('already decided');
+  });
+
+  it("openblasCoretype: 'keep' leaves OpenBLAS's own choice; an OPENBLAS_CORETYPE set by the user is left alone", () => {
+    const kept = gemmChild(`createBlasProvider({ openblasCoretype: 'keep' });`).json as GemmOut;
+    expect(kept.coretype.action).toBe('kept');
+    expect(kept.core).toBe(kept.coretype.predicted);
+    const user = gemmChild('', { OPENBLAS_CORETYPE: 'Sandybridge' }).json as GemmOut;
+    expect(user.coretype.action).toBe('userEnvironment');
+    expect(user.core).toBe('Sandybridge');
+    expect(user.decision).toContain('from the environment');
+    if (cpuHasAvx512()) expect(user.warnings.join(' ')).toContain('OPENBLAS_CORETYPE=SkylakeX');
+  });
+
+  it('without options: the core OpenBLAS picks by itself unless it is below this CPU, then the matching one (set by tenferro)', () => {
+    const out = gemmChild('').json as GemmOut;
+    const predicted = out.coretype.predicted ?? '';
+    const low = cpuHasAvx512() && !/^(skylakex|cooperlake|sapphirerapids)$/i.test(predicted);
+    if (low) {
+      expect(out.coretype.action).toBe('set');
+      expect(out.core).toBe('SkylakeX');
+      expect(out.diagnostic).toContain('set by tenferro');
+    } else {
+      expect(out.core).toBe(predicted);
+      expect(['notNeeded', 'unknown']).toContain(out.coretype.action);
+    }
+    expect(out.warnings).toEqual([]);
+  });
+
+  it('once loaded, asking for another core is InvalidArgument', () => {
+    const r = gemmChild('', { OPENBLAS_CORETYPE: undefined });
+    expect((r.json as GemmOut).errors).toEqual([]);
+    const again = runChild(
+      `import { createBlasProvider } from ${JSON.stringify(DIST_INDEX)};
+       import { CpuBackend, Tensor } from ${JSON.stringify(CORE_DIST_INDEX)};
+       const backend = await CpuBackend.create({ kind: 'blas', threads: 1, providers: [createBlasProvider()] });
+       const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+       await backend.matmul(a, a);
+       let error;
+       try { createBlasProvider({ openblasCoretype: 'Nehalem' }); } catch (e) { error = { code: e.code, message: e.message }; }
+       await backend.close();
+       console.log(JSON.stringify(error ?? null));`,
+      { OPENBLAS_CORETYPE: undefined },
+    );
+    const e = again.json as { code: string; message: string };
+    expect(e.code).toBe('InvalidArgument');
+    expect(e.message).toContain('already');
   });
 });
 

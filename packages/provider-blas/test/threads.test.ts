@@ -21,10 +21,12 @@ function ticks(tid: number): number {
 const sum = (tids: readonly number[]) => tids.reduce((acc, t) => acc + ticks(t), 0);
 
 describe('thread census', () => {
-  // Before anything loads the BLAS library in this process.
+  // createBlasProvider() loads no BLAS here: the first GEMM loads it on an engine worker, and the
+  // threads it starts then are reported by status (runtime.runtimeThreads).
   const beforeLoad = threadCensus();
   const pkg = createBlasProvider();
-  const libraryThreads = threadCensus().filter((t) => !beforeLoad.includes(t));
+  const noneYet = threadCensus().filter((t) => !beforeLoad.includes(t));
+  let libraryThreads: number[] = [];
   const status = blasProviderStatus();
   if (!status.available) throw new Error('no BLAS');
   const caps = status.capabilities;
@@ -49,6 +51,25 @@ describe('thread census', () => {
       await backend.close();
     }
   };
+
+  it('nothing is loaded by createBlasProvider(); the first GEMM loads the runtime on an engine worker of a 2-thread domain', async () => {
+    expect(noneYet).toEqual([]);
+    expect(status.runtime.loaded).toBe(false);
+    const backend = await CpuBackend.create({ kind: 'blas', threads: 2, providers: [pkg] });
+    try {
+      await backend.matmul(a, b);
+      const loaded = blasProviderStatus();
+      if (!loaded.available) throw new Error('no BLAS');
+      const info = backend.executionInfo();
+      expect(loaded.runtime.loaded).toBe(true);
+      expect(info.workers.map((w) => w.tid)).toContain(loaded.runtime.loadedOn?.tid);
+      expect(loaded.runtime.loadedOn?.cpus).toBe(info.domainCpus);
+      for (const t of loaded.runtime.runtimeThreads) expect(t.cpus).toBe(info.domainCpus);
+      libraryThreads = loaded.runtime.runtimeThreads.map((t) => t.tid);
+    } finally {
+      await backend.close();
+    }
+  });
 
   if (caps.placement === 'externalWorkers') {
     it(`${status.runtime.name} (${status.runtime.threadingLayer}) runs GEMM on threads it owns (externalWorkers)`, async () => {

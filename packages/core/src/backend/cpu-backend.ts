@@ -22,7 +22,7 @@ import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions, validateTopology } from './backend-options.js';
 import { CpuExecSession } from './backend-session.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
-import { discoverProvider } from './provider-discovery.js';
+import { type ReferenceFallback, discoverProvider, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
 import { assertKindAvailable, standardBundle, validateBundle } from './standard-bundle.js';
 
 /** Opaque witness token: equal for clones, fresh for every derived handle (R2). */
@@ -38,6 +38,8 @@ interface HandleState extends AdmissionTarget {
   readonly bundle: CpuProviderBundle;
   /** Why no provider package was discovered, when none was (diagnostics). */
   readonly providerNote: string | undefined;
+  /** Set when discovery left the kind on the reference GEMM (`executionInfo().fallback`). */
+  readonly fallback: ReferenceFallback | undefined;
   /** This handle as the place operations run (built once per handle). */
   readonly runner: OperationRunner;
 }
@@ -69,14 +71,18 @@ export class CpuBackend {
     const discovered = o.providers === undefined ? await discoverProvider(o.kind, op) : undefined;
     const providers = o.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
     assertKindAvailable(o.kind, providers, op);
+    // Never silently slow: one warning per process (or an error under TENFERRO_NO_REFERENCE_FALLBACK=1).
+    if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
     const threads = o.threads ?? threadsFromEnv(op);
     const topology = o.topology ?? discoverCpuTopology();
-    const coordinator = new Coordinator({ topology, kind: o.kind, threads: threads ?? topology.effectiveCapacity.cpus, affinityAvailable: loadOs().available });
+    const os = loadOs();
+    const coordinator = new Coordinator({ topology, kind: o.kind, threads: threads ?? topology.effectiveCapacity.cpus, affinityAvailable: os.available });
     const plan = coordinator.plan(o.placement, op);
     const bundle = standardBundle(o.kind, providers);
     validateBundle(coordinator, bundle, op);
     await coordinator.engine(plan, op);
-    return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: o.placement, providers, bundle, providerNote: discovered?.note });
+    reportUnpinned(os);
+    return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: o.placement, providers, bundle, providerNote: discovered?.note, fallback: discovered?.fallback });
   }
 
   /**
@@ -112,11 +118,12 @@ export class CpuBackend {
     const discovered = options.providers === undefined && options.bundle === undefined ? await discoverProvider(kind, op) : undefined;
     const providers = options.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
     assertKindAvailable(kind, providers, op);
+    if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
     // External constructors use the strict standard bundle (R54).
     const bundle = options.bundle ?? standardBundle(kind, providers, 'strict');
     validateBundle(coordinator, bundle, op);
     const plan = coordinator.planForDomain(options.defaultDomain, op);
-    return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: 'auto', providers, bundle, providerNote: discovered?.note });
+    return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: 'auto', providers, bundle, providerNote: discovered?.note, fallback: discovered?.fallback });
   }
 
   /** A handle on the registered external domain `id`, with a fresh identity (R42): `UnregisteredExternalDomain` otherwise. */
@@ -160,7 +167,7 @@ export class CpuBackend {
     if (!(bundle instanceof CpuProviderBundle)) throw invalidArgument(op, 'bundle', 'a CpuProviderBundle', bundle);
     this.#s.coordinator.assertOpen(op);
     validateBundle(this.#s.coordinator, bundle, op);
-    return this.#derive({ bundle });
+    return this.#derive({ bundle, fallback: undefined });
   }
 
   providerBundle(): CpuProviderBundle {
@@ -373,7 +380,7 @@ export class CpuBackend {
     return this.#s.coordinator.builtEngine(this.#s.plan);
   }
 
-  #derive(change: Partial<Pick<HandleState, 'plan' | 'placement' | 'bundle'>>): CpuBackend {
+  #derive(change: Partial<Pick<HandleState, 'plan' | 'placement' | 'bundle' | 'fallback'>>): CpuBackend {
     const { runner: _runner, ...rest } = this.#s;
     return new CpuBackend(CONSTRUCT, { ...rest, identity: Object.freeze({}), ...change });
   }

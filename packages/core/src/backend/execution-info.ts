@@ -3,6 +3,7 @@ import type { CpuDomainExecutorCapabilities } from '../contract/executor.js';
 import type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from '../contract/cpu-domain.js';
 import { type CpuBackendKind, type CpuExecutionMode, type CpuPlacement, describePlacement } from '../contract/backend-kind.js';
 import type { CpuProviderPackage } from '../provider/provider-package.js';
+import type { ReferenceFallback } from './provider-discovery.js';
 import type { Coordinator } from '../runtime/engine/coordinator.js';
 import type { CpuEngine } from '../runtime/engine/cpu-engine.js';
 import type { DomainPlan } from '../runtime/placement.js';
@@ -34,6 +35,11 @@ export interface CpuExecutionInfo {
   readonly executorAffinity: CpuDomainExecutorCapabilities['affinity'];
   readonly executorShutdown: CpuDomainExecutorCapabilities['shutdown'];
   readonly providerDiagnostic: string;
+  /**
+   * Set when this backend runs core's TypeScript reference GEMM because no native provider of its
+   * kind could be used (created without `providers`): why, and what fixes it. `undefined` otherwise.
+   */
+  readonly fallback: ReferenceFallback | undefined;
   /** Whether the engine of this placement is built yet (engines are built lazily). */
   readonly engineBuilt: boolean;
   /** The workers as observed at verification (empty until the engine is built). */
@@ -58,6 +64,7 @@ export interface HandleFacts {
   readonly providers: readonly CpuProviderPackage[];
   /** Why no provider package was discovered, when none was. */
   readonly providerNote: string | undefined;
+  readonly fallback: ReferenceFallback | undefined;
 }
 
 /** `executionInfo()` (R119): the plan, and — once built — what the engine observed. */
@@ -91,6 +98,7 @@ export function describeExecution(h: HandleFacts): CpuExecutionInfo {
     executorAffinity: plan.affinity,
     executorShutdown: domain.ownership === 'externalManaged' ? 'callerOwned' : (caps?.shutdown ?? 'tenferroOwned'),
     providerDiagnostic: providerDiagnostic(h),
+    fallback: h.fallback,
     engineBuilt: engine !== undefined,
     workers: (engine?.workers() ?? []).map((w) => Object.freeze({ tid: w.tid, cpus: w.cpus?.toString() })),
     executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },

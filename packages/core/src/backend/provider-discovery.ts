@@ -36,6 +36,16 @@ export interface Discovery {
   readonly package: CpuProviderPackage | undefined;
   /** Why nothing was used, for diagnostics. */
   readonly note: string | undefined;
+  /** Set when the kind ends up on core's TypeScript reference GEMM: why, and what fixes it. */
+  readonly fallback?: ReferenceFallback;
+}
+
+/** Why a backend runs core's TypeScript reference GEMM instead of a native provider, and the fix (`executionInfo().fallback`). */
+export interface ReferenceFallback {
+  /** e.g. `@tenferro/provider-faer is installed but unavailable: …`. */
+  readonly reason: string;
+  /** What to run, for users of the published packages first, then in a clone of the repository. */
+  readonly possibleSolutions: readonly string[];
 }
 
 /**
@@ -43,11 +53,13 @@ export interface Discovery {
  * application has it installed — resolved from core's own location, then from the current
  * directory — by calling its factory. Nothing registers itself at import: this is the only
  * place a provider is picked up, at backend creation. A faer package whose native kernels
- * cannot load leaves core's reference kernels in place (and says why); a blas package that cannot
+ * cannot load (or is not installed) leaves core's reference kernels in place and says why and
+ * what fixes it (`fallback`, see {@link reportReferenceFallback}); a blas package that cannot
  * load is an error, since the kind has no fallback. `TENFERRO_DISCOVER_PROVIDERS=0` turns it off.
  */
 export async function discoverProvider(kind: CpuBackendKind, op: string): Promise<Discovery> {
   const { name, factory } = kindPackage(kind);
+  // Switched off on purpose, like an explicit `providers: []`: no fallback warning.
   if (process.env.TENFERRO_DISCOVER_PROVIDERS === '0') return { package: undefined, note: `provider discovery is off (TENFERRO_DISCOVER_PROVIDERS=0)` };
   for (const base of [import.meta.url, pathToFileURL(join(process.cwd(), 'noop.js')).href]) {
     let resolved: string;
@@ -60,18 +72,76 @@ export async function discoverProvider(kind: CpuBackendKind, op: string): Promis
     try {
       mod = (await import(pathToFileURL(resolved).href)) as Record<string, unknown>;
     } catch (e) {
-      if (kind === 'faer') return { package: undefined, note: `${name} is installed but could not be loaded (${e instanceof Error ? e.message : String(e)})` };
+      if (kind === 'faer') return fellBack(`${name} is installed but could not be loaded (${e instanceof Error ? e.message : String(e)})`, rebuild(name));
       throw new TenferroError('BackendKindUnavailable', `${name} is installed but could not be loaded`, { op, cause: e, detail: { kind, package: name } });
     }
     const create = mod[factory];
-    if (typeof create !== 'function') return { package: undefined, note: `${name} has no ${factory}()` };
+    if (typeof create !== 'function') return fellBack(`${name} has no ${factory}()`, [`update it: npm install ${name}@latest`]);
     try {
       return { package: (create as () => CpuProviderPackage)(), note: undefined };
     } catch (e) {
       if (!TenferroError.is(e, 'ProviderUnavailable')) throw e;
-      if (kind === 'faer') return { package: undefined, note: `${name} is installed but unavailable: ${e.message}` };
+      if (kind === 'faer') return fellBack(`${name} is installed but unavailable: ${e.message}`, rebuild(name));
       throw new TenferroError('BackendKindUnavailable', `${name} is installed but cannot run here: ${e.message}`, { op, cause: e, detail: { kind, package: name } });
     }
   }
-  return { package: undefined, note: `${name} is not installed` };
+  return fellBack(`${name} is not installed`, [`install it: npm install ${name}`]);
+}
+
+// Only the faer kind can fall back (blas has no built-in kernels): every fallback is faer's.
+function fellBack(note: string, possibleSolutions: readonly string[]): Discovery {
+  return { package: undefined, note, fallback: Object.freeze({ reason: note, possibleSolutions: Object.freeze([...possibleSolutions]) }) };
+}
+
+function rebuild(name: string): string[] {
+  return [
+    `rebuild its native addon: npm rebuild ${name} (needs python3, make and g++: apt-get install -y python3 make g++)`,
+    `in a clone of the tenferro repository: npx pnpm@12.4.2 --filter ${name} run build:native`,
+  ];
+}
+
+/** `TENFERRO_NO_REFERENCE_FALLBACK=1`: a backend that would run the reference GEMM is an error instead. */
+export const NO_REFERENCE_FALLBACK_ENV = 'TENFERRO_NO_REFERENCE_FALLBACK';
+
+let warnedFallback = false;
+let warnedUnpinned = false;
+
+/**
+ * Never silently slow: a backend created without `providers` that ends up on the TypeScript
+ * reference GEMM emits ONE process warning per process (`TENFERRO_REFERENCE_FALLBACK`) naming
+ * the cause and the fix — or, with `TENFERRO_NO_REFERENCE_FALLBACK=1`, throws
+ * `ProviderUnavailable` instead. An explicit `providers` option never gets here.
+ */
+export function reportReferenceFallback(fallback: ReferenceFallback, op: string, env: NodeJS.ProcessEnv = process.env): void {
+  const message = `tenferro runs the faer kind on its TypeScript reference GEMM (60× slower or worse): ${fallback.reason}. Possible solutions: ${fallback.possibleSolutions.join('; ')}; or pass providers: [] to choose the reference kernels explicitly`;
+  if (env[NO_REFERENCE_FALLBACK_ENV] === '1') {
+    throw new TenferroError('ProviderUnavailable', `${message} (refused: ${NO_REFERENCE_FALLBACK_ENV}=1)`, {
+      op,
+      detail: { kind: 'faer', reasons: [fallback.reason], possibleSolutions: fallback.possibleSolutions, env: NO_REFERENCE_FALLBACK_ENV },
+    });
+  }
+  if (warnedFallback) return;
+  warnedFallback = true;
+  process.emitWarning(message, { type: 'TenferroWarning', code: 'TENFERRO_REFERENCE_FALLBACK', detail: `Set ${NO_REFERENCE_FALLBACK_ENV}=1 to make this an error.` });
+}
+
+/** The first backend created without the OS binding warns once (`TENFERRO_UNPINNED`): its workers are not pinned. */
+export function reportUnpinned(os: { readonly available: boolean; readonly reasons?: readonly string[]; readonly possibleSolutions?: readonly string[] }): void {
+  if (os.available || warnedUnpinned) return;
+  warnedUnpinned = true;
+  const reasons = os.reasons?.length ? `: ${os.reasons.join('; ')}` : '';
+  const solutions = [
+    'rebuild it: npm rebuild @tenferro/os (needs python3, make and g++: apt-get install -y python3 make g++)',
+    'in a clone of the tenferro repository: npx pnpm@12.4.2 --filter @tenferro/os run build:native',
+  ];
+  process.emitWarning(
+    `tenferro's OS binding (@tenferro/os) is unavailable${reasons}: worker threads are NOT pinned to CPUs and their placement is not verified (compatibility mode). Possible solutions: ${solutions.join('; ')}`,
+    { type: 'TenferroWarning', code: 'TENFERRO_UNPINNED' },
+  );
+}
+
+/** Test seam: forget that the once-per-process warnings were emitted. @internal */
+export function resetFallbackWarningsForTests(): void {
+  warnedFallback = false;
+  warnedUnpinned = false;
 }

@@ -1,7 +1,8 @@
 // tenferro_blas.node: the system CBLAS behind tenferro's 'blas' kind. Registration only
 // (typed view: src/native/binding.ts):
 //   gemm(desc, a, b, c) -> status              -- gemm.cc, the native side of src/kernels/gemm.ts
-//   info(), getThreads(), setThreads(n)        -- runtime.cc, what src/runtime.ts reads
+//   load(request), info(), getThreads(), setThreads(n)  -- runtime.cc: the BLAS runtime, dlopen()ed
+//                                              at run time; what src/runtime.ts reads
 //   conjNoTrans: number                        -- the CBLAS code of "conjugate, no transpose"
 #include <napi.h>
 
@@ -11,8 +12,8 @@
 namespace {
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
-  blas::runtime();
   exports.Set("gemm", Napi::Function::New(env, blas::js::gemm, "gemm"));
+  exports.Set("load", Napi::Function::New(env, blas::js::load, "load"));
   exports.Set("info", Napi::Function::New(env, blas::js::info, "info"));
   exports.Set("getThreads", Napi::Function::New(env, blas::js::get_threads, "getThreads"));
   exports.Set("setThreads", Napi::Function::New(env, blas::js::set_threads, "setThreads"));

@@ -21,12 +21,15 @@ enum Status : int32_t {
   kStatusBadDType = 7,
   kStatusBadTranspose = 8,
   kStatusMisaligned = 9,  // a used operand's data pointer is not aligned to its element's component
+  kStatusNotLoaded = 10,  // no BLAS runtime is loaded in this process yet (load() first)
 };
 
 namespace js {
 
 /** `gemm(desc, a, b, c)`: one strided-batched column-major ?gemm; a status (gemm.cc). */
 Napi::Value gemm(const Napi::CallbackInfo& info);
+/** `load(request)`: dlopen the BLAS runtime, once per process; what it did (runtime.cc). */
+Napi::Value load(const Napi::CallbackInfo& info);
 /** `info()`: the runtime's identity (runtime.cc). */
 Napi::Value info(const Napi::CallbackInfo& info);
 /** `getThreads()`: the runtime's thread count, -1 when it has none (runtime.cc). */

@@ -1,24 +1,40 @@
-// @tenferro/provider-blas: the CBLAS this addon is linked against and what runtime.cc found out
-// about the library behind it (dlsym/dladdr, once per process), shared by runtime.cc and gemm.cc.
+// @tenferro/provider-blas: the BLAS runtime behind this addon. Nothing is linked at build time:
+// load() (runtime.cc) dlopen()s the first usable candidate library at run time — on the engine
+// worker that runs the first GEMM, so a threaded runtime's threads inherit that worker's mask —
+// and resolves cblas_?gemm and the runtime's identity symbols with dlsym. One runtime per
+// process (every JavaScript realm that loads this addon shares it).
 #pragma once
 
 #include <stdint.h>
 
 #include <string>
-
-#ifdef TENFERRO_BLAS_MKL
-#include <mkl_cblas.h>
-#else
-#include <cblas.h>
-#endif
+#include <vector>
 
 namespace blas {
 
-// CblasConjNoTrans: an OpenBLAS extension of the CBLAS transpose codes (not in every cblas.h).
-constexpr int kCblasConjNoTrans = 114;
+// The CBLAS ABI this addon calls (the values every cblas.h uses; enums are passed as int).
+enum CblasCode : int {
+  kCblasColMajor = 102,
+  kCblasNoTrans = 111,
+  kCblasTrans = 112,
+  kCblasConjTrans = 113,
+  // CblasConjNoTrans: an OpenBLAS extension of the CBLAS transpose codes (not in every cblas.h).
+  kCblasConjNoTrans = 114,
+};
 
-// The runtime, identified once per process by dlsym (all pointers null under reference BLAS).
+using SgemmFn = void (*)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+using DgemmFn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+using CgemmFn = void (*)(int, int, int, int, int, int, const void*, const void*, int, const void*, int, const void*, void*, int);
+
+// The runtime: null pointers until load() succeeds (identity symbols stay null under reference BLAS).
 struct Runtime {
+  bool loaded = false;
+  void* handle = nullptr;
+  std::string library;  // the candidate that loaded (as given: soname or path)
+  SgemmFn sgemm = nullptr;
+  DgemmFn dgemm = nullptr;
+  CgemmFn cgemm = nullptr;
+  CgemmFn zgemm = nullptr;
   // OpenBLAS
   char* (*openblas_get_config)() = nullptr;
   char* (*openblas_get_corename)() = nullptr;
@@ -39,11 +55,40 @@ struct Runtime {
   // BLIS: does bli_thread_set_num_threads affect only the calling thread? (probed, not assumed)
   bool blis_thread_local = false;
   bool blis_set_effective = false;
-  const char* vendor = "reference";
+  const char* vendor = "none";
 };
 
-/** The runtime of this process, identified on first use (thread-safe). */
+/** What load() was asked to do. */
+struct LoadRequest {
+  std::vector<std::string> candidates;
+  // OPENBLAS_CORETYPE to put in the process environment (setenv) before dlopen; "" = none.
+  std::string coretype;
+  // Replace a value already in the environment (an explicit option) or only fill an empty one.
+  bool coretype_overwrite = false;
+};
+
+/** What load() did (also kept for info()). */
+struct LoadOutcome {
+  bool loaded = false;
+  std::vector<std::string> errors;           // one line per candidate that failed
+  std::string coretype_before;               // getenv("OPENBLAS_CORETYPE") before, "" when unset
+  bool coretype_was_set = false;             // whether it was set before
+  bool coretype_applied = false;             // whether load() called setenv
+  int loader_tid = 0;                        // the thread that ran dlopen
+  std::string loader_cpus;                   // its affinity mask (cpulist) at that moment
+};
+
+/** The runtime of this process (thread-safe read after load). */
 const Runtime& runtime();
+
+/** Whether load() succeeded (acquire: every pointer of runtime() is then visible). */
+bool runtime_loaded();
+
+/** dlopen the first usable candidate (once per process; later calls report the first outcome). */
+const LoadOutcome& load(const LoadRequest& request);
+
+/** The outcome of the load so far (loaded = false and no errors: never attempted). */
+const LoadOutcome& load_outcome();
 
 /** The file of the shared object holding `address` (dladdr), or "". */
 std::string library_of(const void* address);

@@ -15,6 +15,8 @@
 // aligned to its element's component (Misaligned): a Uint8Array may start anywhere.
 //
 // Nothing here throws: failures are status codes (kStatus*, blas_addon.h), turned into errors in TypeScript.
+// The CBLAS functions are the ones runtime.cc resolved with dlsym in the library it dlopen()ed;
+// before that, a call that would reach BLAS is NotLoaded.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,8 +110,8 @@ bool fits(__int128 last, size_t element_bytes, size_t length) {
 // it through cblas_xerbla, which in the reference CBLAS prints and EXITS the process. So 114 is
 // accepted only when the runtime is OpenBLAS (src/runtime.ts offers it only then, after a probe).
 bool valid_trans(double t) {
-  if (t == CblasNoTrans || t == CblasTrans || t == CblasConjTrans) return true;
-  return t == kCblasConjNoTrans && std::strcmp(runtime().vendor, "openblas") == 0;
+  if (t == kCblasNoTrans || t == kCblasTrans || t == kCblasConjTrans) return true;
+  return t == kCblasConjNoTrans && runtime_loaded() && std::strcmp(runtime().vendor, "openblas") == 0;
 }
 
 // C = beta * C (k = 0: BLAS is not called, so nothing reads A or B). beta = 0 writes zeros.
@@ -172,8 +174,8 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   }
   const int rank = static_cast<int>(rank64);
   // The leading-dimension rules of ?gemm (column major), so BLAS never reports a parameter error.
-  const bool a_no = ta == CblasNoTrans || ta == kCblasConjNoTrans;
-  const bool b_no = tb == CblasNoTrans || tb == kCblasConjNoTrans;
+  const bool a_no = ta == kCblasNoTrans || ta == kCblasConjNoTrans;
+  const bool b_no = tb == kCblasNoTrans || tb == kCblasConjNoTrans;
   const int64_t a_rows = a_no ? m : k, a_cols = a_no ? k : m;
   const int64_t b_rows = b_no ? k : n, b_cols = b_no ? n : k;
   if (lda < (a_rows > 1 ? a_rows : 1) || ldb < (b_rows > 1 ? b_rows : 1) || ldc < (m > 1 ? m : 1)) return kStatusBadDescriptor;
@@ -213,8 +215,11 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   const float beta_f[2] = {static_cast<float>(br), static_cast<float>(bi)};
   const double alpha_d[2] = {ar, ai};
   const double beta_d[2] = {br, bi};
-  const CBLAS_TRANSPOSE trans_a = static_cast<CBLAS_TRANSPOSE>(ta);
-  const CBLAS_TRANSPOSE trans_b = static_cast<CBLAS_TRANSPOSE>(tb);
+  // BLAS itself is needed only when k > 0 (k = 0 scales C here): the runtime must be loaded then.
+  if (k > 0 && !runtime_loaded()) return kStatusNotLoaded;
+  const Runtime& rt = runtime();
+  const int trans_a = ta;
+  const int trans_b = tb;
   const int m32 = static_cast<int>(m), n32 = static_cast<int>(n), k32 = static_cast<int>(k);
   const int lda32 = static_cast<int>(lda), ldb32 = static_cast<int>(ldb), ldc32 = static_cast<int>(ldc);
 
@@ -238,15 +243,15 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
       uint8_t* pb = b.data + static_cast<size_t>(ob) * element_bytes;
       switch (dtype) {
         case 0:
-          cblas_sgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f[0], reinterpret_cast<const float*>(pa), lda32,
+          rt.sgemm(kCblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f[0], reinterpret_cast<const float*>(pa), lda32,
                       reinterpret_cast<const float*>(pb), ldb32, beta_f[0], reinterpret_cast<float*>(pc), ldc32);
           break;
         case 1:
-          cblas_dgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, ar, reinterpret_cast<const double*>(pa), lda32,
+          rt.dgemm(kCblasColMajor, trans_a, trans_b, m32, n32, k32, ar, reinterpret_cast<const double*>(pa), lda32,
                       reinterpret_cast<const double*>(pb), ldb32, br, reinterpret_cast<double*>(pc), ldc32);
           break;
-        case 2: cblas_cgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f, pa, lda32, pb, ldb32, beta_f, pc, ldc32); break;
-        default: cblas_zgemm(CblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_d, pa, lda32, pb, ldb32, beta_d, pc, ldc32); break;
+        case 2: rt.cgemm(kCblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f, pa, lda32, pb, ldb32, beta_f, pc, ldc32); break;
+        default: rt.zgemm(kCblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_d, pa, lda32, pb, ldb32, beta_d, pc, ldc32); break;
       }
     }
     // Next batch index (odometer over the extents, last axis fastest); every offset stays within

@@ -1,14 +1,22 @@
 // The BLAS runtime behind tenferro_blas.node (what src/runtime.ts describes):
-//   info() -> { vendor, version, config, coreName, parallel, threads, ... }
-//       The runtime's identity, found with dlsym(RTLD_DEFAULT, ...) and dladdr.
+//   load({ candidates, coretype, coretypeOverwrite }) -> outcome
+//       OPENBLAS_CORETYPE into the real process environment (setenv: a worker's process.env is a
+//       copy), then dlopen() of the first candidate that exports cblas_{s,d,c,z}gemm, and the
+//       runtime's identity symbols found with dlsym in it (and its dependencies). Once per process.
+//   info() -> { loaded, vendor, version, config, coreName, parallel, threads, ... }
 //   setThreads(n) -> status, getThreads() -> number
 // and ThreadScope, which gemm.cc puts around each call. Nothing here throws.
 #include "blas_runtime.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -20,11 +28,22 @@ namespace blas {
 namespace {
 
 Runtime g_runtime;
-std::once_flag g_runtime_once;
+LoadOutcome g_outcome;
+std::mutex g_mutex;
+bool g_attempted = false;
+std::atomic<bool> g_loaded{false};
+
+// The libraries tried when load() is given no candidates (src/native/candidates.ts gives the
+// same list, with TENFERRO_BLAS_LIBRARY first): MKL's single dynamic library, the system's
+// libblas.so.3 (Debian's update-alternatives choice: OpenBLAS, BLIS or reference, CBLAS inside),
+// OpenBLAS and BLIS by name, then a separate reference CBLAS.
+const char* const kDefaultCandidates[] = {
+    "libmkl_rt.so.2", "libmkl_rt.so", "libblas.so.3", "libopenblas.so.0", "libopenblas.so", "libblis.so.4", "libblis.so", "libcblas.so.3", "libblas.so",
+};
 
 template <typename F>
-void bind_symbol(F& slot, const char* name) {
-  slot = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+void bind_symbol(void* handle, F& slot, const char* name) {
+  slot = reinterpret_cast<F>(dlsym(handle, name));
 }
 
 void* blis_probe_thread(void* arg) {
@@ -35,40 +54,41 @@ void* blis_probe_thread(void* arg) {
 }
 
 // MKL's CPU dispatcher dlopen()s its kernel libraries (libmkl_def.so, libmkl_avx512.so ...),
-// which resolve symbols of libmkl_core and the threading layer from the GLOBAL scope. Node loads
-// addons with RTLD_LOCAL, so those libraries (dependencies of this addon) are not global and MKL
-// stops with "undefined symbol ... Cannot load libmkl_def.so". Re-opening the already-loaded MKL
-// libraries with RTLD_NOLOAD | RTLD_GLOBAL promotes them without loading anything new.
+// which resolve symbols of libmkl_core and the threading layer from the GLOBAL scope. A library
+// opened RTLD_LOCAL is not global and MKL stops with "undefined symbol ... Cannot load
+// libmkl_def.so". Re-opening the already-loaded MKL libraries with RTLD_NOLOAD | RTLD_GLOBAL
+// promotes them without loading anything new.
 void promote_mkl_to_global_scope() {
   static const char* const kNames[] = {
-      "libmkl_rt.so",         "libmkl_core.so",       "libmkl_intel_lp64.so",   "libmkl_gf_lp64.so",
+      "libmkl_rt.so",         "libmkl_rt.so.2",       "libmkl_core.so",         "libmkl_intel_lp64.so", "libmkl_gf_lp64.so",
       "libmkl_sequential.so", "libmkl_gnu_thread.so", "libmkl_intel_thread.so", "libmkl_tbb_thread.so",
   };
   for (const char* name : kNames) dlopen(name, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
-  const void* symbols[] = {reinterpret_cast<const void*>(g_runtime.mkl_get_version_string), reinterpret_cast<const void*>(&cblas_dgemm)};
+  const void* symbols[] = {reinterpret_cast<const void*>(g_runtime.mkl_get_version_string), reinterpret_cast<const void*>(g_runtime.dgemm)};
   for (const void* symbol : symbols) {
     Dl_info info;
     if (symbol != nullptr && dladdr(symbol, &info) != 0 && info.dli_fname != nullptr) dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
   }
 }
 
-void init_runtime() {
+void bind_identity(void* h) {
   Runtime& r = g_runtime;
-  bind_symbol(r.openblas_get_config, "openblas_get_config");
-  bind_symbol(r.openblas_get_corename, "openblas_get_corename");
-  bind_symbol(r.openblas_get_parallel, "openblas_get_parallel");
-  bind_symbol(r.openblas_get_num_threads, "openblas_get_num_threads");
-  bind_symbol(r.openblas_set_num_threads, "openblas_set_num_threads");
-  bind_symbol(r.mkl_get_version_string, "mkl_get_version_string");
-  bind_symbol(r.mkl_set_num_threads_local, "mkl_set_num_threads_local");
-  bind_symbol(r.mkl_get_max_threads, "mkl_get_max_threads");
-  bind_symbol(r.bli_info_get_version_str, "bli_info_get_version_str");
-  bind_symbol(r.bli_info_get_enable_threading, "bli_info_get_enable_threading");
-  bind_symbol(r.bli_info_get_enable_openmp, "bli_info_get_enable_openmp");
-  bind_symbol(r.bli_info_get_enable_pthreads, "bli_info_get_enable_pthreads");
-  bind_symbol(r.bli_thread_get_num_threads, "bli_thread_get_num_threads");
-  bind_symbol(r.bli_thread_set_num_threads, "bli_thread_set_num_threads");
+  bind_symbol(h, r.openblas_get_config, "openblas_get_config");
+  bind_symbol(h, r.openblas_get_corename, "openblas_get_corename");
+  bind_symbol(h, r.openblas_get_parallel, "openblas_get_parallel");
+  bind_symbol(h, r.openblas_get_num_threads, "openblas_get_num_threads");
+  bind_symbol(h, r.openblas_set_num_threads, "openblas_set_num_threads");
+  bind_symbol(h, r.mkl_get_version_string, "mkl_get_version_string");
+  bind_symbol(h, r.mkl_set_num_threads_local, "mkl_set_num_threads_local");
+  bind_symbol(h, r.mkl_get_max_threads, "mkl_get_max_threads");
+  bind_symbol(h, r.bli_info_get_version_str, "bli_info_get_version_str");
+  bind_symbol(h, r.bli_info_get_enable_threading, "bli_info_get_enable_threading");
+  bind_symbol(h, r.bli_info_get_enable_openmp, "bli_info_get_enable_openmp");
+  bind_symbol(h, r.bli_info_get_enable_pthreads, "bli_info_get_enable_pthreads");
+  bind_symbol(h, r.bli_thread_get_num_threads, "bli_thread_get_num_threads");
+  bind_symbol(h, r.bli_thread_set_num_threads, "bli_thread_set_num_threads");
 
+  r.vendor = "reference";
   if (r.mkl_get_version_string != nullptr) {
     r.vendor = "mkl";
     promote_mkl_to_global_scope();
@@ -95,11 +115,102 @@ void init_runtime() {
   }
 }
 
+// The calling thread's affinity as a Linux cpulist ("0-3,8"), "" when it cannot be read.
+std::string own_cpulist() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "";
+  std::string out;
+  int start = -1;
+  for (int cpu = 0; cpu <= CPU_SETSIZE; cpu++) {
+    const bool in = cpu < CPU_SETSIZE && CPU_ISSET(cpu, &set);
+    if (in && start < 0) start = cpu;
+    if (!in && start >= 0) {
+      if (!out.empty()) out += ",";
+      out += std::to_string(start);
+      if (cpu - 1 > start) out += "-" + std::to_string(cpu - 1);
+      start = -1;
+    }
+  }
+  return out;
+}
+
+bool try_candidate(const std::string& name) {
+  if (name.empty() || name.size() > 4096) {
+    g_outcome.errors.push_back("(an empty or overlong library name)");
+    return false;
+  }
+  dlerror();
+  void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) {
+    const char* e = dlerror();
+    g_outcome.errors.push_back(name + ": " + (e != nullptr ? e : "dlopen failed"));
+    return false;
+  }
+  Runtime& r = g_runtime;
+  bind_symbol(h, r.sgemm, "cblas_sgemm");
+  bind_symbol(h, r.dgemm, "cblas_dgemm");
+  bind_symbol(h, r.cgemm, "cblas_cgemm");
+  bind_symbol(h, r.zgemm, "cblas_zgemm");
+  if (r.sgemm == nullptr || r.dgemm == nullptr || r.cgemm == nullptr || r.zgemm == nullptr) {
+    g_outcome.errors.push_back(name + ": loaded, but it does not export cblas_sgemm, cblas_dgemm, cblas_cgemm and cblas_zgemm (a Fortran-only BLAS?)");
+    r.sgemm = nullptr;
+    r.dgemm = nullptr;
+    r.cgemm = nullptr;
+    r.zgemm = nullptr;
+    dlclose(h);
+    return false;
+  }
+  r.handle = h;
+  r.library = name;
+  bind_identity(h);
+  return true;
+}
+
 }  // namespace
 
 const Runtime& runtime() {
-  std::call_once(g_runtime_once, init_runtime);
+  // Readers that saw loaded = true see every pointer written before it (release/acquire).
+  (void)g_loaded.load(std::memory_order_acquire);
   return g_runtime;
+}
+
+bool runtime_loaded() {
+  return g_loaded.load(std::memory_order_acquire);
+}
+
+const LoadOutcome& load(const LoadRequest& request) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_attempted) return g_outcome;
+  g_attempted = true;
+  g_outcome.loader_tid = static_cast<int>(syscall(SYS_gettid));
+  g_outcome.loader_cpus = own_cpulist();
+  const char* before = getenv("OPENBLAS_CORETYPE");
+  g_outcome.coretype_was_set = before != nullptr && before[0] != '\0';
+  g_outcome.coretype_before = g_outcome.coretype_was_set ? before : "";
+  if (!request.coretype.empty() && (request.coretype_overwrite || !g_outcome.coretype_was_set)) {
+    // OpenBLAS reads OPENBLAS_CORETYPE in its constructor, i.e. during the dlopen below.
+    g_outcome.coretype_applied = setenv("OPENBLAS_CORETYPE", request.coretype.c_str(), 1) == 0;
+  }
+  bool ok = false;
+  if (request.candidates.empty()) {
+    for (const char* name : kDefaultCandidates) {
+      if ((ok = try_candidate(name))) break;
+    }
+  } else {
+    for (const std::string& name : request.candidates) {
+      if ((ok = try_candidate(name))) break;
+    }
+  }
+  g_outcome.loaded = ok;
+  g_runtime.loaded = ok;
+  g_loaded.store(ok, std::memory_order_release);
+  return g_outcome;
+}
+
+const LoadOutcome& load_outcome() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_outcome;
 }
 
 std::string library_of(const void* address) {
@@ -109,7 +220,7 @@ std::string library_of(const void* address) {
 }
 
 ThreadScope::ThreadScope(int threads) {
-  if (threads <= 0) return;
+  if (threads <= 0 || !runtime_loaded()) return;
   const Runtime& r = runtime();
   if (r.mkl_set_num_threads_local != nullptr) {
     // Per call and per calling thread; restored in the destructor.
@@ -128,15 +239,67 @@ ThreadScope::~ThreadScope() {
 
 namespace js {
 
+namespace {
+
+Napi::Object outcome_object(Napi::Env env, const LoadOutcome& o) {
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("loaded", o.loaded);
+  Napi::Array errors = Napi::Array::New(env, o.errors.size());
+  for (size_t i = 0; i < o.errors.size(); i++) errors.Set(static_cast<uint32_t>(i), o.errors[i]);
+  out.Set("errors", errors);
+  out.Set("library", g_runtime.library);
+  out.Set("coretypeBefore", o.coretype_was_set ? Napi::Value(Napi::String::New(env, o.coretype_before)) : env.Null());
+  out.Set("coretypeApplied", o.coretype_applied);
+  out.Set("loaderTid", o.loader_tid);
+  out.Set("loaderCpus", o.loader_cpus);
+  return out;
+}
+
+}  // namespace
+
+Napi::Value load(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  LoadRequest request;
+  if (info.Length() >= 1 && info[0].IsObject()) {
+    Napi::Object o = info[0].As<Napi::Object>();
+    Napi::Value candidates = o.Get("candidates");
+    if (candidates.IsArray()) {
+      Napi::Array list = candidates.As<Napi::Array>();
+      const uint32_t n = list.Length() < 64 ? list.Length() : 64;
+      for (uint32_t i = 0; i < n; i++) {
+        Napi::Value v = list.Get(i);
+        if (v.IsString()) request.candidates.push_back(v.As<Napi::String>().Utf8Value());
+      }
+    }
+    Napi::Value coretype = o.Get("coretype");
+    if (coretype.IsString()) {
+      std::string c = coretype.As<Napi::String>().Utf8Value();
+      // A core name: letters, digits and '_' only, at most 32 (what src/options.ts accepts).
+      bool ok = !c.empty() && c.size() <= 32;
+      for (char ch : c) ok = ok && ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
+      if (ok) request.coretype = c;
+    }
+    Napi::Value overwrite = o.Get("coretypeOverwrite");
+    request.coretype_overwrite = overwrite.IsBoolean() && overwrite.As<Napi::Boolean>().Value();
+  }
+  const LoadOutcome& o = blas::load(request);
+  return outcome_object(env, o);
+}
+
 Napi::Value info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const Runtime& r = runtime();
   Napi::Object o = Napi::Object::New(env);
-  o.Set("vendor", r.vendor);
-  o.Set("libraryPath", library_of(reinterpret_cast<const void*>(&cblas_dgemm)));
+  const bool loaded = runtime_loaded();
+  const Runtime& r = runtime();
+  o.Set("loaded", loaded);
+  o.Set("load", outcome_object(env, load_outcome()));
+  o.Set("vendor", loaded ? r.vendor : "none");
+  o.Set("libraryPath", loaded ? library_of(reinterpret_cast<const void*>(r.dgemm)) : "");
   std::string version, config, core, runtime_path;
   int parallel = -1, threads = -1;
-  if (r.mkl_get_version_string != nullptr) {
+  if (!loaded) {
+    // nothing to read
+  } else if (r.mkl_get_version_string != nullptr) {
     char buffer[256] = {0};
     r.mkl_get_version_string(buffer, sizeof(buffer) - 1);
     version = buffer;
@@ -168,27 +331,31 @@ Napi::Value info(const Napi::CallbackInfo& info) {
   o.Set("parallel", parallel);
   o.Set("threads", threads);
   o.Set("runtimePath", runtime_path);
-  o.Set("mklLocalThreads", r.mkl_set_num_threads_local != nullptr);
-  o.Set("openblasSetThreads", r.openblas_set_num_threads != nullptr);
-  o.Set("blisSetEffective", r.blis_set_effective);
-  o.Set("blisThreadLocal", r.blis_thread_local);
+  o.Set("mklLocalThreads", loaded && r.mkl_set_num_threads_local != nullptr);
+  o.Set("openblasSetThreads", loaded && r.openblas_set_num_threads != nullptr);
+  o.Set("blisSetEffective", loaded && r.blis_set_effective);
+  o.Set("blisThreadLocal", loaded && r.blis_thread_local);
   return o;
 }
 
 Napi::Value get_threads(const Napi::CallbackInfo& info) {
-  const Runtime& r = runtime();
   int threads = -1;
-  if (r.mkl_get_max_threads != nullptr) threads = r.mkl_get_max_threads();
-  else if (r.openblas_get_num_threads != nullptr) threads = r.openblas_get_num_threads();
-  else if (r.bli_thread_get_num_threads != nullptr) threads = static_cast<int>(r.bli_thread_get_num_threads());
+  if (runtime_loaded()) {
+    const Runtime& r = runtime();
+    if (r.mkl_get_max_threads != nullptr) threads = r.mkl_get_max_threads();
+    else if (r.openblas_get_num_threads != nullptr) threads = r.openblas_get_num_threads();
+    else if (r.bli_thread_get_num_threads != nullptr) threads = static_cast<int>(r.bli_thread_get_num_threads());
+  }
   return Napi::Number::New(info.Env(), threads);
 }
 
 Napi::Value set_threads(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) return Napi::Number::New(env, kStatusBadArguments);
-  const int threads = info[0].As<Napi::Number>().Int32Value();
-  if (threads < 1) return Napi::Number::New(env, kStatusBadArguments);
+  const double value = info[0].As<Napi::Number>().DoubleValue();
+  if (!(value >= 1 && value <= 1048576)) return Napi::Number::New(env, kStatusBadArguments);
+  const int threads = static_cast<int>(value);
+  if (!runtime_loaded()) return Napi::Number::New(env, kStatusNotLoaded);
   const Runtime& r = runtime();
   if (r.openblas_set_num_threads != nullptr) r.openblas_set_num_threads(threads);
   else if (r.bli_thread_set_num_threads != nullptr) r.bli_thread_set_num_threads(threads);

@@ -1,11 +1,20 @@
 /**
  * The worker side of the BLAS provider: engine workers import this module the first time they
- * run `blasGemm` and load the addon then (the BLAS library itself is already in the process:
- * `createBlasProvider()` loaded it on the main thread).
+ * run one of its kernels and load the addon then. `blasLoad` runs once per process, inside the
+ * first GEMM's admission, on a pinned engine worker: it dlopen()s the BLAS runtime there (so the
+ * threads the runtime starts inherit that worker's — the domain's — mask) and probes it.
  */
 import type { KernelArgs } from '@tenferro/core';
-import { BlasStatus, blasStatusName, describeStatus } from '../native/binding.js';
+import { BlasStatus, type RawLoadRequest, blasStatusName, describeStatus } from '../native/binding.js';
 import { loadBlas } from '../native/load.js';
+import { type LoadReport, loadAndProbe } from '../native/probe.js';
+
+/** Load the BLAS runtime on this worker (once per process) and report what it found. */
+export function blasLoad(request: RawLoadRequest): LoadReport {
+  const load = loadBlas();
+  if (!load.available) throw new Error(`@tenferro/provider-blas: the native addon is unavailable in this worker: ${load.reasons.join('; ')}`);
+  return loadAndProbe(load.binding, request);
+}
 
 /**
  * Run every batch of one GEMM with one native call: `args` packs the descriptor built by

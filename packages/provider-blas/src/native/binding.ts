@@ -1,13 +1,43 @@
 /**
  * The raw exports of the native addon `tenferro_blas.node` (registered in native/src/addon.cc;
- * `gemm` is native/src/gemm.cc, `info`/`getThreads`/`setThreads` native/src/runtime.cc).
+ * `gemm` is native/src/gemm.cc, `load`/`info`/`getThreads`/`setThreads` native/src/runtime.cc).
+ * Loading the addon loads no BLAS: `load()` dlopen()s the runtime (once per process).
  * No function throws: failures are status codes ({@link BlasStatus}).
  */
 
+/** What `load()` was asked. */
+export interface RawLoadRequest {
+  /** Sonames or paths, tried in order (empty: the addon's built-in list). */
+  readonly candidates: readonly string[];
+  /** OPENBLAS_CORETYPE to put into the process environment (setenv) before dlopen. */
+  readonly coretype?: string;
+  /** Replace a value already in the environment (else only fill an empty one). */
+  readonly coretypeOverwrite?: boolean;
+}
+
+/** What `load()` did (the first call's outcome, for every later call too). */
+export interface RawLoadOutcome {
+  readonly loaded: boolean;
+  /** One line per candidate that failed (dlerror, or no cblas_?gemm in it). */
+  readonly errors: readonly string[];
+  /** The candidate that loaded. */
+  readonly library: string;
+  /** OPENBLAS_CORETYPE in the process environment before, null when unset. */
+  readonly coretypeBefore: string | null;
+  /** Whether load() called setenv. */
+  readonly coretypeApplied: boolean;
+  /** The thread that ran dlopen, and its affinity mask then. */
+  readonly loaderTid: number;
+  readonly loaderCpus: string;
+}
+
 /** What the addon found with dlsym/dladdr in this process. */
 export interface RawBlasInfo {
-  /** `openblas` (openblas_get_config present), `mkl`, `blis`, else `reference`. */
-  readonly vendor: 'openblas' | 'mkl' | 'blis' | 'reference';
+  /** Whether a BLAS runtime is loaded in this process (by any thread). */
+  readonly loaded: boolean;
+  readonly load: RawLoadOutcome;
+  /** `openblas` (openblas_get_config present), `mkl`, `blis`, else `reference`; `none` before loading. */
+  readonly vendor: 'openblas' | 'mkl' | 'blis' | 'reference' | 'none';
   /** `dladdr(cblas_dgemm)`: the library CBLAS is called in (e.g. the libblas.so.3 alternative). */
   readonly libraryPath: string;
   /** The library the runtime identity symbol lives in (e.g. libopenblas.so.0), or ''. */
@@ -33,6 +63,8 @@ export interface RawBlasInfo {
 export interface BlasBinding {
   /** One (strided-batched) column-major ?gemm described by `desc` (see {@link Desc}); returns a {@link BlasStatus}. */
   gemm(desc: Float64Array, a: Uint8Array, b: Uint8Array, c: Uint8Array): number;
+  /** dlopen the BLAS runtime (once per process; later calls return the first outcome). */
+  load(request: RawLoadRequest): RawLoadOutcome;
   info(): RawBlasInfo;
   getThreads(): number;
   setThreads(threads: number): number;
@@ -81,6 +113,8 @@ export const BlasStatus = Object.freeze({
   BadTranspose: 8,
   /** A used operand's data is not aligned to its element's component (4 bytes for s/c, 8 for d/z). */
   Misaligned: 9,
+  /** The call would reach BLAS but no runtime is loaded in this process yet. */
+  NotLoaded: 10,
 });
 
 export type BlasStatusName = keyof typeof BlasStatus;

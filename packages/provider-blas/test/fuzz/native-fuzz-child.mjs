@@ -17,6 +17,7 @@ const args = fuzzArgs(process.argv.slice(2), {
   trace: '/dev/null',
 });
 const binding = createRequire(import.meta.url)(args.addon);
+binding.load({ candidates: [] }); // the addon links no BLAS: dlopen the system's (its built-in candidate list)
 const vendor = binding.info().vendor;
 
 // Status codes (native/src/blas_addon.h).
