@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors/tenferro-error.js';
+import { type NumberKey, NumberKeyCache, numberKey, pushNumbers, sameKey } from '../util/number-key.js';
 import type { DotGeneralSpec } from './validate-dot-general.js';
 import type { GemmAnalysis } from './gemm-plan.js';
 
@@ -20,9 +21,9 @@ export interface GemmAnalysisCacheStats {
  * one was collected) clears it and rebinds; `clear()` keeps the binding (R117).
  */
 export class GemmAnalysisCache {
-  #slots: ({ key: string; analysis: GemmAnalysis } | undefined)[] = [];
-  /** Analyses of calls without a slot, by key, least recently used first (at most `capacity`). */
-  #auto = new Map<string, GemmAnalysis>();
+  #slots: ({ key: NumberKey; analysis: GemmAnalysis } | undefined)[] = [];
+  /** Analyses of calls without a slot, least recently used evicted (at most `capacity`). */
+  readonly #auto: NumberKeyCache<GemmAnalysis>;
   #capacity: number;
   #bound: WeakRef<object> | undefined;
   #hits = 0;
@@ -30,6 +31,7 @@ export class GemmAnalysisCache {
 
   constructor(capacity = DEFAULT_ANALYSIS_SLOTS) {
     this.#capacity = validCapacity(capacity);
+    this.#auto = new NumberKeyCache(this.#capacity);
   }
 
   /** Bind to `bundle`, clearing every slot when it differs from the bound one. */
@@ -45,28 +47,20 @@ export class GemmAnalysisCache {
    * The automatic cache of calls that name no slot: keyed by layout (the same identity as a
    * slot's, R116), bounded by the capacity, least recently used evicted first.
    */
-  lookupAuto(key: string): GemmAnalysis | undefined {
+  lookupAuto(key: NumberKey): GemmAnalysis | undefined {
     const analysis = this.#auto.get(key);
-    if (analysis === undefined) {
-      this.#misses++;
-      return undefined;
-    }
-    this.#hits++;
-    // Most recently used last.
-    this.#auto.delete(key);
-    this.#auto.set(key, analysis);
+    if (analysis === undefined) this.#misses++;
+    else this.#hits++;
     return analysis;
   }
 
-  storeAuto(key: string, analysis: GemmAnalysis): void {
-    if (this.#capacity === 0) return;
-    if (this.#auto.size >= this.#capacity) this.#auto.delete(this.#auto.keys().next().value!);
+  storeAuto(key: NumberKey, analysis: GemmAnalysis): void {
     this.#auto.set(key, analysis);
   }
 
-  lookup(slot: number, key: string): GemmAnalysis | undefined {
+  lookup(slot: number, key: NumberKey): GemmAnalysis | undefined {
     const entry = this.#slots[slot];
-    if (entry !== undefined && entry.key === key) {
+    if (entry !== undefined && sameKey(entry.key, key)) {
       this.#hits++;
       return entry.analysis;
     }
@@ -74,16 +68,14 @@ export class GemmAnalysisCache {
     return undefined;
   }
 
-  store(slot: number, key: string, analysis: GemmAnalysis): void {
+  store(slot: number, key: NumberKey, analysis: GemmAnalysis): void {
     if (slot < this.#capacity) this.#slots[slot] = { key, analysis };
   }
 
   setCapacity(capacity: number): void {
     const next = validCapacity(capacity);
-    if (next < this.#capacity) {
-      this.#slots = [];
-      this.#auto.clear();
-    }
+    if (next < this.#capacity) this.#slots = [];
+    this.#auto.setCapacity(next);
     this.#capacity = next;
   }
 
@@ -98,8 +90,12 @@ export class GemmAnalysisCache {
 }
 
 /** What makes two analyses interchangeable (R116). */
-export function analysisKey(spec: DotGeneralSpec, outStrides: readonly number[]): string {
-  return `${spec.structureKey}#${spec.lhs.strides}#${spec.rhs.strides}#${outStrides}`;
+export function analysisKey(spec: DotGeneralSpec, outStrides: readonly number[]): NumberKey {
+  const numbers = spec.structureKey.slice();
+  pushNumbers(numbers, spec.lhs.strides);
+  pushNumbers(numbers, spec.rhs.strides);
+  pushNumbers(numbers, outStrides);
+  return numberKey(numbers);
 }
 
 function validCapacity(capacity: number): number {

@@ -4,6 +4,7 @@ import { layoutIsInjective, reachableSpan } from '../tensor/layout.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { validateSignal } from '../util/abort-listeners.js';
 import { bufferAddress } from '../util/buffer-address.js';
+import { NumberKeyCache, numberKey, pushNumbers } from '../util/number-key.js';
 
 /** Which axes contract and which are batch axes, per side: `[lhsAxes, rhsAxes]`, paired in order. */
 export interface DotGeneralDims {
@@ -48,8 +49,8 @@ export interface DotGeneralSpec {
   readonly beta: Scalar;
   readonly analysisSlot: number | undefined;
   readonly signal: AbortSignal | undefined;
-  /** Extents, ranks and axis lists as one string: what the axis checks depended on. */
-  readonly structureKey: string;
+  /** Extents and axis lists: what the axis checks depended on (and, with strides, an analysis). */
+  readonly structureKey: readonly number[];
 }
 
 /**
@@ -110,12 +111,13 @@ export function validateDotGeneral(
   const d = dims as DotGeneralDims;
   const [lc, rc] = axisPair(op, 'dims.contracting', d.contracting);
   const [lb, rb] = d.batch === undefined ? NO_BATCH : axisPair(op, 'dims.batch', d.batch);
-  const structureKey = `${l.shape}|${r.shape}|${lc}|${rc}|${lb}|${rb}|${l.rank},${r.rank}`;
-  let structure = structures.get(structureKey);
+  const structureKey: number[] = [];
+  for (const xs of [l.shape, r.shape, lc, rc, lb, rb]) pushNumbers(structureKey, xs);
+  const key = numberKey(structureKey);
+  let structure = structures.get(key);
   if (structure === undefined) {
     structure = checkAxes(op, l, r, d, lc, rc, lb, rb);
-    if (structures.size >= STRUCTURE_CACHE_SIZE) structures.delete(structures.keys().next().value!);
-    structures.set(structureKey, structure);
+    structures.set(key, structure);
   }
   const { lhsFree, rhsFree, outShape } = structure;
   if (o !== undefined) {
@@ -167,9 +169,8 @@ interface Structure {
   readonly outShape: readonly number[];
 }
 
-/** Axis checks already passed, by extents and axis lists (most recent last). */
-const structures = new Map<string, Structure>();
-const STRUCTURE_CACHE_SIZE = 256;
+/** Axis checks already passed, by extents and axis lists. */
+const structures = new NumberKeyCache<Structure>(256);
 const NO_BATCH: [number[], number[]] = [[], []];
 
 /** Axes in range, no duplicates within a role, contracting ∩ batch = ∅, equal counts, paired extents (R102). */
