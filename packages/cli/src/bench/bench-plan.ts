@@ -12,8 +12,5 @@ export interface BenchPlan {
   readonly budget: TimingBudget;
 }
 
-/** Called before each timed case, for the progress bar. */
-export type OnCase = (label: string) => void;
-
 export const DEFAULT_SIZES: readonly number[] = Object.freeze([64, 256, 1024]);
 export const BENCH_DTYPES: readonly BenchDType[] = Object.freeze(['f64', 'f32']);

@@ -16,7 +16,7 @@ export function xmlEscape(s: string): string {
 function niceCeil(x: number): number {
   if (!(x > 0)) return 1;
   const p = 10 ** Math.floor(Math.log10(x));
-  for (const m of [1, 2, 5, 10]) if (m * p >= x) return m * p;
+  for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= x) return m * p;
   return 10 * p;
 }
 
