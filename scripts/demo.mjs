@@ -73,8 +73,10 @@ for (const r of rows) {
 }
 console.log(dim(`\n  ${report.threads} thread${report.threads === 1 ? '' : 's'}; ratios at n=${big}; each figure is the median of timed calls after a warm-up.`));
 if (anchor?.available) console.log(dim(`  C: ${anchor.description}.`));
-const f32 = report.series.filter((s) => s.available && s.id !== 'anchor').map((s) => `${NAMES[s.id] ?? s.label} ${num(s.results.find((r) => r.dtype === 'f32' && r.n === big)?.gflops)}`);
-if (f32.length > 0) console.log(dim(`  float32 at n=${big}: ${f32.join(', ')} GFLOP/s${anchor?.available ? `; C ${num(anchor.results.find((r) => r.dtype === 'f32' && r.n === big)?.gflops)}` : ''}.`));
+const f32 = report.series
+  .filter((s) => s.available)
+  .map((s) => `${s.id === 'anchor' ? 'C' : (NAMES[s.id] ?? s.label).replace(', kind', '')} ${num(s.results.find((r) => r.dtype === 'f32' && r.n === big)?.gflops)}`);
+if (f32.length > 0) console.log(dim(`  float32 at n=${big}, GFLOP/s: ${f32.join(', ')}.`));
 console.log(dim('  More: npx tenferro bench --help (sizes, threads, --json, --svg chart).'));
 
 /** ml-matrix's `mmul` on the same sizes (warm-up at the smallest size, then timed calls). */
