@@ -12,6 +12,9 @@ import {
 } from '@tenferro/core';
 import { loadOs } from '@tenferro/os';
 import { type InstalledPackage, type LoadedPackage, loadInstalledProviders } from '../installed-providers.js';
+import type { CliIo } from '../cli-io.js';
+import { EXIT, isUserInputError } from '../exit-codes.js';
+import { makeStyle, styleFor, type Style } from '../style.js';
 
 /** `tenferro info --json` schema; documented in docs/cli.md. Bump the suffix on any breaking change. */
 export const INFO_SCHEMA = 'tenferro.info/2';
@@ -136,49 +139,51 @@ async function describeDefaultBackend(topology: CpuTopology | undefined, package
   }
 }
 
-export function formatInfo(r: InfoReport): string {
+/** The human report; `style` colours it (plain by default). */
+export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): string {
   const lines: string[] = [];
-  const row = (label: string, value: string) => lines.push(`  ${label.padEnd(22)} ${value}`);
-  lines.push('tenferro info');
+  const row = (label: string, value: string, paint: (s: string) => string = (x) => x) => lines.push(`  ${paint(label.padEnd(22))} ${value}`);
+  const section = (title: string) => lines.push(style.bold(title));
+  section('tenferro info');
   row('node', `${r.node.version} (ABI ${r.node.abi}, ${r.node.platform}-${r.node.arch})`);
   if (r.osBinding.available) row('OS binding', `loaded (${r.osBinding.path})`);
   else {
-    row('OS binding', 'unavailable — placement: compatibility mode only (no verified worker affinity)');
+    row('OS binding', style.red('unavailable') + ' — placement: compatibility mode only (no verified worker affinity)');
     unavailableRows(row, r.osBinding);
   }
-  lines.push('CPUs');
+  section('CPUs');
   row('process affinity', `${r.allowedCpus}  [${r.allowedCpusSource}]`);
   row('online', r.onlineCpus ?? 'unknown');
   row('effective capacity', `${r.effectiveCapacity.cpus} CPU${r.effectiveCapacity.cpus === 1 ? '' : 's'}` +
     (r.effectiveCapacity.quota !== null ? ` (CFS quota ${r.effectiveCapacity.quota} CPUs)` : ''));
   for (const l of r.effectiveCapacity.limits) row(`  ${l.source}`, `${l.cpus} — ${l.detail}`);
   row('os.availableParallelism', String(r.availableParallelism));
-  lines.push('NUMA');
+  section('NUMA');
   if (!r.numa.available) row('nodes', 'no NUMA information (all-allowed placement only)');
   else if (r.numa.nodes.length === 0) row('nodes', 'none usable with this affinity');
   for (const n of r.numa.nodes) {
     const mem = n.memoryBytes === null ? (n.hasMemory ? 'memory' : 'no memory') : n.hasMemory ? formatBytes(n.memoryBytes) : 'no memory';
     row(`node ${n.id}`, `CPUs ${n.cpus}, ${mem}`);
   }
-  lines.push('providers');
+  section('providers');
   if (r.providers.length === 0) {
     row('installed', `none (known: ${KNOWN_PROVIDER_PACKAGES.map((k) => k.name).join(', ')})`);
   }
   for (const p of r.providers) {
     const s = p.status;
-    row(p.name, `${p.version} — ${s === null ? 'no status() in this version' : s.available ? 'available' : 'unavailable'}`);
+    row(p.name, `${p.version} — ${s === null ? 'no status() in this version' : s.available ? style.green('available') : style.red('unavailable')}`);
     if (s === null) continue;
     if (!s.available) {
       unavailableRows(row, s);
       continue;
     }
     for (const [key, value] of Object.entries(s.details)) row(`  ${words(key)}`, value === null ? 'n/a' : typeof value === 'boolean' ? (value ? 'yes' : 'no') : String(value));
-    for (const w of s.warnings) row('  WARNING', w);
+    for (const w of s.warnings) row('  WARNING', w, style.yellow);
     if (s.addonPath !== undefined) row('  addon', s.addonPath);
   }
-  lines.push('CpuBackend.create()');
+  section('CpuBackend.create()');
   if ('error' in r.backend) {
-    row('fails with', `${r.backend.error.code}: ${r.backend.error.message}`);
+    row('fails with', `${style.red(r.backend.error.code)}: ${r.backend.error.message}`);
   } else {
     const b = r.backend;
     row('kind', b.kind);
@@ -206,7 +211,17 @@ function formatBytes(n: number): string {
   return gib >= 1 ? `${gib.toFixed(1)} GiB` : `${(n / 2 ** 20).toFixed(0)} MiB`;
 }
 
-export function describeError(error: unknown): string {
-  if (TenferroError.is(error)) return `tenferro: ${error.message} [${error.code}]`;
-  return `tenferro: ${error instanceof Error ? error.message : String(error)}`;
+/**
+ * `tenferro info [--json]`: print the report. When the backend cannot be created because of
+ * something the user set (an `InvalidArgument` such as `TENFERRO_NUM_THREADS=abc`), the report is
+ * still printed, the error goes to stderr too, and the exit code is 1.
+ */
+export async function infoCommand(options: { readonly json?: boolean }, io: CliIo): Promise<void> {
+  const report = await collectInfo();
+  const json = options.json === true;
+  io.stdout.write(json ? `${JSON.stringify(report, null, 2)}\n` : `${formatInfo(report, styleFor(io.stdout, false, io.env))}\n`);
+  if ('error' in report.backend && isUserInputError(report.backend.error.code)) {
+    io.stderr.write(`tenferro: ${report.backend.error.message} [${report.backend.error.code}]\n`);
+    io.exitCode = EXIT.failure;
+  }
 }
