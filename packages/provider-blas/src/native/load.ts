@@ -4,7 +4,9 @@
  * JavaScript realm (the main thread and each engine worker) and the outcome is cached.
  */
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { debuglog } from 'node:util';
 import { type AddonAdvice, type AddonFailure, type AddonLoad, loadAddon } from '@tenferro/core';
 import { APT_INSTALL_LINE, detectBlas } from '../../scripts/detect-blas.mjs';
@@ -28,8 +30,8 @@ export function loadBlas(): BlasLoad {
     const other = process.env[ADDON_ENV] || undefined;
     cached = loadAddon<BlasBinding>({
       packageName: '@tenferro/provider-blas',
-      // Relative to this file, in src/native/ or dist/native/. The build record describes that build only.
-      addon: other === undefined ? new URL('../../native/build/Release/tenferro_blas.node', import.meta.url) : resolve(other),
+      // The build record describes the package's own build (or prebuilt binary) only.
+      addon: other === undefined ? findAddon() : resolve(other),
       status: other === undefined ? new URL('../../native/build/status.json', import.meta.url) : undefined,
       exports: ['gemm', 'info', 'getThreads', 'setThreads'],
       disableEnv: IGNORE_ENV,
@@ -74,4 +76,19 @@ export function blasLibraryMapped(): { openblas: boolean; any: boolean } {
   }
   const openblas = /libopenblas[^/\s]*\.so/.test(maps);
   return { openblas, any: openblas || /libblas\.so|libmkl_rt|libblis/.test(maps) || maps.includes('tenferro_blas.node') };
+}
+
+/**
+ * The addon file, as node-gyp-build finds it in native/ (relative to this file, in src/native/ or
+ * dist/native/): a local build in native/build/Release, else the prebuilt binary for this platform
+ * in native/prebuilds/<platform>-<arch>/; the build path when there is neither (the loader then
+ * explains why from the build record).
+ */
+function findAddon(): string {
+  const dir = fileURLToPath(new URL('../../native/', import.meta.url));
+  try {
+    return (createRequire(import.meta.url)('node-gyp-build') as { path(dir: string): string }).path(dir);
+  } catch {
+    return join(dir, 'build', 'Release', 'tenferro_blas.node');
+  }
 }
