@@ -136,11 +136,26 @@ for (const scenario of scenarios) {
   writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: `release-dry-${scenario}`, private: true, type: 'module' }, null, 2)}\n`);
   writeFileSync(join(app, 'quickstart.mjs'), QUICKSTART);
   const env = { npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' };
-  if (scenario !== 'prebuilt') env.npm_config_build_from_source = 'true';
-  if (scenario === 'no-compiler') Object.assign(env, { CC: '/bin/false', CXX: '/bin/false', LINK: '/bin/false' });
-  say(`[${scenario}] npm i ${tgzs.map((t) => `./${t}`).join(' ')} (in ${app})`);
+  let from = tarballs;
+  if (scenario === 'source') env.npm_config_build_from_source = 'true';
+  if (scenario === 'no-compiler') {
+    // Tarballs without their prebuilt binaries (as on a platform that has none), and a compiler that fails.
+    from = join(work, 'tarballs-without-prebuilds');
+    rmSync(from, { recursive: true, force: true });
+    mkdirSync(from, { recursive: true });
+    for (const f of tgzs) {
+      const x = join(from, f.replace(/\.tgz$/, ''));
+      mkdirSync(x);
+      spawnSync('tar', ['-xzf', join(tarballs, f), '-C', x]);
+      rmSync(join(x, 'package', 'native', 'prebuilds'), { recursive: true, force: true });
+      spawnSync('tar', ['-czf', join(from, f), '-C', x, 'package']);
+      rmSync(x, { recursive: true, force: true });
+    }
+    Object.assign(env, { CC: '/bin/false', CXX: '/bin/false', LINK: '/bin/false' });
+  }
+  say(`[${scenario}] npm i ${tgzs.map((t) => `./${t}`).join(' ')} (in ${app}${scenario === 'prebuilt' ? '' : scenario === 'source' ? ', npm_config_build_from_source=true' : ', no prebuilt binaries, CC=CXX=/bin/false'})`);
   const t = Date.now();
-  const install = run('npm', ['install', '--foreground-scripts', '--no-package-lock', ...tgzs.map((f) => join(tarballs, f))], { cwd: app, env });
+  const install = run('npm', ['install', '--foreground-scripts', '--no-package-lock', ...tgzs.map((f) => join(from, f))], { cwd: app, env });
   if (!check(`[${scenario}] npm i of the tarballs succeeds (${((Date.now() - t) / 1000).toFixed(0)} s)`, install.ok)) continue;
   const statuses = ['os', 'provider-faer', 'provider-blas'].map((d) => {
     const f = join(app, 'node_modules', '@tenferro', d, 'native', 'build', 'status.json');
@@ -163,7 +178,8 @@ for (const scenario of scenarios) {
   check(`[${scenario}] the quick start's matmul is [[14, 32], [32, 77]]`, JSON.stringify(out.c) === '[14,32,32,77]', JSON.stringify(out.c));
   if (scenario === 'no-compiler') {
     check(`[${scenario}] os binding unavailable, with a reason`, out.os.available === false && out.os.reasons.length > 0, out.os.reasons?.[0]);
-    check(`[${scenario}] faer unavailable, with a reason and a fix`, out.faer.available === false && out.faer.possibleSolutions.length > 0, out.faer.reasons?.[0]);
+    check(`[${scenario}] faer unavailable, with a reason and a fix`, out.faer.available === false && out.faer.possibleSolutions.length > 0, `${out.faer.reasons?.join('; ')} — fix: ${out.faer.possibleSolutions?.[0]}`);
+    check(`[${scenario}] the backend says it runs the reference kernels`, /^reference/.test(out.provider), out.provider);
   } else {
     check(`[${scenario}] the os binding is available`, out.os.available === true, out.os.path ?? out.os.reasons?.join('; '));
     check(`[${scenario}] faer is native`, out.faer.available === true && !/^reference/.test(out.provider), `${out.faer.isa ?? out.faer.reasons?.join('; ')}; ${out.provider}`);

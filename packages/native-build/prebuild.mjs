@@ -11,7 +11,7 @@
 // dispatch). Built on Debian 12, the binary needs glibc >= 2.36 (docs/contributing/native-package.md).
 //
 // Skipped when the sources, node-gyp and Node are those of the last prebuild (a stamp in
-// native/build/prebuild.stamp). Nothing is downloaded: the Node headers are the local ones.
+// node_modules/.cache/tenferro-prebuild.stamp). Nothing is downloaded: the Node headers are the local ones.
 //   node node_modules/@tenferro/native-build/prebuild.mjs [--force]      (run in the package directory)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -23,7 +23,8 @@ const packageDir = process.cwd();
 const pkg = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
 const nativeDir = join(packageDir, 'native');
 const workDir = join(nativeDir, 'build', 'prebuild');
-const stampPath = join(nativeDir, 'build', 'prebuild.stamp');
+// Outside native/build, which every `node-gyp rebuild` (build:native) wipes.
+const stampPath = join(packageDir, 'node_modules', '.cache', 'tenferro-prebuild.stamp');
 const tuple = `${process.platform}-${process.arch}`;
 const outDir = join(nativeDir, 'prebuilds', tuple);
 const say = (line) => console.log(`${pkg.name}: prebuild: ${line}`);
@@ -101,5 +102,6 @@ if (probe.status !== 0) {
   console.error(`${pkg.name}: prebuild: ${file} does not load:\n${probe.stderr}`);
   process.exit(1);
 }
+mkdirSync(dirname(stampPath), { recursive: true });
 writeFileSync(stampPath, stamp);
 say(`${relative(packageDir, file)} (${(statSync(file).size / 1024).toFixed(0)} KiB, ${((Date.now() - t) / 1000).toFixed(1)} s)`);

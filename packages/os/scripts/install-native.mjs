@@ -149,9 +149,17 @@ child.on('close', (code, signal) => {
     .slice(-20)
     .join('\n');
   if (code !== 0) {
+    const lines = output.split('\n').map((line) => line.trim());
+    const cause =
+      lines.find((line) => /gyp ERR! find Python|gyp ERR! stack Error: Could not find any Python/.test(line)) ??
+      lines.find((line) => /: (not found|No such file or directory)$|command not found/.test(line)) ??
+      lines.find((line) => /\berror:|fatal error/.test(line)) ??
+      lines.find((line) => /^make: \*\*\*.*Error \d+$/.test(line)) ??
+      lines.find((line) => line.startsWith('gyp ERR! stack Error')) ??
+      `node-gyp rebuild exited with ${code ?? signal}`;
     finish({
       ok: false,
-      reason: `the build from source failed (node-gyp rebuild exited with ${code ?? signal}):\n${tail}`,
+      reason: `the build from source failed: ${cause}${prebuiltProblem ? ` (and no prebuilt binary: ${prebuiltProblem})` : ''}\n${tail}`,
       possibleSolutions: [`${TOOLCHAIN}, then ${rebuild}`],
     });
   }
