@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { pnpm, path } = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8'));
+const { pnpm, path, nodedir } = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8'));
 const packagesDir = join(root, 'packages');
 const packages = readdirSync(packagesDir).filter((p) => existsSync(join(packagesDir, p, 'package.json')));
 const withTests = packages.filter((p) => {
@@ -17,17 +17,24 @@ const withTests = packages.filter((p) => {
 });
 for (const p of withTests) rmSync(join(packagesDir, p, 'test-results'), { recursive: true, force: true });
 
-const result = spawnSync(pnpm, ['exec', 'turbo', 'run', 'test', '--concurrency=1', '--continue', '--log-prefix=none', ...process.argv.slice(2)], {
+// Not on a terminal (CI, a pipe, a log file): no colour codes from turbo, vitest or anything else.
+// Cached build tasks are not replayed (--output-logs=new-only): only what runs now prints.
+const env = {
+  ...process.env,
+  PATH: path,
+  TURBO_TELEMETRY_DISABLED: '1',
+  DO_NOT_TRACK: '1',
+  TENFERRO_NODE_ABI: `${process.versions.modules}-${process.version}-${process.arch}`,
+};
+if (nodedir) env.npm_config_nodedir = nodedir;
+if (!process.stdout.isTTY) {
+  env.NO_COLOR = '1';
+  delete env.FORCE_COLOR;
+}
+const result = spawnSync(pnpm, ['exec', 'turbo', 'run', 'test', '--concurrency=1', '--continue', '--log-prefix=none', '--output-logs=new-only', ...process.argv.slice(2)], {
   cwd: root,
   stdio: 'inherit',
-  env: {
-    ...process.env,
-    PATH: path,
-    TURBO_TELEMETRY_DISABLED: '1',
-    DO_NOT_TRACK: '1',
-    npm_config_nodedir: process.env.npm_config_nodedir ?? '/usr',
-    TENFERRO_NODE_ABI: `${process.versions.modules}-${process.version}-${process.arch}`,
-  },
+  env,
 });
 
 let passed = 0;

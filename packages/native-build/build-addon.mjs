@@ -2,9 +2,11 @@
 // <package>/native, the outcome recorded in native/build/status.json (which the package's loader
 // reads to explain a missing addon).
 //
-// Nothing is downloaded: node-gyp is pointed at the local Node headers (--nodedir: /usr, where
-// Debian's nodejs puts include/node, or beside the running node) unless npm_config_nodedir is
-// set. (pnpm does not pass npm's `nodedir` setting to scripts, so we pass it ourselves.)
+// Nothing is downloaded: node-gyp is pointed at the local Node headers (--nodedir: beside the
+// running node — official tarballs, nvm, fnm, volta — else /usr, where Debian's nodejs puts
+// include/node) unless npm_config_nodedir is set (scripts/setup.mjs sets it to what it found).
+// (pnpm does not pass npm's `nodedir` setting to scripts, so we pass it ourselves.)
+// node-gyp's output is kept: one line on success, its last meaningful lines (no `gyp info`) on failure.
 //
 // A failed or skipped build writes { ok: false, reason } and exits 0, so installs on machines
 // without a C++ toolchain still work (the package then says why it is unavailable). With
@@ -82,7 +84,7 @@ export function buildAddon(o) {
       fail(`npm_config_nodedir=${dir} has no include/node/node_api.h; install the Node headers and retry`);
     }
   } else {
-    const candidates = ['/usr', resolve(dirname(process.execPath), '..')];
+    const candidates = [resolve(dirname(process.execPath), '..'), '/usr'];
     const nodedir = candidates.find((dir) => existsSync(join(dir, 'include', 'node', 'node_api.h')));
     if (nodedir === undefined) {
       fail(`Node headers not found in ${candidates.map((d) => join(d, 'include/node')).join(' or ')}; set npm_config_nodedir to a directory holding include/node (nothing is downloaded)`);
@@ -91,7 +93,6 @@ export function buildAddon(o) {
   }
   args.push(`--jobs=${Math.max(1, Math.min(4, availableParallelism()))}`);
 
-  console.log(`${o.name}: node-gyp ${args.slice(1).join(' ')} (in native/)`);
   const result = spawnSync(process.execPath, args, {
     cwd: nativeDir,
     encoding: 'utf8',
@@ -99,10 +100,8 @@ export function buildAddon(o) {
     env: { ...process.env, npm_config_build_from_source: 'true' },
   });
   const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  process.stdout.write(result.stdout ?? '');
-  process.stderr.write(result.stderr ?? '');
   if (result.error) fail(`node-gyp could not run: ${result.error.message}`);
-  if (result.status !== 0) fail(`node-gyp rebuild exited with ${result.status ?? result.signal}:\n${lastLines(output)}`);
+  if (result.status !== 0) fail(`node-gyp rebuild failed: ${cause(output) ?? `exit ${result.status ?? result.signal}`}\n${lastLines(output)}`);
   if (!existsSync(addonPath)) fail(`node-gyp succeeded but ${addonPath} is missing:\n${lastLines(output)}`);
 
   // The build is only good if the addon loads in this Node.
@@ -113,11 +112,24 @@ export function buildAddon(o) {
     fail(`built ${addonPath} but it does not load: ${error instanceof Error ? error.message : String(error)}`);
   }
   writeStatus({ ok: true, ...extra });
-  console.log(`${o.name}: built ${addonPath}`);
+  const warnings = output.split('\n').filter((line) => /warning:/.test(line)).length;
+  console.log(`${o.name}: built ${addonPath} (node-gyp ${args.slice(1).join(' ')}${warnings > 0 ? `; ${warnings} compiler warnings` : ''})`);
 }
 
 /** The last lines of node-gyp's output that say something (its `gyp info` chatter is dropped). */
 function lastLines(text, count = 25) {
   const lines = text.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('gyp info'));
   return lines.slice(-count).join('\n');
+}
+
+/** The line of node-gyp's output that says why it failed, when one does. */
+function cause(text) {
+  const lines = text.split('\n').map((line) => line.trim());
+  return (
+    lines.find((line) => /gyp ERR! find Python|Could not find any Python/.test(line)) ??
+    lines.find((line) => /: (not found|No such file or directory)$|command not found/.test(line)) ??
+    lines.find((line) => /\berror:|fatal error/.test(line)) ??
+    lines.find((line) => /^make: \*\*\*.*Error \d+$/.test(line)) ??
+    lines.find((line) => line.startsWith('gyp ERR! stack Error'))
+  );
 }

@@ -63,6 +63,23 @@ export interface AddonUnavailable {
 export type AddonLoad<B> = AddonAvailable<B> | AddonUnavailable;
 
 const OP = 'loadAddon';
+
+/**
+ * Where the addon of a package is: given its `native/` folder (which holds `binding.gyp`), the
+ * file node-gyp-build picks — a local build in `build/Release/`, else the prebuilt binary in
+ * `prebuilds/<platform>-<arch>/` that matches this platform, libc and Node (prebuildify's layout).
+ * When there is neither it returns `build/Release/<file>`, so that {@link loadAddon} explains
+ * the missing file with the build record. Never throws.
+ */
+export function findAddon(nativeDir: string | URL, file: string): string {
+  const dir = nativeDir instanceof URL || nativeDir.startsWith('file:') ? fileURLToPath(nativeDir) : nativeDir;
+  try {
+    const nodeGypBuild = createRequire(import.meta.url)('node-gyp-build') as { path(dir: string): string };
+    return nodeGypBuild.path(dir);
+  } catch {
+    return join(dir, 'build', 'Release', file);
+  }
+}
 const KNOWN_OPTIONS = new Set(['packageName', 'addon', 'status', 'exports', 'disableEnv', 'platforms', 'check', 'buildCommand', 'advice']);
 const TOOLCHAIN = 'install python3, make and g++ (Debian/Ubuntu, as root: apt-get install -y python3 make g++)';
 

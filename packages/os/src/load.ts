@@ -4,7 +4,7 @@
  * each worker load it once) and the outcome is cached.
  */
 import type { OsBinding } from './binding.js';
-import { type AddonAvailable, type AddonUnavailable, loadAddon } from './load-addon.js';
+import { type AddonAvailable, type AddonUnavailable, findAddon, loadAddon } from './load-addon.js';
 
 /**
  * The outcome of loading the addon. When unavailable, `reason` is `reasons` joined with `'; '`
@@ -22,8 +22,9 @@ export function loadOs(): OsStatus {
   if (cached === undefined) {
     const load = loadAddon<OsBinding>({
       packageName: '@tenferro/os',
-      // Relative to this file, in src/ or dist/.
-      addon: new URL('../native/build/Release/tenferro_os.node', import.meta.url),
+      // native/ relative to this file, in src/ or dist/: native/build/Release, else a prebuilt binary
+      // in native/prebuilds/<platform>-<arch>/ (node-gyp-build's lookup).
+      addon: findAddon(new URL('../native/', import.meta.url), 'tenferro_os.node'),
       status: new URL('../native/build/status.json', import.meta.url),
       exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange'],
       disableEnv: DISABLE_ENV,

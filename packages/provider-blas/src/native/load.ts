@@ -68,3 +68,4 @@ export function blasLibraryMapped(): { openblas: boolean; any: boolean } {
   const openblas = /libopenblas[^/\s]*\.so/.test(maps);
   return { openblas, any: openblas || /libblas\.so|libcblas\.so|libmkl_rt|libblis/.test(maps) };
 }
+

@@ -3,6 +3,9 @@
  * the addon is loaded on the first `loadFaer()` call (per JavaScript realm: the main thread and
  * each engine worker load it once) and the outcome is cached.
  */
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type AddonAvailable, type AddonUnavailable, loadAddon } from '@tenferro/core';
 import { DESC, type FaerBinding, type NativeInfo } from './binding.js';
 
@@ -21,8 +24,7 @@ export function loadFaer(): FaerLoadStatus {
   if (cached === undefined) {
     const load = loadAddon<FaerBinding>({
       packageName: '@tenferro/provider-faer',
-      // Relative to this file, in src/native/ or dist/native/.
-      addon: new URL('../../native/build/Release/tenferro_faer.node', import.meta.url),
+      addon: findAddon(),
       status: new URL('../../native/build/status.json', import.meta.url),
       exports: ['gemm', 'info', 'fmaPeak'],
       disableEnv: DISABLE_ENV,
@@ -46,4 +48,19 @@ function checkBinding(binding: FaerBinding): string | undefined {
   }
   if (binding.info() === null) return 'the addon reports no ISA path this CPU can run';
   return undefined;
+}
+
+/**
+ * The addon file, as node-gyp-build finds it in native/ (relative to this file, in src/native/ or
+ * dist/native/): a local build in native/build/Release, else the prebuilt binary for this platform
+ * in native/prebuilds/<platform>-<arch>/; the build path when there is neither (the loader then
+ * explains why from the build record).
+ */
+function findAddon(): string {
+  const dir = fileURLToPath(new URL('../../native/', import.meta.url));
+  try {
+    return (createRequire(import.meta.url)('node-gyp-build') as { path(dir: string): string }).path(dir);
+  } catch {
+    return join(dir, 'build', 'Release', 'tenferro_faer.node');
+  }
 }

@@ -1,0 +1,121 @@
+// What tenferro publishes, checked on the packed tarballs (pnpm pack, so workspace: ranges are
+// rewritten as they will be on the registry): publint --strict, attw (ESM-only profile: the
+// packages are ESM), the metadata every package carries, and the native packages' install step.
+// The full install from the tarballs into an app is `npm run release:dry` (docs/contributing/native-package.md).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { publint } from 'publint';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+const packagesDir = join(root, 'packages');
+const setup = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8')) as { pnpm: string; path: string };
+
+interface Manifest {
+  name: string;
+  version: string;
+  private?: boolean;
+  license?: string;
+  repository?: { type?: string; url?: string; directory?: string };
+  files?: string[];
+  scripts?: Record<string, string>;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+}
+const all = readdirSync(packagesDir)
+  .filter((d) => existsSync(join(packagesDir, d, 'package.json')))
+  .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(packagesDir, dir, 'package.json'), 'utf8')) as Manifest }));
+const published = all.filter((p) => p.pkg.private !== true);
+const native = published.filter((p) => existsSync(join(packagesDir, p.dir, 'native', 'binding.gyp')));
+
+describe('package metadata', () => {
+  it('publishes core, os, both providers and the CLI', () => {
+    expect(published.map((p) => p.pkg.name).sort()).toEqual(['@tenferro/cli', '@tenferro/core', '@tenferro/os', '@tenferro/provider-blas', '@tenferro/provider-faer']);
+  });
+
+  it.each(published.map((p) => [p.pkg.name, p] as const))('%s: license (with its LICENSE file), repository, files without tests', (_, p) => {
+    expect(p.pkg.license).toBe('MIT');
+    expect(readFileSync(join(packagesDir, p.dir, 'LICENSE'), 'utf8')).toBe(readFileSync(join(root, 'LICENSE'), 'utf8'));
+    expect(p.pkg.repository).toMatchObject({ type: 'git', directory: `packages/${p.dir}` });
+    expect(p.pkg.files).toBeDefined();
+    for (const f of p.pkg.files ?? []) expect(f).not.toMatch(/(^|\/)(test|tests|bench|fuzz)(\/|$)|\.sh$|run-tests/);
+  });
+});
+
+describe('native packages', () => {
+  const canonical = readFileSync(join(packagesDir, 'native-build', 'install-native.mjs'), 'utf8');
+
+  it('are os, faer and blas', () => {
+    expect(native.map((p) => p.dir).sort()).toEqual(['os', 'provider-blas', 'provider-faer']);
+  });
+
+  it.each(native.map((p) => [p.pkg.name, p] as const))('%s: install step = the canonical install-native.mjs, with its own build tools', (_, p) => {
+    expect(readFileSync(join(packagesDir, p.dir, 'scripts', 'install-native.mjs'), 'utf8')).toBe(canonical);
+    expect(p.pkg.scripts?.install).toMatch(/^node scripts\/install-native\.mjs --platforms \S+$/);
+    for (const dep of ['node-gyp-build', 'node-gyp', 'node-addon-api']) expect(p.pkg.dependencies?.[dep], dep).toBeDefined();
+    expect(p.pkg.files).toEqual(expect.arrayContaining(['native/binding.gyp', 'native/src', 'native/prebuilds', 'scripts/install-native.mjs']));
+    expect(p.pkg.scripts?.prepack).toContain('prebuild.mjs');
+  });
+
+  it('the install step imports only Node built-ins and the package’s own dependencies', () => {
+    const imports = [...canonical.matchAll(/(?:from\s+|require\()['"]([^'"]+)['"]/g)].map((m) => m[1]);
+    expect(imports.length).toBeGreaterThan(5);
+    const own = new Set(['node-gyp-build', 'node-gyp/package.json', 'node-addon-api']);
+    expect(imports.filter((i) => !i!.startsWith('node:') && !own.has(i!))).toEqual([]);
+    expect(canonical).not.toContain('@tenferro/');
+  });
+
+  it.each(native.map((p) => [p.pkg.name, p] as const))('%s: binding.gyp has no -march (prebuilt binaries dispatch on the ISA at run time)', (_, p) => {
+    expect(readFileSync(join(packagesDir, p.dir, 'native', 'binding.gyp'), 'utf8')).not.toMatch(/-march|-mtune=native|-mavx|-mfma/);
+  });
+});
+
+describe('packed tarballs', () => {
+  let out: string;
+  const tarball = new Map<string, string>();
+
+  beforeAll(() => {
+    out = mkdtempSync(join(tmpdir(), 'tenferro-pack-'));
+    for (const p of published) {
+      // No prebuilt binary here (TENFERRO_SKIP_PREBUILD): npm run release:dry packs with them.
+      const r = spawnSync(setup.pnpm, ['pack', '--pack-destination', out], {
+        cwd: join(packagesDir, p.dir),
+        encoding: 'utf8',
+        env: { ...process.env, PATH: setup.path, TENFERRO_SKIP_PREBUILD: '1' },
+      });
+      if (r.status !== 0) throw new Error(`pnpm pack ${p.pkg.name} failed:\n${r.stdout}${r.stderr}`);
+      tarball.set(p.pkg.name, join(out, `${p.pkg.name.replace('@', '').replace('/', '-')}-${p.pkg.version}.tgz`));
+    }
+  });
+  afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+  it.each(published.map((p) => [p.pkg.name] as const))('%s: publint --strict reports nothing', async (name) => {
+    const file = readFileSync(tarball.get(name)!);
+    const tgz = file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength) as ArrayBuffer;
+    const { messages } = await publint({ pack: { tarball: tgz }, strict: true, level: 'suggestion' });
+    expect(messages.map((m) => `${m.type} ${m.code} ${m.path.join('.')}`)).toEqual([]);
+  });
+
+  it.each(published.map((p) => [p.pkg.name] as const))('%s: attw (esm-only profile) finds no problem', (name) => {
+    const attw = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '.bin', 'attw');
+    const r = spawnSync(attw, [tarball.get(name)!, '--profile', 'esm-only', '--format', 'ascii', '--no-color', '--no-emoji'], { encoding: 'utf8' });
+    expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+  });
+
+  it.each(published.map((p) => [p.pkg.name] as const))('%s: no workspace: range, no tests, no declaration maps, source maps with sourcesContent', (name) => {
+    const tgz = tarball.get(name)!;
+    const list = spawnSync('tar', ['-tzf', tgz], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+    const manifest = spawnSync('tar', ['-xzOf', tgz, 'package/package.json'], { encoding: 'utf8' }).stdout;
+    expect(manifest).not.toContain('workspace:');
+    expect(list.filter((f) => /\/(test|fuzz|bench)\/|\.test\.|\.sh$/.test(f))).toEqual([]);
+    expect(list.filter((f) => f.endsWith('.d.ts.map'))).toEqual([]);
+    const maps = list.filter((f) => f.endsWith('.js.map'));
+    for (const m of maps.slice(0, 20)) {
+      const map = JSON.parse(spawnSync('tar', ['-xzOf', tgz, m], { encoding: 'utf8', maxBuffer: 64 << 20 }).stdout) as { sources: string[]; sourcesContent?: string[] };
+      expect(map.sourcesContent?.length, m).toBe(map.sources.length);
+    }
+  });
+});
