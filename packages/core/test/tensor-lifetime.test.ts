@@ -177,6 +177,26 @@ describe('collection returns storage (safety net for code that never disposes)',
   });
 });
 
+describe('external memory reported to V8', () => {
+  it('a fresh output counts its storage while a tensor may hold it (V8 does not count SharedArrayBuffers), and not after dispose', async () => {
+    const { adjustExternalMemory } = await import('@tenferro/os');
+    const x = square(128);
+    const before = adjustExternalMemory(0)!;
+    const out = await backend.matmul(x, x);
+    // (Node itself may report a few bytes meanwhile.)
+    const held = adjustExternalMemory(0)! - before;
+    expect(held).toBeGreaterThanOrEqual(128 * 128 * 8);
+    expect(held).toBeLessThan(128 * 128 * 8 + 4096);
+    const beforeDispose = adjustExternalMemory(0)!;
+    out.dispose();
+    expect(beforeDispose - adjustExternalMemory(0)!).toBe(128 * 128 * 8);
+    // Caller-made storage is not reported (it is the caller's to manage).
+    const mid = adjustExternalMemory(0)!;
+    Tensor.zeros('f64', [128, 128]);
+    expect(adjustExternalMemory(0)).toBe(mid);
+  });
+});
+
 describe('typed-array interop', () => {
   it('Tensor.from shares a SharedArrayBuffer-backed array (no copy) and copies a plain one', () => {
     const shared = new Float64Array(new SharedArrayBuffer(8 * 8), 16, 6);

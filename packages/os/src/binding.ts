@@ -34,6 +34,8 @@ export interface OsBinding {
   setThreadAffinity(cpus: readonly number[]): number;
   /** Where a Uint8Array's memory is (the data pointer and length), or null for anything else. */
   typedArrayRange(view: Uint8Array): { readonly address: bigint; readonly byteLength: number } | null;
+  /** `napi_adjust_external_memory`: V8's new total of external memory (0 for a malformed delta). */
+  adjustExternalMemory(deltaBytes: number): number;
   /** `setThreadAffinity`'s answer for a CPU outside the recorded process mask (-1; errno values are positive). */
   readonly outsideAllowedSet: number;
   /** The largest mask size the addon handles: 2^20 CPUs (ids 0 .. maxCpus - 1). */

@@ -11,7 +11,7 @@ export type { OsStatus } from './load.js';
 export { loadAddon } from './load-addon.js';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from './load-addon.js';
 export type { OsBinding, RawAffinity } from './binding.js';
-export { rangesOverlap, sharedMemoryRange } from './memory.js';
+export { adjustExternalMemory, rangesOverlap, sharedMemoryRange } from './memory.js';
 export type { SharedMemoryRange } from './memory.js';
 export {
   MAX_CPUS,

@@ -26,7 +26,7 @@ export function loadOs(): OsStatus {
       // in native/prebuilds/<platform>-<arch>/ (node-gyp-build's lookup).
       addon: findAddon(new URL('../native/', import.meta.url), 'tenferro_os.node'),
       status: new URL('../native/build/status.json', import.meta.url),
-      exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange'],
+      exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange', 'adjustExternalMemory'],
       disableEnv: DISABLE_ENV,
       platforms: ['linux'],
     });

@@ -49,3 +49,16 @@ export function rangesOverlap(a: SharedMemoryRange, b: SharedMemoryRange): boole
   if (a.byteLength === 0 || b.byteLength === 0) return false;
   return a.address < b.address + BigInt(b.byteLength) && b.address < a.address + BigInt(a.byteLength);
 }
+
+/**
+ * Tell V8 that `deltaBytes` of memory outside its heap became (positive) or stopped being
+ * (negative) owned by collectable JavaScript objects. V8 does not count SharedArrayBuffer backing
+ * stores towards when to collect, so tenferro reports the storage of the tensors it hands out:
+ * otherwise a loop that drops large outputs never triggers a collection. A no-op (answers
+ * `undefined`) when the addon is unavailable; a delta that is not a safe integer is ignored.
+ */
+export function adjustExternalMemory(deltaBytes: number): number | undefined {
+  if (!Number.isSafeInteger(deltaBytes)) return undefined;
+  const status = loadOs();
+  return status.available ? status.binding.adjustExternalMemory(deltaBytes) : undefined;
+}

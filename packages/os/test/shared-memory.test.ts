@@ -70,3 +70,15 @@ describe('sharedMemoryRange', () => {
     }
   });
 });
+
+describe('adjustExternalMemory', () => {
+  it('reports external memory to V8 and takes it back; malformed deltas are ignored', async () => {
+    const { adjustExternalMemory } = await import('../src/index.js');
+    const base = adjustExternalMemory(0)!;
+    expect(typeof base).toBe('number');
+    expect(adjustExternalMemory(1 << 20)).toBe(base + (1 << 20));
+    expect(adjustExternalMemory(-(1 << 20))).toBe(base);
+    expect(adjustExternalMemory(0.5)).toBeUndefined();
+    expect(adjustExternalMemory(Number.NaN)).toBeUndefined();
+  });
+});

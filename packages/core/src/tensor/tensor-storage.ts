@@ -1,3 +1,4 @@
+import { adjustExternalMemory } from '@tenferro/os';
 import type { DType } from './dtype.js';
 
 /** Where storage made by an engine goes back to (its buffer pool). */
@@ -15,13 +16,42 @@ interface StorageCell {
   escaped: boolean;
   /** Handed back already (at most once). */
   returned: boolean;
+  /** Bytes reported to V8 as kept alive by this storage (see `adjustExternalMemory`), 0 once taken back. */
+  reported: number;
+}
+
+/**
+ * V8 does not count SharedArrayBuffers towards when to collect: engine storage handed to tensors
+ * is reported as external memory while they may hold it, so that a loop dropping large outputs
+ * triggers the collections that bring them back (without it, none ever happens).
+ */
+function unreport(cell: StorageCell): void {
+  if (cell.reported === 0) return;
+  adjustExternalMemory(-cell.reported);
+  cell.reported = 0;
 }
 
 const collected = new FinalizationRegistry<StorageCell>((cell) => {
+  unreport(cell);
   if (cell.escaped || cell.returned || cell.home === undefined) return;
   cell.returned = true;
   cell.home.returnStorage(cell.dtype, cell.buffer, 'collected');
 });
+
+/**
+ * Storage made since the last event-loop turn, registered with `collected` at the next one if it
+ * is still in use: the loop that disposes each output right away (the idiomatic one) then never
+ * pays for a registration and its removal. Until then the list holds the storage, so nothing made
+ * here can be collected unregistered.
+ */
+const unregistered: TensorStorage[] = [];
+let flushScheduled = false;
+
+function registerSurvivors(): void {
+  flushScheduled = false;
+  for (const storage of unregistered) storage.register();
+  unregistered.length = 0;
+}
 
 /**
  * The storage under one tensor and all its views. It counts references — every live (not
@@ -32,10 +62,25 @@ const collected = new FinalizationRegistry<StorageCell>((cell) => {
 export class TensorStorage {
   readonly #cell: StorageCell;
   #refs = 0;
+  #registered = false;
 
   constructor(dtype: DType, buffer: SharedArrayBuffer, home?: StorageHome) {
-    this.#cell = { dtype, buffer, home, escaped: false, returned: false };
-    if (home !== undefined) collected.register(this, this.#cell, this);
+    this.#cell = { dtype, buffer, home, escaped: false, returned: false, reported: 0 };
+    if (home !== undefined) {
+      if (buffer.byteLength > 0 && adjustExternalMemory(buffer.byteLength) !== undefined) this.#cell.reported = buffer.byteLength;
+      unregistered.push(this);
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(registerSurvivors).unref();
+      }
+    }
+  }
+
+  /** Watch for the collection of this storage, unless it went home already. */
+  register(): void {
+    if (this.#registered || this.#cell.returned || this.#cell.home === undefined) return;
+    this.#registered = true;
+    collected.register(this, this.#cell, this);
   }
 
   get buffer(): SharedArrayBuffer {
@@ -58,7 +103,10 @@ export class TensorStorage {
 
   /** Give storage without a home one (`backend.reclaim` of caller-made storage). */
   adoptInto(home: StorageHome): void {
-    if (this.#cell.home === undefined && !this.#cell.returned) this.#cell.home = home;
+    if (this.#cell.home === undefined && !this.#cell.returned) {
+      this.#cell.home = home;
+      this.register();
+    }
   }
 
   retain(): void {
@@ -71,7 +119,8 @@ export class TensorStorage {
     const cell = this.#cell;
     if (cell.home === undefined || cell.returned) return;
     cell.returned = true;
-    collected.unregister(this);
+    if (this.#registered) collected.unregister(this);
+    unreport(cell);
     cell.home.returnStorage(cell.dtype, cell.buffer, 'disposed');
   }
 }

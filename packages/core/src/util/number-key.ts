@@ -37,6 +37,8 @@ export function sameKey(a: NumberKey, b: NumberKey): boolean {
 export class NumberKeyCache<V> {
   readonly #entries = new Map<number, { key: NumberKey; value: V }>();
   #capacity: number;
+  /** Hash of the most recently used entry (a hit on it needs no reordering). */
+  #newest: number | undefined;
 
   constructor(capacity: number) {
     this.#capacity = capacity;
@@ -45,9 +47,12 @@ export class NumberKeyCache<V> {
   get(key: NumberKey): V | undefined {
     const entry = this.#entries.get(key.hash);
     if (entry === undefined || !sameKey(entry.key, key)) return undefined;
-    // Most recently used last.
-    this.#entries.delete(key.hash);
-    this.#entries.set(key.hash, entry);
+    if (this.#newest !== key.hash) {
+      // Most recently used last.
+      this.#entries.delete(key.hash);
+      this.#entries.set(key.hash, entry);
+      this.#newest = key.hash;
+    }
     return entry.value;
   }
 
@@ -56,6 +61,7 @@ export class NumberKeyCache<V> {
     this.#entries.delete(key.hash);
     while (this.#entries.size >= this.#capacity) this.#entries.delete(this.#entries.keys().next().value!);
     this.#entries.set(key.hash, { key, value });
+    this.#newest = key.hash;
   }
 
   get size(): number {
@@ -68,11 +74,12 @@ export class NumberKeyCache<V> {
 
   /** Change the bound; shrinking clears (R116's rule for the analysis cache). */
   setCapacity(capacity: number): void {
-    if (capacity < this.#capacity) this.#entries.clear();
+    if (capacity < this.#capacity) this.clear();
     this.#capacity = capacity;
   }
 
   clear(): void {
     this.#entries.clear();
+    this.#newest = undefined;
   }
 }

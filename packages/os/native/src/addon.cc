@@ -18,6 +18,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("getProcessAffinity", Napi::Function::New(env, os::js::get_process_affinity, "getProcessAffinity"));
   exports.Set("setThreadAffinity", Napi::Function::New(env, os::js::set_thread_affinity, "setThreadAffinity"));
   exports.Set("typedArrayRange", Napi::Function::New(env, os::js::typed_array_range, "typedArrayRange"));
+  exports.Set("adjustExternalMemory", Napi::Function::New(env, os::js::adjust_external_memory, "adjustExternalMemory"));
   exports.Set("outsideAllowedSet", Napi::Number::New(env, os::kOutsideAllowedSet));
   exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(os::kMaxCpus)));
   return exports;

@@ -39,5 +39,7 @@ Napi::Value set_thread_affinity(const Napi::CallbackInfo& info);
 /** `typedArrayRange(view)`: { address: bigint, byteLength } of a Uint8Array's memory, or null (memory.cc). */
 Napi::Value typed_array_range(const Napi::CallbackInfo& info);
 
+Napi::Value adjust_external_memory(const Napi::CallbackInfo& info);
+
 }  // namespace js
 }  // namespace os
