@@ -19,7 +19,15 @@
 // kernels; OpenBLAS 0.3.21 picks a slower one on these VMs, and this machine's environment may
 // preset OPENBLAS_CORETYPE=Haswell), else the environment's. The anchor and the blas provider run
 // with the same one, and the bench prints it.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+
+// Contenders are isolated by a collection before each one (a loop that drops its outputs leaves
+// garbage that would otherwise be collected during the next contender): rerun with --expose-gc.
+if (typeof globalThis.gc !== 'function') {
+  const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
+const collect = () => globalThis.gc();
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
@@ -74,6 +82,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
  * polling has adapted to short waits — after a few hundred milliseconds of them.
  */
 async function perCall(fn, calls, warm = Math.min(200, calls)) {
+  collect();
   const until = performance.now() + 150;
   for (let i = 0; i < warm || performance.now() < until; i++) await fn();
   const t = new Array(calls);
@@ -115,7 +124,11 @@ function styles(b, x, y, dims) {
   const out = dims === undefined ? Tensor.zeros(x.dtype, [x.shape[0], y.shape[1]]) : undefined;
   return {
     dispose: async () => (await op()).dispose(),
-    tidy: () => b.tidy(op),
+    // The tidy idiom: the scope disposes what it made and does not return.
+    tidy: () =>
+      b.tidy(async () => {
+        await op();
+      }),
     drop: op,
     ...(out === undefined ? {} : { into: () => b.dotGeneralInto(out, x, y, { contracting: [[1], [0]] }) }),
   };
@@ -224,8 +237,15 @@ async function table() {
         const ortRun = ort !== undefined && dtype !== 'c64' ? await ortMatmul(ort, dtype, [], n, threads) : undefined;
         if (ortRun !== undefined) contenders.onnxruntime = ortRun.run;
         const perRound = Object.fromEntries([...Object.keys(contenders), 'c'].map((k) => [k, []]));
+        // Each row starts from empty pools (the pool keeps the largest buffers under its cap).
+        for (const b of backends.values()) b?.resetBufferPool();
         for (let r = 0; r < rounds; r++) {
-          for (const [name, fn] of Object.entries(contenders)) perRound[name].push(await perCall(fn, calls, Math.min(calls, 20)));
+          for (const [name, fn] of Object.entries(contenders)) {
+            // A loop that drops its outputs gets storage back only through collections: measure
+            // its steady state (at least 40 calls after 16), not its first allocations.
+            const plain = name.endsWith('.drop') || name === 'onnxruntime';
+            perRound[name].push(await perCall(fn, plain ? Math.max(calls, 40) : calls, plain ? Math.max(16, Math.min(calls, 20)) : Math.min(calls, 20)));
+          }
           const c = anchorMicros(dtype, n, threads, calls);
           if (c !== undefined) perRound.c.push(c);
         }
