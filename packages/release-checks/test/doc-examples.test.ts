@@ -1,0 +1,60 @@
+// The examples in README.md and docs/ are run, so that they cannot rot: every ```js run block is
+// written to a module beside this test (so that it imports the workspace packages as an
+// application would) and run with node; an ```output block right after it must equal its output.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const scratch = fileURLToPath(new URL('./.doc-examples/', import.meta.url));
+
+function markdownFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return e.name === 'api' ? [] : markdownFiles(path);
+    return e.name.endsWith('.md') ? [path] : [];
+  });
+}
+
+interface Example {
+  readonly file: string;
+  readonly line: number;
+  readonly code: string;
+  readonly output: string | undefined;
+}
+
+/** ```js run blocks and the ```output block that follows each (blank lines and prose allowed before it, another fence not). */
+export function examplesOf(file: string, text: string): Example[] {
+  const out: Example[] = [];
+  const fence = /^```([^\n]*)\n([\s\S]*?)^```$/gm;
+  const blocks = [...text.matchAll(fence)].map((m) => ({ info: m[1]!.trim(), body: m[2]!, at: m.index! }));
+  blocks.forEach((b, i) => {
+    if (b.info !== 'js run') return;
+    const next = blocks[i + 1];
+    out.push({ file, line: text.slice(0, b.at).split('\n').length, code: b.body, output: next?.info === 'output' ? next.body : undefined });
+  });
+  return out;
+}
+
+const files = [join(root, 'README.md'), ...markdownFiles(join(root, 'docs'))];
+const examples = files.flatMap((f) => examplesOf(relative(root, f), readFileSync(f, 'utf8')));
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('documentation examples', () => {
+  it('finds the README quick start', () => {
+    expect(examples.some((e) => e.file === 'README.md' && e.output !== undefined)).toBe(true);
+  });
+
+  it.each(examples.map((e) => [`${e.file}:${e.line}`, e] as const))('%s runs as written', (_name, e) => {
+    mkdirSync(scratch, { recursive: true });
+    const path = join(scratch, `${e.file.replace(/[^a-z0-9]+/gi, '-')}-${e.line}.mjs`);
+    writeFileSync(path, e.code);
+    const r = spawnSync(process.execPath, [path], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    if (e.output !== undefined) expect(r.stdout).toBe(e.output);
+  });
+});
