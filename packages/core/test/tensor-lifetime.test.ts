@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, keep, Tensor, tidy } from '../src/index.js';
+import { CpuBackend, keep, TenferroError, Tensor, tidy } from '../src/index.js';
 import { expectCode } from './helpers.js';
 
 // `--expose-gc` for this process: collection is forced in the finalization tests below.
@@ -242,5 +242,27 @@ describe('typed-array interop', () => {
     const big: bigint[] = Tensor.fromArray('i64', [1], [3n]).toArray().map((x) => x * 2n);
     const f32: Float32Array = Tensor.fromArray('f32', [1], [1]).toTypedArray();
     expect([doubled, big, f32.length]).toEqual([[2, 4], [6n], 1]);
+  });
+});
+
+describe('TenferroError.is narrows the code (strict TypeScript)', () => {
+  it('compiles and answers by brand', () => {
+    const e: unknown = (() => {
+      const t = Tensor.zeros('f64', [1]);
+      t.dispose();
+      try {
+        t.toArray();
+        return undefined;
+      } catch (error) {
+        return error;
+      }
+    })();
+    if (TenferroError.is(e, 'TensorDisposed')) {
+      const code: 'TensorDisposed' = e.code;
+      expect(code).toBe('TensorDisposed');
+    } else {
+      expect.unreachable();
+    }
+    expect(TenferroError.is(e, 'InvalidArgument')).toBe(false);
   });
 });

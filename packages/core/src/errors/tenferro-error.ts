@@ -35,8 +35,12 @@ export class TenferroError extends Error {
     return true;
   }
 
-  /** True for any tenferro error (by brand, not `instanceof`, so copies of core and native packages agree), optionally of one code. */
-  static is(value: unknown, code?: ErrorCode): value is TenferroError {
+  /**
+   * True for any tenferro error (by brand, not `instanceof`, so copies of core and native packages
+   * agree), optionally of one code — and then `e.code` is narrowed to it:
+   * `if (TenferroError.is(e, 'TensorDisposed')) e.code; // 'TensorDisposed'`.
+   */
+  static is<C extends ErrorCode = ErrorCode>(value: unknown, code?: C): value is TenferroError & { readonly code: C } {
     if (typeof value !== 'object' || value === null) return false;
     const branded = (value as Record<symbol, unknown>)[TENFERRO_ERROR_BRAND] === true;
     if (!branded) return false;
