@@ -80,8 +80,10 @@ describe.each(isas.map((id) => [binding().info(id)!.isa, id] as const))('native 
           }
         }
       }
-      // A batch of tiny GEMMs, the tensor-network shape.
+      // A batch of tiny GEMMs, the tensor-network shape; and one above the small-work threshold
+      // that still takes the direct path (N, K ≤ 64).
       expectCase({ dtype, m: W, n: W, k: W, batch: [5, 3], isa, beta: 0.25, seed: 9 });
+      expectCase({ dtype, m: 4 * W, n: 63, k: 64, batch: [2], isa, lc: 'strided', beta: -0.5, seed: 10 });
     });
 
     it(`${dtype}: batched, with task sub-ranges that leave the rest untouched`, () => {

@@ -399,11 +399,18 @@ static inline __attribute__((always_inline)) void fixed_rows_columns(const RealG
 template <class T, int MV>
 static int direct_fixed_rows(const RealGemm<T>& g) {
   const bool overwrite = g.beta == T(0);
-  constexpr int NJ = MV <= 2 ? 4 : 2;
+  // As many columns per step as the vector registers hold (MV·NJ accumulators, MV A vectors and
+  // a broadcast): 32 registers with AVX-512, 16 otherwise; then pairs, then single columns.
+  constexpr int kRegs = sizeof(typename Vec<T>::R) == 64 ? 32 : 16;
+  constexpr int kFit = (kRegs - MV - 1) / MV;
+  constexpr int NJ = kFit >= 4 ? 4 : kFit >= 2 ? 2 : 1;
   idx j = 0;
   for (; j + NJ <= g.n; j += NJ) {
     if ((j & 63) < NJ && j > 0 && abort_raised(g.abort)) return kEngineAborted;
     fixed_rows_columns<T, MV, NJ>(g, j, overwrite);
+  }
+  if constexpr (NJ > 2) {
+    for (; j + 2 <= g.n; j += 2) fixed_rows_columns<T, MV, 2>(g, j, overwrite);
   }
   for (; j < g.n; ++j) fixed_rows_columns<T, MV, 1>(g, j, overwrite);
   return kEngineDone;
@@ -539,6 +546,10 @@ static int run_real(RealGemm<T> g, const Blocking& bl) {
   if (g.rsc != 1 && g.csc == 1) g = transposed(g);
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
   if (work <= bl.small || g.m < 4 || g.n < 2) return direct_real<T>(g);
+  // One small GEMM of a batch (M at most 4 vectors, column-major A, N and K at most 64): packing
+  // would copy A and B once more for a product that fits in L1 — the register-blocked direct path
+  // streams them once.
+  if (g.rsa == 1 && g.m % Vec<T>::W == 0 && g.m <= 4 * Vec<T>::W && g.n <= 64 && g.k <= 64) return direct_real<T>(g);
   RealPolicy<T> pol{g};
   return drive<T>(pol, g.m, g.n, g.k, bl, g.abort);
 }
