@@ -1,0 +1,39 @@
+// examples/provider-template, built and checked the way a third party would: the packed core (and
+// its os binding) installed from tarballs into a copy of the template, with vitest from the npm
+// registry, then the template's own conformance test through @tenferro/core/testing.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../../', import.meta.url));
+const setup = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8')) as { pnpm: string; path: string; nodedir?: string };
+const work = mkdtempSync(join(tmpdir(), 'tenferro-template-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function run(cmd: string, args: string[], cwd: string): { status: number | null; out: string } {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: setup.path, NO_COLOR: '1' };
+  if (setup.nodedir) env.npm_config_nodedir = setup.nodedir;
+  const r = spawnSync(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 });
+  return { status: r.status, out: `${r.stdout}${r.stderr}` };
+}
+
+describe('examples/provider-template', () => {
+  it('passes the conformance kit against the packed @tenferro/core, installed from tarballs', () => {
+    const tgz = join(work, 'tgz');
+    for (const p of ['core', 'os']) {
+      const r = run(setup.pnpm, ['pack', '--pack-destination', tgz], join(root, 'packages', p));
+      expect(r.status, r.out).toBe(0);
+    }
+    const app = join(work, 'app');
+    cpSync(join(root, 'examples', 'provider-template'), app, { recursive: true, filter: (src) => !src.includes('node_modules') });
+    const tarballs = readdirSync(tgz).map((f) => join(tgz, f));
+    const install = run('npm', ['install', '--no-audit', '--no-fund', '--no-package-lock', ...tarballs], app);
+    expect(install.status, install.out).toBe(0);
+    const test = run('npx', ['vitest', 'run'], app);
+    expect(test.status, test.out).toBe(0);
+    expect(test.out).toMatch(/7 passed/);
+  }, 300_000);
+});
