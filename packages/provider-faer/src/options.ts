@@ -11,7 +11,7 @@ export interface FaerProviderOptions {
   /**
    * Minimum work (real multiply-adds: m·n·k summed over batches, ×4 for c64/c128) before an
    * Inner-mode GEMM is split over the worker pool; smaller ones run as one task. Default
-   * {@link DEFAULT_PARALLEL_MIN_WORK}.
+   * `DEFAULT_PARALLEL_MIN_WORK`.
    */
   readonly parallelMinWork?: number;
 }

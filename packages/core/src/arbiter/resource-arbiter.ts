@@ -6,7 +6,7 @@ import { onAbort } from '../util/abort-listeners.js';
 /**
  * An execution owner: a process-unique positive integer. Owners count up to 2^53 − 1, which a
  * process cannot reach (a million executions a second for 285 years); engines, whose shared
- * records hold 32-bit words, store {@link ownerSlot}s instead.
+ * records hold 32-bit words, store their `ownerSlot`s instead.
  */
 export type ExecutionOwner = number;
 

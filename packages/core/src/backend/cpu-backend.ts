@@ -174,7 +174,7 @@ export class CpuBackend {
     return this.#s.bundle;
   }
 
-  /** `dot_general` into a fresh, tagged output (R96, R102–R107); see {@link ops.dotGeneral}. */
+  /** `dot_general` into a fresh, tagged output (R96, R102–R107); see docs/tensors-and-dot-general.md. */
   async dotGeneral<D extends DType>(lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor<D>> {
     return ops.dotGeneral(this.#s.runner, this.#s.bundle, lhs, rhs, dims, options, 'CpuBackend.dotGeneral');
   }
