@@ -14,6 +14,7 @@ export interface RawAffinity {
   readonly cpus: number[];
 }
 
+/** The functions the native addon exports (what `loadOs()` returns as `binding` when it is available). */
 export interface OsBinding {
   /** `syscall(SYS_gettid)` of the calling thread. */
   gettid(): number;

@@ -21,6 +21,7 @@ export interface AddonAdvice {
   readonly possibleSolutions?: readonly string[];
 }
 
+/** What `loadAddon` loads: the package, the addon file and its build record, the exports it must have, and how to advise the user when it cannot. */
 export interface LoadAddonOptions<B> {
   /** The npm package the addon belongs to (messages, and how to rebuild it). */
   readonly packageName: string;
@@ -46,6 +47,7 @@ export interface LoadAddonOptions<B> {
   readonly advice?: AddonAdvice | ((failure: AddonFailure) => AddonAdvice);
 }
 
+/** A loaded addon: its binding (with every required export) and where it came from. */
 export interface AddonAvailable<B> {
   readonly available: true;
   readonly binding: B;
@@ -60,6 +62,7 @@ export interface AddonUnavailable {
   readonly possibleSolutions: readonly string[];
 }
 
+/** The outcome of `loadAddon`: available with its binding, or unavailable with reasons and fixes. */
 export type AddonLoad<B> = AddonAvailable<B> | AddonUnavailable;
 
 const OP = 'loadAddon';

@@ -36,6 +36,7 @@ export const OS_ERROR_CODES: readonly OsErrorCode[] = Object.freeze(Object.keys(
 /** The brand shared by every tenferro error (the same symbol core uses). */
 const TENFERRO_ERROR_BRAND: unique symbol = Symbol.for('tenferro.error') as never;
 
+/** Extra information of an `OsError`: what caused it and the structured detail. */
 export interface OsErrorOptions {
   readonly cause?: unknown;
   readonly detail?: Readonly<Record<string, unknown>>;
@@ -71,6 +72,7 @@ export class OsError extends Error {
     this.detail = freezeDeep({ ...options.detail });
   }
 
+/** The brand `TenferroError.is` recognises, so that errors of this package count as tenferro errors. */
   get [TENFERRO_ERROR_BRAND](): true {
     return true;
   }

@@ -31,6 +31,7 @@ export function ownerSlot(owner: ExecutionOwner): number {
   return ((owner - 1) % 0x7fffffff) + 1;
 }
 
+/** How a permit is asked for: on behalf of which execution owner (same-owner re-entry), and an `AbortSignal` that ends the wait. */
 export interface AcquireOptions {
   /** The execution owner; a fresh one when omitted. The same owner re-enters its own permits (R30). */
   readonly owner?: ExecutionOwner;
@@ -38,13 +39,16 @@ export interface AcquireOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What the arbiter holds now: permits granted and waiters queued. */
 export interface ArbiterStats {
   readonly active: number;
   readonly waiting: number;
 }
 
 interface Active {
+/** What this permit admits: the CPU set (and exclusivity) it was asked for. */
   readonly request: ResourceRequest;
+/** The execution it was granted to. */
   readonly owner: ExecutionOwner;
 }
 
@@ -86,16 +90,19 @@ export class Permit {
     return this.#reentrant;
   }
 
+/** Whether `release()` was called. */
   get released(): boolean {
     return this.#released;
   }
 
+/** Give the CPUs back; the next waiters whose requests no longer conflict are admitted, in FIFO order. Idempotent. */
   release(): void {
     if (this.#released) return;
     this.#released = true;
     this.#arbiter[RELEASE](this.#entry);
   }
 
+/** `release()`, for `using permit = await arbiter.acquire(…)`. */
   [Symbol.dispose](): void {
     this.release();
   }
@@ -121,6 +128,7 @@ export class ResourceArbiter {
   readonly #waiting: Waiter[] = [];
   readonly #ownerCounts = new Map<ExecutionOwner, number>();
 
+/** A permit for `request` once no held permit conflicts with it (overlapping CPUs, or either exclusive) and no earlier conflicting waiter is queued. */
   acquire(request: ResourceRequest, options: AcquireOptions = {}): Promise<Permit> {
     const op = 'ResourceArbiter.acquire';
     try {
@@ -149,6 +157,7 @@ export class ResourceArbiter {
     });
   }
 
+/** The permits held and waiters queued now. */
   stats(): ArbiterStats {
     return { active: this.#active.length, waiting: this.#waiting.length };
   }

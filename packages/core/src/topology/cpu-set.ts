@@ -34,6 +34,7 @@ export class CpuSet {
     return new CpuSet(CONSTRUCT, ids);
   }
 
+/** Number of CPUs. */
   get size(): number {
     return this.#ids.length;
   }
@@ -48,6 +49,7 @@ export class CpuSet {
     return this.#ids[this.#ids.length - 1]!;
   }
 
+/** Whether CPU `id` is in the set. */
   has(id: number): boolean {
     const ids = this.#ids;
     let lo = 0;
@@ -67,10 +69,12 @@ export class CpuSet {
     return [...this.#ids];
   }
 
+/** The CPU ids in ascending order. */
   [Symbol.iterator](): Iterator<number> {
     return this.#ids[Symbol.iterator]();
   }
 
+/** Whether the two sets share a CPU. */
   overlaps(other: CpuSet): boolean {
     if (this.last < other.first || other.last < this.first) return false;
     const a = this.#ids;
@@ -91,6 +95,7 @@ export class CpuSet {
     return out.length === 0 ? undefined : new CpuSet(CONSTRUCT, out);
   }
 
+/** The CPUs of either set. */
   union(other: CpuSet): CpuSet {
     return new CpuSet(CONSTRUCT, this.#merge(other, (inA, inB) => inA || inB));
   }
@@ -101,12 +106,14 @@ export class CpuSet {
     return out.length === 0 ? undefined : new CpuSet(CONSTRUCT, out);
   }
 
+/** Whether every CPU of this set is in `other`. */
   isSubsetOf(other: CpuSet): boolean {
     if (this.size > other.size) return false;
     for (const id of this.#ids) if (!other.has(id)) return false;
     return true;
   }
 
+/** Whether the two sets hold the same CPUs. */
   equals(other: CpuSet): boolean {
     if (this === other) return true;
     if (this.size !== other.size) return false;
@@ -119,6 +126,7 @@ export class CpuSet {
     return (this.#text ??= formatCpuList(this.#ids));
   }
 
+/** The Linux cpulist string (as `toString()`), so that sets serialise readably. */
   toJSON(): string {
     return this.toString();
   }

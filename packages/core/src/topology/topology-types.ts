@@ -62,6 +62,7 @@ export interface CpuTopology {
   hasNumaNodes(): boolean;
 }
 
+/** Where `discoverCpuTopology` reads from: the sysfs and procfs roots (fake trees in tests). */
 export interface DiscoverTopologyOptions {
   /** Root of sysfs; default `/sys`. */
   readonly sysfsRoot?: string;

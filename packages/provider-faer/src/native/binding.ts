@@ -32,6 +32,7 @@ export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 } as c
 
 /** ISA path ids (`-1` in a descriptor: the process's best path). */
 export const ISA_ID = Object.freeze({ portable: 0, avx2: 1, avx512f: 2 } as const);
+/** An ISA path of the native kernels: `avx512f`, `avx2` or `portable`. */
 export type FaerIsa = keyof typeof ISA_ID;
 
 /**
@@ -70,6 +71,7 @@ export const DESC = Object.freeze({
   HEADER: 27,
 } as const);
 
+/** The register tile of a micro-kernel: MR rows by NR columns (in elements of the real type). */
 export interface KernelShapeInfo {
   /** Rows of the register tile (real elements). */
   readonly mr: number;
@@ -77,6 +79,7 @@ export interface KernelShapeInfo {
   readonly nr: number;
 }
 
+/** The cache blocking derived from the cache sizes: MC, KC, NC and the direct-path thresholds. */
 export interface BlockingInfo {
   readonly mc: number;
   readonly kc: number;
@@ -87,6 +90,7 @@ export interface BlockingInfo {
   readonly smallComplex: number;
 }
 
+/** What the native addon reports about itself: the ISA path, its tiles and blocking per real type, and the cache sizes it read. */
 export interface NativeInfo {
   /** `'avx512f'`, `'avx2+fma'` or `'portable'`. */
   readonly isa: string;
