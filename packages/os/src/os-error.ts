@@ -72,7 +72,7 @@ export class OsError extends Error {
     this.detail = freezeDeep({ ...options.detail });
   }
 
-/** The brand `TenferroError.is` recognises, so that errors of this package count as tenferro errors. */
+  /** The brand `TenferroError.is` recognises, so that errors of this package count as tenferro errors. */
   get [TENFERRO_ERROR_BRAND](): true {
     return true;
   }

@@ -46,9 +46,7 @@ export interface ArbiterStats {
 }
 
 interface Active {
-/** What this permit admits: the CPU set (and exclusivity) it was asked for. */
   readonly request: ResourceRequest;
-/** The execution it was granted to. */
   readonly owner: ExecutionOwner;
 }
 
@@ -77,10 +75,12 @@ export class Permit {
     this.#reentrant = reentrant;
   }
 
+  /** What this permit admits: the CPU set (and exclusivity) it was asked for. */
   get request(): ResourceRequest {
     return this.#entry.request;
   }
 
+  /** The execution it was granted to. */
   get owner(): ExecutionOwner {
     return this.#entry.owner;
   }
@@ -90,19 +90,19 @@ export class Permit {
     return this.#reentrant;
   }
 
-/** Whether `release()` was called. */
+  /** Whether `release()` was called. */
   get released(): boolean {
     return this.#released;
   }
 
-/** Give the CPUs back; the next waiters whose requests no longer conflict are admitted, in FIFO order. Idempotent. */
+  /** Give the CPUs back; the next waiters whose requests no longer conflict are admitted, in FIFO order. Idempotent. */
   release(): void {
     if (this.#released) return;
     this.#released = true;
     this.#arbiter[RELEASE](this.#entry);
   }
 
-/** `release()`, for `using permit = await arbiter.acquire(…)`. */
+  /** `release()`, for `using permit = await arbiter.acquire(…)`. */
   [Symbol.dispose](): void {
     this.release();
   }
@@ -128,7 +128,7 @@ export class ResourceArbiter {
   readonly #waiting: Waiter[] = [];
   readonly #ownerCounts = new Map<ExecutionOwner, number>();
 
-/** A permit for `request` once no held permit conflicts with it (overlapping CPUs, or either exclusive) and no earlier conflicting waiter is queued. */
+  /** A permit for `request` once no held permit conflicts with it (overlapping CPUs, or either exclusive) and no earlier conflicting waiter is queued. */
   acquire(request: ResourceRequest, options: AcquireOptions = {}): Promise<Permit> {
     const op = 'ResourceArbiter.acquire';
     try {
@@ -157,7 +157,7 @@ export class ResourceArbiter {
     });
   }
 
-/** The permits held and waiters queued now. */
+  /** The permits held and waiters queued now. */
   stats(): ArbiterStats {
     return { active: this.#active.length, waiting: this.#waiting.length };
   }

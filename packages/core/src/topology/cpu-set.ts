@@ -34,7 +34,7 @@ export class CpuSet {
     return new CpuSet(CONSTRUCT, ids);
   }
 
-/** Number of CPUs. */
+  /** Number of CPUs. */
   get size(): number {
     return this.#ids.length;
   }
@@ -49,7 +49,7 @@ export class CpuSet {
     return this.#ids[this.#ids.length - 1]!;
   }
 
-/** Whether CPU `id` is in the set. */
+  /** Whether CPU `id` is in the set. */
   has(id: number): boolean {
     const ids = this.#ids;
     let lo = 0;
@@ -69,12 +69,12 @@ export class CpuSet {
     return [...this.#ids];
   }
 
-/** The CPU ids in ascending order. */
+  /** The CPU ids in ascending order. */
   [Symbol.iterator](): Iterator<number> {
     return this.#ids[Symbol.iterator]();
   }
 
-/** Whether the two sets share a CPU. */
+  /** Whether the two sets share a CPU. */
   overlaps(other: CpuSet): boolean {
     if (this.last < other.first || other.last < this.first) return false;
     const a = this.#ids;
@@ -95,7 +95,7 @@ export class CpuSet {
     return out.length === 0 ? undefined : new CpuSet(CONSTRUCT, out);
   }
 
-/** The CPUs of either set. */
+  /** The CPUs of either set. */
   union(other: CpuSet): CpuSet {
     return new CpuSet(CONSTRUCT, this.#merge(other, (inA, inB) => inA || inB));
   }
@@ -106,14 +106,14 @@ export class CpuSet {
     return out.length === 0 ? undefined : new CpuSet(CONSTRUCT, out);
   }
 
-/** Whether every CPU of this set is in `other`. */
+  /** Whether every CPU of this set is in `other`. */
   isSubsetOf(other: CpuSet): boolean {
     if (this.size > other.size) return false;
     for (const id of this.#ids) if (!other.has(id)) return false;
     return true;
   }
 
-/** Whether the two sets hold the same CPUs. */
+  /** Whether the two sets hold the same CPUs. */
   equals(other: CpuSet): boolean {
     if (this === other) return true;
     if (this.size !== other.size) return false;
@@ -126,7 +126,7 @@ export class CpuSet {
     return (this.#text ??= formatCpuList(this.#ids));
   }
 
-/** The Linux cpulist string (as `toString()`), so that sets serialise readably. */
+  /** The Linux cpulist string (as `toString()`), so that sets serialise readably. */
   toJSON(): string {
     return this.toString();
   }
