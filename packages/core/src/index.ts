@@ -77,6 +77,16 @@ export type { CpuLayoutRequest } from './provider/layout-request.js';
 export { EXECUTED, Unsupported, describeUnsupported, isRetryable } from './provider/provider-outcome.js';
 export type { CpuProviderOutcome, CpuProviderUnsupported } from './provider/provider-outcome.js';
 export { referenceGemmProvider, referenceLayoutProvider } from './provider/reference/reference-providers.js';
+export { referenceTensorPrimitivesProvider } from './provider/reference/reference-tensor-primitives.js';
+export type {
+  BinaryOp,
+  CpuBinaryRequest,
+  CpuReduceRequest,
+  CpuTensorPrimitivesProvider,
+  CpuUnaryRequest,
+  ReduceOp,
+  UnaryOp,
+} from './provider/tensor-primitives.js';
 export { defineExtensionKey } from './extension/extension-key.js';
 export type { ExtensionKey } from './extension/extension-key.js';
 

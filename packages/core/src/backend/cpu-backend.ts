@@ -69,7 +69,7 @@ export class CpuBackend {
     const op = 'CpuBackend.create';
     const o = validateBackendOptions(options, op);
     const discovered = o.providers === undefined ? await discoverProvider(o.kind, op) : undefined;
-    const providers = o.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
+    const providers = o.providers ?? discovered?.packages ?? [];
     assertKindAvailable(o.kind, providers, op);
     // Never silently slow: one warning per process (or an error under TENFERRO_NO_REFERENCE_FALLBACK=1).
     if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
@@ -116,7 +116,7 @@ export class CpuBackend {
     }
     // As create() does: without providers (and without a bundle), the kind's installed package.
     const discovered = options.providers === undefined && options.bundle === undefined ? await discoverProvider(kind, op) : undefined;
-    const providers = options.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
+    const providers = options.providers ?? discovered?.packages ?? [];
     assertKindAvailable(kind, providers, op);
     if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
     // External constructors use the strict standard bundle (R54).
