@@ -13,11 +13,11 @@ const CORE_VALUES = [
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
   'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
-  'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
+  'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;
 
 const CORE_TYPES = [
-  'AcquireOptions', 'AddonAdvice', 'BinaryOp', 'CpuBinaryRequest', 'CpuReduceRequest', 'CpuTensorPrimitivesProvider', 'CpuUnaryRequest', 'ReduceOp', 'UnaryOp', 'AddonAvailable', 'AddonFailure', 'AddonLoad', 'AddonUnavailable', 'ArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
+  'AcquireOptions', 'AddonAdvice', 'BinaryOp', 'CpuBinaryRequest', 'CpuReduceRequest', 'CpuTensorPrimitivesProvider', 'CpuUnaryRequest', 'ReduceOp', 'UnaryOp', 'ContiguousOptions', 'CopyIntoOptions', 'PrimitiveOptions', 'RealDType', 'ReduceOptions', 'TensorOps', 'AddonAvailable', 'AddonFailure', 'AddonLoad', 'AddonUnavailable', 'ArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
   'CpuBackendKind', 'CpuBackendOptions', 'CpuDomainExecutor', 'CpuDomainExecutorCapabilities', 'CpuDomainId',
   'CpuDomainOwnership', 'CpuDotGeneralRequest', 'CpuExecutionContext', 'CpuExecutionInfo', 'CpuExecutionMode',
   'CpuGemmProvider', 'CpuGemmRequest', 'CpuGeneralContractionProvider', 'CpuLayoutRequest', 'CpuLayoutTransformProvider',

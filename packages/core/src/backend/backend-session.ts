@@ -12,6 +12,10 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 import type { DType } from '../tensor/dtype.js';
 import type { Tensor } from '../tensor/tensor.js';
 
+/** @internal where a session's operations run and with which bundle (for `ops(session)`). */
+// eslint-disable-next-line prefer-const
+export let sessionInternals: (s: CpuExecSession) => { readonly runner: OperationRunner; readonly bundle: CpuProviderBundle };
+
 /**
  * The session handed to `withBackendSession` callbacks: one permit and one executor entry for a
  * sequence of operations. Each operation picks its own logical mode and reuses the entry
@@ -24,6 +28,9 @@ export class CpuExecSession {
   readonly #bundle: CpuProviderBundle;
   readonly #runner: OperationRunner;
   #live = true;
+  static {
+    sessionInternals = (s) => ({ runner: s.#runner, bundle: s.#bundle });
+  }
 
   /** @internal created by `CpuBackend.withBackendSession`. */
   constructor(entry: CpuOperationEntry, context: CpuExecutionContext | undefined, kind: CpuBackendKind, bundle: CpuProviderBundle) {

@@ -25,6 +25,10 @@ import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, descr
 import { type ReferenceFallback, discoverProvider, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
 import { assertKindAvailable, standardBundle, validateBundle } from './standard-bundle.js';
 
+/** @internal where a handle's operations run and with which bundle (for `ops(backend)`). */
+// eslint-disable-next-line prefer-const
+export let backendInternals: (b: CpuBackend) => { readonly runner: OperationRunner; readonly bundle: CpuProviderBundle };
+
 /** Opaque witness token: equal for clones, fresh for every derived handle (R2). */
 export type CpuRuntimeIdentity = object;
 
@@ -52,6 +56,9 @@ interface HandleState extends AdmissionTarget {
  */
 export class CpuBackend {
   readonly #s: HandleState;
+  static {
+    backendInternals = (b) => ({ runner: b.#s.runner, bundle: b.#s.bundle });
+  }
 
   /** @internal use {@link CpuBackend.create}. */
   constructor(token: typeof CONSTRUCT, state: Omit<HandleState, 'runner'>) {
@@ -210,10 +217,7 @@ export class CpuBackend {
     tensor.dispose();
   }
 
-  /**
-   * Run `fn` in a tidy scope: every tensor made inside it, except those it returns and those
-   * passed to `keep`, is disposed when it settles (success or error); see {@link tidy}.
-   */
+  /** Run `fn` in a tidy scope: tensors made inside it, except those returned or kept, are disposed when it settles; see {@link tidy}. */
   tidy<R>(fn: () => R | Promise<R>): Promise<R> {
     return tidy(fn);
   }

@@ -1,17 +1,9 @@
 /**
- * The worker module of core's reference tensor primitives: one export per request kind, each a
- * pure function of its request (see `reference-kernels.ts` for the conventions).
+ * The worker module of core's reference tensor primitives: engine workers import it and call an
+ * export with its request. Each is a pure function of its request (see `reference-kernels.ts`
+ * for the conventions): it reads and writes only the storage the request names and never throws
+ * for a request the reference provider accepted.
  */
-import type { CpuBinaryRequest, CpuReduceRequest, CpuUnaryRequest } from '../tensor-primitives.js';
-
-export function referenceBinary(_req: CpuBinaryRequest): void {
-  throw new Error('referenceBinary: not implemented yet');
-}
-
-export function referenceUnary(_req: CpuUnaryRequest): void {
-  throw new Error('referenceUnary: not implemented yet');
-}
-
-export function referenceReduce(_req: CpuReduceRequest): void {
-  throw new Error('referenceReduce: not implemented yet');
-}
+export { referenceBinary } from './binary-kernel.js';
+export { referenceReduce } from './reduce-kernel.js';
+export { referenceUnary } from './unary-kernel.js';
