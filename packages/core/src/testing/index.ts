@@ -6,3 +6,5 @@ export { peakThreadsDuring, threadCensus } from './thread-census.js';
 export { int, randomOperand, randomValues, seededRandom } from './random-operands.js';
 export { forgingGemmProvider } from './forging-gemm-provider.js';
 export type { ForgedCallObservation, ForgingGemmProvider } from './forging-gemm-provider.js';
+export { randomElementValues, randomView } from './random-views.js';
+export type { RandomViewOptions } from './random-views.js';
