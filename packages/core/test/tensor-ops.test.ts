@@ -204,9 +204,11 @@ describe('validation comes before any permit, allocation or write', () => {
     };
     const h = backend.withProviderBundle(backend.providerBundle().toBuilder().tensorPrimitivesProvider(counting).build());
     const before = backend.bufferPoolStats();
+    const entries = backend.executionInfo().executorEntries.installs;
     const original = f.toArray();
     await expectCode(run(ops(h)), code);
     expect(backend.bufferPoolStats()).toEqual(before);
+    expect(backend.executionInfo().executorEntries.installs).toBe(entries);
     expect(f.toArray()).toEqual(original);
     expect(out.toArray()).toEqual([0, 0, 0, 0]);
     expect(calls).toBe(0);
@@ -302,6 +304,17 @@ describe('outputs, handles and sessions', () => {
     });
     expect(got).toEqual([25]);
     await expectCode(async () => ops({} as never), 'InvalidArgument');
+  });
+
+  it('a closed backend is BackendClosed; an ended session is ContextExpired', async () => {
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    let kept: TensorOps | undefined;
+    await b.withBackendSession((s) => void (kept = ops(s)));
+    const x = Tensor.fromArray('f64', [1], [1]);
+    await expectCode(kept!.neg(x), 'ContextExpired');
+    const bo = ops(b);
+    await b.close();
+    await expectCode(bo.neg(x), 'BackendClosed');
   });
 
   it('an aborted signal rejects before admission', async () => {
