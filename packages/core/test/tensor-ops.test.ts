@@ -324,6 +324,24 @@ describe('outputs, handles and sessions', () => {
     expect(backend.bufferPoolStats()).toEqual(before);
   });
 
+  it('transposing copies (tiled in the reference) of every dtype equal the source element by element, guard bands kept', async () => {
+    for (const dtype of ['f64', 'c64', 'i64', 'bool'] as const) {
+      const n = 40 * 70 * 3;
+      const raw = Array.from({ length: n * (dtype === 'c64' ? 2 : 1) }, (_, i) => (dtype === 'i64' ? BigInt(i) : dtype === 'bool' ? i % 3 === 0 ? 1 : 0 : i));
+      const src = Tensor.fromArray(dtype, [40, 70, 3], raw as never).permute([1, 2, 0]);
+      const want = src.toArray();
+      const conjWant = dtype === 'c64' ? (want as number[]).map((v, i) => (i % 2 === 1 ? -v : v)) : want;
+      expect((await o.contiguous(src, { conjugate: true })).toArray()).toEqual(conjWant);
+      expect((await o.contiguous(src, { order: 'row' })).toArray()).toEqual(want);
+      // into a padded view: the 71st row of the base is a guard band
+      const base = Tensor.zeros(dtype, [71, 3, 40]);
+      const out = base.slice([0, 70], undefined, undefined);
+      await o.copyInto(out, src);
+      expect(out.toArray()).toEqual(want);
+      expect(base.slice([70, 71], undefined, undefined).toArray().every((v) => v === 0 || v === 0n)).toBe(true);
+    }
+  });
+
   it('contiguous materialises any view (row order, conjugated) and copyInto broadcasts its source', async () => {
     const c = Tensor.fromArray('c128', [2, 2], [1, 1, 2, 2, 3, 3, 4, 4]).transpose();
     const d = await o.contiguous(c, { order: 'row', conjugate: true });
