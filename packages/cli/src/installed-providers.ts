@@ -9,8 +9,8 @@ export interface InstalledPackage {
   readonly version: string;
   /** Its `package.json`. */
   readonly path: string;
-  /** The backend kind whose provider it is, or `null`. */
-  readonly kind: CpuBackendKind | null;
+  /** The backend kind whose provider it is (`'any'`: slots of both kinds' bundles), or `null`. */
+  readonly kind: CpuBackendKind | 'any' | null;
 }
 
 interface Found extends InstalledPackage {

@@ -30,6 +30,11 @@ export { CpuBackend } from './backend/cpu-backend.js';
 export type { CpuRuntimeIdentity } from './backend/cpu-backend.js';
 export type { CpuBackendOptions, ExternalBackendOptions, RunOptions } from './backend/backend-options.js';
 export { CpuExecSession } from './backend/backend-session.js';
+export { ops } from './backend/ops-facade.js';
+export type { RealDType, TensorOps } from './backend/ops-facade.js';
+export type { PrimitiveOptions } from './ops/primitive-arguments.js';
+export type { ReduceOptions } from './ops/reduction.js';
+export type { ContiguousOptions, CopyIntoOptions } from './ops/layout-transforms.js';
 export type { CpuExecutionInfo, PlacementCheck, WorkerInfo } from './backend/execution-info.js';
 export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';
 export type { KnownProviderPackage, ReferenceFallback } from './backend/provider-discovery.js';
@@ -77,6 +82,16 @@ export type { CpuLayoutRequest } from './provider/layout-request.js';
 export { EXECUTED, Unsupported, describeUnsupported, isRetryable } from './provider/provider-outcome.js';
 export type { CpuProviderOutcome, CpuProviderUnsupported } from './provider/provider-outcome.js';
 export { referenceGemmProvider, referenceLayoutProvider } from './provider/reference/reference-providers.js';
+export { referenceTensorPrimitivesProvider } from './provider/reference/reference-tensor-primitives.js';
+export type {
+  BinaryOp,
+  CpuBinaryRequest,
+  CpuReduceRequest,
+  CpuTensorPrimitivesProvider,
+  CpuUnaryRequest,
+  ReduceOp,
+  UnaryOp,
+} from './provider/tensor-primitives.js';
 export { defineExtensionKey } from './extension/extension-key.js';
 export type { ExtensionKey } from './extension/extension-key.js';
 

@@ -13,11 +13,11 @@ const CORE_VALUES = [
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
   'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
-  'referenceLayoutProvider', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
+  'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;
 
 const CORE_TYPES = [
-  'AcquireOptions', 'AddonAdvice', 'AddonAvailable', 'AddonFailure', 'AddonLoad', 'AddonUnavailable', 'ArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
+  'AcquireOptions', 'AddonAdvice', 'BinaryOp', 'CpuBinaryRequest', 'CpuReduceRequest', 'CpuTensorPrimitivesProvider', 'CpuUnaryRequest', 'ReduceOp', 'UnaryOp', 'ContiguousOptions', 'CopyIntoOptions', 'PrimitiveOptions', 'RealDType', 'ReduceOptions', 'TensorOps', 'AddonAvailable', 'AddonFailure', 'AddonLoad', 'AddonUnavailable', 'ArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
   'CpuBackendKind', 'CpuBackendOptions', 'CpuDomainExecutor', 'CpuDomainExecutorCapabilities', 'CpuDomainId',
   'CpuDomainOwnership', 'CpuDotGeneralRequest', 'CpuExecutionContext', 'CpuExecutionInfo', 'CpuExecutionMode',
   'CpuGemmProvider', 'CpuGemmRequest', 'CpuGeneralContractionProvider', 'CpuLayoutRequest', 'CpuLayoutTransformProvider',
@@ -34,10 +34,10 @@ const CORE_TYPES = [
 ] as const;
 
 const TESTING_VALUES = [
-  'forgingGemmProvider', 'int', 'naiveDotGeneral', 'peakThreadsDuring', 'providerConformanceCases', 'randomOperand', 'randomValues', 'relativeError', 'runProviderConformance',
-  'seededRandom', 'threadCensus', 'toleranceFor',
+  'forgingGemmProvider', 'int', 'naiveDotGeneral', 'peakThreadsDuring', 'primitiveTolerance', 'providerConformanceCases', 'randomElementValues', 'randomOperand', 'randomView', 'randomValues', 'relativeError', 'runProviderConformance',
+  'runTensorPrimitivesConformance', 'seededRandom', 'tensorPrimitivesConformanceCases', 'threadCensus', 'toleranceFor',
 ] as const;
-const TESTING_TYPES = ['ForgedCallObservation', 'ForgingGemmProvider', 'ProviderConformanceCase', 'ProviderConformanceOptions'] as const;
+const TESTING_TYPES = ['ForgedCallObservation', 'ForgingGemmProvider', 'ProviderConformanceCase', 'ProviderConformanceOptions', 'RandomViewOptions', 'TensorPrimitivesConformanceOptions'] as const;
 const PISCINA_VALUES = ['PiscinaDomainExecutor'] as const;
 const PISCINA_TYPES = ['PiscinaPoolLike'] as const;
 

@@ -67,7 +67,7 @@ export function validateBackendOptions(options: unknown, op: string): Normalized
     if (typeof p !== 'object' || p === null || (p as CpuProviderPackage).kind === undefined) {
       throw invalidArgument(op, `options.providers[${i}]`, 'a provider package (e.g. createBlasProvider())', p);
     }
-    validateKind((p as CpuProviderPackage).kind, op, `options.providers[${i}].kind`);
+    if ((p as CpuProviderPackage).kind !== 'any') validateKind((p as CpuProviderPackage).kind, op, `options.providers[${i}].kind`);
   });
   return Object.freeze({ kind, threads, placement, topology, providers: providers === undefined ? undefined : Object.freeze([...providers]) });
 }

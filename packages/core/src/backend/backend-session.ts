@@ -11,6 +11,7 @@ import { type OperationRunner, admissionAborted } from '../runtime/execution/adm
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { DType } from '../tensor/dtype.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { operationTargets } from './operation-targets.js';
 
 /**
  * The session handed to `withBackendSession` callbacks: one permit and one executor entry for a
@@ -41,6 +42,7 @@ export class CpuExecSession {
         return this.#enter(mode, (ctx) => body(entry, ctx), op);
       },
     };
+    operationTargets.set(this, { runner: this.#runner, bundle });
   }
 
   /** The extension the session's bundle stores under `key`, or `undefined` (R53). */

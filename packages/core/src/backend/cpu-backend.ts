@@ -21,6 +21,7 @@ import { discoverCpuTopology } from '../topology/discover-topology.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions, validateTopology } from './backend-options.js';
 import { CpuExecSession } from './backend-session.js';
+import { operationTargets } from './operation-targets.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
 import { type ReferenceFallback, discoverProvider, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
 import { assertKindAvailable, standardBundle, validateBundle } from './standard-bundle.js';
@@ -57,6 +58,7 @@ export class CpuBackend {
   constructor(token: typeof CONSTRUCT, state: Omit<HandleState, 'runner'>) {
     if (token !== CONSTRUCT) throw new TypeError('CpuBackend: use CpuBackend.create()');
     this.#s = { ...state, runner: handleRunner(state) };
+    operationTargets.set(this, this.#s);
   }
 
   /**
@@ -69,7 +71,7 @@ export class CpuBackend {
     const op = 'CpuBackend.create';
     const o = validateBackendOptions(options, op);
     const discovered = o.providers === undefined ? await discoverProvider(o.kind, op) : undefined;
-    const providers = o.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
+    const providers = o.providers ?? discovered?.packages ?? [];
     assertKindAvailable(o.kind, providers, op);
     // Never silently slow: one warning per process (or an error under TENFERRO_NO_REFERENCE_FALLBACK=1).
     if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
@@ -116,7 +118,7 @@ export class CpuBackend {
     }
     // As create() does: without providers (and without a bundle), the kind's installed package.
     const discovered = options.providers === undefined && options.bundle === undefined ? await discoverProvider(kind, op) : undefined;
-    const providers = options.providers ?? (discovered?.package === undefined ? [] : [discovered.package]);
+    const providers = options.providers ?? discovered?.packages ?? [];
     assertKindAvailable(kind, providers, op);
     if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
     // External constructors use the strict standard bundle (R54).
@@ -210,10 +212,7 @@ export class CpuBackend {
     tensor.dispose();
   }
 
-  /**
-   * Run `fn` in a tidy scope: every tensor made inside it, except those it returns and those
-   * passed to `keep`, is disposed when it settles (success or error); see {@link tidy}.
-   */
+  /** Run `fn` in a tidy scope: tensors made inside it, except those returned or kept, are disposed when it settles; see {@link tidy}. */
   tidy<R>(fn: () => R | Promise<R>): Promise<R> {
     return tidy(fn);
   }

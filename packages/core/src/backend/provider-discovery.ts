@@ -15,14 +15,14 @@ import type { CpuBackendKind } from '../contract/backend-kind.js';
 export const KNOWN_PROVIDER_PACKAGES: readonly KnownProviderPackage[] = Object.freeze([
   Object.freeze({ name: '@tenferro/provider-faer', kind: 'faer', factory: 'createFaerProvider' }),
   Object.freeze({ name: '@tenferro/provider-blas', kind: 'blas', factory: 'createBlasProvider' }),
-  Object.freeze({ name: '@tenferro/provider-tprims', kind: undefined, factory: undefined }),
+  Object.freeze({ name: '@tenferro/provider-tprims', kind: 'any', factory: 'createTprimsProvider' }),
   Object.freeze({ name: '@tenferro/linalg', kind: undefined, factory: undefined }),
 ] as const);
 
 export interface KnownProviderPackage {
   readonly name: string;
-  /** The kind whose provider package this is, if any. */
-  readonly kind: CpuBackendKind | undefined;
+  /** The kind whose provider package this is, if any; `'any'`: it fills slots of both kinds' bundles. */
+  readonly kind: CpuBackendKind | 'any' | undefined;
   /** The factory that returns its {@link CpuProviderPackage}. */
   readonly factory: string | undefined;
 }
@@ -33,7 +33,10 @@ function kindPackage(kind: CpuBackendKind): { readonly name: string; readonly fa
 }
 
 export interface Discovery {
+  /** The kind's own package, when it was found. */
   readonly package: CpuProviderPackage | undefined;
+  /** Every package to use: the kind's (when found), then the `'any'` packages that are installed and available. */
+  readonly packages: readonly CpuProviderPackage[];
   /** Why nothing was used, for diagnostics. */
   readonly note: string | undefined;
   /** Set when the kind ends up on core's TypeScript reference GEMM: why, and what fixes it. */
@@ -55,12 +58,55 @@ export interface ReferenceFallback {
  * place a provider is picked up, at backend creation. A faer package whose native kernels
  * cannot load (or is not installed) leaves core's reference kernels in place and says why and
  * what fixes it (`fallback`, see {@link reportReferenceFallback}); a blas package that cannot
- * load is an error, since the kind has no fallback. `TENFERRO_DISCOVER_PROVIDERS=0` turns it off.
+ * load is an error, since the kind has no fallback. The packages of kind `'any'` (tprims) are
+ * added for both kinds when they are installed and can run; one that is missing or cannot load is
+ * skipped without a warning (core's reference kernels fill its slots).
+ * `TENFERRO_DISCOVER_PROVIDERS=0` turns it all off.
  */
 export async function discoverProvider(kind: CpuBackendKind, op: string): Promise<Discovery> {
-  const { name, factory } = kindPackage(kind);
   // Switched off on purpose, like an explicit `providers: []`: no fallback warning.
-  if (process.env.TENFERRO_DISCOVER_PROVIDERS === '0') return { package: undefined, note: `provider discovery is off (TENFERRO_DISCOVER_PROVIDERS=0)` };
+  if (process.env.TENFERRO_DISCOVER_PROVIDERS === '0') return { package: undefined, packages: [], note: `provider discovery is off (TENFERRO_DISCOVER_PROVIDERS=0)` };
+  const own = await discoverKindPackage(kind, op);
+  const extra: CpuProviderPackage[] = [];
+  for (const known of KNOWN_PROVIDER_PACKAGES) {
+    if (known.kind === 'any' && known.factory !== undefined) {
+      const found = await discoverAnyPackage(known.name, known.factory);
+      if (found !== undefined) extra.push(found);
+    }
+  }
+  return { ...own, packages: own.package === undefined ? extra : [own.package, ...extra] };
+}
+
+/** The module at `name` as resolved from core's location, then from the current directory; `undefined` when not installed. */
+function resolveInstalled(name: string): string | undefined {
+  for (const base of [import.meta.url, pathToFileURL(join(process.cwd(), 'noop.js')).href]) {
+    try {
+      return createRequire(base).resolve(name);
+    } catch {
+      // not from here
+    }
+  }
+  return undefined;
+}
+
+/** An installed package of kind `'any'`, or `undefined` when it is missing, cannot load or is unavailable here (never a warning). */
+async function discoverAnyPackage(name: string, factory: string): Promise<CpuProviderPackage | undefined> {
+  const resolved = resolveInstalled(name);
+  if (resolved === undefined) return undefined;
+  try {
+    const mod = (await import(pathToFileURL(resolved).href)) as Record<string, unknown>;
+    const create = mod[factory];
+    if (typeof create !== 'function') return undefined;
+    const p = (create as () => CpuProviderPackage)();
+    return typeof p === 'object' && p !== null && p.kind === 'any' ? p : undefined;
+  } catch {
+    // An optional package never stops a backend: its slots keep core's reference kernels.
+    return undefined;
+  }
+}
+
+async function discoverKindPackage(kind: CpuBackendKind, op: string): Promise<Omit<Discovery, 'packages'>> {
+  const { name, factory } = kindPackage(kind);
   for (const base of [import.meta.url, pathToFileURL(join(process.cwd(), 'noop.js')).href]) {
     let resolved: string;
     try {
@@ -89,7 +135,7 @@ export async function discoverProvider(kind: CpuBackendKind, op: string): Promis
 }
 
 // Only the faer kind can fall back (blas has no built-in kernels): every fallback is faer's.
-function fellBack(note: string, possibleSolutions: readonly string[]): Discovery {
+function fellBack(note: string, possibleSolutions: readonly string[]): Omit<Discovery, 'packages'> {
   return { package: undefined, note, fallback: Object.freeze({ reason: note, possibleSolutions: Object.freeze([...possibleSolutions]) }) };
 }
 

@@ -7,16 +7,17 @@ import type { Coordinator } from '../runtime/engine/coordinator.js';
 
 /**
  * The standard bundle of a kind (R50, R54): built-in slots, replaced by those of the provider
- * packages passed for that kind; blas uses the provider-default-compatibility policy.
+ * packages passed for that kind or for `'any'` kind; blas uses the provider-default-compatibility policy.
  */
 export function standardBundle(kind: CpuBackendKind, providers: readonly CpuProviderPackage[], policy?: CapabilityPolicy): CpuProviderBundle {
   const builder = CpuProviderBundle.builder(kind);
   builder.capabilityPolicy(policy ?? (kind === 'blas' ? 'providerDefaultCompatibility' : 'strict'));
   for (const p of providers) {
-    if (p.kind !== kind) continue;
+    if (p.kind !== kind && p.kind !== 'any') continue;
     if (p.gemm !== undefined) builder.gemmProvider(p.gemm);
     if (p.layoutTransform !== undefined) builder.layoutTransformProvider(p.layoutTransform);
     if (p.generalContraction !== undefined) builder.preferGeneralContractionProvider(p.generalContraction);
+    if (p.tensorPrimitives !== undefined) builder.tensorPrimitivesProvider(p.tensorPrimitives);
     for (const [key, value] of p.extensions ?? []) builder.extension(key, value);
   }
   return builder.build();

@@ -104,7 +104,9 @@ export const ERROR_CODES = {
   /** An axis is both contracting and batch on one side. */
   AxisRoleConflict: { kind: 'Validation', meaning: 'An axis is both a contracting and a batch axis of the same operand.' },
   /** Shapes do not agree. */
-  ShapeMismatch: { kind: 'Validation', meaning: 'Shapes do not agree: paired contracted or batch extents differ, an output has the wrong shape, data does not fill a shape, or a reshape changes the element count.' },
+  ShapeMismatch: { kind: 'Validation', meaning: 'Shapes do not agree: paired contracted or batch extents differ, operands do not broadcast (aligned at their leading axes), an output has the wrong shape, data does not fill a shape, or a reshape changes the element count.' },
+  /** A reduction that picks an element has none. */
+  EmptyReduction: { kind: 'Validation', meaning: 'max, min, argmax or argmin over axes with no element (an extent of 0): there is no value to choose.' },
   /** Two dtypes that must agree differ. */
   DTypeMismatch: { kind: 'Validation', meaning: 'Two dtypes that must agree differ (lhs, rhs, output, alpha, beta).' },
   /** An operation does not support this dtype. */

@@ -8,9 +8,9 @@ import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
 import { type CpuProviderOutcome, type CpuProviderUnsupported, describeUnsupported, isRetryable } from '../provider/provider-outcome.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import { DTYPE_INFO } from '../tensor/dtype.js';
-import { reachableSpan } from '../tensor/layout.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { tensorInternals } from '../tensor/tensor.js';
+import { fingerprint } from './output-fingerprint.js';
 import type { ProviderDispatch } from './provider-call.js';
 
 /** What one dot-general runs with: an entered execution (whose engine lends buffers and the analysis cache) and its provider calls. */
@@ -129,26 +129,6 @@ async function materialize(run: DotGeneralRun, src: TensorDescriptor, dst: Tenso
   const provider = run.dispatch.bundle.layoutTransform;
   const outcome = await call(run, 'layoutTransform', (ctx) => provider.materialize(ctx, { src, dst, conjugate }));
   if (!outcome.executed) throw terminal(run.dispatch.op, 'layoutTransform', outcome.reason);
-}
-
-/**
- * A 64-bit fingerprint (two independent 32-bit multiplicative hashes) of the bytes an output view
- * spans: any write a provider makes inside the span changes it with overwhelming probability.
- */
-function fingerprint(out: TensorDescriptor): string {
-  const span = reachableSpan(out)!;
-  const bytes = DTYPE_INFO[out.dtype].bytes;
-  const start = span.first * bytes;
-  const end = (span.last + 1) * bytes;
-  const words = new Uint32Array(out.buffer, start - (start % 4), Math.ceil((end - (start - (start % 4))) / 4));
-  let h1 = 0x811c9dc5;
-  let h2 = 0x9e3779b9;
-  for (let i = 0; i < words.length; i++) {
-    const w = words[i]!;
-    h1 = Math.imul(h1 ^ w, 0x01000193);
-    h2 = Math.imul(h2 + w, 0x85ebca6b) ^ (h2 >>> 13);
-  }
-  return `${(h1 >>> 0).toString(16)}:${(h2 >>> 0).toString(16)}`;
 }
 
 /** Zero a fresh dense output (R108: the decline of a direct plan falls back to a zero-filled output). */

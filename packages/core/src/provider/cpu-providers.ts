@@ -37,7 +37,8 @@ export interface DeclaredSupport {
   readonly family?: 'blas';
 }
 
-interface ProviderBase {
+/** What every slot's provider has: a diagnostic name, its execution capabilities and, optionally, its declared support. */
+export interface ProviderBase {
   /** Diagnostic name, for logs only (never a dispatch key). */
   readonly name: string;
   executionCapabilities(): CpuProviderExecutionCapabilities;
@@ -71,4 +72,4 @@ export interface CpuGeneralContractionProvider extends ProviderBase {
   dotGeneral(ctx: CpuExecutionContext, request: CpuDotGeneralRequest): Promise<CpuProviderOutcome>;
 }
 
-export type ProviderSlot = 'gemm' | 'layoutTransform' | 'generalContraction';
+export type ProviderSlot = 'gemm' | 'layoutTransform' | 'generalContraction' | 'tensorPrimitives';

@@ -4,6 +4,8 @@ import type { ExtensionKey } from '../extension/extension-key.js';
 import type { CpuGemmProvider, CpuGeneralContractionProvider, CpuLayoutTransformProvider, ProviderSlot } from './cpu-providers.js';
 import { type CpuProviderExecutionCapabilities, snapshotCapabilities } from './execution-capabilities.js';
 import { referenceGemmProvider, referenceLayoutProvider } from './reference/reference-providers.js';
+import { referenceTensorPrimitivesProvider } from './reference/reference-tensor-primitives.js';
+import type { CpuTensorPrimitivesProvider } from './tensor-primitives.js';
 
 /** Who schedules grouped GEMMs: the provider in one call, or the engine over outer lanes (R51, R110). */
 export type GroupedGemmScheduling = 'providerOwned' | 'engineOuter';
@@ -16,6 +18,7 @@ interface BundleParts {
   readonly gemm: CpuGemmProvider;
   readonly layoutTransform: CpuLayoutTransformProvider;
   readonly generalContraction: CpuGeneralContractionProvider | undefined;
+  readonly tensorPrimitives: CpuTensorPrimitivesProvider;
   readonly generalPolicy: GeneralContractionPolicy;
   readonly groupedScheduling: GroupedGemmScheduling;
   readonly capabilityPolicy: CapabilityPolicy;
@@ -25,8 +28,9 @@ interface BundleParts {
 const CONSTRUCT = Symbol('CpuProviderBundle');
 
 /**
- * An immutable set of provider slots — GEMM and layout transform (mandatory), an optional
- * general-contraction provider, scheduling and capability policy — plus typed extensions.
+ * An immutable set of provider slots — GEMM and layout transform (mandatory), tensor primitives
+ * (always set: core's reference provider by default), an optional general-contraction provider,
+ * scheduling and capability policy — plus typed extensions.
  * Each populated slot's execution capabilities are sampled exactly once, at `build()` (R52).
  */
 export class CpuProviderBundle {
@@ -34,6 +38,8 @@ export class CpuProviderBundle {
   readonly gemm: CpuGemmProvider;
   readonly layoutTransform: CpuLayoutTransformProvider;
   readonly generalContraction: CpuGeneralContractionProvider | undefined;
+  /** Element-wise and reduction kernels (`referenceTensorPrimitivesProvider` unless replaced). */
+  readonly tensorPrimitives: CpuTensorPrimitivesProvider;
   readonly generalPolicy: GeneralContractionPolicy;
   readonly groupedScheduling: GroupedGemmScheduling;
   readonly capabilityPolicy: CapabilityPolicy;
@@ -43,6 +49,8 @@ export class CpuProviderBundle {
   readonly declinesBeforeWriting: boolean;
   /** The GEMM provider's declared runtime family (R47), sampled at build. */
   readonly gemmFamily: 'blas' | undefined;
+  /** Whether the tensor-primitives provider declares it declines before writing (else core guards outputs around its declines). Sampled at build. */
+  readonly tensorPrimitivesDeclinesBeforeWriting: boolean;
   readonly #extensions: ReadonlyMap<ExtensionKey<unknown>, unknown>;
   readonly #capabilities: ReadonlyMap<ProviderSlot, CpuProviderExecutionCapabilities>;
 
@@ -53,6 +61,7 @@ export class CpuProviderBundle {
     this.gemm = parts.gemm;
     this.layoutTransform = parts.layoutTransform;
     this.generalContraction = parts.generalContraction;
+    this.tensorPrimitives = parts.tensorPrimitives;
     this.generalPolicy = parts.generalPolicy;
     this.groupedScheduling = parts.groupedScheduling;
     this.capabilityPolicy = parts.capabilityPolicy;
@@ -61,10 +70,12 @@ export class CpuProviderBundle {
     caps.set('gemm', snapshotCapabilities(parts.gemm, 'gemm'));
     caps.set('layoutTransform', snapshotCapabilities(parts.layoutTransform, 'layoutTransform'));
     if (parts.generalContraction !== undefined) caps.set('generalContraction', snapshotCapabilities(parts.generalContraction, 'generalContraction'));
+    caps.set('tensorPrimitives', snapshotCapabilities(parts.tensorPrimitives, 'tensorPrimitives'));
     this.#capabilities = caps;
     this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && declared(parts.gemm, 'overwritesOutput');
     this.declinesBeforeWriting = parts.generalContraction === undefined && declared(parts.gemm, 'declinesBeforeWriting');
     this.gemmFamily = declaredFamily(parts.gemm);
+    this.tensorPrimitivesDeclinesBeforeWriting = declared(parts.tensorPrimitives, 'declinesBeforeWriting');
     Object.freeze(this);
   }
 
@@ -100,7 +111,7 @@ export class CpuProviderBundle {
   /** A builder pre-filled with this bundle's slots and extensions. */
   toBuilder(): CpuProviderBundleBuilder {
     const b = new CpuProviderBundleBuilder(this.kind);
-    b.gemmProvider(this.gemm).layoutTransformProvider(this.layoutTransform).capabilityPolicy(this.capabilityPolicy);
+    b.gemmProvider(this.gemm).layoutTransformProvider(this.layoutTransform).tensorPrimitivesProvider(this.tensorPrimitives).capabilityPolicy(this.capabilityPolicy);
     if (this.groupedScheduling === 'engineOuter') b.engineOuterGroupedGemm();
     if (this.generalContraction !== undefined) {
       if (this.generalPolicy === 'required') b.requireGeneralContractionProvider(this.generalContraction);
@@ -111,7 +122,7 @@ export class CpuProviderBundle {
   }
 
   [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return `CpuProviderBundle(gemm ${this.gemm.name}, layout ${this.layoutTransform.name}${this.generalContraction ? `, general ${this.generalContraction.name}` : ''}, ${this.#extensions.size} extension(s))`;
+    return `CpuProviderBundle(gemm ${this.gemm.name}, layout ${this.layoutTransform.name}, primitives ${this.tensorPrimitives.name}${this.generalContraction ? `, general ${this.generalContraction.name}` : ''}, ${this.#extensions.size} extension(s))`;
   }
 }
 
@@ -120,6 +131,7 @@ export class CpuProviderBundleBuilder {
   #gemm: CpuGemmProvider | undefined;
   #layout: CpuLayoutTransformProvider | undefined;
   #general: CpuGeneralContractionProvider | undefined;
+  #primitives: CpuTensorPrimitivesProvider = referenceTensorPrimitivesProvider;
   #generalPolicy: GeneralContractionPolicy = 'preferred';
   #grouped: GroupedGemmScheduling;
   #policy: CapabilityPolicy = 'strict';
@@ -144,6 +156,18 @@ export class CpuProviderBundleBuilder {
   layoutTransformProvider(provider: CpuLayoutTransformProvider): this {
     assertProvider(provider, 'layoutTransform', 'materialize');
     this.#layout = provider;
+    return this;
+  }
+
+  /** Set the tensor-primitives provider (element-wise and reductions; core's reference one by default). */
+  tensorPrimitivesProvider(provider: CpuTensorPrimitivesProvider): this {
+    assertProvider(provider, 'tensorPrimitives', 'binary');
+    for (const method of ['unary', 'reduce']) {
+      if (typeof (provider as unknown as Record<string, unknown>)[method] !== 'function') {
+        throw invalidArgument('CpuProviderBundleBuilder.tensorPrimitivesProvider', 'provider', 'a tensorPrimitives provider with binary(), unary(), reduce() and executionCapabilities()', provider);
+      }
+    }
+    this.#primitives = provider;
     return this;
   }
 
@@ -197,6 +221,7 @@ export class CpuProviderBundleBuilder {
       gemm: this.#gemm,
       layoutTransform: this.#layout,
       generalContraction: this.#general,
+      tensorPrimitives: this.#primitives,
       generalPolicy: this.#generalPolicy,
       groupedScheduling: this.#grouped,
       capabilityPolicy: this.#policy,
@@ -213,7 +238,7 @@ function assertProvider(provider: unknown, slot: string, method: string): void {
 }
 
 /** Whether a GEMM provider declares `flag` (R108's full overwrite, declining before writing); a throwing or malformed declaration counts as no. */
-function declared(provider: CpuGemmProvider, flag: 'overwritesOutput' | 'declinesBeforeWriting'): boolean {
+function declared(provider: CpuGemmProvider | CpuTensorPrimitivesProvider, flag: 'overwritesOutput' | 'declinesBeforeWriting'): boolean {
   try {
     return provider.declaredSupport?.()[flag] === true;
   } catch {

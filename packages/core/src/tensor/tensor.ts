@@ -134,6 +134,7 @@ export class Tensor<D extends DType = DType> {
       storage: (t) => t.#live('Tensor'),
       buffer: (t) => t.#storage.buffer,
       descriptor: (t) => Object.freeze({ dtype: t.dtype, shape: t.shape, strides: t.strides, offset: t.offset, buffer: t.#storage.buffer }),
+      view: (t, shape, strides, offset) => t.#view([...shape], [...strides], offset),
       check: (t, op, param) => {
         if (t.#disposed) throw disposedError(op, param);
       },
@@ -486,6 +487,8 @@ export interface TensorInternals {
   buffer(t: Tensor): SharedArrayBuffer;
   /** A descriptor without marking the storage escaped: for providers within one operation. */
   descriptor(t: Tensor): TensorDescriptor;
+  /** A view of `t`'s storage with this layout (already validated by the caller), keeping its placement. */
+  view<D extends DType>(t: Tensor<D>, shape: readonly number[], strides: readonly number[], offset: number): Tensor<D>;
   /** `TensorDisposed` for `param` of `op` when `t` was disposed. */
   check(t: Tensor, op: string, param: string): void;
   /** A fresh dense column-major tensor over engine storage that returns to `home`. */

@@ -80,7 +80,7 @@ export function providerConformanceCases(factory: () => CpuProviderPackage | Pro
   const withBackend = async <R>(threads: number, fn: (b: CpuBackend, pkg: CpuProviderPackage) => Promise<R>, wrap?: (pkg: CpuProviderPackage) => CpuProviderPackage): Promise<R> => {
     const original = await factory();
     const pkg = wrap === undefined ? original : wrap(original);
-    const backend = await CpuBackend.create({ kind: options.kind ?? pkg.kind, threads, providers: [pkg] });
+    const backend = await CpuBackend.create({ kind: options.kind ?? (pkg.kind === 'any' ? 'faer' : pkg.kind), threads, providers: [pkg] });
     try {
       return await fn(backend, pkg);
     } finally {
@@ -104,7 +104,7 @@ export function providerConformanceCases(factory: () => CpuProviderPackage | Pro
     const bundle = CpuProviderBundle.customBuilder().gemmProvider(gemm).layoutTransformProvider(pkg.layoutTransform ?? (await import('../provider/reference/reference-providers.js')).referenceLayoutProvider).build();
     expect(bundle.capabilities('gemm')).toBeDefined();
     for (const d of support.dtypes) expect(CONTRACTION_DTYPES).toContain(d);
-    const backend = await CpuBackend.create({ kind: options.kind ?? pkg.kind, threads: 1, providers: [pkg] });
+    const backend = await CpuBackend.create({ kind: options.kind ?? (pkg.kind === 'any' ? 'faer' : pkg.kind), threads: 1, providers: [pkg] });
     try {
       expect(backend.providerBundle().gemm).toBe(gemm);
     } finally {

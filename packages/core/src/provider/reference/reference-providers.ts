@@ -1,5 +1,5 @@
 import { defineKernel } from '../../contract/kernel.js';
-import { CONTRACTION_DTYPES } from '../../tensor/dtype.js';
+import { CONTRACTION_DTYPES, DTYPES } from '../../tensor/dtype.js';
 import type { CpuGemmProvider, CpuLayoutTransformProvider } from '../cpu-providers.js';
 import type { CpuProviderExecutionCapabilities } from '../execution-capabilities.js';
 import type { CpuGemmRequest } from '../gemm-request.js';
@@ -37,6 +37,7 @@ Object.freeze(referenceGemmProvider);
 export const referenceLayoutProvider: CpuLayoutTransformProvider = {
   name: 'reference layout transform (TypeScript, sequential)',
   executionCapabilities: () => SEQUENTIAL_ON_CALLER,
+  declaredSupport: () => Object.freeze({ dtypes: DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true }),
   async materialize(ctx, request) {
     await ctx.run(materializeKernel, request);
     return EXECUTED;
