@@ -1,0 +1,30 @@
+{
+  "targets": [
+    {
+      "target_name": "tenferro_tprims",
+      "sources": [
+        "src/addon.cc",
+        "src/entry.cc",
+        "src/info.cc",
+        "src/dispatch.cc",
+        "src/kernels_scalar.cc",
+        "src/kernels_avx2.cc",
+        "src/kernels_avx512.cc"
+      ],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "include"
+      ],
+      "defines": [
+        "NAPI_VERSION=8",
+        "NAPI_DISABLE_CPP_EXCEPTIONS",
+        "NODE_API_SWALLOW_UNTHROWABLE_EXCEPTIONS",
+        "NODE_ADDON_API_DISABLE_DEPRECATED"
+      ],
+      "cflags!": ["-O2", "-O0", "-fno-omit-frame-pointer"],
+      "cflags_cc!": ["-std=gnu++17", "-std=gnu++20", "-O2", "-O0", "-fno-omit-frame-pointer"],
+      "cflags": ["-O3", "-Wall", "-Wextra", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off", "-fno-semantic-interposition"],
+      "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-math-errno", "-fno-trapping-math", "-ffp-contract=off"]
+    }
+  ]
+}

@@ -1,0 +1,892 @@
+// The strided tensor-primitive engine, compiled once per ISA path: kernels_{scalar,avx2,avx512}.cc
+// include this inside their own namespace (tprims::isa_*) under their `#pragma GCC target`, after
+// the system headers. Nothing here allocates except the per-thread reduction scratch.
+//
+// Every task arrives checked (entry.cc): every reachable element of every operand lies inside its
+// array. The engine only chooses loop orders:
+//   - axes of extent 1 are dropped, the rest sorted by the stride of the output (element-wise) or
+//     of the source (reductions), and adjacent axes fused when every operand is contiguous across
+//     them (so a contiguous tensor is one long loop the compiler vectorises);
+//   - a unary task whose source runs along another axis than its output (a transpose) is walked
+//     in cache-blocked 2-D tiles over the output's and the source's fastest axes;
+//   - reductions with a reduced innermost axis fold each output's elements pairwise (blocks of
+//     kLeaf with independent accumulators, pairwise above); with a kept innermost axis they fold
+//     kChunk outputs at once, rows of the reduced axes combined pairwise.
+#ifndef TPRIMS_ENGINE_NS
+#error "include tprims_engine.h from a kernels_*.cc translation unit"
+#endif
+
+template <class T>
+struct Cx {
+  T re, im;
+};
+
+using b8 = uint8_t;
+
+template <int D> struct DT;
+template <> struct DT<kF32> { using type = float; };
+template <> struct DT<kF64> { using type = double; };
+template <> struct DT<kC64> { using type = Cx<float>; };
+template <> struct DT<kC128> { using type = Cx<double>; };
+template <> struct DT<kI32> { using type = int32_t; };
+template <> struct DT<kI64> { using type = int64_t; };
+template <> struct DT<kBool> { using type = b8; };
+
+template <class T> struct IsCx : std::false_type {};
+template <class T> struct IsCx<Cx<T>> : std::true_type {};
+template <class T> constexpr bool kFloat = std::is_floating_point<T>::value;
+template <class T> constexpr bool kInt = std::is_same<T, int32_t>::value || std::is_same<T, int64_t>::value;
+
+// ---------------------------------------------------------------------------------------------
+// Geometry: up to 4 "operands" per axis (out, a, b, and the reduced-index weight).
+struct Geo {
+  int rank;
+  idx n[kMaxRank];
+  idx s[4][kMaxRank];
+  bool red[kMaxRank];
+};
+
+static inline void swap_axes(Geo& g, int i, int j) {
+  std::swap(g.n[i], g.n[j]);
+  for (int k = 0; k < 4; ++k) std::swap(g.s[k][i], g.s[k][j]);
+  std::swap(g.red[i], g.red[j]);
+}
+
+// Drop extent-1 axes, sort by the stride of operand `key` (ties: by the other operands), fuse
+// axes every operand in [0, nops) walks contiguously (with equal reduced flags).
+static inline void canon(Geo& g, int nops, int key) {
+  int r = 0;
+  for (int i = 0; i < g.rank; ++i) {
+    if (g.n[i] == 1) continue;
+    if (r != i) {
+      g.n[r] = g.n[i];
+      for (int k = 0; k < 4; ++k) g.s[k][r] = g.s[k][i];
+      g.red[r] = g.red[i];
+    }
+    ++r;
+  }
+  g.rank = r;
+  auto less = [&](int i, int j) {
+    if (g.s[key][i] != g.s[key][j]) return g.s[key][i] < g.s[key][j];
+    for (int k = 0; k < nops; ++k) {
+      if (g.s[k][i] != g.s[k][j]) return g.s[k][i] < g.s[k][j];
+    }
+    return false;
+  };
+  for (int i = 1; i < r; ++i) {
+    for (int j = i; j > 0 && less(j, j - 1); --j) swap_axes(g, j, j - 1);
+  }
+  if (r == 0) return;
+  int w = 0;
+  for (int i = 1; i < r; ++i) {
+    bool fuse = g.red[i] == g.red[w];
+    for (int k = 0; k < nops && fuse; ++k) fuse = static_cast<__int128>(g.s[k][i]) == static_cast<__int128>(g.s[k][w]) * g.n[w];
+    if (fuse) {
+      g.n[w] *= g.n[i];  // the entry bounded the element count by 2^53
+    } else {
+      ++w;
+      g.n[w] = g.n[i];
+      for (int k = 0; k < 4; ++k) g.s[k][w] = g.s[k][i];
+      g.red[w] = g.red[i];
+    }
+  }
+  g.rank = w + 1;
+}
+
+// Calls f(off) for every index of the axes `axes[0..count)` (the first fastest), with off[k]
+// the offset of operand k (NOPS of them) from `base`.
+template <int NOPS, class F>
+static inline void odometer(const Geo& g, const int* axes, int count, const idx* base, F&& f) {
+  idx off[NOPS];
+  for (int k = 0; k < NOPS; ++k) off[k] = base[k];
+  idx cnt[kMaxRank] = {};
+  for (;;) {
+    f(static_cast<const idx*>(off));
+    int t = 0;
+    for (; t < count; ++t) {
+      const int ax = axes[t];
+      if (++cnt[t] < g.n[ax]) {
+        for (int k = 0; k < NOPS; ++k) off[k] += g.s[k][ax];
+        break;
+      }
+      cnt[t] = 0;
+      for (int k = 0; k < NOPS; ++k) off[k] -= (g.n[ax] - 1) * g.s[k][ax];
+    }
+    if (t == count) return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions (cast): saturating, NaN → 0 for integer targets; complex → real takes the real
+// part; anything → bool is "non-zero".
+template <class T> static inline double re_of(T x) { return static_cast<double>(x); }
+static inline double re_of(b8 x) { return x != 0 ? 1.0 : 0.0; }  // any non-zero byte is true
+template <class T> static inline double re_of(Cx<T> x) { return static_cast<double>(x.re); }
+template <class T> static inline double im_of(T) { return 0.0; }
+template <class T> static inline double im_of(Cx<T> x) { return static_cast<double>(x.im); }
+
+template <class TO> struct Convert;
+template <> struct Convert<float> {
+  template <class TI> static inline float from(TI x) { return static_cast<float>(re_of(x)); }
+  static inline float from(float x) { return x; }
+  static inline float from(int64_t x) { return static_cast<float>(x); }  // rounded once
+};
+template <> struct Convert<double> {
+  template <class TI> static inline double from(TI x) { return re_of(x); }
+};
+template <class T> struct Convert<Cx<T>> {
+  template <class TI> static inline Cx<T> from(TI x) {
+    if constexpr (std::is_same<TI, int64_t>::value) return {static_cast<T>(x), T(0)};  // rounded once
+    else return {static_cast<T>(re_of(x)), static_cast<T>(im_of(x))};
+  }
+};
+template <> struct Convert<int32_t> {
+  template <class TI> static inline int32_t from(TI x) {
+    if constexpr (std::is_same<TI, int64_t>::value) {
+      return x > INT32_MAX ? INT32_MAX : x < INT32_MIN ? INT32_MIN : static_cast<int32_t>(x);
+    } else if constexpr (std::is_same<TI, int32_t>::value) {
+      return x;
+    } else if constexpr (std::is_same<TI, b8>::value) {
+      return x != 0 ? 1 : 0;
+    } else {
+      const double v = re_of(x);
+      if (v != v) return 0;
+      if (v >= 2147483647.0) return INT32_MAX;
+      if (v <= -2147483648.0) return INT32_MIN;
+      return static_cast<int32_t>(v);
+    }
+  }
+};
+template <> struct Convert<int64_t> {
+  template <class TI> static inline int64_t from(TI x) {
+    if constexpr (std::is_same<TI, int64_t>::value || std::is_same<TI, int32_t>::value) {
+      return static_cast<int64_t>(x);
+    } else if constexpr (std::is_same<TI, b8>::value) {
+      return x != 0 ? 1 : 0;
+    } else {
+      const double v = re_of(x);
+      if (v != v) return 0;
+      if (v >= 9223372036854775808.0) return INT64_MAX;
+      if (v <= -9223372036854775808.0) return INT64_MIN;
+      return static_cast<int64_t>(v);
+    }
+  }
+};
+template <> struct Convert<b8> {
+  template <class TI> static inline b8 from(TI x) {
+    if constexpr (IsCx<TI>::value) return (x.re != 0 || x.im != 0) ? 1 : 0;
+    else return x != 0 ? 1 : 0;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Element functions.
+template <class T> static inline T wrap_neg(T x) {
+  using U = typename std::make_unsigned<T>::type;
+  return static_cast<T>(U(0) - static_cast<U>(x));
+}
+template <class T> static inline T wrap_add(T a, T b) {
+  using U = typename std::make_unsigned<T>::type;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T> static inline T wrap_sub(T a, T b) {
+  using U = typename std::make_unsigned<T>::type;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T> static inline T wrap_mul(T a, T b) {
+  using U = typename std::make_unsigned<T>::type;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+template <class T> static inline T int_div(T a, T b) {
+  if (b == 0) return 0;
+  if (b == -1) return wrap_neg(a);  // INT_MIN / -1 → INT_MIN
+  return a / b;
+}
+template <class T> static inline bool isnan_(T x) {
+  if constexpr (kFloat<T>) return x != x;
+  else return false;
+}
+
+template <class T> static inline std::complex<double> cd(Cx<T> x) { return {static_cast<double>(x.re), static_cast<double>(x.im)}; }
+template <class T> static inline Cx<T> cx(std::complex<double> z) { return {static_cast<T>(z.real()), static_cast<T>(z.imag())}; }
+
+template <int Op, class TI, class TO>
+struct UnaryFn {
+  double ar, ai;
+  inline TO operator()(TI x) const {
+    if constexpr (Op == kCast) {
+      return Convert<TO>::from(x);
+    } else if constexpr (IsCx<TI>::value) {
+      using R = decltype(x.re);
+      if constexpr (Op == kCopy) return x;
+      else if constexpr (Op == kCopyConj || Op == kConj) return TO{x.re, -x.im};
+      else if constexpr (Op == kNeg) return TO{-x.re, -x.im};
+      else if constexpr (Op == kAbs) return static_cast<TO>(std::hypot(static_cast<double>(x.re), static_cast<double>(x.im)));
+      else if constexpr (Op == kReal) return x.re;
+      else if constexpr (Op == kImag) return x.im;
+      else if constexpr (Op == kScale) {
+        const double re = static_cast<double>(x.re), im = static_cast<double>(x.im);
+        return TO{static_cast<R>(re * ar - im * ai), static_cast<R>(re * ai + im * ar)};
+      } else if constexpr (Op == kExp) return cx<R>(std::exp(cd(x)));
+      else if constexpr (Op == kLog) return cx<R>(std::log(cd(x)));
+      else if constexpr (Op == kSqrt) return cx<R>(std::sqrt(cd(x)));
+      else if constexpr (Op == kSin) return cx<R>(std::sin(cd(x)));
+      else if constexpr (Op == kCos) return cx<R>(std::cos(cd(x)));
+      else return cx<R>(std::tanh(cd(x)));
+    } else if constexpr (kFloat<TI>) {
+      if constexpr (Op == kCopy || Op == kCopyConj || Op == kConj || Op == kReal) return x;
+      else if constexpr (Op == kImag) return TO(0);
+      else if constexpr (Op == kNeg) return -x;
+      else if constexpr (Op == kAbs) return std::fabs(x);
+      else if constexpr (Op == kScale) return static_cast<TO>(static_cast<double>(x) * ar);
+      else if constexpr (Op == kExp) return static_cast<TO>(std::exp(static_cast<double>(x)));
+      else if constexpr (Op == kLog) return static_cast<TO>(std::log(static_cast<double>(x)));
+      else if constexpr (Op == kSqrt) return static_cast<TO>(std::sqrt(static_cast<double>(x)));
+      else if constexpr (Op == kSin) return static_cast<TO>(std::sin(static_cast<double>(x)));
+      else if constexpr (Op == kCos) return static_cast<TO>(std::cos(static_cast<double>(x)));
+      else return static_cast<TO>(std::tanh(static_cast<double>(x)));
+    } else {  // integers and bool
+      if constexpr (Op == kCopy || Op == kCopyConj || Op == kConj || Op == kReal) return x;
+      else if constexpr (Op == kImag) return TO(0);
+      else if constexpr (Op == kNeg) return wrap_neg(x);
+      else return x < 0 ? wrap_neg(x) : x;  // kAbs: |INT_MIN| = INT_MIN
+    }
+  }
+};
+
+template <int Op, class T>
+struct BinaryFn {
+  using TO = typename std::conditional<(Op >= kEq), b8, T>::type;
+  inline TO operator()(T a, T b) const {
+    if constexpr (std::is_same<T, b8>::value) {  // bool: any non-zero byte is 1; maximum is or, minimum is and
+      a = a != 0;
+      b = b != 0;
+    }
+    if constexpr (IsCx<T>::value) {
+      using R = decltype(a.re);
+      if constexpr (Op == kAdd) return T{a.re + b.re, a.im + b.im};
+      else if constexpr (Op == kSub) return T{a.re - b.re, a.im - b.im};
+      else if constexpr (Op == kMul) {
+        const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
+        return T{static_cast<R>(ar * br - ai * bi), static_cast<R>(ar * bi + ai * br)};
+      } else if constexpr (Op == kDiv) {
+        const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
+        const double d = br * br + bi * bi;
+        return T{static_cast<R>((ar * br + ai * bi) / d), static_cast<R>((ai * br - ar * bi) / d)};
+      } else if constexpr (Op == kPow) return cx<R>(std::pow(cd(a), cd(b)));
+      else return (a.re == b.re && a.im == b.im) ? 1 : 0;  // kEq
+    } else if constexpr (kFloat<T>) {
+      if constexpr (Op == kAdd) return a + b;
+      else if constexpr (Op == kSub) return a - b;
+      else if constexpr (Op == kMul) return a * b;
+      else if constexpr (Op == kDiv) return a / b;
+      else if constexpr (Op == kMaximum) return (a != a || b != b) ? a + b : a > b ? a : b > a ? b : std::signbit(a) ? b : a;
+      else if constexpr (Op == kMinimum) return (a != a || b != b) ? a + b : a < b ? a : b < a ? b : std::signbit(a) ? a : b;
+      else if constexpr (Op == kPow) return static_cast<T>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+      else if constexpr (Op == kEq) return a == b;
+      else if constexpr (Op == kLt) return a < b;
+      else if constexpr (Op == kLe) return a <= b;
+      else if constexpr (Op == kGt) return a > b;
+      else return a >= b;
+    } else {
+      if constexpr (Op == kAdd) return wrap_add(a, b);
+      else if constexpr (Op == kSub) return wrap_sub(a, b);
+      else if constexpr (Op == kMul) return wrap_mul(a, b);
+      else if constexpr (Op == kDiv) return int_div(a, b);
+      else if constexpr (Op == kMaximum) return a > b ? a : b;
+      else if constexpr (Op == kMinimum) return a < b ? a : b;
+      else if constexpr (Op == kEq) return a == b;
+      else if constexpr (Op == kLt) return a < b;
+      else if constexpr (Op == kLe) return a <= b;
+      else if constexpr (Op == kGt) return a > b;
+      else return a >= b;
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Element-wise drivers.
+constexpr idx kTile = 32;
+
+template <class TI, class TO, class F>
+static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
+  if (so == 1 && sa == 1) {
+    for (idx i = 0; i < n; ++i) o[i] = f(a[i]);
+  } else if (so == 1 && sa == 0) {
+    const TO v = f(a[0]);
+    for (idx i = 0; i < n; ++i) o[i] = v;
+  } else {
+    for (idx i = 0; i < n; ++i) o[i * so] = f(a[i * sa]);
+  }
+}
+
+template <class TI, class TO, class F>
+static int run_unary(const Task& t, const F& f) {
+  Geo g;
+  g.rank = t.rank;
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.shape[i] == 0) return kOk;
+    g.n[i] = t.shape[i];
+    g.s[0][i] = t.s_out[i];
+    g.s[1][i] = t.s_a[i];
+    g.s[2][i] = g.s[3][i] = 0;
+    g.red[i] = false;
+  }
+  canon(g, 2, 0);
+  TO* o = reinterpret_cast<TO*>(t.out);
+  const TI* a = reinterpret_cast<const TI*>(t.a);
+  if (g.rank == 0) {
+    o[0] = f(a[0]);
+    return kOk;
+  }
+  // The source's fastest axis, when it is not the output's: walk 2-D tiles (a transpose).
+  int j = 0;
+  for (int i = 1; i < g.rank; ++i) {
+    if (g.s[1][i] < g.s[1][j]) j = i;
+  }
+  int rest[kMaxRank];
+  int nrest = 0;
+  const idx base[2] = {0, 0};
+  if (j != 0 && g.n[0] >= 4 && g.n[j] >= 4) {
+    for (int i = 1; i < g.rank; ++i) {
+      if (i != j) rest[nrest++] = i;
+    }
+    const idx n0 = g.n[0], nj = g.n[j];
+    const idx so0 = g.s[0][0], soj = g.s[0][j], sa0 = g.s[1][0], saj = g.s[1][j];
+    odometer<2>(g, rest, nrest, base, [&](const idx* off) {
+      TO* ob = o + off[0];
+      const TI* ab = a + off[1];
+      for (idx j0 = 0; j0 < nj; j0 += kTile) {
+        const idx j1 = std::min(nj, j0 + kTile);
+        for (idx i0 = 0; i0 < n0; i0 += kTile) {
+          const idx i1 = std::min(n0, i0 + kTile);
+          for (idx jj = j0; jj < j1; ++jj) {
+            TO* __restrict orow = ob + jj * soj;
+            const TI* __restrict arow = ab + jj * saj;
+            if (so0 == 1) {
+              for (idx ii = i0; ii < i1; ++ii) orow[ii] = f(arow[ii * sa0]);
+            } else {
+              for (idx ii = i0; ii < i1; ++ii) orow[ii * so0] = f(arow[ii * sa0]);
+            }
+          }
+        }
+      }
+    });
+    return kOk;
+  }
+  for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
+  const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0];
+  odometer<2>(g, rest, nrest, base, [&](const idx* off) { unary_row<TI, TO>(n0, o + off[0], so, a + off[1], sa, f); });
+  return kOk;
+}
+
+template <class T, class TO, class F>
+static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restrict a, idx sa, const T* __restrict b, idx sb, const F& f) {
+  if (so == 1 && sa == 1 && sb == 1) {
+    for (idx i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+  } else if (so == 1 && sa == 1 && sb == 0) {
+    const T bv = b[0];
+    for (idx i = 0; i < n; ++i) o[i] = f(a[i], bv);
+  } else if (so == 1 && sa == 0 && sb == 1) {
+    const T av = a[0];
+    for (idx i = 0; i < n; ++i) o[i] = f(av, b[i]);
+  } else {
+    for (idx i = 0; i < n; ++i) o[i * so] = f(a[i * sa], b[i * sb]);
+  }
+}
+
+template <class T, class TO, class F>
+static int run_binary(const Task& t, const F& f) {
+  Geo g;
+  g.rank = t.rank;
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.shape[i] == 0) return kOk;
+    g.n[i] = t.shape[i];
+    g.s[0][i] = t.s_out[i];
+    g.s[1][i] = t.s_a[i];
+    g.s[2][i] = t.s_b[i];
+    g.s[3][i] = 0;
+    g.red[i] = false;
+  }
+  canon(g, 3, 0);
+  TO* o = reinterpret_cast<TO*>(t.out);
+  const T* a = reinterpret_cast<const T*>(t.a);
+  const T* b = reinterpret_cast<const T*>(t.b);
+  if (g.rank == 0) {
+    o[0] = f(a[0], b[0]);
+    return kOk;
+  }
+  int rest[kMaxRank];
+  int nrest = 0;
+  for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
+  const idx base[3] = {0, 0, 0};
+  const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0], sb = g.s[2][0];
+  odometer<3>(g, rest, nrest, base, [&](const idx* off) { binary_row<T, TO>(n0, o + off[0], so, a + off[1], sa, b + off[2], sb, f); });
+  return kOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions. A policy P has: State; init(); fold(State&, TI, lin); merge(State&, const State&)
+// (the second holds later rows); put(TO*, const State&, count).
+template <class T> struct Wide { using type = T; };
+template <> struct Wide<float> { using type = double; };
+template <> struct Wide<Cx<float>> { using type = Cx<double>; };
+template <> struct Wide<int32_t> { using type = uint32_t; };
+template <> struct Wide<int64_t> { using type = uint64_t; };
+
+template <class TI, class TO, int Op>
+struct Red {
+  static constexpr bool kCplx = IsCx<TI>::value;
+  static constexpr bool kAdditive = Op == kSum || Op == kMean || Op == kNorm;
+  using W = typename std::conditional<Op == kNorm, double, typename Wide<TI>::type>::type;
+  struct Arg {
+    TI v;
+    idx i;
+    bool any;
+  };
+  using State = typename std::conditional<(Op == kArgmax || Op == kArgmin), Arg, typename std::conditional<(Op == kMax || Op == kMin), TI, W>::type>::type;
+  static constexpr bool kCxS = IsCx<State>::value;
+
+  static inline State init() {
+    if constexpr (Op == kArgmax || Op == kArgmin) return State{TI{}, 0, false};
+    else if constexpr (Op == kMax) {
+      if constexpr (kFloat<TI>) return -std::numeric_limits<TI>::infinity();
+      else return std::numeric_limits<TI>::min();
+    } else if constexpr (Op == kMin) {
+      if constexpr (kFloat<TI>) return std::numeric_limits<TI>::infinity();
+      else if constexpr (std::is_same<TI, b8>::value) return 1;
+      else return std::numeric_limits<TI>::max();
+    } else if constexpr (Op == kProd) {
+      if constexpr (kCplx) return State{1, 0};
+      else return State(1);
+    } else {
+      if constexpr (kCxS) return State{0, 0};
+      else return State(0);
+    }
+  }
+  // Whether (xv, xi) replaces (v, i): NaN wins (the first one), then the larger (smaller), then the first.
+  static inline bool better(TI xv, idx xi, TI v, idx i) {
+    const bool xn = isnan_(xv), vn = isnan_(v);
+    if (vn) return xn && xi < i;
+    if (xn) return true;
+    if (Op == kArgmax ? xv > v : xv < v) return true;
+    return xv == v && xi < i;
+  }
+  static inline void fold(State& s, TI x, idx lin) {
+    (void)lin;
+    if constexpr (Op == kArgmax || Op == kArgmin) {
+      if (!s.any || better(x, lin, s.v, s.i)) s = State{x, lin, true};
+    } else if constexpr (Op == kMax || Op == kMin) {
+      if (isnan_(s)) return;
+      if constexpr (std::is_same<TI, b8>::value) x = x != 0;
+      if (isnan_(x) || (Op == kMax ? x > s : x < s)) {
+        s = x;
+      } else if constexpr (kFloat<TI>) {
+        if (x == s && std::signbit(s) != std::signbit(x) && (Op == kMax ? std::signbit(s) : std::signbit(x))) s = x;  // −0 < +0
+      }
+    } else if constexpr (Op == kNorm) {
+      if constexpr (kCplx) s += static_cast<double>(x.re) * x.re + static_cast<double>(x.im) * x.im;
+      else s += static_cast<double>(x) * static_cast<double>(x);
+    } else if constexpr (Op == kProd) {
+      if constexpr (kCplx) {
+        const double r = s.re * x.re - s.im * x.im, i = s.re * x.im + s.im * x.re;
+        s.re = r;
+        s.im = i;
+      } else if constexpr (kInt<TI>) {
+        s = static_cast<State>(s * static_cast<State>(x));
+      } else {
+        s = static_cast<State>(s * static_cast<State>(x));
+      }
+    } else {
+      if constexpr (kCplx) {
+        s.re += x.re;
+        s.im += x.im;
+      } else {
+        s = static_cast<State>(s + static_cast<State>(x));
+      }
+    }
+  }
+  static inline void merge(State& s, const State& t) {
+    if constexpr (Op == kArgmax || Op == kArgmin) {
+      if (t.any && (!s.any || better(t.v, t.i, s.v, s.i))) s = t;
+    } else if constexpr (Op == kMax || Op == kMin) {
+      fold(s, t, 0);
+    } else if constexpr (Op == kProd) {
+      if constexpr (kCplx) {
+        const double r = s.re * t.re - s.im * t.im, i = s.re * t.im + s.im * t.re;
+        s.re = r;
+        s.im = i;
+      } else {
+        s = static_cast<State>(s * t);
+      }
+    } else {
+      if constexpr (kCxS) {
+        s.re += t.re;
+        s.im += t.im;
+      } else {
+        s = static_cast<State>(s + t);
+      }
+    }
+  }
+  static inline void put(TO* o, const State& s, idx count) {
+    if constexpr (Op == kArgmax || Op == kArgmin) {
+      *o = s.i;
+    } else if constexpr (Op == kNorm) {
+      *o = static_cast<TO>(std::sqrt(s));
+    } else if constexpr (Op == kMean) {
+      const double c = static_cast<double>(count);
+      if constexpr (kCplx) *o = TO{static_cast<decltype(o->re)>(s.re / c), static_cast<decltype(o->re)>(s.im / c)};
+      else *o = static_cast<TO>(s / c);
+    } else if constexpr (kCplx) {
+      *o = TO{static_cast<decltype(o->re)>(s.re), static_cast<decltype(o->re)>(s.im)};
+    } else {
+      *o = static_cast<TO>(s);
+    }
+  }
+};
+
+constexpr idx kLeaf = 128;   // elements folded sequentially (in kLanes independent lanes) before pairwise combination
+constexpr int kLanes = 8;
+constexpr idx kChunk = 64;   // outputs folded at once when the innermost axis is kept
+constexpr idx kLeafRows = 8; // rows folded sequentially before pairwise combination (kept innermost axis)
+constexpr int kLevels = 64;
+
+// One run of n elements (stride sa, index weight w from lin0), folded pairwise into s.
+template <class P, class TI>
+static void fold_run(typename P::State& s, const TI* a, idx n, idx sa, idx lin0, idx w) {
+  if (n > kLeaf) {
+    const idx h = n / 2;
+    fold_run<P>(s, a, h, sa, lin0, w);
+    typename P::State t = P::init();
+    fold_run<P>(t, a + h * sa, n - h, sa, lin0 + h * w, w);
+    P::merge(s, t);
+    return;
+  }
+  if constexpr (P::kAdditive && !P::kCplx) {
+    if (sa == 1 && n >= kLanes) {
+      typename P::State lane[kLanes];
+      for (int k = 0; k < kLanes; ++k) lane[k] = P::init();
+      idx i = 0;
+      for (; i + kLanes <= n; i += kLanes) {
+        for (int k = 0; k < kLanes; ++k) P::fold(lane[k], a[i + k], 0);
+      }
+      for (; i < n; ++i) P::fold(lane[0], a[i], 0);
+      typename P::State t = P::init();
+      for (int k = 0; k < kLanes; ++k) P::merge(t, lane[k]);
+      P::merge(s, t);
+      return;
+    }
+  }
+  for (idx i = 0; i < n; ++i) P::fold(s, a[i * sa], lin0 + i * w);
+}
+
+template <class TI, class TO, class P>
+static int run_reduce(const Task& t) {
+  Geo g;
+  g.rank = t.rank;
+  idx count = 1;
+  bool empty_out = false;
+  for (int i = 0; i < t.rank; ++i) {
+    g.n[i] = t.shape[i];
+    g.red[i] = t.reduced[i];
+    g.s[0][i] = t.reduced[i] ? 0 : t.s_out[i];
+    g.s[1][i] = t.s_a[i];
+    g.s[2][i] = 0;
+    g.s[3][i] = 0;
+    if (t.reduced[i]) {
+      g.s[2][i] = count;  // column-major index over the reduced axes (the first fastest)
+      count *= t.shape[i];
+    } else if (t.shape[i] == 0) {
+      empty_out = true;
+    }
+  }
+  if (empty_out) return kOk;
+  TO* o = reinterpret_cast<TO*>(t.out);
+  const TI* a = reinterpret_cast<const TI*>(t.a);
+  if (count == 0) {
+    // Nothing to fold: every output gets the identity.
+    for (int i = 0; i < g.rank; ++i) {
+      if (g.red[i]) g.n[i] = 1;
+    }
+    canon(g, 1, 0);
+    int axes[kMaxRank];
+    for (int i = 0; i < g.rank; ++i) axes[i] = i;
+    const idx base[1] = {0};
+    odometer<1>(g, axes, g.rank, base, [&](const idx* off) { P::put(o + off[0], P::init(), 0); });
+    return kOk;
+  }
+  canon(g, 3, 1);
+  int kept[kMaxRank], red[kMaxRank];
+  int nk = 0, nr = 0;
+  for (int i = 0; i < g.rank; ++i) (g.red[i] ? red[nr++] : kept[nk++]) = i;
+  // Row r (0 ≤ r < rows) of the reduced axes `ax[0..n)`: its source offset and reduced index.
+  auto unravel = [&](const int* ax, int n, idx r, idx* off, idx* lin) {
+    idx o1 = 0, l = 0;
+    for (int q = 0; q < n; ++q) {
+      const idx e = g.n[ax[q]];
+      const idx c = r % e;
+      r /= e;
+      o1 += c * g.s[1][ax[q]];
+      l += c * g.s[2][ax[q]];
+    }
+    *off = o1;
+    *lin = l;
+  };
+  const idx base[3] = {0, 0, 0};
+  if (g.rank == 0 || g.red[0]) {
+    // The innermost axis is reduced (or everything is one element): per output, rows pairwise.
+    const idx n0 = g.rank == 0 ? 1 : g.n[0];
+    const idx sa0 = g.rank == 0 ? 0 : g.s[1][0];
+    const idx w0 = g.rank == 0 ? 0 : g.s[2][0];
+    const int* outer = red + (g.rank == 0 ? 0 : 1);
+    const int nouter = g.rank == 0 ? 0 : nr - 1;
+    idx rows = 1;
+    for (int q = 0; q < nouter; ++q) rows *= g.n[outer[q]];
+    struct Rec {
+      const TI* a;
+      idx n0, sa0, w0;
+      const int* outer;
+      int nouter;
+      decltype(unravel)& unr;
+      void go(typename P::State& s, idx lo, idx hi) const {
+        if (hi - lo == 1) {
+          idx off = 0, lin = 0;
+          unr(outer, nouter, lo, &off, &lin);
+          fold_run<P>(s, a + off, n0, sa0, lin, w0);
+          return;
+        }
+        const idx mid = lo + (hi - lo) / 2;
+        go(s, lo, mid);
+        typename P::State t2 = P::init();
+        go(t2, mid, hi);
+        P::merge(s, t2);
+      }
+    };
+    odometer<3>(g, kept, nk, base, [&](const idx* off) {
+      Rec rec{a + off[1], n0, sa0, w0, outer, nouter, unravel};
+      typename P::State s = P::init();
+      rec.go(s, 0, rows);
+      P::put(o + off[0], s, count);
+    });
+    return kOk;
+  }
+  // The innermost axis is kept: kChunk outputs at once, every reduced row folded into them.
+  using S = typename P::State;
+  S* stack = static_cast<S*>(scratch(sizeof(S) * kChunk * (kLevels + 1)));
+  if (stack == nullptr) return kNoMemory;
+  idx rows = 1;
+  for (int q = 0; q < nr; ++q) rows *= g.n[red[q]];
+  const idx n0 = g.n[0], so0 = g.s[0][0], sa0 = g.s[1][0];
+  struct RecB {
+    const TI* a;
+    idx sa0;
+    const int* red;
+    int nr;
+    S* stack;
+    decltype(unravel)& unr;
+    void go(S* acc, idx cw, idx lo, idx hi, int level) const {
+      if (hi - lo <= kLeafRows || level >= kLevels - 1) {
+        for (idx w = 0; w < cw; ++w) acc[w] = P::init();
+        for (idx r = lo; r < hi; ++r) {
+          idx off = 0, lin = 0;
+          unr(red, nr, r, &off, &lin);
+          const TI* __restrict p = a + off;
+          if (sa0 == 1) {
+            for (idx w = 0; w < cw; ++w) P::fold(acc[w], p[w], lin);
+          } else {
+            for (idx w = 0; w < cw; ++w) P::fold(acc[w], p[w * sa0], lin);
+          }
+        }
+        return;
+      }
+      const idx mid = lo + (hi - lo) / 2;
+      go(acc, cw, lo, mid, level + 1);
+      S* tmp = stack + static_cast<idx>(level + 1) * kChunk;
+      go(tmp, cw, mid, hi, level + 1);
+      for (idx w = 0; w < cw; ++w) P::merge(acc[w], tmp[w]);
+    }
+  };
+  odometer<3>(g, kept + 1, nk - 1, base, [&](const idx* off) {
+    for (idx c0 = 0; c0 < n0; c0 += kChunk) {
+      const idx cw = std::min(kChunk, n0 - c0);
+      RecB rec{a + off[1] + c0 * sa0, sa0, red, nr, stack, unravel};
+      rec.go(stack, cw, 0, rows, 0);
+      for (idx w = 0; w < cw; ++w) P::put(o + off[0] + (c0 + w) * so0, stack[w], count);
+    }
+  });
+  return kOk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dispatch: which (kind, op, din, dout) have kernels. With Exec false only the answer is given.
+template <bool Exec, int Op, class TI, class TO>
+static inline int un(const Task* t) {
+  if constexpr (!Exec) return kOk;
+  else return run_unary<TI, TO>(*t, UnaryFn<Op, TI, TO>{t->alpha_re, t->alpha_im});
+}
+
+template <bool Exec, class TI>
+static int cast_to(const Task* t, int dout) {
+  switch (dout) {
+    case kF32: return un<Exec, kCast, TI, float>(t);
+    case kF64: return un<Exec, kCast, TI, double>(t);
+    case kC64: return un<Exec, kCast, TI, Cx<float>>(t);
+    case kC128: return un<Exec, kCast, TI, Cx<double>>(t);
+    case kI32: return un<Exec, kCast, TI, int32_t>(t);
+    case kI64: return un<Exec, kCast, TI, int64_t>(t);
+    case kBool: return un<Exec, kCast, TI, b8>(t);
+    default: return kBadDtype;
+  }
+}
+
+template <bool Exec, int D>
+static int unary_of(const Task* t, int op, int dout) {
+  using T = typename DT<D>::type;
+  constexpr bool cplx = D == kC64 || D == kC128;
+  constexpr bool flt = D == kF32 || D == kF64;
+  constexpr bool integer = D == kI32 || D == kI64;
+  constexpr int real_of = D == kC64 ? kF32 : D == kC128 ? kF64 : D;
+  using R = typename DT<real_of>::type;
+  if (op == kCast) return cast_to<Exec, T>(t, dout);
+  if (op == kAbs || op == kReal || op == kImag) {
+    if (dout != real_of || D == kBool) return kBadDtype;
+    if constexpr (D != kBool) {
+      if (op == kAbs) return un<Exec, kAbs, T, R>(t);
+      if (op == kReal) return un<Exec, kReal, T, R>(t);
+      return un<Exec, kImag, T, R>(t);
+    }
+    return kBadDtype;
+  }
+  if (dout != D) return kBadDtype;
+  switch (op) {
+    case kCopy: return un<Exec, kCopy, T, T>(t);
+    case kCopyConj: return un<Exec, kCopyConj, T, T>(t);
+    default: break;
+  }
+  if constexpr (cplx || flt || integer) {
+    switch (op) {
+      case kNeg: return un<Exec, kNeg, T, T>(t);
+      case kConj: return un<Exec, kConj, T, T>(t);
+      default: break;
+    }
+  }
+  if constexpr (cplx || flt) {
+    switch (op) {
+      case kExp: return un<Exec, kExp, T, T>(t);
+      case kLog: return un<Exec, kLog, T, T>(t);
+      case kSqrt: return un<Exec, kSqrt, T, T>(t);
+      case kSin: return un<Exec, kSin, T, T>(t);
+      case kCos: return un<Exec, kCos, T, T>(t);
+      case kTanh: return un<Exec, kTanh, T, T>(t);
+      case kScale: return un<Exec, kScale, T, T>(t);
+      default: break;
+    }
+  }
+  return kBadDtype;
+}
+
+template <bool Exec, int Op, class T>
+static inline int bin(const Task* t) {
+  if constexpr (!Exec) return kOk;
+  else return run_binary<T, typename BinaryFn<Op, T>::TO>(*t, BinaryFn<Op, T>{});
+}
+
+template <bool Exec, int D>
+static int binary_of(const Task* t, int op, int dout) {
+  using T = typename DT<D>::type;
+  constexpr bool cplx = D == kC64 || D == kC128;
+  constexpr bool flt = D == kF32 || D == kF64;
+  constexpr bool integer = D == kI32 || D == kI64;
+  if (op >= kEq ? dout != kBool : dout != D) return kBadDtype;
+  if (op == kEq) return bin<Exec, kEq, T>(t);
+  if constexpr (flt || integer || D == kBool) {
+    switch (op) {
+      case kMaximum: return bin<Exec, kMaximum, T>(t);
+      case kMinimum: return bin<Exec, kMinimum, T>(t);
+      case kLt: return bin<Exec, kLt, T>(t);
+      case kLe: return bin<Exec, kLe, T>(t);
+      case kGt: return bin<Exec, kGt, T>(t);
+      case kGe: return bin<Exec, kGe, T>(t);
+      default: break;
+    }
+  }
+  if constexpr (flt || integer || cplx) {
+    switch (op) {
+      case kAdd: return bin<Exec, kAdd, T>(t);
+      case kSub: return bin<Exec, kSub, T>(t);
+      case kMul: return bin<Exec, kMul, T>(t);
+      case kDiv: return bin<Exec, kDiv, T>(t);
+      default: break;
+    }
+  }
+  if constexpr (flt || cplx) {
+    if (op == kPow) return bin<Exec, kPow, T>(t);
+  }
+  return kBadDtype;
+}
+
+template <bool Exec, int Op, class TI, class TO>
+static inline int red(const Task* t) {
+  if constexpr (!Exec) return kOk;
+  else return run_reduce<TI, TO, Red<TI, TO, Op>>(*t);
+}
+
+template <bool Exec, int D>
+static int reduce_of(const Task* t, int op, int dout) {
+  using T = typename DT<D>::type;
+  constexpr bool cplx = D == kC64 || D == kC128;
+  constexpr bool flt = D == kF32 || D == kF64;
+  constexpr bool integer = D == kI32 || D == kI64;
+  constexpr int real_of = D == kC64 ? kF32 : D == kC128 ? kF64 : D;
+  using R = typename DT<real_of>::type;
+  if (op == kArgmax || op == kArgmin) {
+    if (dout != kI64) return kBadDtype;
+    if constexpr (flt || integer || D == kBool) return op == kArgmax ? red<Exec, kArgmax, T, int64_t>(t) : red<Exec, kArgmin, T, int64_t>(t);
+    return kBadDtype;
+  }
+  if (op == kNorm) {
+    if (dout != real_of) return kBadDtype;
+    if constexpr (flt || cplx) return red<Exec, kNorm, T, R>(t);
+    return kBadDtype;
+  }
+  if (dout != D) return kBadDtype;
+  if constexpr (flt || integer || D == kBool) {
+    if (op == kMax) return red<Exec, kMax, T, T>(t);
+    if (op == kMin) return red<Exec, kMin, T, T>(t);
+  }
+  if constexpr (flt || integer || cplx) {
+    if (op == kSum) return red<Exec, kSum, T, T>(t);
+    if (op == kProd) return red<Exec, kProd, T, T>(t);
+  }
+  if constexpr (flt || cplx) {
+    if (op == kMean) return red<Exec, kMean, T, T>(t);
+  }
+  return kBadDtype;
+}
+
+template <bool Exec, int D>
+static inline int kind_of(const Task* t, int kind, int op, int dout) {
+  switch (kind) {
+    case kUnary: return unary_of<Exec, D>(t, op, dout);
+    case kBinary: return binary_of<Exec, D>(t, op, dout);
+    case kReduce: return reduce_of<Exec, D>(t, op, dout);
+    default: return kBadDtype;
+  }
+}
+
+template <bool Exec>
+static int dispatch(const Task* t, int kind, int op, int din, int dout) {
+  switch (din) {
+    case kF32: return kind_of<Exec, kF32>(t, kind, op, dout);
+    case kF64: return kind_of<Exec, kF64>(t, kind, op, dout);
+    case kC64: return kind_of<Exec, kC64>(t, kind, op, dout);
+    case kC128: return kind_of<Exec, kC128>(t, kind, op, dout);
+    case kI32: return kind_of<Exec, kI32>(t, kind, op, dout);
+    case kI64: return kind_of<Exec, kI64>(t, kind, op, dout);
+    case kBool: return kind_of<Exec, kBool>(t, kind, op, dout);
+    default: return kBadDtype;
+  }
+}
+
+static int run(const Task& t) { return dispatch<true>(&t, t.kind, t.op, t.din, t.dout); }
+static bool supports(int kind, int op, int din, int dout) { return dispatch<false>(nullptr, kind, op, din, dout) == kOk; }

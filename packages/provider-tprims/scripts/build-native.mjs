@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// `build:native`: the tensor-primitive kernels (native/), through tenferro's one build driver
+// (@tenferro/native-build: local Node headers only, status.json, TENFERRO_REQUIRE_NATIVE).
+// The kernels are compiled without -march: each ISA path (AVX-512F, AVX2+FMA, portable) is its
+// own translation unit with a `#pragma GCC target`, and the path is chosen at run time.
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildAddon } from '@tenferro/native-build';
+
+buildAddon({
+  packageDir: resolve(dirname(fileURLToPath(import.meta.url)), '..'),
+  name: '@tenferro/provider-tprims',
+  addon: 'tenferro_tprims.node',
+  unsupported: () =>
+    process.platform === 'linux' && (process.arch === 'x64' || process.arch === 'arm64')
+      ? undefined
+      : `platform ${process.platform}/${process.arch} is not supported: the kernels are built for Linux x64 (arm64 uses the portable path)`,
+  verify: (binding) => {
+    if (typeof binding.run !== 'function') throw new Error('the addon does not export run()');
+  },
+});

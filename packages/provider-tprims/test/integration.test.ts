@@ -1,0 +1,148 @@
+// The package through the public API: ops(backend) on real engines at 1 and 2 threads (the
+// kernels run on the engine's pinned workers, split over the pool in Inner mode), declines that
+// fall back to core's reference, no thread created, nothing loaded at import, status() and
+// options errors, and the unavailable addon.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { CpuBackend, type CpuProviderPackage, type CpuTensorPrimitivesProvider, ops, Tensor } from '@tenferro/core';
+import { peakThreadsDuring } from '@tenferro/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTprimsProvider, status, validateTprimsProviderOptions } from '../src/index.js';
+
+const DIST_INDEX = fileURLToPath(new URL('../dist/index.js', import.meta.url));
+
+function child(script: string, env: Record<string, string> = {}): Record<string, any> {
+  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, ...env } }));
+}
+
+/** The tprims package with its tensor-primitives calls counted by outcome. */
+function counted(pkg: CpuProviderPackage) {
+  const calls = { executed: 0, declined: 0, lanes: 0 };
+  const inner = pkg.tensorPrimitives!;
+  const note = async (p: ReturnType<CpuTensorPrimitivesProvider['binary']>) => {
+    const outcome = await p;
+    calls[outcome.executed ? 'executed' : 'declined']++;
+    return outcome;
+  };
+  const tensorPrimitives: CpuTensorPrimitivesProvider = {
+    name: inner.name,
+    executionCapabilities: () => inner.executionCapabilities(),
+    declaredSupport: () => inner.declaredSupport!(),
+    binary: (ctx, r) => ((calls.lanes = Math.max(calls.lanes, ctx.workerPool()?.size ?? 1)), note(inner.binary(ctx, r))),
+    unary: (ctx, r) => note(inner.unary(ctx, r)),
+    reduce: (ctx, r) => note(inner.reduce(ctx, r)),
+  };
+  return { pkg: { ...pkg, tensorPrimitives } as CpuProviderPackage, calls };
+}
+
+const values = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.sin(i * 0.37 + seed) * 3);
+
+for (const threads of [1, 2]) {
+  describe.runIf(status().available)(`ops(backend) on tprims, ${threads} thread${threads > 1 ? 's' : ''}`, () => {
+    let backend: CpuBackend;
+    let reference: CpuBackend;
+    const { pkg, calls } = counted(createTprimsProvider({ parallelMinElements: 1024 }));
+    beforeAll(async () => {
+      backend = await CpuBackend.create({ kind: 'faer', threads, providers: [pkg] });
+      reference = await CpuBackend.create({ kind: 'faer', threads: 1, providers: [] });
+    });
+    afterAll(async () => {
+      await backend.close();
+      await reference.close();
+    });
+
+    it('add (broadcast), sum over an axis, argmax, cast and a transposing copy equal the reference, on the engine', async () => {
+      const a = Tensor.fromArray('f64', [70, 90], values(70 * 90, 1));
+      const b = Tensor.fromArray('f64', [70, 1], values(70, 2));
+      const t = ops(backend);
+      const r = ops(reference);
+      const before = calls.executed;
+      expect((await t.add(a, b)).toArray()).toEqual((await r.add(a, b)).toArray());
+      const s1 = (await t.sum(a, { axes: [1] })).toArray() as number[];
+      const s2 = (await r.sum(a, { axes: [1] })).toArray() as number[];
+      s1.forEach((x, i) => expect(x).toBeCloseTo(s2[i]!, 10));
+      expect((await t.argmax(a, { axes: [0] })).toArray()).toEqual((await r.argmax(a, { axes: [0] })).toArray());
+      expect((await t.cast(a, 'i32')).toArray()).toEqual((await r.cast(a, 'i32')).toArray());
+      const out = Tensor.zeros('f64', [90, 70]);
+      await t.copyInto(out, a.transpose());
+      expect(out.toArray()).toEqual(a.transpose().toArray());
+      expect(calls.executed - before).toBe(4);
+      // Inner mode with the budget: the provider was offered the pool (and split the add over it).
+      expect(calls.lanes).toBe(threads);
+    });
+
+    it('a declined case (scale of i32) falls back to the reference and is still right', async () => {
+      const x = Tensor.fromArray('i32', [5], [1, -2, 3, 2147483647, 0]);
+      const before = { ...calls };
+      const y = await ops(backend).scale(x, 2);
+      expect(y.toArray()).toEqual((await ops(reference).scale(x, 2)).toArray());
+      expect(calls.declined - before.declined).toBe(1);
+      expect(calls.executed - before.executed).toBe(0);
+    });
+
+    it('creates no thread (census of /proc/self/task while it runs)', async () => {
+      const a = Tensor.fromArray('f32', [512, 512], values(512 * 512, 3));
+      const t = ops(backend);
+      await t.add(a, a); // warm: the workers load the addon here
+      const { newThreads, before, peak } = await peakThreadsDuring(async () => {
+        for (let i = 0; i < 5; i++) {
+          await t.add(a, a);
+          await t.sum(a, { axes: [0] });
+          await t.contiguous(a.transpose());
+        }
+      });
+      expect(newThreads).toEqual([]);
+      expect(peak).toBe(before);
+    });
+  });
+}
+
+describe('the package itself', () => {
+  it('importing the package loads no addon (child process, /proc/self/maps)', () => {
+    const script = `
+      const fs = await import('node:fs');
+      const loaded = () => fs.readFileSync('/proc/self/maps', 'utf8').includes('tenferro_tprims.node');
+      const mod = await import(${JSON.stringify(DIST_INDEX)});
+      const afterImport = loaded();
+      mod.createTprimsProvider();
+      console.log(JSON.stringify({ afterImport, afterCreate: loaded() }));`;
+    expect(child(script)).toEqual({ afterImport: false, afterCreate: true });
+  });
+
+  it('without the addon, status() says why and createTprimsProvider throws ProviderUnavailable', () => {
+    const r = child(
+      `const mod = await import(${JSON.stringify(DIST_INDEX)});
+      let error; try { mod.createTprimsProvider(); } catch (e) { error = { code: e.code, detail: e.detail }; }
+      console.log(JSON.stringify({ status: mod.status(), error }));`,
+      { TENFERRO_TPRIMS_DISABLE: '1' },
+    );
+    expect(r.status.available).toBe(false);
+    expect(r.status.reasons).toEqual(['disabled by TENFERRO_TPRIMS_DISABLE=1']);
+    expect(r.error.code).toBe('ProviderUnavailable');
+    expect(r.error.detail.reasons).toEqual(r.status.reasons);
+  });
+
+  it('options: unknown keys and bad values are InvalidArgument, before anything loads', () => {
+    expect(() => validateTprimsProviderOptions({ bogus: 1 })).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+    expect(() => validateTprimsProviderOptions({ isa: 'sse9' })).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+    expect(() => validateTprimsProviderOptions({ parallelMinElements: -1 })).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+    expect(() => createTprimsProvider({ bogus: 1 } as never)).toThrow(expect.objectContaining({ code: 'InvalidArgument' }));
+    expect(validateTprimsProviderOptions(undefined)).toEqual({ isa: 'auto', parallelMinElements: 1 << 18 });
+  });
+
+  it.runIf(status().available)('status() and the package shape', () => {
+    const s = status();
+    expect(s).toMatchObject({ available: true, details: { slots: 'tensorPrimitives, layoutTransform' } });
+    const pkg = createTprimsProvider();
+    expect(pkg.kind).toBe('any');
+    expect(pkg.tensorPrimitives!.executionCapabilities()).toEqual({
+      threadCount: 'perCallUpperBound',
+      placement: 'engineWorkers',
+      workerLocalSequential: true,
+      acceptsSequential: true,
+      acceptsOuter: true,
+      acceptsInner: true,
+    });
+    expect(pkg.layoutTransform!.executionCapabilities()).toEqual(pkg.tensorPrimitives!.executionCapabilities());
+  });
+});
