@@ -34,6 +34,7 @@ const ADDONS = [
   { key: 'os', dir: 'packages/os', file: 'tenferro_os.node', copy: ['binding.gyp', 'src'] },
   { key: 'faer', dir: 'packages/provider-faer', file: 'tenferro_faer.node', copy: ['binding.gyp', 'src', 'include'] },
   { key: 'blas', dir: 'packages/provider-blas', file: 'tenferro_blas.node', copy: ['binding.gyp', 'src'] },
+  { key: 'linalg', dir: 'packages/linalg', file: 'tenferro_linalg.node', copy: ['binding.gyp', 'src', 'eigen-include.cjs'] },
 ].filter((a) => only === undefined || a.key === only);
 
 // float-cast-overflow is not part of GCC's -fsanitize=undefined, and a NaN or 1e19 converted to an

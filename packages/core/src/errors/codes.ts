@@ -135,8 +135,16 @@ export const ERROR_CODES = {
   ProviderFailed: { kind: 'BackendFailure', meaning: 'A provider failed while it ran; the cause carries its error. The output may have been partly written only for this code.' },
   /** A provider package cannot load its native runtime. */
   ProviderUnavailable: { kind: 'Unsupported', meaning: 'A provider package cannot load its native runtime (library not found, addon not built); the message lists what was tried and possible solutions.' },
-  /** An extension key was defined twice. */
-  DuplicateExtensionKey: { kind: 'Validation', meaning: 'An extension key name was defined twice; each extension owns one key.' },
+  /** Kept for compatibility; no longer raised (extension keys are identity-by-name). */
+  DuplicateExtensionKey: { kind: 'Validation', meaning: 'No longer raised: defineExtensionKey returns the same key for the same name (identity-by-name), so two copies of a package agree.' },
+
+  // --- numerical outcomes (linear algebra) ---------------------------------------------------
+  /** Cholesky met a leading minor that is not positive definite. */
+  NotPositiveDefinite: { kind: 'Validation', meaning: 'A matrix given to a Cholesky factorisation is not (numerically) positive definite; the detail names the batch index and the LAPACK info (the order of the failing leading minor).' },
+  /** solve/inv met an exactly singular U. */
+  SingularMatrix: { kind: 'Validation', meaning: 'A matrix given to solve, inv or a triangular solve is exactly singular (a zero pivot of U, or a zero diagonal); the detail names the batch index and the LAPACK info (the 1-based index of the zero pivot).' },
+  /** An iterative factorisation did not converge. */
+  NoConvergence: { kind: 'BackendFailure', meaning: 'An iterative factorisation (SVD, eigh, eig) did not converge; the detail names the batch index and the LAPACK info.' },
 
   // --- external domains (R37–R49) ------------------------------------------------------------
   /** A cooperative external domain declared no CPUs. */

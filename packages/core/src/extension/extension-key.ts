@@ -1,4 +1,4 @@
-import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
+import { invalidArgument } from '../errors/tenferro-error.js';
 
 /**
  * A typed key for a bundle extension: the slot an operation family (e.g. `@tenferro/linalg`)
@@ -11,18 +11,35 @@ export interface ExtensionKey<T> {
   readonly __type?: T;
 }
 
-const keys = new Map<string, ExtensionKey<unknown>>();
+/**
+ * The process-wide table of keys, shared by every copy of `@tenferro/core` loaded in this realm
+ * (a global symbol, so two copies of core — and two copies of a package defining a key — agree).
+ * It is created on the first definition, never at import.
+ */
+const REGISTRY = Symbol.for('tenferro.extensionKeys.v1');
 
-/** Define the key `name` (e.g. `'tenferro.linalg.kernels'`). A name can be defined once: a second definition is `DuplicateExtensionKey`. */
+function registry(): Map<string, ExtensionKey<unknown>> {
+  const holder = globalThis as { [REGISTRY]?: Map<string, ExtensionKey<unknown>> };
+  let keys = holder[REGISTRY];
+  if (!(keys instanceof Map)) {
+    keys = new Map();
+    Object.defineProperty(holder, REGISTRY, { value: keys, enumerable: false, configurable: false, writable: false });
+  }
+  return keys;
+}
+
+/**
+ * The key named `name` (e.g. `'tenferro.linalg.kernels'`). Keys are identity-by-name: every call
+ * with the same name — from any module, any copy of the defining package or of core — returns the
+ * same frozen object, so a family's `contract` entry can define its key lazily on first use and two
+ * copies of that package still read and write the same bundle slot.
+ */
 export function defineExtensionKey<T>(name: string): ExtensionKey<T> {
   const op = 'defineExtensionKey';
   if (typeof name !== 'string' || name.trim() === '') throw invalidArgument(op, 'name', 'a non-empty key name', name);
-  if (keys.has(name)) {
-    throw new TenferroError('DuplicateExtensionKey', `an extension key named ${JSON.stringify(name)} is already defined; import the owning package's key instead`, {
-      op,
-      detail: { name },
-    });
-  }
+  const keys = registry();
+  const existing = keys.get(name);
+  if (existing !== undefined) return existing as ExtensionKey<T>;
   const key: ExtensionKey<T> = Object.freeze({ name });
   keys.set(name, key);
   return key;

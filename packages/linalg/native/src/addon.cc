@@ -1,0 +1,211 @@
+// tenferro_linalg.node: the built-in linear-algebra kernels (contract: src/native/binding.ts).
+//   run(words: Float64Array, a, b, out0, out1, out2: TypedArray, info: Int32Array, abort?: Int32Array): number
+//   info(): { eigen: string, descHeader: number, maxBatchAxes: number }
+// Every word is copied once, then checked in overflow-safe (128-bit) arithmetic: op, dtype, flags,
+// extents below 2^31, the batch range inside the batch count, every input offset the job reaches
+// inside its buffer, every output and the info array long enough, pointers aligned. A job that
+// fails a check is refused with a status code; nothing is read or written then. Never throws.
+#include <napi.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "linalg.h"
+
+namespace {
+
+using tfl::Job;
+using tfl::Operand;
+using i128 = __int128;
+
+constexpr double kMaxExtent = 2147483647.0;
+
+struct View {
+  void* data = nullptr;
+  size_t bytes = 0;
+  bool ok = false;
+};
+
+View view_of(const Napi::Value& v) {
+  View out;
+  if (!v.IsTypedArray()) return out;
+  napi_typedarray_type type;
+  size_t len = 0;
+  void* ptr = nullptr;
+  napi_value ab;
+  size_t byte_offset = 0;
+  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, &ab, &byte_offset) != napi_ok) return out;
+  size_t el = 1;
+  switch (type) {
+    case napi_int16_array: case napi_uint16_array: el = 2; break;
+    case napi_int32_array: case napi_uint32_array: case napi_float32_array: el = 4; break;
+    case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: el = 8; break;
+    default: el = 1;
+  }
+  out.data = ptr;
+  out.bytes = len * el;
+  out.ok = true;
+  return out;
+}
+
+bool is_int(double x, double lo, double hi) { return std::isfinite(x) && std::floor(x) == x && x >= lo && x <= hi; }
+
+int64_t real_size(int dtype) { return (dtype == tfl::kF32 || dtype == tfl::kC64) ? 4 : 8; }
+int64_t scalar_size(int dtype) { return dtype == tfl::kF32 ? 4 : dtype == tfl::kF64 ? 8 : dtype == tfl::kC64 ? 8 : 16; }
+
+int64_t kind_size(int dtype, tfl::OutKind k) {
+  switch (k) {
+    case tfl::kReal: return real_size(dtype);
+    case tfl::kInt32: return 4;
+    case tfl::kComplex: return 2 * real_size(dtype);
+    default: return scalar_size(dtype);
+  }
+}
+
+// Input extents of operand A / B for the job's op; false when the op has no B.
+void input_shape(const Job& j, bool isB, int64_t* rows, int64_t* cols, bool* used) {
+  *used = true;
+  switch (j.op) {
+    case tfl::kCholesky: case tfl::kEigh: case tfl::kEig:
+      *rows = *cols = j.m; *used = !isB; return;
+    case tfl::kTrsm:
+      if (isB) { *rows = j.m; *cols = j.n; } else { *rows = *cols = (j.flags & tfl::kFlagLeft) ? j.m : j.n; }
+      return;
+    case tfl::kSolve:
+      if (isB) { *rows = j.m; *cols = j.n; } else { *rows = *cols = j.m; }
+      return;
+    default:
+      *rows = j.m; *cols = j.n; *used = !isB; return;
+  }
+}
+
+bool operand_fits(const Job& j, const Operand& o, int64_t rows, int64_t cols, int64_t count, const View& v, int64_t el) {
+  if (o.off < 0 || o.rs < 0 || o.cs < 0) return false;
+  if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(el == 16 ? 8 : el) != 0) return false;
+  if (rows == 0 || cols == 0 || count == 0) return true;
+  i128 last = static_cast<i128>(o.off) + static_cast<i128>(rows - 1) * o.rs + static_cast<i128>(cols - 1) * o.cs;
+  for (int t = 0; t < j.nb; t++) {
+    if (o.bs[t] < 0) return false;
+    last += static_cast<i128>(j.ext[t] - 1) * o.bs[t];
+  }
+  return (last + 1) * el <= static_cast<i128>(v.bytes);
+}
+
+int parse(const Napi::CallbackInfo& info, Job& j) {
+  if (info.Length() < 7 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) return tfl::kBadArguments;
+  Napi::Float64Array w = info[0].As<Napi::Float64Array>();
+  const size_t wl = w.ElementLength();
+  if (wl < static_cast<size_t>(tfl::kHeader) || wl > 256) return tfl::kBadArguments;
+  double d[256];
+  std::memcpy(d, w.Data(), wl * sizeof(double));  // read once: the shared words could change meanwhile
+  if (!is_int(d[0], 0, tfl::kOpCount - 1)) return tfl::kBadOp;
+  if (!is_int(d[1], 0, 3)) return tfl::kBadDtype;
+  if (!is_int(d[2], 0, kMaxExtent) || !is_int(d[3], 0, kMaxExtent) || !is_int(d[4], 0, kMaxExtent) || !is_int(d[5], 0, 63)) return tfl::kBadArguments;
+  if (!is_int(d[8], 0, tfl::kMaxBatchAxes)) return tfl::kBadArguments;
+  j.op = static_cast<int>(d[0]);
+  j.dtype = static_cast<int>(d[1]);
+  j.m = static_cast<int64_t>(d[2]);
+  j.n = static_cast<int64_t>(d[3]);
+  j.k = static_cast<int64_t>(d[4]);
+  j.flags = static_cast<int>(d[5]);
+  j.nb = static_cast<int>(d[8]);
+  if (wl < static_cast<size_t>(tfl::kHeader + 3 * j.nb)) return tfl::kBadArguments;
+  i128 count = 1;
+  for (int t = 0; t < j.nb; t++) {
+    double e = d[tfl::kHeader + t];
+    if (!is_int(e, 0, kMaxExtent)) return tfl::kBadArguments;
+    j.ext[t] = static_cast<int64_t>(e);
+    count *= j.ext[t];
+    if (count > (static_cast<i128>(1) << 53)) return tfl::kBadArguments;
+  }
+  const double maxIdx = 9007199254740991.0;
+  if (!is_int(d[6], 0, maxIdx) || !is_int(d[7], 0, maxIdx)) return tfl::kBadRange;
+  j.b0 = static_cast<int64_t>(d[6]);
+  j.b1 = static_cast<int64_t>(d[7]);
+  if (j.b0 > j.b1 || static_cast<i128>(j.b1) > count) return tfl::kBadRange;
+  const double abortAt = d[9];
+  Operand* ops[2] = {&j.a, &j.b};
+  for (int o = 0; o < 2; o++) {
+    const double* p = d + 10 + 3 * o;
+    if (!is_int(p[0], 0, maxIdx) || !is_int(p[1], 0, maxIdx) || !is_int(p[2], 0, maxIdx)) return tfl::kOutOfBounds;
+    ops[o]->off = static_cast<int64_t>(p[0]);
+    ops[o]->rs = static_cast<int64_t>(p[1]);
+    ops[o]->cs = static_cast<int64_t>(p[2]);
+    for (int t = 0; t < j.nb; t++) {
+      double s = d[tfl::kHeader + j.nb * (1 + o) + t];
+      if (!is_int(s, 0, maxIdx)) return tfl::kOutOfBounds;
+      ops[o]->bs[t] = static_cast<int64_t>(s);
+    }
+  }
+  const int64_t n = static_cast<int64_t>(count);
+  // Inputs.
+  const int64_t el = scalar_size(j.dtype);
+  for (int o = 0; o < 2; o++) {
+    int64_t rows = 0, cols = 0;
+    bool used = false;
+    input_shape(j, o == 1, &rows, &cols, &used);
+    if (!used) continue;
+    View v = view_of(info[1 + o]);
+    if (!v.ok) return tfl::kBadArguments;
+    if (!operand_fits(j, *ops[o], rows, cols, n, v, el)) return tfl::kOutOfBounds;
+    ops[o]->data = v.data;
+  }
+  // Outputs: dense, batch-contiguous.
+  for (int o = 0; o < 3; o++) {
+    int64_t per = tfl::out_elems(j, o);
+    if (per < 0) continue;
+    View v = view_of(info[3 + o]);
+    if (!v.ok) return tfl::kBadArguments;
+    int64_t es = kind_size(j.dtype, tfl::out_kind(j, o));
+    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(es == 16 ? 8 : es) != 0) return tfl::kOutOfBounds;
+    if (static_cast<i128>(per) * n * es > static_cast<i128>(v.bytes)) return tfl::kOutOfBounds;
+    j.out[o] = v.data;
+  }
+  View iv = view_of(info[6]);
+  if (!iv.ok || !info[6].IsTypedArray() || info[6].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
+  if (static_cast<i128>(n) * 4 > static_cast<i128>(iv.bytes)) return tfl::kOutOfBounds;
+  j.info = static_cast<int32_t*>(iv.data);
+  if (abortAt >= 0 && info.Length() > 7 && info[7].IsTypedArray()) {
+    if (info[7].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
+    View av = view_of(info[7]);
+    if (!av.ok || av.bytes < 4) return tfl::kBadArguments;
+    j.abort = static_cast<const int32_t*>(av.data);
+  }
+  return tfl::kOk;
+}
+
+Napi::Value run(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Job j;
+  int s = parse(info, j);
+  if (s != tfl::kOk) return Napi::Number::New(env, s);
+  switch (j.dtype) {
+    case tfl::kF32: s = tfl::run_f32(j); break;
+    case tfl::kF64: s = tfl::run_f64(j); break;
+    case tfl::kC64: s = tfl::run_c64(j); break;
+    case tfl::kC128: s = tfl::run_c128(j); break;
+    default: s = tfl::kBadDtype;
+  }
+  return Napi::Number::New(env, s);
+}
+
+Napi::Value info_fn(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("eigen", Napi::String::New(env, tfl::eigen_version()));
+  o.Set("descHeader", Napi::Number::New(env, tfl::kHeader));
+  o.Set("maxBatchAxes", Napi::Number::New(env, tfl::kMaxBatchAxes));
+  return o;
+}
+
+Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("run", Napi::Function::New(env, run, "run"));
+  exports.Set("info", Napi::Function::New(env, info_fn, "info"));
+  exports.Set("descHeader", Napi::Number::New(env, tfl::kHeader));
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(tenferro_linalg, init)

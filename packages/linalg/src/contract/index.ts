@@ -1,0 +1,112 @@
+/**
+ * `@tenferro/linalg/contract`: what a provider implements to plug its own linear-algebra kernels
+ * into tenferro — the `CpuLinalgKernels` interface, its request type, and the bundle extension key
+ * it is stored under. No native code, and nothing happens at import: the key is defined on the
+ * first `linalgKernelsKey()` call (keys are identity-by-name, so every copy of this package, and
+ * of core, gets the same key).
+ */
+import { type CpuExecutionContext, type CpuProviderOutcome, type ExtensionKey, defineExtensionKey } from '@tenferro/core';
+
+/** The name of the extension key: `'tenferro.linalg.kernels'`. */
+export const LINALG_KERNELS_KEY_NAME = 'tenferro.linalg.kernels';
+
+/** The bundle extension key of `CpuLinalgKernels` (defined lazily, same object on every call). */
+export function linalgKernelsKey(): ExtensionKey<CpuLinalgKernels> {
+  return defineExtensionKey<CpuLinalgKernels>(LINALG_KERNELS_KEY_NAME);
+}
+
+/** The dtypes of linear algebra. */
+export type LinalgDType = 'f32' | 'f64' | 'c64' | 'c128';
+
+/** The primitives, one per `CpuLinalgKernels` method. */
+export type LinalgOp = 'cholesky' | 'solveTriangular' | 'luFactor' | 'lu' | 'solve' | 'qr' | 'svd' | 'eigh' | 'eig';
+
+export const LINALG_OPS: readonly LinalgOp[] = Object.freeze(['cholesky', 'solveTriangular', 'luFactor', 'lu', 'solve', 'qr', 'svd', 'eigh', 'eig']);
+
+/**
+ * An input matrix stack: element (i, j) of batch (b₀, b₁, …) is at
+ * `offset + i·rowStride + j·colStride + Σ bₜ·batchStrides[t]` in elements of the dtype (complex
+ * elements are interleaved re, im). Validated by `@tenferro/linalg` against the buffer.
+ */
+export interface LinalgOperand {
+  readonly buffer: SharedArrayBuffer;
+  readonly offset: number;
+  readonly rowStride: number;
+  readonly colStride: number;
+  readonly batchStrides: readonly number[];
+}
+
+/**
+ * One primitive call over a batch of matrices. Inputs may be strided; outputs are fresh, dense,
+ * column-major and batch-contiguous (batch b of output o starts at element b·size(o)), zeroed.
+ *
+ * Shapes (m = `m`, n = `n`, k = min(m, n)) and outputs per op:
+ * - `cholesky`: a m×m (lower triangle read) → out[0] m×m, L or (flags.upper) Lᴴ.
+ * - `solveTriangular`: a (left ? m×m : n×n), b m×n → out[0] X m×n with a·X = b (left) or X·a = b.
+ * - `luFactor`: a m×n → out[0] LU m×n (L unit lower below the diagonal, U on and above), out[1] i32 pivots k (LAPACK's 1-based swaps).
+ * - `lu`: a m×n → out[0] P m×m, out[1] L m×k, out[2] U k×n with a = P·L·U.
+ * - `solve`: a m×m, b m×n → out[0] X m×n with a·X = b.
+ * - `qr`: a m×n → out[0] Q (m×k, complete: m×m; absent when flags.rOnly), out[1] R (k×n, complete: m×n), R's diagonal real and ≥ 0.
+ * - `svd`: a m×n → out[1] S k (real dtype, descending); with flags.vectors out[0] U (m×k, full: m×m), out[2] Vᴴ (k×n, full: n×n).
+ * - `eigh`: a m×m Hermitian (lower triangle read, flags.upper: upper) → out[0] eigenvalues m (real dtype, ascending), out[1] eigenvectors m×m with flags.vectors.
+ * - `eig`: a m×m → out[0] eigenvalues m (complex dtype), out[1] eigenvectors m×m (complex, unit norm) with flags.vectors.
+ *
+ * Singular vectors and eigenvectors are normalised: the entry of largest magnitude of each
+ * (first of equal ones; for SVD, of each column of U, with V's column taking the same phase) is
+ * real and non-negative.
+ *
+ * `info[b]` receives LAPACK's info for batch b (0: success; cholesky: order of the first
+ * non-positive leading minor; luFactor/lu/solve: 1-based index of the first exactly zero pivot of
+ * U; svd/eigh/eig: non-zero when the iteration did not converge).
+ */
+export interface LinalgRequest {
+  readonly op: LinalgOp;
+  readonly dtype: LinalgDType;
+  readonly m: number;
+  readonly n: number;
+  /** Batch extents (the trailing axes of the tensors), first fastest. */
+  readonly batch: readonly number[];
+  readonly flags: LinalgFlags;
+  readonly a: LinalgOperand;
+  /** The right-hand side (`solveTriangular`, `solve`). */
+  readonly b?: LinalgOperand;
+  /** The outputs, by slot (see above); `undefined` where the op has none. */
+  readonly out: readonly (SharedArrayBuffer | undefined)[];
+  readonly info: Int32Array;
+}
+
+export interface LinalgFlags {
+  readonly upper: boolean;
+  readonly left: boolean;
+  readonly unitDiagonal: boolean;
+  /** svd: full U and V; qr: complete Q. */
+  readonly full: boolean;
+  /** svd: U and Vᴴ; eigh/eig: eigenvectors. */
+  readonly vectors: boolean;
+  /** qr: R only. */
+  readonly rOnly: boolean;
+}
+
+/** A primitive: runs on an entered context and either executes (writing every output) or declines before writing anything (R64, R65). */
+export type LinalgKernel = (ctx: CpuExecutionContext, request: LinalgRequest) => Promise<CpuProviderOutcome> | CpuProviderOutcome;
+
+/**
+ * A provider's linear-algebra kernels, stored in its bundle under `linalgKernelsKey()`. Every method
+ * is optional; an absent method, or `Unsupported` returned before writing, makes `@tenferro/linalg`
+ * run its built-in kernel. A method that throws is reported (`ProviderFailed`), never retried; one
+ * that writes and then declines is a `ProviderContractViolation`.
+ */
+export interface CpuLinalgKernels {
+  readonly name: string;
+  /** Declared like a GEMM provider's (R52): validated against every domain before anything runs. */
+  readonly executionCapabilities?: () => import('@tenferro/core').CpuProviderExecutionCapabilities;
+  readonly cholesky?: LinalgKernel;
+  readonly solveTriangular?: LinalgKernel;
+  readonly luFactor?: LinalgKernel;
+  readonly lu?: LinalgKernel;
+  readonly solve?: LinalgKernel;
+  readonly qr?: LinalgKernel;
+  readonly svd?: LinalgKernel;
+  readonly eigh?: LinalgKernel;
+  readonly eig?: LinalgKernel;
+}

@@ -1,0 +1,438 @@
+/**
+ * `linalg(backend | session)`: torch.linalg's operations in tenferro's conventions (matrix axes
+ * first — axis 0 rows, axis 1 columns —, batch axes trailing; column-major). Every method
+ * validates its arguments before anything is allocated or run, allocates fresh dense outputs
+ * (disposable), and runs one primitive per call inside one execution: the bundle's
+ * `CpuLinalgKernels` extension first, the built-in kernel when it is absent or declines before
+ * writing.
+ */
+import { CpuBackend, CpuExecSession, type CpuExecutionContext, type DType, Tensor, TenferroError } from '@tenferro/core';
+import { BUILTIN_KERNELS } from './builtin.js';
+import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
+import { MAX_BATCH_AXES } from './native/binding.js';
+
+export type LinalgTarget = CpuBackend | CpuExecSession;
+type F = LinalgDType;
+type RealOf<D extends F> = D extends 'f32' | 'c64' ? 'f32' : 'f64';
+type ComplexOf<D extends F> = D extends 'f32' | 'c64' ? 'c64' : 'c128';
+
+export interface LinalgRunOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** Which kernel ran each primitive call (tests and diagnostics). */
+export interface LinalgCallRecord {
+  readonly op: LinalgOp;
+  readonly kernel: 'extension' | 'builtin';
+}
+
+const FLOAT: readonly string[] = ['f32', 'f64', 'c64', 'c128'];
+const realOf = (d: F): 'f32' | 'f64' => (d === 'f32' || d === 'c64' ? 'f32' : 'f64');
+const complexOf = (d: F): 'c64' | 'c128' => (d === 'f32' || d === 'c64' ? 'c64' : 'c128');
+const isComplex = (d: F): boolean => d === 'c64' || d === 'c128';
+
+const NO_FLAGS: LinalgFlags = Object.freeze({ upper: false, left: true, unitDiagonal: false, full: false, vectors: true, rOnly: false });
+
+function checkOptions(op: string, options: unknown, known: readonly string[]): Record<string, unknown> {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw TenferroError.invalidArgument(op, `options.${key}`, `one of ${known.join(', ')}`, key);
+  }
+  const o = options as Record<string, unknown>;
+  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) throw TenferroError.invalidArgument(op, 'options.signal', 'an AbortSignal', o.signal);
+  return o;
+}
+
+function bool(op: string, o: Record<string, unknown>, key: string, dflt: boolean): boolean {
+  const v = o[key];
+  if (v === undefined) return dflt;
+  if (typeof v !== 'boolean') throw TenferroError.invalidArgument(op, `options.${key}`, 'a boolean', v);
+  return v;
+}
+
+/** A float tensor of rank ≥ 2 with at most 16 batch axes. */
+function matrix(op: string, param: string, t: unknown): Tensor<F> {
+  if (!Tensor.isTensor(t)) throw TenferroError.invalidArgument(op, param, 'a Tensor', t);
+  if (t.disposed) throw new TenferroError('TensorDisposed', `${op}: ${param} was disposed`, { op, detail: { param } });
+  if (!FLOAT.includes(t.dtype)) {
+    throw new TenferroError('UnsupportedDType', `${op}: ${param} has dtype ${t.dtype}; linear algebra takes f32, f64, c64 and c128`, { op, detail: { param, dtype: t.dtype } });
+  }
+  if (t.rank < 2 || t.rank - 2 > MAX_BATCH_AXES) {
+    throw new TenferroError('RankMismatch', `${op}: ${param} must have rank 2 to ${2 + MAX_BATCH_AXES} (matrix axes first, batch axes trailing) but has rank ${t.rank}`, { op, detail: { param, rank: t.rank } });
+  }
+  return t as Tensor<F>;
+}
+
+function square(op: string, param: string, t: Tensor<F>): void {
+  if (t.shape[0] !== t.shape[1]) throw new TenferroError('ShapeMismatch', `${op}: ${param} must be square in its first two axes but is ${t.shape[0]}×${t.shape[1]}`, { op, detail: { param, shape: t.shape } });
+}
+
+function sameBatch(op: string, a: Tensor<F>, b: Tensor<F>): void {
+  if (a.dtype !== b.dtype) throw new TenferroError('DTypeMismatch', `${op}: a is ${a.dtype} but b is ${b.dtype}`, { op, detail: { a: a.dtype, b: b.dtype } });
+  const ba = a.shape.slice(2), bb = b.shape.slice(2);
+  if (ba.length !== bb.length || ba.some((e, i) => e !== bb[i])) {
+    throw new TenferroError('ShapeMismatch', `${op}: the batch axes of a [${ba.join(', ')}] and b [${bb.join(', ')}] differ`, { op, detail: { a: a.shape, b: b.shape } });
+  }
+}
+
+function operand(t: Tensor<F>): LinalgOperand {
+  return Object.freeze({ buffer: t.buffer, offset: t.offset, rowStride: t.strides[0]!, colStride: t.strides[1]!, batchStrides: Object.freeze(t.strides.slice(2)) });
+}
+
+const count = (batch: readonly number[]): number => batch.reduce((p, e) => p * e, 1);
+
+function untouched(r: LinalgRequest): boolean {
+  for (const o of r.out) {
+    if (o === undefined) continue;
+    const v = new Uint8Array(o);
+    for (let i = 0; i < v.length; i++) if (v[i] !== 0) return false;
+  }
+  for (let i = 0; i < r.info.length; i++) if (r.info[i] !== 0) return false;
+  return true;
+}
+
+function batchIndex(batch: readonly number[], flat: number): number[] {
+  const idx: number[] = [];
+  for (const e of batch) { idx.push(flat % e); flat = Math.floor(flat / e); }
+  return idx;
+}
+
+/** The linear-algebra operations on `target` (a backend: one execution per call; a session: its entry). */
+export function linalg(target: LinalgTarget): Linalg {
+  if (!(target instanceof CpuBackend) && !(target instanceof CpuExecSession)) {
+    throw TenferroError.invalidArgument('linalg', 'target', 'a CpuBackend or a CpuExecSession', target);
+  }
+  return new Linalg(target);
+}
+
+export class Linalg {
+  readonly #target: LinalgTarget;
+  readonly #calls: LinalgCallRecord[] = [];
+
+  /** @internal use `linalg(target)`. */
+  constructor(target: LinalgTarget) {
+    this.#target = target;
+  }
+
+  /** The kernels that ran, in call order, since the last `takeCallRecords()`. */
+  takeCallRecords(): LinalgCallRecord[] {
+    return this.#calls.splice(0);
+  }
+
+  // ── primitives ──────────────────────────────────────────────────────────────────────────────
+
+  /** L with A = L Lᴴ (lower triangle of A read), or U = Lᴴ with `upper`. `NotPositiveDefinite` names the batch and LAPACK info. */
+  async cholesky<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly upper?: boolean }): Promise<Tensor<D>> {
+    const op = 'linalg.cholesky';
+    const o = checkOptions(op, options, ['signal', 'upper']);
+    const upper = bool(op, o, 'upper', false);
+    const A = matrix(op, 'a', a);
+    square(op, 'a', A);
+    const n = A.shape[0]!, batch = A.shape.slice(2);
+    const L = Tensor.zeros(A.dtype, A.shape);
+    await this.#execute(op, o, { op: 'cholesky', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, upper }, a: operand(A), out: [L.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [L], 'NotPositiveDefinite');
+    return L as Tensor<D>;
+  }
+
+  /** X with A X = B (`left`, default) or X A = B, A triangular (`upper` required). No singularity check (as LAPACK trsm). */
+  async solveTriangular<D extends F>(a: Tensor<D>, b: Tensor<D>, options: LinalgRunOptions & { readonly upper: boolean; readonly left?: boolean; readonly unitDiagonal?: boolean }): Promise<Tensor<D>> {
+    const op = 'linalg.solveTriangular';
+    if (options === undefined) throw TenferroError.invalidArgument(op, 'options', 'an options object with upper', options);
+    const o = checkOptions(op, options, ['signal', 'upper', 'left', 'unitDiagonal']);
+    if (typeof o.upper !== 'boolean') throw TenferroError.invalidArgument(op, 'options.upper', 'a boolean', o.upper);
+    const left = bool(op, o, 'left', true), unitDiagonal = bool(op, o, 'unitDiagonal', false);
+    const A = matrix(op, 'a', a), B = matrix(op, 'b', b);
+    square(op, 'a', A);
+    sameBatch(op, A, B);
+    const m = B.shape[0]!, n = B.shape[1]!;
+    if (A.shape[0] !== (left ? m : n)) throw new TenferroError('ShapeMismatch', `${op}: a is ${A.shape[0]}×${A.shape[0]} but b is ${m}×${n} (${left ? 'rows' : 'columns'} must agree)`, { op, detail: { a: A.shape, b: B.shape } });
+    const batch = A.shape.slice(2);
+    const X = Tensor.zeros(A.dtype, B.shape);
+    await this.#execute(op, o, { op: 'solveTriangular', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, upper: o.upper, left, unitDiagonal }, a: operand(A), b: operand(B), out: [X.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [X], undefined);
+    return X as Tensor<D>;
+  }
+
+  /** `{ lu, pivots }` as LAPACK getrf: L (unit, below the diagonal) and U packed; pivots i32, 1-based (row i swapped with pivots[i]). */
+  async luFactor<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ lu: Tensor<D>; pivots: Tensor<'i32'> }> {
+    const op = 'linalg.luFactor';
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    const [m, n] = [A.shape[0]!, A.shape[1]!], batch = A.shape.slice(2);
+    const LU = Tensor.zeros(A.dtype, A.shape);
+    const piv = Tensor.zeros('i32', [Math.min(m, n), ...batch]);
+    await this.#execute(op, o, { op: 'luFactor', dtype: A.dtype, m, n, batch, flags: NO_FLAGS, a: operand(A), out: [LU.buffer, piv.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [LU, piv], undefined);
+    return { lu: LU as Tensor<D>, pivots: piv };
+  }
+
+  /** `{ p, l, u }` with A = P L U (P m×m, L m×k unit lower, U k×n). */
+  async lu<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ p: Tensor<D>; l: Tensor<D>; u: Tensor<D> }> {
+    const op = 'linalg.lu';
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
+    const P = Tensor.zeros(A.dtype, [m, m, ...batch]), L = Tensor.zeros(A.dtype, [m, k, ...batch]), U = Tensor.zeros(A.dtype, [k, n, ...batch]);
+    await this.#execute(op, o, { op: 'lu', dtype: A.dtype, m, n, batch, flags: NO_FLAGS, a: operand(A), out: [P.buffer, L.buffer, U.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [P, L, U], undefined);
+    return { p: P as Tensor<D>, l: L as Tensor<D>, u: U as Tensor<D> };
+  }
+
+  /** X with A X = B (A square, B n×k with the same batch axes). `SingularMatrix` for an exactly singular U. */
+  async solve<D extends F>(a: Tensor<D>, b: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<D>> {
+    const op = 'linalg.solve';
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a), B = matrix(op, 'b', b);
+    square(op, 'a', A);
+    sameBatch(op, A, B);
+    if (B.shape[0] !== A.shape[0]) throw new TenferroError('ShapeMismatch', `${op}: a is ${A.shape[0]}×${A.shape[0]} but b has ${B.shape[0]} rows`, { op, detail: { a: A.shape, b: B.shape } });
+    const batch = A.shape.slice(2);
+    const X = Tensor.zeros(A.dtype, B.shape);
+    await this.#execute(op, o, { op: 'solve', dtype: A.dtype, m: A.shape[0]!, n: B.shape[1]!, batch, flags: NO_FLAGS, a: operand(A), b: operand(B), out: [X.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [X], 'SingularMatrix');
+    return X as Tensor<D>;
+  }
+
+  /** `{ q, r }` (mode 'reduced': Q m×k, R k×n; 'complete': Q m×m, R m×n; 'r': R only, q undefined). R's diagonal is real and ≥ 0. */
+  async qr<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly mode?: 'reduced' | 'complete' | 'r' }): Promise<{ q: Tensor<D> | undefined; r: Tensor<D> }> {
+    const op = 'linalg.qr';
+    const o = checkOptions(op, options, ['signal', 'mode']);
+    const mode = o.mode ?? 'reduced';
+    if (mode !== 'reduced' && mode !== 'complete' && mode !== 'r') throw TenferroError.invalidArgument(op, 'options.mode', "'reduced', 'complete' or 'r'", mode);
+    const A = matrix(op, 'a', a);
+    const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
+    const full = mode === 'complete';
+    const Q = mode === 'r' ? undefined : Tensor.zeros(A.dtype, [m, full ? m : k, ...batch]);
+    const R = Tensor.zeros(A.dtype, [full ? m : k, n, ...batch]);
+    await this.#execute(op, o, { op: 'qr', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, full, rOnly: mode === 'r' }, a: operand(A), out: [Q?.buffer, R.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, Q ? [Q, R] : [R], undefined);
+    return { q: Q as Tensor<D> | undefined, r: R as Tensor<D> };
+  }
+
+  /** `{ u, s, vh }` with A = U diag(S) Vᴴ; S real, descending; `fullMatrices` (default true, as torch) gives square U and Vᴴ. */
+  async svd<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly fullMatrices?: boolean }): Promise<{ u: Tensor<D>; s: Tensor<RealOf<D>>; vh: Tensor<D> }> {
+    const op = 'linalg.svd';
+    const o = checkOptions(op, options, ['signal', 'fullMatrices']);
+    const full = bool(op, o, 'fullMatrices', true);
+    const A = matrix(op, 'a', a);
+    const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
+    const U = Tensor.zeros(A.dtype, [m, full ? m : k, ...batch]), S = Tensor.zeros(realOf(A.dtype), [k, ...batch]), Vh = Tensor.zeros(A.dtype, [full ? n : k, n, ...batch]);
+    await this.#execute(op, o, { op: 'svd', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, full, vectors: true }, a: operand(A), out: [U.buffer, S.buffer, Vh.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [U, S, Vh], 'NoConvergence');
+    return { u: U as Tensor<D>, s: S as Tensor<RealOf<D>>, vh: Vh as Tensor<D> };
+  }
+
+  /** The singular values, real, descending. */
+  async svdvals<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<RealOf<D>>> {
+    const op = 'linalg.svdvals';
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
+    const S = Tensor.zeros(realOf(A.dtype), [k, ...batch]);
+    await this.#execute(op, o, { op: 'svd', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, vectors: false }, a: operand(A), out: [undefined, S.buffer, undefined], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [S], 'NoConvergence');
+    return S as Tensor<RealOf<D>>;
+  }
+
+  /** `{ eigenvalues, eigenvectors }` of a Hermitian A (`uplo` 'L', default, or 'U' names the triangle read); eigenvalues real, ascending. */
+  async eigh<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly uplo?: 'L' | 'U' }): Promise<{ eigenvalues: Tensor<RealOf<D>>; eigenvectors: Tensor<D> }> {
+    const r = await this.#eigh('linalg.eigh', a, options, true);
+    return r as { eigenvalues: Tensor<RealOf<D>>; eigenvectors: Tensor<D> };
+  }
+
+  async eigvalsh<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly uplo?: 'L' | 'U' }): Promise<Tensor<RealOf<D>>> {
+    return (await this.#eigh('linalg.eigvalsh', a, options, false)).eigenvalues as Tensor<RealOf<D>>;
+  }
+
+  /** `{ eigenvalues, eigenvectors }` of a general square A, complex (c64 for f32/c64, c128 for f64/c128); eigenvectors of unit norm. */
+  async eig<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ eigenvalues: Tensor<ComplexOf<D>>; eigenvectors: Tensor<ComplexOf<D>> }> {
+    const r = await this.#eig('linalg.eig', a, options, true);
+    return r as { eigenvalues: Tensor<ComplexOf<D>>; eigenvectors: Tensor<ComplexOf<D>> };
+  }
+
+  async eigvals<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<ComplexOf<D>>> {
+    return (await this.#eig('linalg.eigvals', a, options, false)).eigenvalues as Tensor<ComplexOf<D>>;
+  }
+
+  // ── composites ───────────────────────────────────────────────────────────────────────────
+
+  /** The determinant (from `luFactor`), shape = the batch axes. */
+  async det<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<D>> {
+    const { sign, logabsdet } = await this.#slogdet('linalg.det', a, options);
+    const out = Tensor.zeros(a.dtype, sign.shape);
+    const s = sign.toTypedArray(), l = logabsdet.toTypedArray(), d = new (s.constructor as Float64ArrayConstructor)(s.length);
+    const cplx = isComplex(a.dtype);
+    for (let i = 0; i < l.length; i++) {
+      const mag = Math.exp(l[i]!);
+      if (cplx) { d[2 * i] = s[2 * i]! * mag; d[2 * i + 1] = s[2 * i + 1]! * mag; } else d[i] = s[i]! * mag;
+    }
+    sign.dispose(); logabsdet.dispose();
+    const r = Tensor.from(d as never, out.shape, { dtype: a.dtype } as never) as Tensor<D>;
+    out.dispose();
+    return r;
+  }
+
+  /** `{ sign, logabsdet }`: sign (unit phase for complex, 0 for singular) of the dtype, log|det| real (−∞ for singular). */
+  async slogdet<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ sign: Tensor<D>; logabsdet: Tensor<RealOf<D>> }> {
+    return (await this.#slogdet('linalg.slogdet', a, options)) as { sign: Tensor<D>; logabsdet: Tensor<RealOf<D>> };
+  }
+
+  /** The inverse (solve against the identity). `SingularMatrix` for an exactly singular U. */
+  async inv<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<D>> {
+    const op = 'linalg.inv';
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    square(op, 'a', A);
+    const n = A.shape[0]!, batch = A.shape.slice(2);
+    const cplx = isComplex(A.dtype);
+    const eye = Tensor.zeros(A.dtype, [n, n]);
+    const ev = new (realOf(A.dtype) === 'f32' ? Float32Array : Float64Array)(eye.buffer as unknown as ArrayBuffer);
+    for (let i = 0; i < n; i++) ev[(cplx ? 2 : 1) * (i + i * n)] = 1;
+    const X = Tensor.zeros(A.dtype, A.shape);
+    const b: LinalgOperand = { buffer: eye.buffer, offset: 0, rowStride: 1, colStride: n, batchStrides: batch.map(() => 0) };
+    await this.#execute(op, o, { op: 'solve', dtype: A.dtype, m: n, n, batch, flags: NO_FLAGS, a: operand(A), b, out: [X.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [X], 'SingularMatrix');
+    return X as Tensor<D>;
+  }
+
+  /** The number of singular values above `tol` (default max(m, n)·ε·σ_max), i32, shape = the batch axes. */
+  async matrixRank<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly tol?: number }): Promise<Tensor<'i32'>> {
+    const op = 'linalg.matrixRank';
+    const o = checkOptions(op, options, ['signal', 'tol']);
+    if (o.tol !== undefined && (typeof o.tol !== 'number' || !(o.tol >= 0))) throw TenferroError.invalidArgument(op, 'options.tol', 'a non-negative number', o.tol);
+    const A = matrix(op, 'a', a);
+    const S = await this.svdvals(A, o.signal ? { signal: o.signal as AbortSignal } : undefined);
+    const k = S.shape[0]!, batch = S.shape.slice(1), s = S.toTypedArray();
+    S.dispose();
+    const eps = realOf(A.dtype) === 'f32' ? 2 ** -23 : 2 ** -52;
+    const out = new Int32Array(count(batch));
+    for (let bi = 0; bi < out.length; bi++) {
+      const max = k > 0 ? s[bi * k]! : 0;
+      const tol = (o.tol as number | undefined) ?? Math.max(A.shape[0]!, A.shape[1]!) * eps * max;
+      let r = 0;
+      for (let i = 0; i < k; i++) if (s[bi * k + i]! > tol) r++;
+      out[bi] = r;
+    }
+    return Tensor.from(out, batch);
+  }
+
+  /** The 2-norm condition number σ_max/σ_min (∞ when σ_min = 0), real, shape = the batch axes. */
+  async cond<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<RealOf<D>>> {
+    const op = 'linalg.cond';
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    const S = await this.svdvals(A, o.signal ? { signal: o.signal as AbortSignal } : undefined);
+    const k = S.shape[0]!, batch = S.shape.slice(1), s = S.toTypedArray();
+    S.dispose();
+    const out = new (realOf(A.dtype) === 'f32' ? Float32Array : Float64Array)(count(batch));
+    for (let bi = 0; bi < out.length; bi++) out[bi] = k === 0 ? 0 : s[bi * k]! / s[bi * k + k - 1]!;
+    return Tensor.from(out as never, batch) as Tensor<RealOf<D>>;
+  }
+
+  // ── internals ────────────────────────────────────────────────────────────────────────────
+
+  async #eigh(op: string, a: Tensor<F>, options: unknown, vectors: boolean): Promise<{ eigenvalues: Tensor<F>; eigenvectors: Tensor<F> }> {
+    const o = checkOptions(op, options, ['signal', 'uplo']);
+    const uplo = o.uplo ?? 'L';
+    if (uplo !== 'L' && uplo !== 'U') throw TenferroError.invalidArgument(op, 'options.uplo', "'L' or 'U'", uplo);
+    const A = matrix(op, 'a', a);
+    square(op, 'a', A);
+    const n = A.shape[0]!, batch = A.shape.slice(2);
+    const W = Tensor.zeros(realOf(A.dtype), [n, ...batch]);
+    const V = vectors ? Tensor.zeros(A.dtype, A.shape) : undefined;
+    await this.#execute(op, o, { op: 'eigh', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, upper: uplo === 'U', vectors }, a: operand(A), out: [W.buffer, V?.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, V ? [W, V] : [W], 'NoConvergence');
+    return { eigenvalues: W, eigenvectors: V as Tensor<F> };
+  }
+
+  async #eig(op: string, a: Tensor<F>, options: unknown, vectors: boolean): Promise<{ eigenvalues: Tensor<F>; eigenvectors: Tensor<F> }> {
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    square(op, 'a', A);
+    const n = A.shape[0]!, batch = A.shape.slice(2);
+    const W = Tensor.zeros(complexOf(A.dtype), [n, ...batch]);
+    const V = vectors ? Tensor.zeros(complexOf(A.dtype), [n, n, ...batch]) : undefined;
+    await this.#execute(op, o, { op: 'eig', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, vectors }, a: operand(A), out: [W.buffer, V?.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, V ? [W, V] : [W], 'NoConvergence');
+    return { eigenvalues: W, eigenvectors: V as Tensor<F> };
+  }
+
+  async #slogdet(op: string, a: Tensor<F>, options: unknown): Promise<{ sign: Tensor<F>; logabsdet: Tensor<F> }> {
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    square(op, 'a', A);
+    const { lu, pivots } = await this.luFactor(A, o.signal ? { signal: o.signal as AbortSignal } : undefined);
+    const n = A.shape[0]!, batch = A.shape.slice(2), nb = count(batch);
+    const cplx = isComplex(A.dtype);
+    const f = lu.toTypedArray() as Float32Array | Float64Array, p = pivots.toTypedArray() as Int32Array;
+    lu.dispose(); pivots.dispose();
+    const Real = realOf(A.dtype) === 'f32' ? Float32Array : Float64Array;
+    const sign = new Real(nb * (cplx ? 2 : 1)), logabs = new Real(nb);
+    for (let b = 0; b < nb; b++) {
+      let sr = 1, si = 0, l = 0;
+      for (let i = 0; i < n; i++) {
+        if (p[b * n + i] !== i + 1) { sr = -sr; si = -si; }
+        const at = b * n * n + i + i * n;
+        const re = cplx ? f[2 * at]! : f[at]!, im = cplx ? f[2 * at + 1]! : 0;
+        const mag = Math.hypot(re, im);
+        if (mag === 0) { sr = 0; si = 0; l = -Infinity; break; }
+        l += Math.log(mag);
+        const ur = re / mag, ui = im / mag;
+        [sr, si] = [sr * ur - si * ui, sr * ui + si * ur];
+      }
+      if (cplx) { sign[2 * b] = sr; sign[2 * b + 1] = si; } else sign[b] = sr;
+      logabs[b] = l;
+    }
+    return { sign: Tensor.from(sign as never, batch, { dtype: A.dtype } as never) as Tensor<F>, logabsdet: Tensor.from(logabs as never, batch) as Tensor<F> };
+  }
+
+  /**
+   * Run one primitive: one execution (a backend) or one run on the session's entry; the
+   * extension's kernel first, the built-in one when absent or declined before writing. Outputs are
+   * disposed on every failure.
+   */
+  async #execute(op: string, o: Record<string, unknown>, request: LinalgRequest, outputs: Tensor[], errorCode: 'NotPositiveDefinite' | 'SingularMatrix' | 'NoConvergence' | undefined): Promise<void> {
+    const frozen = Object.freeze(request);
+    const signal = o.signal as AbortSignal | undefined;
+    const body = async (session: CpuExecSession): Promise<void> => {
+      const ext = session.providerExtension(linalgKernelsKey());
+      let budget = 1;
+      try { budget = session.context.threadBudget; } catch { budget = 1; }
+      await session.run(budget > 1 ? 'inner' : 'sequential', (ctx) => this.#call(op, ctx, ext, frozen));
+    };
+    try {
+      if (this.#target instanceof CpuBackend) await this.#target.withBackendSession(body, signal ? { signal } : undefined);
+      else {
+        if (signal?.aborted) throw new TenferroError('AdmissionAborted', `${op}: aborted before it started`, { op, cause: signal.reason });
+        await body(this.#target);
+      }
+      if (errorCode !== undefined) {
+        const info = frozen.info;
+        for (let b = 0; b < info.length; b++) {
+          if (info[b] !== 0) {
+            const what = errorCode === 'NotPositiveDefinite' ? `the leading minor of order ${info[b]} is not positive definite` : errorCode === 'SingularMatrix' ? `U(${info[b]}, ${info[b]}) is exactly zero: the matrix is singular` : `the iteration did not converge (info ${info[b]})`;
+            throw new TenferroError(errorCode, `${op}: batch ${b} [${batchIndex(frozen.batch, b).join(', ')}]: ${what}`, { op, detail: { batchIndex: b, batch: batchIndex(frozen.batch, b), info: info[b] } });
+          }
+        }
+      }
+    } catch (e) {
+      for (const t of outputs) t.dispose();
+      throw e;
+    }
+  }
+
+  async #call(op: string, ctx: CpuExecutionContext, ext: CpuLinalgKernels | undefined, r: LinalgRequest): Promise<void> {
+    const kernel = ext?.[r.op];
+    if (ext !== undefined && typeof kernel === 'function') {
+      let outcome;
+      try {
+        outcome = await kernel.call(ext, ctx, r);
+      } catch (e) {
+        if (e instanceof TenferroError) throw e;
+        throw new TenferroError('ProviderFailed', `${op}: the ${ext.name} ${r.op} kernel failed: ${(e as Error)?.message ?? String(e)}`, { op, cause: e, detail: { provider: ext.name, primitive: r.op } });
+      }
+      if (outcome.executed) {
+        this.#calls.push({ op: r.op, kernel: 'extension' });
+        return;
+      }
+      if (!untouched(r)) {
+        throw new TenferroError('ProviderContractViolation', `${op}: the ${ext.name} ${r.op} kernel wrote its output and then declined (R64)`, { op, detail: { provider: ext.name, primitive: r.op } });
+      }
+    }
+    await BUILTIN_KERNELS[r.op]!(ctx, r);
+    this.#calls.push({ op: r.op, kernel: 'builtin' });
+  }
+}
+
+export type { DType };

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend, EXECUTED, Tensor, Unsupported, defineExtensionKey } from '@tenferro/core';
+import { type CpuLinalgKernels, type LinalgRequest, LINALG_KERNELS_KEY_NAME, linalg, linalgKernelsKey } from '../src/index.js';
+
+const SPD = () => Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]);
+
+async function withKernels<R>(kernels: CpuLinalgKernels, fn: (b: CpuBackend) => Promise<R>): Promise<R> {
+  const b = await CpuBackend.create({ threads: 1, providers: [{ kind: 'faer', name: 'test-linalg', extensions: [[linalgKernelsKey(), kernels]] }] });
+  try {
+    return await fn(b);
+  } finally {
+    await b.close();
+  }
+}
+
+describe('extension first, built-in fallback (R64, R65)', () => {
+  it('the key is lazy and identity-by-name', () => {
+    expect(linalgKernelsKey()).toBe(linalgKernelsKey());
+    expect(defineExtensionKey(LINALG_KERNELS_KEY_NAME)).toBe(linalgKernelsKey());
+  });
+
+  it('an extension that executes runs once and the built-in does not', async () => {
+    let calls = 0;
+    const kernels: CpuLinalgKernels = {
+      name: 'writer',
+      cholesky: (_ctx, r: LinalgRequest) => {
+        calls++;
+        new Float64Array(r.out[0]!).set([2, 1, 0, Math.SQRT2]);
+        return EXECUTED;
+      },
+    };
+    await withKernels(kernels, async (b) => {
+      const la = linalg(b);
+      const l = await la.cholesky(SPD());
+      expect(l.toArray()).toEqual([2, 1, 0, Math.SQRT2]);
+      expect(calls).toBe(1);
+      expect(la.takeCallRecords()).toEqual([{ op: 'cholesky', kernel: 'extension' }]);
+    });
+  });
+
+  it('an extension that declines before writing makes the built-in run once', async () => {
+    let calls = 0;
+    const kernels: CpuLinalgKernels = { name: 'decliner', cholesky: () => { calls++; return Unsupported.dtype('f64'); } };
+    await withKernels(kernels, async (b) => {
+      const la = linalg(b);
+      const l = await la.cholesky(SPD());
+      expect(l.toArray()[0]).toBeCloseTo(2, 14);
+      expect(calls).toBe(1);
+      expect(la.takeCallRecords()).toEqual([{ op: 'cholesky', kernel: 'builtin' }]);
+      // A primitive the extension lacks goes to the built-in directly.
+      await la.qr(SPD());
+      expect(la.takeCallRecords()).toEqual([{ op: 'qr', kernel: 'builtin' }]);
+    });
+  });
+
+  it('an extension that throws is ProviderFailed, not retried', async () => {
+    let calls = 0;
+    const kernels: CpuLinalgKernels = { name: 'thrower', cholesky: () => { calls++; throw new Error('boom'); } };
+    await withKernels(kernels, async (b) => {
+      const la = linalg(b);
+      await expect(la.cholesky(SPD())).rejects.toMatchObject({ code: 'ProviderFailed' });
+      expect(calls).toBe(1);
+      expect(la.takeCallRecords()).toEqual([]);
+    });
+  });
+
+  it('an extension that writes then declines is a ProviderContractViolation', async () => {
+    const kernels: CpuLinalgKernels = {
+      name: 'liar',
+      cholesky: (_ctx, r) => {
+        new Float64Array(r.out[0]!)[0] = 1;
+        return Unsupported.dtype('f64');
+      },
+    };
+    await withKernels(kernels, async (b) => {
+      const la = linalg(b);
+      await expect(la.cholesky(SPD())).rejects.toMatchObject({ code: 'ProviderContractViolation' });
+      expect(la.takeCallRecords()).toEqual([]);
+    });
+  });
+
+  it('linalg(session) runs on the session entry', async () => {
+    await withKernels({ name: 'none' }, async (b) => {
+      const before = b.executionInfo().executorEntries;
+      const r = await b.withBackendSession(async (s) => {
+        const la = linalg(s);
+        const x = await la.solve(SPD(), Tensor.fromArray('f64', [2, 1], [6, 5]));
+        const d = await la.det(SPD());
+        return [x.toArray(), d.toArray()];
+      });
+      expect(r[0]![0]).toBeCloseTo(1, 12);
+      expect(r[0]![1]).toBeCloseTo(1, 12);
+      expect(r[1]![0]).toBeCloseTo(8, 12);
+      expect(b.executionInfo().executorEntries.installs - before.installs).toBe(1);
+    });
+  });
+});

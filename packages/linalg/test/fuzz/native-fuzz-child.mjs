@@ -1,0 +1,105 @@
+// The native fuzz driver of tenferro_linalg.node (run by test/native-fuzz.test.ts, and by
+// `npm run test:asan` against the sanitizer build): seeded jobs for every op and dtype straight
+// into `run(words, a, b, out0, out1, out2, info, abort?)`, every buffer between guard bands, then
+// mutated words, short buffers, wrong argument kinds. A well-formed job with large enough buffers
+// must succeed; any other must return a documented status; no guard byte may change, and a
+// refusal must leave every buffer untouched. Matrices are at most 12×12, batches at most 8.
+//
+//   node native-fuzz-child.mjs [--addon path] --seed S --count N --trace file
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { Guarded, NASTY, fuzzArgs, num, runFuzz } from '@tenferro/native-build/fuzz';
+
+const args = fuzzArgs(process.argv.slice(2), {
+  addon: fileURLToPath(new URL('../../native/build/Release/tenferro_linalg.node', import.meta.url)),
+  seed: 1,
+  count: 1000,
+  trace: '/dev/null',
+});
+const binding = createRequire(import.meta.url)(args.addon);
+
+// native/src/linalg.h
+const S = { Ok: 0, BadArguments: 1, OutOfBounds: 2, BadDtype: 3, BadRange: 4, Aborted: 5, BadOp: 6 };
+const DOCUMENTED = Object.values(S);
+const H = 16;
+const FLAG = { upper: 1, left: 2, unit: 4, full: 8, vectors: 16, rOnly: 32 };
+
+// Per-batch output sizes in bytes (native/src/shapes.cc), scalar size s, real size r.
+function outBytes(op, m, n, flags, s, r) {
+  const k = Math.min(m, n), vec = (flags & FLAG.vectors) !== 0, full = (flags & FLAG.full) !== 0;
+  switch (op) {
+    case 0: return [m * m * s, 0, 0];
+    case 1: case 4: return [m * n * s, 0, 0];
+    case 2: return [m * n * s, k * 4, 0];
+    case 3: return [m * m * s, m * k * s, k * n * s];
+    case 5: return [flags & FLAG.rOnly ? 0 : (full ? m * m : m * k) * s, (full ? m * n : k * n) * s, 0];
+    case 6: return [vec ? (full ? m * m : m * k) * s : 0, k * r, vec ? (full ? n * n : k * n) * s : 0];
+    case 7: return [m * r, vec ? m * m * s : 0, 0];
+    default: return [m * 2 * r, vec ? m * m * 2 * r : 0, 0];
+  }
+}
+
+function inShape(op, m, n, flags, which) {
+  if (op === 0 || op === 7 || op === 8) return which === 0 ? [m, m] : null;
+  if (op === 1) return which === 1 ? [m, n] : flags & FLAG.left ? [m, m] : [n, n];
+  if (op === 4) return which === 1 ? [m, n] : [m, m];
+  return which === 0 ? [m, n] : null;
+}
+
+function makeCase(r) {
+  const op = r.int(0, 8), dt = r.int(0, 3);
+  const s = [4, 8, 8, 16][dt], rs = dt === 0 || dt === 2 ? 4 : 8;
+  let m = r.chance(0.05) ? 0 : r.int(1, 12), n = r.chance(0.05) ? 0 : r.int(1, 12);
+  if (op === 0 || op === 7 || op === 8) n = m;
+  const flags = r.int(0, 63);
+  const rank = r.chance(0.5) ? 0 : r.int(1, 3);
+  const ext = Array.from({ length: rank }, () => (r.chance(0.05) ? 0 : r.int(1, 2)));
+  const total = ext.reduce((a, e) => a * e, 1);
+  const b0 = r.chance(0.7) ? 0 : r.int(0, total), b1 = r.chance(0.7) ? total : r.int(b0, total);
+  const d = new Array(H + 3 * rank).fill(0);
+  Object.assign(d, { 0: op, 1: dt, 2: m, 3: n, 4: 0, 5: flags, 6: b0, 7: b1, 8: rank, 9: -1 });
+  const lens = [];
+  for (const which of [0, 1]) {
+    const sh = inShape(op, m, n, flags, which) ?? [1, 1];
+    const [rows, cols] = sh;
+    const col = r.chance(0.6);
+    const rsd = col ? 1 : cols + r.int(0, 2), csd = col ? rows + r.int(0, 2) : 1;
+    const off = r.int(0, 3);
+    let span = rows > 0 && cols > 0 ? off + (rows - 1) * rsd + (cols - 1) * csd + 1 : off;
+    const bs = [];
+    for (let t = 0; t < rank; t++) { bs.push(r.chance(0.2) ? 0 : span); span += (Math.max(1, ext[t]) - 1) * bs[t]; }
+    d[10 + 3 * which] = off; d[11 + 3 * which] = rsd; d[12 + 3 * which] = csd;
+    for (let t = 0; t < rank; t++) { d[H + t] = ext[t]; d[H + rank * (1 + which) + t] = bs[t]; }
+    lens.push(span * s);
+  }
+  const per = outBytes(op, m, n, flags, s, rs);
+  for (let i = 0; i < 3; i++) lens.push(per[i] * total);
+  lens.push(4 * total);
+  let wellFormed = true;
+  const short = r.chance(0.1) ? r.int(0, 5) : -1;
+  if (short >= 0 && lens[short] > 0) { lens[short] -= r.pick([1, 4, 8]); wellFormed = false; }
+  const mutations = r.chance(0.4) ? r.int(1, 3) : 0;
+  for (let i = 0; i < mutations; i++) {
+    const at = r.int(0, d.length - 1);
+    d[at] = r.chance(0.6) ? r.pick(NASTY) : r.chance(0.5) ? d[at] + r.pick([-1, 1, 2 ** 20]) : r.int(-3, 2 ** 20);
+    wellFormed = false;
+  }
+  // Bounded work even after mutation: the words are clamped only through the native checks; a
+  // mutated extent can make a job large, so mutated extents above 64 are put back.
+  for (const at of [2, 3]) if (d[at] > 64 && Number.isFinite(d[at])) d[at] = r.int(0, 12);
+  for (let t = 0; t < rank; t++) if (d[H + t] > 4 && Number.isFinite(d[H + t])) d[H + t] = 1;
+  const ops = lens.map((l) => new Guarded(Math.max(0, l)));
+  ops.slice(0, 2).forEach((o) => o.fillWith(Uint8Array, () => r.int(0, 255)));
+  const words = Float64Array.from(d);
+  const argv = [words, ...ops.slice(0, 5).map((o) => o.view(Uint8Array)), ops[5].view(Int32Array)];
+  if (r.chance(0.05)) { argv[r.int(0, 6)] = r.pick([undefined, null, 7, {}, new Float32Array(4)]); wellFormed = false; }
+  if (r.chance(0.03)) { argv.length = r.int(0, 6); wellFormed = false; }
+  return {
+    describe: { words: d.map(num), lens, argc: argv.length },
+    operands: ops,
+    call: () => binding.run(...argv),
+    expect: wellFormed ? [S.Ok] : DOCUMENTED,
+  };
+}
+
+runFuzz({ name: 'tenferro_linalg.run', seed: args.seed, count: args.count, trace: args.trace, makeCase, documented: DOCUMENTED });

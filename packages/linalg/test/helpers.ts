@@ -1,0 +1,26 @@
+import { Tensor } from '@tenferro/core';
+
+export type Real = 'f32' | 'f64';
+
+/** Column-major matrix helpers on plain arrays (tests only). */
+export function mat(t: Tensor, batch = 0): number[][] {
+  const [m, n] = [t.shape[0]!, t.shape[1]!];
+  const d = t.toArray() as number[];
+  const out: number[][] = [];
+  for (let i = 0; i < m; i++) {
+    const row: number[] = [];
+    for (let j = 0; j < n; j++) row.push(d[batch * m * n + i + j * m]!);
+    out.push(row);
+  }
+  return out;
+}
+
+export const mul = (a: number[][], b: number[][]): number[][] => a.map((r) => b[0]!.map((_, j) => r.reduce((s, x, k) => s + x * b[k]![j]!, 0)));
+export const tr = (a: number[][]): number[][] => (a.length === 0 ? [] : a[0]!.map((_, j) => a.map((r) => r[j]!)));
+export const sub = (a: number[][], b: number[][]): number[][] => a.map((r, i) => r.map((x, j) => x - b[i]![j]!));
+export const fro = (a: number[][]): number => Math.sqrt(a.reduce((s, r) => s + r.reduce((t, x) => t + x * x, 0), 0));
+export const eye = (n: number): number[][] => Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0)));
+
+export function fromRows(dtype: Real, rows: number[][]): Tensor<Real> {
+  return Tensor.fromArray(dtype, [rows.length, rows[0]?.length ?? 0], rows.flat(), { order: 'row' });
+}
