@@ -98,6 +98,11 @@ describe('integer and cast semantics never trap', () => {
     expect((await o.cast(Tensor.fromArray('f32', [1], [3]), 'c128')).toArray()).toEqual([3, 0]);
   });
 
+  it('scale of f32 rounds alpha to f32 first: one correctly rounded f32 product', async () => {
+    const x = Tensor.fromArray('f32', [1], [3]);
+    expect((await o.scale(x, 0.1)).toArray()).toEqual([Math.fround(Math.fround(0.1) * 3)]);
+  });
+
   it('pow follows C: pow(1, NaN) = 1, pow(-1, ±∞) = 1, pow(x, 0) = 1', async () => {
     const x = Tensor.fromArray('f64', [4], [1, -1, -1, NaN]);
     const y = Tensor.fromArray('f64', [4], [NaN, Infinity, -Infinity, 0]);

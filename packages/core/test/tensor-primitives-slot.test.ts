@@ -73,6 +73,7 @@ describe("provider packages of kind 'any'", () => {
     expect(faer.providerBundle().tensorPrimitives.name).toBe('p');
     expect(faer.providerBundle().layoutTransform.name).toBe('p layout');
     expect(faer.providerBundle().gemm).toBe(referenceGemmProvider);
+    expect(faer.executionInfo().providerDiagnostic).toContain('+ p');
   });
 
   it('tprims is known as an any-kind package with its factory', () => {

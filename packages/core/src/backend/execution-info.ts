@@ -133,7 +133,9 @@ const WORKERS_OF_MODE: Readonly<Record<CpuExecutionMode, string>> = {
 function providerDiagnostic(h: HandleFacts): string {
   const workers = WORKERS_OF_MODE[h.plan.mode];
   const named = h.providers.filter((p) => p.kind === h.coordinator.kind).map((p) => p.name);
-  if (named.length > 0) return `${named.join(', ')} (${workers})`;
+  // Packages of kind 'any' (tprims) fill some slots of either kind's bundle.
+  const also = h.providers.filter((p) => p.kind === 'any').map((p) => ` + ${p.name}`).join('');
+  if (named.length > 0) return `${named.join(', ')}${also} (${workers})`;
   const note = h.providerNote ?? 'install @tenferro/provider-faer for native kernels';
-  return `reference providers (TypeScript, sequential, slow; ${note}) on ${workers}`;
+  return `reference providers (TypeScript, sequential, slow; ${note})${also} on ${workers}`;
 }

@@ -2,8 +2,8 @@
  * The reference element-wise unary kernel: `out[i] = op(src[i])` over any strided views. Floats
  * compute in f64 and are rounded once when stored; integers wrap (`neg` and `abs` of INT_MIN give
  * INT_MIN); `real`, `imag` and `conj` of a real dtype are the value, 0 and the value; `scale`
- * multiplies by `alpha` (a complex multiplication for complex dtypes, a wrapping one for
- * integers); `cast` follows `cast-semantics.ts`.
+ * multiplies by `alpha`, first rounded to the tensor's precision (a complex multiplication for
+ * complex dtypes, a wrapping one for integers); `cast` follows `cast-semantics.ts`.
  */
 import type { DType, Scalar } from '../../tensor/dtype.js';
 import type { CpuUnaryRequest, UnaryOp } from '../tensor-primitives.js';
@@ -67,15 +67,18 @@ export function referenceUnary(req: CpuUnaryRequest): void {
   const S = numberLanes(src.dtype, src.buffer);
   const O = numberLanes(out.dtype, out.buffer);
   if (family !== 'complex') {
-    const f = family === 'i32' && op === 'scale' ? (x: number) => Math.imul(re(req.alpha), x) : realFn(op, re(req.alpha));
+    // alpha is first rounded to the tensor's precision: an f32 scale is then one correctly rounded f32 product.
+    const alpha = src.dtype === 'f32' ? Math.fround(re(req.alpha)) : re(req.alpha);
+    const f = family === 'i32' && op === 'scale' ? (x: number) => Math.imul(alpha, x) : realFn(op, alpha);
     runs2(src.shape, src.offset, ss, out.offset, os, (s, o, n, ss, so) => {
       for (let i = 0; i < n; i++, s += ss, o += so) O[o] = f(S[s]!);
     });
     return;
   }
   const pair = new Float64Array(2);
-  const ar = re(req.alpha);
-  const ai = im(req.alpha);
+  const single = src.dtype === 'c64';
+  const ar = single ? Math.fround(re(req.alpha)) : re(req.alpha);
+  const ai = single ? Math.fround(im(req.alpha)) : im(req.alpha);
   const toReal = op === 'abs' || op === 'real' || op === 'imag';
   const f = complexFn(op, pair, ar, ai);
   runs2(src.shape, src.offset * 2, ss, out.offset * (toReal ? 1 : 2), os, (s, o, n, ss, so) => {
