@@ -34,10 +34,10 @@ const CORE_TYPES = [
 ] as const;
 
 const TESTING_VALUES = [
-  'forgingGemmProvider', 'int', 'naiveDotGeneral', 'peakThreadsDuring', 'providerConformanceCases', 'randomOperand', 'randomValues', 'relativeError', 'runProviderConformance',
-  'seededRandom', 'threadCensus', 'toleranceFor',
+  'forgingGemmProvider', 'int', 'naiveDotGeneral', 'peakThreadsDuring', 'primitiveTolerance', 'providerConformanceCases', 'randomElementValues', 'randomOperand', 'randomView', 'randomValues', 'relativeError', 'runProviderConformance',
+  'runTensorPrimitivesConformance', 'seededRandom', 'tensorPrimitivesConformanceCases', 'threadCensus', 'toleranceFor',
 ] as const;
-const TESTING_TYPES = ['ForgedCallObservation', 'ForgingGemmProvider', 'ProviderConformanceCase', 'ProviderConformanceOptions'] as const;
+const TESTING_TYPES = ['ForgedCallObservation', 'ForgingGemmProvider', 'ProviderConformanceCase', 'ProviderConformanceOptions', 'RandomViewOptions', 'TensorPrimitivesConformanceOptions'] as const;
 const PISCINA_VALUES = ['PiscinaDomainExecutor'] as const;
 const PISCINA_TYPES = ['PiscinaPoolLike'] as const;
 

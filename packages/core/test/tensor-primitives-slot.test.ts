@@ -1,4 +1,8 @@
 // The tensor-primitives slot of the bundle and `kind: 'any'` provider packages (the contract of issue 14).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   CpuBackend,
@@ -75,3 +79,46 @@ describe("provider packages of kind 'any'", () => {
     expect(KNOWN_PROVIDER_PACKAGES.find((k) => k.name === '@tenferro/provider-tprims')).toEqual({ name: '@tenferro/provider-tprims', kind: 'any', factory: 'createTprimsProvider' });
   });
 });
+
+describe('discovery of an installed tprims package', () => {
+  const dist = JSON.stringify(new URL('../dist/index.js', import.meta.url).href);
+  /** Run `script` in a directory whose node_modules holds a @tenferro/provider-tprims with `body`. */
+  function inProject(body: string, script: string): { out: { names: string[]; warnings: string[] }; stderr: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'tenferro-tprims-'));
+    const pkgDir = join(dir, 'node_modules', '@tenferro', 'provider-tprims');
+    mkdirSync(pkgDir, { recursive: true });
+    writeFileSync(join(pkgDir, 'package.json'), JSON.stringify({ name: '@tenferro/provider-tprims', version: '0.0.0', type: 'module', main: 'index.js' }));
+    writeFileSync(join(pkgDir, 'index.js'), `import { TenferroError, referenceTensorPrimitivesProvider as r } from ${dist};\n${body}`);
+    const env = { ...process.env, NODE_PATH: '' };
+    delete (env as Record<string, unknown>).TENFERRO_DISCOVER_PROVIDERS;
+    const prelude = `import { CpuBackend } from ${dist};
+      const warnings = [];
+      process.on('warning', (w) => warnings.push(w.code));
+      const names = [];`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `${prelude}\n${script}\nawait new Promise((r) => setImmediate(r)); console.log(JSON.stringify({ names, warnings }));`], { encoding: 'utf8', cwd: dir, env });
+    return { out: JSON.parse(r.stdout.trim().split('\n').pop()!), stderr: r.stderr };
+  }
+
+  it('is found for both kinds when installed; an explicit providers option still wins', () => {
+    const { out, stderr } = inProject(
+      `export function createTprimsProvider() { return { kind: 'any', name: 'fake tprims', tensorPrimitives: { ...r, name: 'fake tprims' } }; }`,
+      `for (const providers of [undefined, []]) {
+         const b = await CpuBackend.create({ threads: 1, ...(providers ? { providers } : {}) });
+         names.push(b.providerBundle().tensorPrimitives.name);
+         await b.close();
+       }`,
+    );
+    expect(out.names, stderr).toEqual(['fake tprims', r.name]);
+  });
+
+  it('one that cannot load is skipped without a tprims warning', () => {
+    const { out, stderr } = inProject(
+      `export function createTprimsProvider() { throw new TenferroError('ProviderUnavailable', 'no addon', { op: 'createTprimsProvider' }); }`,
+      `const b = await CpuBackend.create({ threads: 1 }); names.push(b.providerBundle().tensorPrimitives.name); await b.close();`,
+    );
+    expect(out.names, stderr).toEqual([r.name]);
+    expect(out.warnings.filter((w) => w !== 'TENFERRO_REFERENCE_FALLBACK')).toEqual([]);
+  });
+});
+
+const r = referenceTensorPrimitivesProvider;

@@ -11,10 +11,7 @@ import { type OperationRunner, admissionAborted } from '../runtime/execution/adm
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { DType } from '../tensor/dtype.js';
 import type { Tensor } from '../tensor/tensor.js';
-
-/** @internal where a session's operations run and with which bundle (for `ops(session)`). */
-// eslint-disable-next-line prefer-const
-export let sessionInternals: (s: CpuExecSession) => { readonly runner: OperationRunner; readonly bundle: CpuProviderBundle };
+import { operationTargets } from './operation-targets.js';
 
 /**
  * The session handed to `withBackendSession` callbacks: one permit and one executor entry for a
@@ -28,9 +25,6 @@ export class CpuExecSession {
   readonly #bundle: CpuProviderBundle;
   readonly #runner: OperationRunner;
   #live = true;
-  static {
-    sessionInternals = (s) => ({ runner: s.#runner, bundle: s.#bundle });
-  }
 
   /** @internal created by `CpuBackend.withBackendSession`. */
   constructor(entry: CpuOperationEntry, context: CpuExecutionContext | undefined, kind: CpuBackendKind, bundle: CpuProviderBundle) {
@@ -48,6 +42,7 @@ export class CpuExecSession {
         return this.#enter(mode, (ctx) => body(entry, ctx), op);
       },
     };
+    operationTargets.set(this, { runner: this.#runner, bundle });
   }
 
   /** The extension the session's bundle stores under `key`, or `undefined` (R53). */

@@ -21,13 +21,10 @@ import { discoverCpuTopology } from '../topology/discover-topology.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions, validateTopology } from './backend-options.js';
 import { CpuExecSession } from './backend-session.js';
+import { operationTargets } from './operation-targets.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
 import { type ReferenceFallback, discoverProvider, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
 import { assertKindAvailable, standardBundle, validateBundle } from './standard-bundle.js';
-
-/** @internal where a handle's operations run and with which bundle (for `ops(backend)`). */
-// eslint-disable-next-line prefer-const
-export let backendInternals: (b: CpuBackend) => { readonly runner: OperationRunner; readonly bundle: CpuProviderBundle };
 
 /** Opaque witness token: equal for clones, fresh for every derived handle (R2). */
 export type CpuRuntimeIdentity = object;
@@ -56,14 +53,12 @@ interface HandleState extends AdmissionTarget {
  */
 export class CpuBackend {
   readonly #s: HandleState;
-  static {
-    backendInternals = (b) => ({ runner: b.#s.runner, bundle: b.#s.bundle });
-  }
 
   /** @internal use {@link CpuBackend.create}. */
   constructor(token: typeof CONSTRUCT, state: Omit<HandleState, 'runner'>) {
     if (token !== CONSTRUCT) throw new TypeError('CpuBackend: use CpuBackend.create()');
     this.#s = { ...state, runner: handleRunner(state) };
+    operationTargets.set(this, this.#s);
   }
 
   /**

@@ -14,8 +14,9 @@ import { referenceFallbacks } from '../ops/run-primitive.js';
 import type { BinaryOp, ReduceOp, UnaryOp } from '../provider/tensor-primitives.js';
 import type { DType, Scalar } from '../tensor/dtype.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { CpuExecSession, sessionInternals } from './backend-session.js';
-import { CpuBackend, backendInternals } from './cpu-backend.js';
+import type { CpuExecSession } from './backend-session.js';
+import type { CpuBackend } from './cpu-backend.js';
+import { operationTargets } from './operation-targets.js';
 
 /** The dtype of a complex dtype's parts; real dtypes map to themselves. */
 export type RealDType<D extends DType> = D extends 'c64' ? 'f32' : D extends 'c128' ? 'f64' : D;
@@ -84,10 +85,8 @@ const REDUCE: readonly ReduceOp[] = ['sum', 'mean', 'max', 'min', 'prod', 'argma
  * else). Builds nothing and admits nothing until an operation is called.
  */
 export function ops(target: CpuBackend | CpuExecSession): TensorOps {
-  let where: ReturnType<typeof backendInternals>;
-  if (target instanceof CpuBackend) where = backendInternals(target);
-  else if (target instanceof CpuExecSession) where = sessionInternals(target);
-  else throw invalidArgument('ops', 'target', 'a CpuBackend or a CpuExecSession', target);
+  const where = typeof target === 'object' && target !== null ? operationTargets.get(target) : undefined;
+  if (where === undefined) throw invalidArgument('ops', 'target', 'a CpuBackend or a CpuExecSession', target);
   const { runner, bundle } = where;
   const table: Record<string, unknown> = {};
   for (const k of BINARY) table[k] = (l: Tensor, r: Tensor, o?: unknown) => binary(runner, bundle, k, l, r, o, `ops.${k}`);

@@ -40,6 +40,8 @@ function checkAlpha(op: string, dtype: DType, alpha: unknown): Scalar {
 
 export async function unary(runner: OperationRunner, bundle: CpuProviderBundle, kind: UnaryOp, src: Tensor, extra: unknown, options: unknown, op: string): Promise<Tensor> {
   const s = checkTensor(op, 'tensor', src);
+  const o = checkOptions(op, options, ['out', 'signal']);
+  const signal = checkSignal(op, o);
   if (!UNARY_DTYPES[kind].includes(s.dtype)) throw unsupportedDType(op, 'tensor', s.dtype, UNARY_DTYPES[kind]);
   let alpha: Scalar | undefined;
   let target: DType | undefined;
@@ -48,8 +50,6 @@ export async function unary(runner: OperationRunner, bundle: CpuProviderBundle, 
     checkDType(extra, op, 'dtype');
     target = extra;
   }
-  const o = checkOptions(op, options, ['out', 'signal']);
-  const signal = checkSignal(op, o);
   const sd = tensorInternals.descriptor(s);
   const dtype = unaryOutDType(kind, s.dtype, target);
   const out = checkOut(op, o.out, s.shape, dtype, [['tensor', sd]]);

@@ -6,3 +6,7 @@ export { peakThreadsDuring, threadCensus } from './thread-census.js';
 export { int, randomOperand, randomValues, seededRandom } from './random-operands.js';
 export { forgingGemmProvider } from './forging-gemm-provider.js';
 export type { ForgedCallObservation, ForgingGemmProvider } from './forging-gemm-provider.js';
+export { randomElementValues, randomView } from './random-views.js';
+export type { RandomViewOptions } from './random-views.js';
+export { primitiveTolerance, runTensorPrimitivesConformance, tensorPrimitivesConformanceCases } from './tensor-primitives-conformance.js';
+export type { TensorPrimitivesConformanceOptions } from './tensor-primitives-conformance.js';

@@ -1,6 +1,6 @@
 // Unknown option keys are typed InvalidArgument errors everywhere, raised before anything runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, Tensor } from '../../src/index.js';
+import { CpuBackend, Tensor, ops } from '../../src/index.js';
 import { expectCode } from '../helpers.js';
 
 let backend: CpuBackend;
@@ -23,6 +23,11 @@ describe('option keys', () => {
     ['dotGeneralInto', () => backend.dotGeneralInto(Tensor.zeros('f64', [2, 2]), a, a, dims, { gamma: 2 } as never), 'options.gamma'],
     ['session dotGeneral', () => backend.withBackendSession((s) => s.dotGeneral(a, a, dims, { x: 1 } as never)), 'options.x'],
     ['CpuBackend.create', () => CpuBackend.create({ thread: 2 } as never), 'options.thread'],
+    ['ops.add', () => ops(backend).add(a, a, { outt: a } as never), 'options.outt'],
+    ['ops.exp', () => ops(backend).exp(a, { sigal: 1 } as never), 'options.sigal'],
+    ['ops.sum', () => ops(backend).sum(a, { axis: [0] } as never), 'options.axis'],
+    ['ops.contiguous', () => ops(backend).contiguous(a, { orders: 'row' } as never), 'options.orders'],
+    ['ops.copyInto', () => ops(backend).copyInto(Tensor.zeros('f64', [2, 2]), a, { conj: true } as never), 'options.conj'],
   ] as const)('%s rejects an unknown key before any executor entry', async (_name, call, param) => {
     const before = backend.executionInfo().executorEntries.installs;
     const e = await expectCode(call(), 'InvalidArgument', 'Validation');

@@ -11,7 +11,7 @@ import { cdiv, cmul, cpow } from './complex-math.js';
 import { powReal } from './float-semantics.js';
 import { divI32, divI64 } from './integer-semantics.js';
 import { bigintLanes, familyOf, laneStrides, numberLanes } from './lanes.js';
-import { walk3 } from './strided-walk.js';
+import { runs3 } from './strided-walk.js';
 
 type NumberFn = (x: number, y: number) => number;
 type BigFn = (x: bigint, y: bigint) => bigint | number;
@@ -81,6 +81,27 @@ function i64Fn(op: BinaryOp): BigFn {
   }
 }
 
+type Line = (L: Lanes, R: Lanes, O: Lanes, a: number, b: number, o: number, n: number, sa: number, sb: number, so: number) => void;
+interface Lanes {
+  [i: number]: number;
+}
+
+/** Monomorphic lines for the common float operations (no call per element). */
+const REAL_LINES: Partial<Record<BinaryOp, Line>> = {
+  add: (L, R, O, a, b, o, n, sa, sb, so) => {
+    for (let i = 0; i < n; i++, a += sa, b += sb, o += so) O[o] = L[a]! + R[b]!;
+  },
+  sub: (L, R, O, a, b, o, n, sa, sb, so) => {
+    for (let i = 0; i < n; i++, a += sa, b += sb, o += so) O[o] = L[a]! - R[b]!;
+  },
+  mul: (L, R, O, a, b, o, n, sa, sb, so) => {
+    for (let i = 0; i < n; i++, a += sa, b += sb, o += so) O[o] = L[a]! * R[b]!;
+  },
+  div: (L, R, O, a, b, o, n, sa, sb, so) => {
+    for (let i = 0; i < n; i++, a += sa, b += sb, o += so) O[o] = L[a]! / R[b]!;
+  },
+};
+
 export function referenceBinary(req: CpuBinaryRequest): void {
   const { op, lhs, rhs, out } = req;
   const family = familyOf(lhs.dtype);
@@ -96,10 +117,14 @@ export function referenceBinary(req: CpuBinaryRequest): void {
     const f = i64Fn(op);
     if (out.dtype === 'bool') {
       const O = numberLanes('bool', out.buffer);
-      walk3(shape, lhs.offset, ls, rhs.offset, rs, out.offset, os, (a, b, o) => void (O[o] = f(L[a]!, R[b]!) as number));
+      runs3(shape, lhs.offset, ls, rhs.offset, rs, out.offset, os, (a, b, o, n, sa, sb, so) => {
+        for (let i = 0; i < n; i++, a += sa, b += sb, o += so) O[o] = f(L[a]!, R[b]!) as number;
+      });
     } else {
       const O = bigintLanes(out.buffer);
-      walk3(shape, lhs.offset, ls, rhs.offset, rs, out.offset, os, (a, b, o) => void (O[o] = f(L[a]!, R[b]!) as bigint));
+      runs3(shape, lhs.offset, ls, rhs.offset, rs, out.offset, os, (a, b, o, n, sa, sb, so) => {
+        for (let i = 0; i < n; i++, a += sa, b += sb, o += so) O[o] = f(L[a]!, R[b]!) as bigint;
+      });
     }
     return;
   }
@@ -108,18 +133,24 @@ export function referenceBinary(req: CpuBinaryRequest): void {
   const O = numberLanes(out.dtype, out.buffer);
   if (family !== 'complex') {
     const f = family === 'i32' ? i32Fn(op) : family === 'bool' ? boolFn(op) : realFn(op);
-    walk3(shape, lhs.offset, ls, rhs.offset, rs, out.offset, os, (a, b, o) => void (O[o] = f(L[a]!, R[b]!)));
+    const fast = family === 'real' ? REAL_LINES[op] : undefined;
+    runs3(shape, lhs.offset, ls, rhs.offset, rs, out.offset, os, (a, b, o, n, sa, sb, so) => {
+      if (fast !== undefined) fast(L, R, O, a, b, o, n, sa, sb, so);
+      else for (let i = 0; i < n; i++, a += sa, b += sb, o += so) O[o] = f(L[a]!, R[b]!);
+    });
     return;
   }
   const pair = new Float64Array(2);
   const fn = complexFn(op, pair);
-  walk3(shape, lhs.offset * c, ls, rhs.offset * c, rs, out.offset * oc, os, (a, b, o) => {
-    const v = fn(L[a]!, L[a + 1]!, R[b]!, R[b + 1]!);
-    if (oc === 1) {
-      O[o] = v;
-    } else {
-      O[o] = pair[0]!;
-      O[o + 1] = pair[1]!;
+  runs3(shape, lhs.offset * c, ls, rhs.offset * c, rs, out.offset * oc, os, (a, b, o, n, sa, sb, so) => {
+    for (let i = 0; i < n; i++, a += sa, b += sb, o += so) {
+      const v = fn(L[a]!, L[a + 1]!, R[b]!, R[b + 1]!);
+      if (oc === 1) {
+        O[o] = v;
+      } else {
+        O[o] = pair[0]!;
+        O[o + 1] = pair[1]!;
+      }
     }
   });
 }

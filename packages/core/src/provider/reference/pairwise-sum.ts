@@ -45,3 +45,37 @@ export class PairwiseSum {
     return total;
   }
 }
+
+const lineSums = new Float64Array(64);
+const lineSizes = new Float64Array(64);
+
+/**
+ * The {@link PairwiseSum} of the `n` values `S[base + i·stride]`, computed in one loop (the same
+ * blocks, the same tree, the same result bit for bit) without a call per value.
+ */
+export function pairwiseLine(S: { readonly [i: number]: number }, base: number, n: number, stride: number): number {
+  let depth = 0;
+  let i = 0;
+  let at = base;
+  for (; i + PAIRWISE_BLOCK <= n; i += PAIRWISE_BLOCK) {
+    let sum = 0;
+    for (let k = 0; k < PAIRWISE_BLOCK; k++, at += stride) sum += S[at]!;
+    let size = 1;
+    while (depth > 0 && lineSizes[depth - 1] === size) {
+      sum = lineSums[--depth]! + sum;
+      size *= 2;
+    }
+    lineSums[depth] = sum;
+    lineSizes[depth++] = size;
+  }
+  let total = 0;
+  let first = i === n;
+  if (!first) {
+    for (; i < n; i++, at += stride) total += S[at]!;
+  }
+  for (let d = depth - 1; d >= 0; d--) {
+    total = first ? lineSums[d]! : lineSums[d]! + total;
+    first = false;
+  }
+  return total;
+}

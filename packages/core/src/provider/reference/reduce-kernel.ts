@@ -14,7 +14,7 @@
 import type { CpuReduceRequest } from '../tensor-primitives.js';
 import { cmul } from './complex-math.js';
 import { bigintLanes, familyOf, laneStrides, numberLanes } from './lanes.js';
-import { PairwiseSum } from './pairwise-sum.js';
+import { PairwiseSum, pairwiseLine } from './pairwise-sum.js';
 import { walk1, walk2 } from './strided-walk.js';
 
 export function referenceReduce(req: CpuReduceRequest): void {
@@ -124,9 +124,15 @@ export function referenceReduce(req: CpuReduceRequest): void {
           O[o] = acc;
           return;
         }
-        const p = new PairwiseSum();
-        each(base, (s) => p.add(S[s]!));
-        O[o] = op === 'mean' ? p.total() / count : p.total();
+        let total: number;
+        if (innerShape.length === 1) {
+          total = pairwiseLine(S, base, innerShape[0]!, innerStrides[0]!);
+        } else {
+          const p = new PairwiseSum();
+          each(base, (s) => p.add(S[s]!));
+          total = p.total();
+        }
+        O[o] = op === 'mean' ? total / count : total;
         return;
       }
       case 'prod': {

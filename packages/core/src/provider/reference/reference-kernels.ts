@@ -260,13 +260,72 @@ function forEachRun(
   }
 }
 
+const TILE = 32;
+
+/**
+ * A transposing copy — the destination's fastest axis is not the source's — done in 32×32 tiles of
+ * those two axes, so both sides stay in cache; `false` (nothing done) for any other copy.
+ */
+function tiledTranspose(req: CpuLayoutRequest): boolean {
+  const { src, dst, conjugate } = req;
+  const shape = dst.shape;
+  const rank = shape.length;
+  const smallest = (strides: readonly number[]) => {
+    let best = -1;
+    for (let t = 0; t < rank; t++) if (shape[t]! >= TILE && (best < 0 || strides[t]! < strides[best]!)) best = t;
+    return best;
+  };
+  const p = smallest(dst.strides);
+  const q = smallest(src.strides);
+  if (p < 0 || q < 0 || p === q || shape.includes(0)) return false;
+  const info = DTYPE_INFO[src.dtype];
+  const c = info.components;
+  const S = componentsOf(src.dtype, src.buffer) as unknown as { [i: number]: number | bigint };
+  const D = componentsOf(dst.dtype, dst.buffer) as unknown as { [i: number]: number | bigint };
+  const flip = info.complex && conjugate;
+  const [np, nq] = [shape[p]!, shape[q]!];
+  const [ssp, ssq, dsp, dsq] = [src.strides[p]! * c, src.strides[q]! * c, dst.strides[p]! * c, dst.strides[q]! * c];
+  const rest = shape.map((e, t) => (t === p || t === q ? 1 : e));
+  forEachBatch(rest, src.offset * c, scaled(src.strides, c), dst.offset * c, scaled(dst.strides, c), 0, new Array<number>(rank).fill(0), (sBase, dBase) => {
+    for (let j0 = 0; j0 < nq; j0 += TILE) {
+      const j1 = Math.min(nq, j0 + TILE);
+      for (let i0 = 0; i0 < np; i0 += TILE) {
+        const i1 = Math.min(np, i0 + TILE);
+        for (let j = j0; j < j1; j++) {
+          let sIdx = sBase + i0 * ssp + j * ssq;
+          let dIdx = dBase + i0 * dsp + j * dsq;
+          for (let i = i0; i < i1; i++, sIdx += ssp, dIdx += dsp) {
+            D[dIdx] = S[sIdx]!;
+            if (c === 2) D[dIdx + 1] = flip ? -(S[sIdx + 1] as number) : S[sIdx + 1]!;
+          }
+        }
+      }
+    }
+  });
+  return true;
+}
+
+/** `src` and `dst` with the axes reordered so the last one has the smallest destination stride among axes longer than 1. */
+function innermostByDestination<T extends { readonly shape: readonly number[]; readonly strides: readonly number[] }>(src: T, dst: T): [T, T] {
+  const rank = dst.shape.length;
+  let best = -1;
+  for (let t = 0; t < rank; t++) if (dst.shape[t]! > 1 && (best < 0 || dst.strides[t]! < dst.strides[best]!)) best = t;
+  if (best < 0 || best === rank - 1) return [src, dst];
+  const order = [...Array.from({ length: rank }, (_, t) => t).filter((t) => t !== best), best];
+  const move = (d: T): T => ({ ...d, shape: order.map((t) => d.shape[t]!), strides: order.map((t) => d.strides[t]!) });
+  return [move(src), move(dst)];
+}
+
 /**
  * Copy `src` into `dst` element by element over their shared shape (any rank, any non-negative
  * strides; `dst` does not overlap `src`), conjugating complex values when `conjugate`. All
  * dtypes; values are copied lane by lane (i64 as BigInt, bool as its raw byte).
  */
 export function referenceMaterialize(req: CpuLayoutRequest): void {
-  const { src, dst, conjugate } = req;
+  const { conjugate } = req;
+  // Walk lines along the destination's smallest stride: sequential writes (the order is free, dst never overlaps itself).
+  if (tiledTranspose(req)) return;
+  const [src, dst] = innermostByDestination(req.src, req.dst);
   const dtype = src.dtype;
   const info = DTYPE_INFO[dtype];
   if (dtype === 'i64') {

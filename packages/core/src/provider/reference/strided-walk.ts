@@ -73,3 +73,34 @@ export function walk1(shape: readonly number[], base: number, strides: readonly 
 function ZEROS(n: number): number[] {
   return new Array<number>(n).fill(0);
 }
+
+/**
+ * Element-wise walks in runs: `run(a, b, c, count, sa, sb, sc)` once per line along the axis of
+ * smallest output stride (the order of elements is free for element-wise work, since the output
+ * never overlaps itself), so inner loops are plain `for` loops over strided lines.
+ */
+export function runs3(
+  shape: readonly number[],
+  aBase: number,
+  aStrides: readonly number[],
+  bBase: number,
+  bStrides: readonly number[],
+  cBase: number,
+  cStrides: readonly number[],
+  run: (a: number, b: number, c: number, count: number, sa: number, sb: number, sc: number) => void,
+): void {
+  const rank = shape.length;
+  for (let t = 0; t < rank; t++) if (shape[t] === 0) return;
+  if (rank === 0) {
+    run(aBase, bBase, cBase, 1, 0, 0, 0);
+    return;
+  }
+  let line = 0;
+  for (let t = 1; t < rank; t++) if (shape[line] === 1 || (shape[t]! > 1 && cStrides[t]! < cStrides[line]!)) line = t;
+  const outer = shape.map((e, t) => (t === line ? 1 : e));
+  const count = shape[line]!;
+  const sa = aStrides[line]!;
+  const sb = bStrides[line]!;
+  const sc = cStrides[line]!;
+  walk3(outer, aBase, aStrides, bBase, bStrides, cBase, cStrides, (a, b, c) => run(a, b, c, count, sa, sb, sc));
+}

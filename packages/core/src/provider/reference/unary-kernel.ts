@@ -10,7 +10,12 @@ import type { CpuUnaryRequest, UnaryOp } from '../tensor-primitives.js';
 import { floatToI32, floatToI64, i64ToF32, i64ToI32 } from './cast-semantics.js';
 import { cabs, ccos, cexp, clog, cmul, csin, csqrt, ctanh } from './complex-math.js';
 import { bigintLanes, familyOf, laneStrides, numberLanes } from './lanes.js';
-import { walk2 } from './strided-walk.js';
+import { runs3 } from './strided-walk.js';
+
+/** `runs3` over two operands (src, out). */
+function runs2(shape: readonly number[], sBase: number, sStrides: readonly number[], oBase: number, oStrides: readonly number[], run: (s: number, o: number, n: number, ss: number, so: number) => void): void {
+  runs3(shape, sBase, sStrides, 0, shape.map(() => 0), oBase, oStrides, (s, _b, o, n, ss, _sb, so) => run(s, o, n, ss, so));
+}
 
 const re = (s: Scalar | undefined): number => (s === undefined ? 1 : typeof s === 'number' ? s : s[0]);
 const im = (s: Scalar | undefined): number => (s === undefined || typeof s === 'number' ? 0 : s[1]);
@@ -54,14 +59,18 @@ export function referenceUnary(req: CpuUnaryRequest): void {
     const alpha = BigInt(re(req.alpha));
     const f: (x: bigint) => bigint =
       op === 'neg' ? (x) => -x : op === 'abs' ? (x) => (x < 0n ? -x : x) : op === 'imag' ? () => 0n : op === 'scale' ? (x) => alpha * x : (x) => x;
-    walk2(src.shape, src.offset, ss, out.offset, os, (s, o) => void (O[o] = f(S[s]!)));
+    runs2(src.shape, src.offset, ss, out.offset, os, (s, o, n, ss, so) => {
+      for (let i = 0; i < n; i++, s += ss, o += so) O[o] = f(S[s]!);
+    });
     return;
   }
   const S = numberLanes(src.dtype, src.buffer);
   const O = numberLanes(out.dtype, out.buffer);
   if (family !== 'complex') {
     const f = family === 'i32' && op === 'scale' ? (x: number) => Math.imul(re(req.alpha), x) : realFn(op, re(req.alpha));
-    walk2(src.shape, src.offset, ss, out.offset, os, (s, o) => void (O[o] = f(S[s]!)));
+    runs2(src.shape, src.offset, ss, out.offset, os, (s, o, n, ss, so) => {
+      for (let i = 0; i < n; i++, s += ss, o += so) O[o] = f(S[s]!);
+    });
     return;
   }
   const pair = new Float64Array(2);
@@ -69,13 +78,15 @@ export function referenceUnary(req: CpuUnaryRequest): void {
   const ai = im(req.alpha);
   const toReal = op === 'abs' || op === 'real' || op === 'imag';
   const f = complexFn(op, pair, ar, ai);
-  walk2(src.shape, src.offset * 2, ss, out.offset * (toReal ? 1 : 2), os, (s, o) => {
-    const v = f(S[s]!, S[s + 1]!);
-    if (toReal) {
-      O[o] = v;
-    } else {
-      O[o] = pair[0]!;
-      O[o + 1] = pair[1]!;
+  runs2(src.shape, src.offset * 2, ss, out.offset * (toReal ? 1 : 2), os, (s, o, n, ss, so) => {
+    for (let i = 0; i < n; i++, s += ss, o += so) {
+      const v = f(S[s]!, S[s + 1]!);
+      if (toReal) {
+        O[o] = v;
+      } else {
+        O[o] = pair[0]!;
+        O[o + 1] = pair[1]!;
+      }
     }
   });
 }
@@ -126,14 +137,18 @@ function cast(req: CpuUnaryRequest): void {
     const S = bigintLanes(src.buffer);
     if (to === 'i64') {
       const O = bigintLanes(out.buffer);
-      walk2(src.shape, sOff, ss, oOff, os, (s, o) => void (O[o] = S[s]!));
+      runs2(src.shape, sOff, ss, oOff, os, (s, o, n, ss, so) => {
+      for (let i = 0; i < n; i++, s += ss, o += so) O[o] = S[s]!;
+    });
       return;
     }
     const O = numberLanes(to, out.buffer);
     const f = bigToNumber(to);
-    walk2(src.shape, sOff, ss, oOff, os, (s, o) => {
-      O[o] = f(S[s]!);
-      if (oc === 2) O[o + 1] = 0;
+    runs2(src.shape, sOff, ss, oOff, os, (s, o, n, ss, so) => {
+      for (let i = 0; i < n; i++, s += ss, o += so) {
+        O[o] = f(S[s]!);
+        if (oc === 2) O[o + 1] = 0;
+      }
     });
     return;
   }
@@ -141,22 +156,26 @@ function cast(req: CpuUnaryRequest): void {
   const bool = from === 'bool';
   if (to === 'i64') {
     const O = bigintLanes(out.buffer);
-    walk2(src.shape, sOff, ss, oOff, os, (s, o) => void (O[o] = bool ? (S[s] === 0 ? 0n : 1n) : floatToI64(S[s]!)));
+    runs2(src.shape, sOff, ss, oOff, os, (s, o, n, ss, so) => {
+      for (let i = 0; i < n; i++, s += ss, o += so) O[o] = bool ? (S[s] === 0 ? 0n : 1n) : floatToI64(S[s]!);
+    });
     return;
   }
   const O = numberLanes(to, out.buffer);
   const f = numberTo(to);
   const complex = from === 'complex';
-  walk2(src.shape, sOff, ss, oOff, os, (s, o) => {
-    const x = bool ? (S[s] === 0 ? 0 : 1) : S[s]!;
-    const y = complex ? S[s + 1]! : 0;
-    if (to === 'bool') {
-      O[o] = x !== 0 || y !== 0 ? 1 : 0;
-    } else if (oc === 2) {
-      O[o] = x;
-      O[o + 1] = y;
-    } else {
-      O[o] = f(x);
+  runs2(src.shape, sOff, ss, oOff, os, (s, o, n, ss, so) => {
+    for (let i = 0; i < n; i++, s += ss, o += so) {
+      const x = bool ? (S[s] === 0 ? 0 : 1) : S[s]!;
+      const y = complex ? S[s + 1]! : 0;
+      if (to === 'bool') {
+        O[o] = x !== 0 || y !== 0 ? 1 : 0;
+      } else if (oc === 2) {
+        O[o] = x;
+        O[o + 1] = y;
+      } else {
+        O[o] = f(x);
+      }
     }
   });
 }
