@@ -24,7 +24,7 @@ describe.runIf(status().available)('declines before writing', () => {
 
     ['add of bool', (p, ctx, out) => p.binary(ctx, { op: 'add', lhs: view('bool', [4]), rhs: view('bool', [4]), out }), 'bool', { kind: 'dtype', dtype: 'bool' }],
     ['exp of i32', (p, ctx, out) => p.unary(ctx, { op: 'exp', src: view('i32', [4]), out }), 'i32', { kind: 'dtype', dtype: 'i32' }],
-    ['scale of i64', (p, ctx, out) => p.unary(ctx, { op: 'scale', src: view('i64', [4]), out, alpha: 2 }), 'i64', { kind: 'dtype', dtype: 'i64' }],
+    ['pow of i64', (p, ctx, out) => p.binary(ctx, { op: 'pow', lhs: view('i64', [4]), rhs: view('i64', [4]), out }), 'i64', { kind: 'dtype', dtype: 'i64' }],
     ['mean of i32', (p, ctx, out) => p.reduce(ctx, { op: 'mean', src: view('i32', [4]), axes: [0], out }), 'i32', { kind: 'dtype', dtype: 'i32' }],
     ['max of c128', (p, ctx, out) => p.reduce(ctx, { op: 'max', src: view('c128', [4]), axes: [0], out }), 'c128', { kind: 'dtype', dtype: 'c128' }],
     ['scale of f64 by a complex alpha', (p, ctx, out) => p.unary(ctx, { op: 'scale', src: view('f64', [4]), out, alpha: [1, 2] }), 'f64', { kind: 'accumulation' }],

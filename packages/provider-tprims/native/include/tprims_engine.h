@@ -202,6 +202,17 @@ template <class T> static inline T int_div(T a, T b) {
   if (b == -1) return wrap_neg(a);  // INT_MIN / -1 → INT_MIN
   return a / b;
 }
+// An integer alpha for `scale` of integers, modulo 2^64 (truncated first; NaN and infinities → 0):
+// the product then wraps like any integer product (i32 takes the low 32 bits, as ToInt32 does).
+static inline uint64_t alpha_bits(double a) {
+  if (!std::isfinite(a)) return 0;
+  const double two64 = 18446744073709551616.0;
+  double m = std::fmod(std::trunc(a), two64);  // exact, in (-2^64, 2^64)
+  if (m >= 9223372036854775808.0) m -= two64;   // exact (Sterbenz): now in [-2^63, 2^63)
+  else if (m < -9223372036854775808.0) m += two64;
+  return static_cast<uint64_t>(static_cast<int64_t>(m));
+}
+
 template <class T> static inline bool isnan_(T x) {
   if constexpr (kFloat<T>) return x != x;
   else return false;
@@ -249,6 +260,7 @@ struct UnaryFn {
       if constexpr (Op == kCopy || Op == kCopyConj || Op == kConj || Op == kReal) return x;
       else if constexpr (Op == kImag) return TO(0);
       else if constexpr (Op == kNeg) return wrap_neg(x);
+      else if constexpr (Op == kScale) return wrap_mul(x, static_cast<TO>(alpha_bits(ar)));
       else return x < 0 ? wrap_neg(x) : x;  // kAbs: |INT_MIN| = INT_MIN
     }
   }
@@ -798,6 +810,7 @@ static int unary_of(const Task* t, int op, int dout) {
     switch (op) {
       case kNeg: return un<Exec, kNeg, T, T>(t);
       case kConj: return un<Exec, kConj, T, T>(t);
+      case kScale: return un<Exec, kScale, T, T>(t);
       default: break;
     }
   }
