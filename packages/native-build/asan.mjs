@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm run test:asan`: the three addons (@tenferro/os, provider-faer, provider-blas) rebuilt with
+// `npm run test:asan`: the addons (@tenferro/os, provider-faer, provider-blas, provider-tprims) rebuilt with
 // AddressSanitizer and UndefinedBehaviorSanitizer into a separate build directory
 // (<package>/native/build/asan/, never the normal native/build/Release), then exercised under them:
 //   - each addon's fuzz driver (test/fuzz/native-fuzz-child.mjs, --addon pointing at the ASan build),
@@ -13,7 +13,7 @@
 // comes first: every child runs with LD_PRELOAD=$(gcc -print-file-name=libasan.so). Node itself
 // leaks at exit by design, so ASAN_OPTIONS has detect_leaks=0.
 //
-//   node packages/native-build/asan.mjs [--count N] [--skip-build] [--only os|faer|blas]
+//   node packages/native-build/asan.mjs [--count N] [--skip-build] [--only os|faer|blas|tprims]
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,6 +35,7 @@ const ADDONS = [
   { key: 'faer', dir: 'packages/provider-faer', file: 'tenferro_faer.node', copy: ['binding.gyp', 'src', 'include'] },
   { key: 'blas', dir: 'packages/provider-blas', file: 'tenferro_blas.node', copy: ['binding.gyp', 'src'] },
   { key: 'linalg', dir: 'packages/linalg', file: 'tenferro_linalg.node', copy: ['binding.gyp', 'src', 'eigen-include.cjs'] },
+  { key: 'tprims', dir: 'packages/provider-tprims', file: 'tenferro_tprims.node', copy: ['binding.gyp', 'src', 'include'] },
 ].filter((a) => only === undefined || a.key === only);
 
 // float-cast-overflow is not part of GCC's -fsanitize=undefined, and a NaN or 1e19 converted to an

@@ -71,11 +71,12 @@ for (const threads of [1, 2]) {
       expect(calls.lanes).toBe(threads);
     });
 
-    it('a declined case (scale of i32) falls back to the reference and is still right', async () => {
-      const x = Tensor.fromArray('i32', [5], [1, -2, 3, 2147483647, 0]);
+    it('a declined case falls back to the reference and is still right', async () => {
+      // Every operation the façade defines has a kernel; a provider that declines is simulated by a 33-axis tensor (more than the kernels take).
+      const x = Tensor.fromArray('f64', new Array(33).fill(1), [2.5]);
       const before = { ...calls };
-      const y = await ops(backend).scale(x, 2);
-      expect(y.toArray()).toEqual((await ops(reference).scale(x, 2)).toArray());
+      const y = await ops(backend).neg(x);
+      expect(y.toArray()).toEqual([-2.5]);
       expect(calls.declined - before.declined).toBe(1);
       expect(calls.executed - before.executed).toBe(0);
     });

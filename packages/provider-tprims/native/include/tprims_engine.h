@@ -202,6 +202,17 @@ template <class T> static inline T int_div(T a, T b) {
   if (b == -1) return wrap_neg(a);  // INT_MIN / -1 → INT_MIN
   return a / b;
 }
+// An integer alpha for `scale` of integers, modulo 2^64 (truncated first; NaN and infinities → 0):
+// the product then wraps like any integer product (i32 takes the low 32 bits, as ToInt32 does).
+static inline uint64_t alpha_bits(double a) {
+  if (!std::isfinite(a)) return 0;
+  const double two64 = 18446744073709551616.0;
+  double m = std::fmod(std::trunc(a), two64);  // exact, in (-2^64, 2^64)
+  if (m >= 9223372036854775808.0) m -= two64;   // exact (Sterbenz): now in [-2^63, 2^63)
+  else if (m < -9223372036854775808.0) m += two64;
+  return static_cast<uint64_t>(static_cast<int64_t>(m));
+}
+
 template <class T> static inline bool isnan_(T x) {
   if constexpr (kFloat<T>) return x != x;
   else return false;
@@ -249,6 +260,7 @@ struct UnaryFn {
       if constexpr (Op == kCopy || Op == kCopyConj || Op == kConj || Op == kReal) return x;
       else if constexpr (Op == kImag) return TO(0);
       else if constexpr (Op == kNeg) return wrap_neg(x);
+      else if constexpr (Op == kScale) return wrap_mul(x, static_cast<TO>(alpha_bits(ar)));
       else return x < 0 ? wrap_neg(x) : x;  // kAbs: |INT_MIN| = INT_MIN
     }
   }
@@ -306,7 +318,26 @@ struct BinaryFn {
 
 // ---------------------------------------------------------------------------------------------
 // Element-wise drivers.
-constexpr idx kTile = 32;
+constexpr idx kMacro = 64;             // transposes: macro tiles of kMacro x kMacro elements ...
+constexpr idx kNonTemporalBytes = 8 << 20;  // ... written with non-temporal stores (8-byte elements) from this output size on
+
+// Store v at p; with `nt`, as a non-temporal store (8-byte elements only: a large transposed copy
+// writes whole lines through the write-combining buffers, no read-for-ownership, as memcpy does).
+template <class TO>
+static inline void put_elem(TO* p, TO v, bool nt) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(TO) == 8 && std::is_trivially_copyable<TO>::value) {
+    if (nt) {
+      long long bits;
+      std::memcpy(&bits, &v, 8);
+      _mm_stream_si64(reinterpret_cast<long long*>(p), bits);
+      return;
+    }
+  }
+#endif
+  (void)nt;
+  *p = v;
+}
 
 template <class TI, class TO, class F>
 static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
@@ -353,25 +384,37 @@ static int run_unary(const Task& t, const F& f) {
     }
     const idx n0 = g.n[0], nj = g.n[j];
     const idx so0 = g.s[0][0], soj = g.s[0][j], sa0 = g.s[1][0], saj = g.s[1][j];
+    // Micro tiles of mi x kMicroJ: mi output elements fill one 64-byte line of the output's
+    // fastest axis (one full line written at a time), inside kMacro x kMacro macro tiles.
+    constexpr idx mi = sizeof(TO) >= 64 ? 1 : 64 / static_cast<idx>(sizeof(TO));
+    idx total = 1;
+    for (int i = 0; i < g.rank; ++i) total *= g.n[i];
+    const bool nt = so0 == 1 && total * static_cast<idx>(sizeof(TO)) >= kNonTemporalBytes;
     odometer<2>(g, rest, nrest, base, [&](const idx* off) {
       TO* ob = o + off[0];
       const TI* ab = a + off[1];
-      for (idx j0 = 0; j0 < nj; j0 += kTile) {
-        const idx j1 = std::min(nj, j0 + kTile);
-        for (idx i0 = 0; i0 < n0; i0 += kTile) {
-          const idx i1 = std::min(n0, i0 + kTile);
-          for (idx jj = j0; jj < j1; ++jj) {
-            TO* __restrict orow = ob + jj * soj;
-            const TI* __restrict arow = ab + jj * saj;
-            if (so0 == 1) {
-              for (idx ii = i0; ii < i1; ++ii) orow[ii] = f(arow[ii * sa0]);
-            } else {
-              for (idx ii = i0; ii < i1; ++ii) orow[ii * so0] = f(arow[ii * sa0]);
+      for (idx i0 = 0; i0 < n0; i0 += kMacro) {
+        const idx i1 = std::min(n0, i0 + kMacro);
+        for (idx j0 = 0; j0 < nj; j0 += kMacro) {
+          const idx j1 = std::min(nj, j0 + kMacro);
+          for (idx ii = i0; ii < i1; ii += mi) {
+            const idx ie = std::min(i1, ii + mi);
+            for (idx jj = j0; jj < j1; ++jj) {
+              TO* __restrict oc = ob + jj * soj + ii * so0;
+              const TI* __restrict ar = ab + jj * saj + ii * sa0;
+              if (ie - ii == mi && so0 == 1) {
+                for (idx k = 0; k < mi; ++k) put_elem(oc + k, f(ar[k * sa0]), nt);
+              } else {
+                for (idx k = 0; k < ie - ii; ++k) oc[k * so0] = f(ar[k * sa0]);
+              }
             }
           }
         }
       }
     });
+#if defined(__x86_64__)
+    if (nt) _mm_sfence();
+#endif
     return kOk;
   }
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
@@ -547,7 +590,7 @@ struct Red {
 
 constexpr idx kLeaf = 128;   // elements folded sequentially (in kLanes independent lanes) before pairwise combination
 constexpr int kLanes = 8;
-constexpr idx kChunk = 64;   // outputs folded at once when the innermost axis is kept
+constexpr idx kChunk = 1024; // outputs folded at once when the innermost axis is kept
 constexpr idx kLeafRows = 8; // rows folded sequentially before pairwise combination (kept innermost axis)
 constexpr int kLevels = 64;
 
@@ -767,6 +810,7 @@ static int unary_of(const Task* t, int op, int dout) {
     switch (op) {
       case kNeg: return un<Exec, kNeg, T, T>(t);
       case kConj: return un<Exec, kConj, T, T>(t);
+      case kScale: return un<Exec, kScale, T, T>(t);
       default: break;
     }
   }

@@ -4,6 +4,10 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstring>
+#if defined(__x86_64__)
+#include <emmintrin.h>
+#endif
 #include <limits>
 #include <type_traits>
 #include <utility>

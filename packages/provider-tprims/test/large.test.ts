@@ -1,0 +1,90 @@
+// Shapes large enough for the paths small random cases never reach: whole micro tiles and
+// several macro tiles of the transposing copy, the non-temporal path (outputs ≥ 8 MiB), more than
+// one 1024-output chunk of a reduction with a kept innermost axis, long pairwise sums, splits over
+// 2 lanes — each equal to core's reference (exact for copies, within the stated bound for sums).
+import { type DType, referenceLayoutProvider, referenceTensorPrimitivesProvider, type TensorDescriptor } from '@tenferro/core';
+import { describe, expect, it } from 'vitest';
+import { createTprimsProvider, status } from '../src/index.js';
+import { cloneView, compareOutputs, fill, inlineContext, mulberry } from './helpers.js';
+
+function dense(dtype: DType, shape: number[], strides: number[], seed: number, offset = 2): TensorDescriptor {
+  let last = offset;
+  for (let i = 0; i < shape.length; i++) last += (shape[i]! - 1) * strides[i]!;
+  const bytes = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4, i64: 8, bool: 1 }[dtype];
+  const buffer = new SharedArrayBuffer((last + 3) * bytes);
+  fill(mulberry(seed), dtype, buffer);
+  return Object.freeze({ dtype, shape, strides, offset, buffer });
+}
+
+describe.runIf(status().available)('large views against the reference', () => {
+  const cases: [DType, number, number][] = [
+    ['f64', 64, 64],
+    ['f64', 131, 77],
+    ['f32', 257, 65],
+    ['c128', 70, 90],
+    ['c64', 33, 129],
+    ['bool', 100, 70],
+    ['i64', 1100, 1100], // 9.7 MB output: non-temporal stores
+  ];
+  for (const [dtype, m, n] of cases) {
+    for (const lanes of [1, 2]) {
+      it(`transposing copy ${dtype} ${m}×${n}, conjugated when complex (${lanes} lane${lanes > 1 ? 's' : ''})`, async () => {
+        const src = dense(dtype, [m, n], [n, 1], m * n); // row-major source
+        const dst = dense(dtype, [m, n], [1, m + 1], 7); // column-major output with a gap
+        const want = cloneView(dst);
+        const got = cloneView(dst);
+        const conjugate = dtype === 'c64' || dtype === 'c128';
+        await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate });
+        const pkg = createTprimsProvider({ parallelMinElements: 0 });
+        const outcome = await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate });
+        expect(outcome.executed).toBe(true);
+        expect(compareOutputs(got, want, 0)).toBeUndefined();
+      });
+    }
+  }
+
+  for (const [shape, axes] of [
+    [[3000, 5], [1]],
+    [[2500, 4, 3], [1, 2]],
+    [[7, 30000], [1]],
+    [[100000], [0]],
+    [[40, 50, 60], [0, 2]],
+  ] as [number[], number[]][]) {
+    for (const op of ['sum', 'argmax', 'norm', 'max'] as const) {
+      it(`${op} of f64 [${shape}] over [${axes}] (2 lanes)`, async () => {
+        const strides: number[] = [];
+        let s = 1;
+        for (const e of shape) strides.push(s), (s *= e);
+        const src = dense('f64', shape, strides, 11);
+        const outShape = shape.map((e, i) => (axes.includes(i) ? 1 : e));
+        const os: number[] = [];
+        s = 1;
+        for (const e of outShape) os.push(s), (s *= e);
+        const dtype = op === 'argmax' ? 'i64' : 'f64';
+        const out = dense(dtype, outShape, os, 5);
+        const want = cloneView(out);
+        const got = cloneView(out);
+        await referenceTensorPrimitivesProvider.reduce(inlineContext(1), { op, src, axes, out: want });
+        const pkg = createTprimsProvider({ parallelMinElements: 0 });
+        expect((await pkg.tensorPrimitives!.reduce(inlineContext(2), { op, src, axes, out: got })).executed).toBe(true);
+        const count = axes.reduce((p, a) => p * shape[a]!, 1);
+        expect(compareOutputs(got, want, dtype === 'i64' ? 0 : 2 ** -50 * 8 * count)).toBeUndefined();
+      });
+    }
+  }
+
+  it('pairwise summation: 10^7 values of 0.1 sum to 10^6 within 10^-12 relative (a running sum is off by more than 10^-11)', async () => {
+    const n = 10_000_000;
+    const buffer = new SharedArrayBuffer(8 * n);
+    new Float64Array(buffer).fill(0.1);
+    const src: TensorDescriptor = { dtype: 'f64', shape: [n], strides: [1], offset: 0, buffer };
+    const out: TensorDescriptor = { dtype: 'f64', shape: [1], strides: [1], offset: 0, buffer: new SharedArrayBuffer(8) };
+    const pkg = createTprimsProvider();
+    await pkg.tensorPrimitives!.reduce(inlineContext(1), { op: 'sum', src, axes: [0], out });
+    const got = new Float64Array(out.buffer)[0]!;
+    let running = 0;
+    for (let i = 0; i < n; i++) running += 0.1;
+    expect(Math.abs(got - 1e6) / 1e6).toBeLessThan(1e-12);
+    expect(Math.abs(running - 1e6) / 1e6).toBeGreaterThan(1e-11);
+  });
+});
