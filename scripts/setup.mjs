@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PNPM_VERSION = '12.4.2';
 /** Debian packages the workspace builds or tests against. */
-const DEBIAN_PACKAGES = ['util-linux', 'pkg-config', 'libopenblas-dev', 'libblas-dev'];
+const DEBIAN_PACKAGES = ['util-linux', 'pkg-config', 'libopenblas-dev', 'libblas-dev', 'libeigen3-dev'];
 const quiet = process.argv.includes('--quiet');
 const requireNative = process.env.TENFERRO_REQUIRE_NATIVE === '1';
 const tty = process.stdout.isTTY === true;

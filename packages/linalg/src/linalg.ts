@@ -6,7 +6,7 @@
  * `CpuLinalgKernels` extension first, the built-in kernel when it is absent or declines before
  * writing.
  */
-import { CpuBackend, CpuExecSession, type CpuExecutionContext, type DType, Tensor, TenferroError } from '@tenferro/core';
+import { CpuBackend, CpuExecSession, type CpuExecutionContext, type DType, Tensor, TenferroError, acceptsMode, enforcedThreadLimit } from '@tenferro/core';
 import { BUILTIN_KERNELS } from './builtin.js';
 import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
 import { MAX_BATCH_AXES } from './native/binding.js';
@@ -385,6 +385,7 @@ export class Linalg {
   async #execute(op: string, o: Record<string, unknown>, request: LinalgRequest, outputs: Tensor[], errorCode: 'NotPositiveDefinite' | 'SingularMatrix' | 'NoConvergence' | undefined): Promise<void> {
     const frozen = Object.freeze(request);
     const signal = o.signal as AbortSignal | undefined;
+    if (this.#target instanceof CpuBackend) this.#validateExtension(op, this.#target);
     const body = async (session: CpuExecSession): Promise<void> => {
       const ext = session.providerExtension(linalgKernelsKey());
       let budget = 1;
@@ -409,6 +410,26 @@ export class Linalg {
     } catch (e) {
       for (const t of outputs) t.dispose();
       throw e;
+    }
+  }
+
+  /**
+   * R55–R62 for the bundle's CpuLinalgKernels, before admission: on a strict bundle the declared
+   * thread control must enforce the budget and the mode this call runs in must be accepted. A
+   * providerDefaultCompatibility bundle (blas) skips the strict checks, as for GEMM (R54).
+   */
+  #validateExtension(op: string, backend: CpuBackend): void {
+    const bundle = backend.providerBundle();
+    const ext = bundle.extension(linalgKernelsKey());
+    if (ext?.executionCapabilities === undefined || bundle.capabilityPolicy !== 'strict') return;
+    const caps = ext.executionCapabilities();
+    const budget = backend.numThreads();
+    if (enforcedThreadLimit(caps, budget) === undefined) {
+      throw new TenferroError('ThreadCountNotEnforceable', `${op}: the ${ext.name} linalg kernels declare ${caps.threadCount} thread control, which cannot enforce this domain's budget of ${budget} (R55)`, { op, detail: { provider: ext.name, threadCount: caps.threadCount, budget } });
+    }
+    const mode = budget > 1 ? 'inner' : 'sequential';
+    if (!acceptsMode(caps, mode)) {
+      throw new TenferroError('ParallelModeNotSupported', `${op}: the ${ext.name} linalg kernels do not accept the ${mode} mode this domain dispatches (R59)`, { op, detail: { provider: ext.name, mode } });
     }
   }
 

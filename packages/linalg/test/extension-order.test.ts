@@ -94,4 +94,19 @@ describe('extension first, built-in fallback (R64, R65)', () => {
       expect(b.executionInfo().executorEntries.installs - before.installs).toBe(1);
     });
   });
+
+  it('a strict bundle rejects kernels whose declared thread control cannot enforce the budget, before any executor entry (R55)', async () => {
+    let calls = 0;
+    const kernels: CpuLinalgKernels = {
+      name: 'uncontrolled',
+      executionCapabilities: () => ({ threadCount: 'globalOrUncontrolled', placement: 'externalWorkers', workerLocalSequential: false, acceptsSequential: true, acceptsOuter: false, acceptsInner: true }),
+      cholesky: () => { calls++; return EXECUTED; },
+    };
+    await withKernels(kernels, async (b) => {
+      const before = b.executionInfo().executorEntries;
+      await expect(linalg(b).cholesky(SPD())).rejects.toMatchObject({ code: 'ThreadCountNotEnforceable' });
+      expect(calls).toBe(0);
+      expect(b.executionInfo().executorEntries).toEqual(before);
+    });
+  });
 });

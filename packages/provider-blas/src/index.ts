@@ -8,6 +8,7 @@ import { type CpuExecutionContext, type CpuProviderExecutionCapabilities, type C
 import { type CoretypePlan, decideCoretype } from './coretype.js';
 import { cpuIsa, isaOfOpenblasCore, isaRank } from './cpu-isa.js';
 import { type BlasSession, createGemmProvider } from './gemm-provider.js';
+import { createLapackKernels, linalgKey } from './lapack-kernels.js';
 import { type Identification, identifyInChild } from './identify.js';
 import type { BlasBinding, RawLoadRequest } from './native/binding.js';
 import { blasCandidates } from './native/candidates.js';
@@ -240,12 +241,15 @@ function packageFor(st: State): CpuProviderPackage {
   const declared = st.declared; // fixed for the package's life: capabilities are sampled into bundles
   const session: BlasSession = { declared, current: () => current(st), ensureLoaded: (ctx) => ensureLoaded(st, ctx) };
   const gemm = createGemmProvider(session);
+  const lapack = createLapackKernels(session, st.binding);
   pkg = Object.freeze({
     kind: 'blas' as const,
     get name() {
       return `@tenferro/provider-blas: ${current(st).label}`;
     },
     gemm,
+    // @tenferro/linalg's CpuLinalgKernels, under its key found by name (nothing imported from linalg).
+    extensions: Object.freeze([Object.freeze([linalgKey(), lapack] as const)]),
   });
   return pkg;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -171,7 +172,16 @@ struct Runner {
         continue;
       }
       if (p != c) a.row(p).swap(a.row(c));
-      a.col(c).tail(m - c - 1) /= a(c, c);
+      // As LAPACK getf2: multiply by the reciprocal when it is representable, else divide entry by
+      // entry; both through the scalar (C99 Annex G) division, never Eigen's vectorised complex
+      // division, which squares |pivot| and underflows to NaN for |pivot| below √(min normal).
+      const S pivot = a(c, c);
+      if (std::abs(pivot) >= std::numeric_limits<R>::min()) {
+        const S inv = S(1) / pivot;
+        for (Idx r = c + 1; r < m; r++) a(r, c) *= inv;
+      } else {
+        for (Idx r = c + 1; r < m; r++) a(r, c) = a(r, c) / pivot;
+      }
       a.bottomRightCorner(m - c - 1, n - c - 1).noalias() -= a.col(c).tail(m - c - 1) * a.row(c).tail(n - c - 1);
     }
     return info;
@@ -179,11 +189,12 @@ struct Runner {
 
   // LU of batch b: square through Eigen's blocked PartialPivLU, rectangular through getf2.
   // Pivots in LAPACK's convention (1-based; row i was swapped with row piv[i] at step i).
-  int32_t factor(int64_t b, Mat& lu, std::vector<int32_t>& piv) {
-    const Idx m = j.m, n = j.n, k = std::min(m, n);
+  int32_t factor(int64_t b, Mat& lu, std::vector<int32_t>& piv, Idx m, Idx n) {
+    const Idx k = std::min(m, n);
     piv.assign(static_cast<size_t>(k), 0);
     Mat a = gather(j.a, b, m, n);
-    if (m != n || m == 0) {
+    // Rectangular, and complex (see getf2): the unblocked LU; real square: Eigen's blocked one.
+    if (m != n || m == 0 || is_cplx<S>::value) {
       lu = std::move(a);
       return getf2(lu, piv.data());
     }
@@ -212,7 +223,7 @@ struct Runner {
     const Idx m = j.m, n = j.n, k = std::min(m, n);
     Mat f;
     std::vector<int32_t> piv;
-    j.info[b] = factor(b, f, piv);
+    j.info[b] = factor(b, f, piv, m, n);
     if (!unpack) {
       out<S>(j.out[0], b, m, n) = f;
       int32_t* p = static_cast<int32_t*>(j.out[1]) + b * k;
@@ -236,6 +247,19 @@ struct Runner {
     const Idx n = j.m, nr = j.n;
     auto o = out<S>(j.out[0], b, n, nr);
     if (n == 0) return;
+    if constexpr (is_cplx<S>::value) {
+      // Complex: the robust unblocked LU (getf2), then row swaps and two triangular solves.
+      Mat f;
+      std::vector<int32_t> piv;
+      int32_t info = factor(b, f, piv, n, n);
+      if (info != 0) { j.info[b] = info; o.setZero(); return; }
+      Mat x = gather(j.b, b, n, nr);
+      for (Idx i = 0; i < n; i++) if (piv[static_cast<size_t>(i)] - 1 != i) x.row(i).swap(x.row(piv[static_cast<size_t>(i)] - 1));
+      f.template triangularView<Eigen::UnitLower>().solveInPlace(x);
+      f.template triangularView<Eigen::Upper>().solveInPlace(x);
+      o = x;
+      return;
+    }
     Mat a = gather(j.a, b, n, n);
     Eigen::PartialPivLU<Mat> f(a);
     const Mat& lu = f.matrixLU();

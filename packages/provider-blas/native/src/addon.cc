@@ -3,6 +3,7 @@
 //   gemm(desc, a, b, c) -> status              -- gemm.cc, the native side of src/kernels/gemm.ts
 //   load(request), info(), getThreads(), setThreads(n)  -- runtime.cc: the BLAS runtime, dlopen()ed
 //                                              at run time; what src/runtime.ts reads
+//   lapackSymbols(), lapack(words, a, b, out0, out1, info) -> status  -- lapack.cc
 //   conjNoTrans: number                        -- the CBLAS code of "conjugate, no transpose"
 #include <napi.h>
 
@@ -17,6 +18,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, blas::js::info, "info"));
   exports.Set("getThreads", Napi::Function::New(env, blas::js::get_threads, "getThreads"));
   exports.Set("setThreads", Napi::Function::New(env, blas::js::set_threads, "setThreads"));
+  exports.Set("lapackSymbols", Napi::Function::New(env, blas::js::lapack_symbols, "lapackSymbols"));
+  exports.Set("lapack", Napi::Function::New(env, blas::js::lapack_run, "lapack"));
   exports.Set("conjNoTrans", Napi::Number::New(env, blas::kCblasConjNoTrans));
   return exports;
 }

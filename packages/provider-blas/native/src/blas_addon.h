@@ -36,6 +36,10 @@ Napi::Value info(const Napi::CallbackInfo& info);
 Napi::Value get_threads(const Napi::CallbackInfo& info);
 /** `setThreads(n)`: a status (runtime.cc). */
 Napi::Value set_threads(const Napi::CallbackInfo& info);
+/** `lapackSymbols()`: which LAPACK routines the loaded runtime exports, null before load (lapack.cc). */
+Napi::Value lapack_symbols(const Napi::CallbackInfo& info);
+/** `lapack(words, a, b, out0, out1, info)`: potrf / getrf / getrf+getrs over a batch; a status (lapack.cc). */
+Napi::Value lapack_run(const Napi::CallbackInfo& info);
 
 }  // namespace js
 }  // namespace blas

@@ -31,7 +31,7 @@ export function loadBlas(): BlasLoad {
       // Relative to this file, in src/native/ or dist/native/. The build record describes that build only.
       addon: addonPath(),
       status: other === undefined ? new URL('../../native/build/status.json', import.meta.url) : undefined,
-      exports: ['gemm', 'load', 'info', 'getThreads', 'setThreads'],
+      exports: ['gemm', 'load', 'info', 'getThreads', 'setThreads', 'lapackSymbols', 'lapack'],
       disableEnv: IGNORE_ENV,
       platforms: ['linux'],
       advice: blasAdvice,

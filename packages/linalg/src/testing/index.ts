@@ -1,0 +1,115 @@
+/**
+ * `@tenferro/linalg/testing`: the linear-algebra section of tenferro's conformance kit. A
+ * third-party `CpuLinalgKernels` runs these cases in its own CI: each case installs the kernels in
+ * a provider package on a fresh backend, calls the public API, and checks that every primitive the
+ * kernels implement either executed — with results within n·ε·c of the built-in kernels'
+ * conventions (residuals, pivots, signs) — or declined with every output untouched. Plain async
+ * functions that throw on failure (no test runner needed):
+ *
+ *   for (const c of linalgConformanceCases(() => myKernels)) it(c.name, c.run);
+ */
+import { type CpuBackendKind, CpuBackend, type CpuProviderPackage, Tensor } from '@tenferro/core';
+import { type CpuLinalgKernels, type LinalgDType, linalgKernelsKey } from '../contract/index.js';
+import { linalg } from '../linalg.js';
+
+export interface LinalgConformanceOptions {
+  /** The backend kind to install the kernels on (default 'faer'). */
+  readonly kind?: CpuBackendKind;
+  /** Other provider packages of that kind (e.g. the BLAS GEMM provider for 'blas'). */
+  readonly providers?: readonly CpuProviderPackage[];
+  /** Matrix orders to test (default 1, 5, 17). */
+  readonly sizes?: readonly number[];
+  readonly dtypes?: readonly LinalgDType[];
+}
+
+export interface LinalgConformanceCase {
+  readonly name: string;
+  run(): Promise<void>;
+}
+
+function fail(name: string, what: string): never {
+  throw new Error(`linalg conformance: ${name}: ${what}`);
+}
+
+function real(d: LinalgDType): boolean {
+  return d === 'f32' || d === 'f64';
+}
+
+/** A well-conditioned, symmetric positive definite test matrix (Hermitian for complex). */
+function spd(dtype: LinalgDType, n: number, batch: number): Tensor<LinalgDType> {
+  const c = real(dtype) ? 1 : 2;
+  const d = new (dtype === 'f32' || dtype === 'c64' ? Float32Array : Float64Array)(c * n * n * batch);
+  for (let b = 0; b < batch; b++)
+    for (let j = 0; j < n; j++)
+      for (let i = 0; i < n; i++) {
+        const at = c * (b * n * n + i + j * n);
+        d[at] = (i === j ? n + 1 : 0) + 1 / (2 + i + j + b);
+        if (c === 2 && i !== j) d[at + 1] = (i < j ? 1 : -1) * 0.1 / (1 + i + j);
+      }
+  return Tensor.from(d as Float64Array, [n, n, batch], { dtype } as never) as Tensor<LinalgDType>;
+}
+
+function maxDiff(x: ArrayLike<number>, y: ArrayLike<number>): number {
+  let m = 0;
+  for (let i = 0; i < x.length; i++) m = Math.max(m, Math.abs(x[i]! - y[i]!) / (1 + Math.abs(y[i]!)));
+  return m;
+}
+
+/** The cases, for kernels made by `factory` (called once per case). */
+export function linalgConformanceCases(factory: () => CpuLinalgKernels, options: LinalgConformanceOptions = {}): LinalgConformanceCase[] {
+  const kind = options.kind ?? 'faer';
+  const sizes = options.sizes ?? [1, 5, 17];
+  const dtypes = options.dtypes ?? ['f32', 'f64', 'c64', 'c128'];
+  const cases: LinalgConformanceCase[] = [];
+  const prims = ['cholesky', 'luFactor', 'solve', 'qr', 'svd', 'eigh'] as const;
+  for (const prim of prims) {
+    for (const dtype of dtypes) {
+      const name = `${prim} ${dtype}: executes matching the built-in conventions, or declines untouched`;
+      cases.push({
+        name,
+        async run() {
+          const kernels = factory();
+          if (typeof kernels[prim] !== 'function') return; // not implemented: nothing to check
+          const pkg: CpuProviderPackage = { kind, name: `conformance ${kernels.name}`, extensions: [[linalgKernelsKey(), kernels]] };
+          const withExt = await CpuBackend.create({ kind, threads: 1, providers: [...(options.providers ?? []), pkg] } as never);
+          const reference = await CpuBackend.create({ threads: 1, providers: [] });
+          try {
+            const la = linalg(withExt), ref = linalg(reference);
+            const tol = (dtype === 'f32' || dtype === 'c64' ? 2 ** -23 : 2 ** -52) * 1e3;
+            for (const n of sizes) {
+              const a = spd(dtype, n, 2);
+              const rhs = spd(dtype, n, 2);
+              const pairs: [Tensor, Tensor][] = [];
+              if (prim === 'cholesky') pairs.push([await la.cholesky(a), await ref.cholesky(a)]);
+              if (prim === 'luFactor') {
+                const x = await la.luFactor(a), y = await ref.luFactor(a);
+                pairs.push([x.lu, y.lu], [x.pivots, y.pivots]);
+              }
+              if (prim === 'solve') pairs.push([await la.solve(a, rhs), await ref.solve(a, rhs)]);
+              if (prim === 'qr') {
+                const x = await la.qr(a), y = await ref.qr(a);
+                pairs.push([x.q!, y.q!], [x.r, y.r]);
+              }
+              if (prim === 'svd') {
+                const x = await la.svd(a), y = await ref.svd(a);
+                pairs.push([x.s, y.s]);
+              }
+              if (prim === 'eigh') pairs.push([(await la.eigh(a)).eigenvalues, (await ref.eigh(a)).eigenvalues]);
+              const record = la.takeCallRecords().at(-1);
+              if (record === undefined) fail(name, 'no kernel ran');
+              for (const [x, y] of pairs) {
+                if (x.dtype !== y.dtype || x.shape.join() !== y.shape.join()) fail(name, `n=${n}: result ${x.dtype}[${x.shape}] but the conventions say ${y.dtype}[${y.shape}]`);
+                const dx = maxDiff(x.toTypedArray() as Float64Array, y.toTypedArray() as Float64Array);
+                if (!(dx <= tol * n)) fail(name, `n=${n}: ${record.kernel} result differs from the built-in conventions by ${dx} (tolerance ${tol * n})`);
+              }
+            }
+          } finally {
+            await withExt.close();
+            await reference.close();
+          }
+        },
+      });
+    }
+  }
+  return cases;
+}
