@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const changesetBin = join(root, 'node_modules', '@changesets', 'cli', 'bin.js');
-const PROVIDERS = ['provider-faer', 'provider-blas'];
+const PROVIDERS = ['provider-faer', 'provider-blas', 'provider-tprims'];
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });

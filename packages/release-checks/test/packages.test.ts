@@ -32,8 +32,8 @@ const published = all.filter((p) => p.pkg.private !== true);
 const native = published.filter((p) => existsSync(join(packagesDir, p.dir, 'native', 'binding.gyp')));
 
 describe('package metadata', () => {
-  it('publishes core, os, both providers, linalg and the CLI', () => {
-    expect(published.map((p) => p.pkg.name).sort()).toEqual(['@tenferro/cli', '@tenferro/core', '@tenferro/linalg', '@tenferro/os', '@tenferro/provider-blas', '@tenferro/provider-faer']);
+  it('publishes core, os, the three providers, linalg and the CLI', () => {
+    expect(published.map((p) => p.pkg.name).sort()).toEqual(['@tenferro/cli', '@tenferro/core', '@tenferro/linalg', '@tenferro/os', '@tenferro/provider-blas', '@tenferro/provider-faer', '@tenferro/provider-tprims']);
   });
 
   it.each(published.map((p) => [p.pkg.name, p] as const))('%s: license (with its LICENSE file), repository, files without tests', (_, p) => {
@@ -48,8 +48,8 @@ describe('package metadata', () => {
 describe('native packages', () => {
   const canonical = readFileSync(join(packagesDir, 'native-build', 'install-native.mjs'), 'utf8');
 
-  it('are os, faer, blas and linalg', () => {
-    expect(native.map((p) => p.dir).sort()).toEqual(['linalg', 'os', 'provider-blas', 'provider-faer']);
+  it('are os, faer, blas, tprims and linalg', () => {
+    expect(native.map((p) => p.dir).sort()).toEqual(['linalg', 'os', 'provider-blas', 'provider-faer', 'provider-tprims']);
   });
 
   it.each(native.map((p) => [p.pkg.name, p] as const))('%s: install step = the canonical install-native.mjs, with its own build tools', (_, p) => {
