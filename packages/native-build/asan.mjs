@@ -13,7 +13,7 @@
 // comes first: every child runs with LD_PRELOAD=$(gcc -print-file-name=libasan.so). Node itself
 // leaks at exit by design, so ASAN_OPTIONS has detect_leaks=0.
 //
-//   node packages/native-build/asan.mjs [--count N] [--skip-build] [--only os|faer|blas|tprims]
+//   node packages/native-build/asan.mjs [--count N] [--skip-build] [--only KEY[,KEY…]]   (keys: os faer blas linalg tprims)
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -36,7 +36,7 @@ const ADDONS = [
   { key: 'blas', dir: 'packages/provider-blas', file: 'tenferro_blas.node', copy: ['binding.gyp', 'src'] },
   { key: 'linalg', dir: 'packages/linalg', file: 'tenferro_linalg.node', copy: ['binding.gyp', 'src', 'eigen-include.cjs'] },
   { key: 'tprims', dir: 'packages/provider-tprims', file: 'tenferro_tprims.node', copy: ['binding.gyp', 'src', 'include'] },
-].filter((a) => only === undefined || a.key === only);
+].filter((a) => only === undefined || only.split(',').includes(a.key));
 
 // float-cast-overflow is not part of GCC's -fsanitize=undefined, and a NaN or 1e19 converted to an
 // integer is exactly the bug class the descriptor checks exist for. vptr needs RTTI (faer: -fno-rtti).
