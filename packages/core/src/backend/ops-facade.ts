@@ -54,7 +54,9 @@ export interface TensorOps {
   readonly conj: Unary;
   readonly real: ToReal;
   readonly imag: ToReal;
+  /** `alpha · t` (alpha a number for real dtypes, `[re, im]` for complex). */
   scale<D extends DType>(t: Tensor<D>, alpha: Scalar, options?: PrimitiveOptions<D>): Promise<Tensor<D>>;
+  /** `t` converted to `dtype` (integers saturate; NaN becomes 0). */
   cast<D extends DType, T extends DType>(t: Tensor<D>, dtype: T, options?: PrimitiveOptions<T>): Promise<Tensor<T>>;
   readonly sum: Reduce;
   readonly mean: Reduce;

@@ -15,6 +15,7 @@ import { broadcastDescriptor, broadcastsTo } from './broadcast.js';
 import { checkOptions, checkSignal, checkTensor, checkWritable } from './primitive-arguments.js';
 import { runPrimitive } from './run-primitive.js';
 
+/** Options of `contiguous`: the dense order of the copy, conjugation fused into it, `signal`. */
 export interface ContiguousOptions {
   /** `col` (column-major, the default) or `row`. */
   readonly order?: 'col' | 'row';
@@ -23,6 +24,7 @@ export interface ContiguousOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Options of `copyInto`: conjugation fused into the copy, `signal`. */
 export interface CopyIntoOptions {
   /** Conjugate complex values while copying (default false). */
   readonly conjugate?: boolean;

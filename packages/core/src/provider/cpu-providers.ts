@@ -41,7 +41,9 @@ export interface DeclaredSupport {
 export interface ProviderBase {
   /** Diagnostic name, for logs only (never a dispatch key). */
   readonly name: string;
+  /** Thread and placement behaviour, validated against each domain before anything runs (R55–R60). */
   executionCapabilities(): CpuProviderExecutionCapabilities;
+  /** What it supports, for conformance tests to draw cases from (declaring too much fails them). */
   declaredSupport?(): DeclaredSupport;
 }
 

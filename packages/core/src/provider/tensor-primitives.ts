@@ -58,7 +58,10 @@ export interface CpuReduceRequest {
  * `Unsupported.layout('output')`. Core then runs its reference implementation.
  */
 export interface CpuTensorPrimitivesProvider extends ProviderBase {
+  /** Element-wise `out = lhs op rhs` over out's shape (broadcast inputs have stride 0), or a decline before writing. */
   binary(ctx: CpuExecutionContext, request: CpuBinaryRequest): Promise<CpuProviderOutcome>;
+  /** Element-wise `out = op(src)` (`scale` with `alpha`, `cast` to out's dtype), or a decline before writing. */
   unary(ctx: CpuExecutionContext, request: CpuUnaryRequest): Promise<CpuProviderOutcome>;
+  /** `out = op` over `axes` of `src` (out keeps them with extent 1), or a decline before writing. */
   reduce(ctx: CpuExecutionContext, request: CpuReduceRequest): Promise<CpuProviderOutcome>;
 }
