@@ -390,13 +390,12 @@ static int run_unary(const Task& t, const F& f) {
     idx total = 1;
     for (int i = 0; i < g.rank; ++i) total *= g.n[i];
     const bool nt = so0 == 1 && total * static_cast<idx>(sizeof(TO)) >= kNonTemporalBytes;
-    odometer<2>(g, rest, nrest, base, [&](const idx* off) {
-      TO* ob = o + off[0];
-      const TI* ab = a + off[1];
-      for (idx i0 = 0; i0 < n0; i0 += kMacro) {
-        const idx i1 = std::min(n0, i0 + kMacro);
-        for (idx j0 = 0; j0 < nj; j0 += kMacro) {
-          const idx j1 = std::min(nj, j0 + kMacro);
+    // Cache-blocked micro tiles over the output rows [r0, r1) and columns [c0, c1) of one 2-D slice.
+    auto tiles = [&](TO* ob, const TI* ab, idx r0, idx r1, idx c0, idx c1) {
+      for (idx i0 = r0; i0 < r1; i0 += kMacro) {
+        const idx i1 = std::min(r1, i0 + kMacro);
+        for (idx j0 = c0; j0 < c1; j0 += kMacro) {
+          const idx j1 = std::min(c1, j0 + kMacro);
           for (idx ii = i0; ii < i1; ii += mi) {
             const idx ie = std::min(i1, ii + mi);
             for (idx jj = j0; jj < j1; ++jj) {
@@ -411,6 +410,38 @@ static int run_unary(const Task& t, const F& f) {
           }
         }
       }
+    };
+    // Both fastest axes unit-stride (a plain transpose): square blocks of one cache line per side.
+    // Every source line and every output line is read or written whole, once, so the walk is a
+    // set of sequential streams — no reuse across tiles that power-of-two row strides would evict
+    // from a set-associative cache.
+    constexpr idx lb = sizeof(TO) == sizeof(TI) && sizeof(TO) <= 16 ? 64 / static_cast<idx>(sizeof(TO)) : 0;
+    const bool lines = lb != 0 && so0 == 1 && saj == 1 && n0 >= lb && nj >= lb;
+    odometer<2>(g, rest, nrest, base, [&](const idx* off) {
+      TO* ob = o + off[0];
+      const TI* ab = a + off[1];
+      if constexpr (lb != 0) {
+        if (lines) {
+          const idx n0b = n0 - n0 % lb, njb = nj - nj % lb;
+          for (idx ii = 0; ii < n0b; ii += lb) {
+            for (idx jj = 0; jj < njb; jj += lb) {
+              TI blk[lb][lb];
+              for (idx k = 0; k < lb; ++k) {
+                const TI* __restrict ar = ab + (ii + k) * sa0 + jj;
+                for (idx l = 0; l < lb; ++l) blk[k][l] = ar[l];
+              }
+              for (idx l = 0; l < lb; ++l) {
+                TO* __restrict oc = ob + (jj + l) * soj + ii;
+                for (idx k = 0; k < lb; ++k) put_elem(oc + k, f(blk[k][l]), nt);
+              }
+            }
+          }
+          tiles(ob, ab, 0, n0b, njb, nj);
+          tiles(ob, ab, n0b, n0, 0, nj);
+          return;
+        }
+      }
+      tiles(ob, ab, 0, n0, 0, nj);
     });
 #if defined(__x86_64__)
     if (nt) _mm_sfence();
