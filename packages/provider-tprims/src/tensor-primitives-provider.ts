@@ -24,6 +24,7 @@ import {
   TenferroError,
   Unsupported,
 } from '@tenferro/core';
+import { types } from 'node:util';
 import { checkDescriptor } from './check-request.js';
 import { packTask } from './kernels/tprims.js';
 import { BINARY_CODE, DTYPE_CODE, KIND, MAX_RANK, type NativeInfo, REDUCE_CODE, type TprimsBinding, UNARY_CODE } from './native/binding.js';
@@ -56,15 +57,18 @@ function runner(config: TprimsConfig) {
   const kernel = defineKernel<KernelArgs, void>(new URL(KERNEL_MODULE, import.meta.url), 'tprimsRun');
   return async (ctx: CpuExecutionContext, t: TaskShape): Promise<CpuProviderOutcome> => {
     const whole = describe(t);
+    // The execution's abort word, polled by the native kernels between rows and tiles.
+    const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
+    const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
     const pool = ctx.workerPool();
     const axis = pool !== undefined && pool.size > 1 && elementsOf(t.shape) >= config.parallelMinElements ? splitAxis(t) : -1;
     if (pool === undefined || axis < 0) {
-      await ctx.run(kernel, packTask(whole, t.out.buffer, t.a.buffer, t.b?.buffer));
+      await ctx.run(kernel, packTask(whole, t.out.buffer, t.a.buffer, t.b?.buffer, abort));
     } else {
       const parts = partDescriptors(t, whole, axis, pool.size);
       await pool.map(
         kernel,
-        parts.map((d) => packTask(d, t.out.buffer, t.a.buffer, t.b?.buffer)),
+        parts.map((d) => packTask(d, t.out.buffer, t.a.buffer, t.b?.buffer, abort)),
       );
     }
     return EXECUTED;

@@ -30,6 +30,7 @@ enum Status : int {
   kIsaUnavailable = 3, // the requested ISA path cannot run on this CPU
   kBadDtype = 4,       // no kernel for this (kind, op, dtypes)
   kNoMemory = 5,       // no reduction scratch could be allocated
+  kAborted = 6,        // the abort word was raised: the engine stopped between rows or tiles, the output is partly written
 };
 
 /** Element bytes of each dtype code. */
@@ -49,6 +50,7 @@ struct Task {
   const char* a;
   const char* b;
   double alpha_re, alpha_im;
+  const int32_t* abort;  // the execution's abort word, polled between rows and tiles; null: never stops early
 };
 
 enum Isa : int { kIsaScalar = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaCount = 3 };

@@ -41,6 +41,7 @@ template <class T> constexpr bool kInt = std::is_same<T, int32_t>::value || std:
 // Geometry: up to 4 "operands" per axis (out, a, b, and the reduced-index weight).
 struct Geo {
   int rank;
+  const int32_t* abort = nullptr;  // the execution's abort word (null: never stops early)
   idx n[kMaxRank];
   idx s[4][kMaxRank];
   bool red[kMaxRank];
@@ -93,15 +94,21 @@ static inline void canon(Geo& g, int nops, int key) {
   g.rank = w + 1;
 }
 
+// Whether the execution's abort word was raised (a relaxed load: the word only ever goes 0 → non-zero).
+static inline bool raised(const int32_t* abort) { return abort != nullptr && __atomic_load_n(abort, __ATOMIC_RELAXED) != 0; }
+
 // Calls f(off) for every index of the axes `axes[0..count)` (the first fastest), with off[k]
-// the offset of operand k (NOPS of them) from `base`.
+// the offset of operand k (NOPS of them) from `base`. Polls `g.abort` after each call (a call is
+// a row or a tile: thousands of elements at most between two polls for any large task) and
+// returns true when it stopped early because the word was raised.
 template <int NOPS, class F>
-static inline void odometer(const Geo& g, const int* axes, int count, const idx* base, F&& f) {
+static inline bool odometer(const Geo& g, const int* axes, int count, const idx* base, F&& f) {
   idx off[NOPS];
   for (int k = 0; k < NOPS; ++k) off[k] = base[k];
   idx cnt[kMaxRank] = {};
   for (;;) {
     f(static_cast<const idx*>(off));
+    if (raised(g.abort)) return true;
     int t = 0;
     for (; t < count; ++t) {
       const int ax = axes[t];
@@ -112,7 +119,7 @@ static inline void odometer(const Geo& g, const int* axes, int count, const idx*
       cnt[t] = 0;
       for (int k = 0; k < NOPS; ++k) off[k] -= (g.n[ax] - 1) * g.s[k][ax];
     }
-    if (t == count) return;
+    if (t == count) return false;
   }
 }
 
@@ -318,6 +325,7 @@ struct BinaryFn {
 
 // ---------------------------------------------------------------------------------------------
 // Element-wise drivers.
+constexpr idx kPollElements = idx(1) << 16;  // element-wise rows are cut into pieces of this many elements, the abort word polled between them
 constexpr idx kMacro = 64;             // transposes: macro tiles of kMacro x kMacro elements ...
 constexpr idx kNonTemporalBytes = 8 << 20;  // ... written with non-temporal stores (8-byte elements) from this output size on
 
@@ -355,6 +363,7 @@ template <class TI, class TO, class F>
 static int run_unary(const Task& t, const F& f) {
   Geo g;
   g.rank = t.rank;
+  g.abort = t.abort;
   for (int i = 0; i < t.rank; ++i) {
     if (t.shape[i] == 0) return kOk;
     g.n[i] = t.shape[i];
@@ -393,6 +402,7 @@ static int run_unary(const Task& t, const F& f) {
     // Cache-blocked micro tiles over the output rows [r0, r1) and columns [c0, c1) of one 2-D slice.
     auto tiles = [&](TO* ob, const TI* ab, idx r0, idx r1, idx c0, idx c1) {
       for (idx i0 = r0; i0 < r1; i0 += kMacro) {
+        if (raised(g.abort)) return;
         const idx i1 = std::min(r1, i0 + kMacro);
         for (idx j0 = c0; j0 < c1; j0 += kMacro) {
           const idx j1 = std::min(c1, j0 + kMacro);
@@ -417,13 +427,14 @@ static int run_unary(const Task& t, const F& f) {
     // from a set-associative cache.
     constexpr idx lb = sizeof(TO) == sizeof(TI) && sizeof(TO) <= 16 ? 64 / static_cast<idx>(sizeof(TO)) : 0;
     const bool lines = lb != 0 && so0 == 1 && saj == 1 && n0 >= lb && nj >= lb;
-    odometer<2>(g, rest, nrest, base, [&](const idx* off) {
+    const bool stopped = odometer<2>(g, rest, nrest, base, [&](const idx* off) {
       TO* ob = o + off[0];
       const TI* ab = a + off[1];
       if constexpr (lb != 0) {
         if (lines) {
           const idx n0b = n0 - n0 % lb, njb = nj - nj % lb;
           for (idx ii = 0; ii < n0b; ii += lb) {
+            if (raised(g.abort)) return;
             for (idx jj = 0; jj < njb; jj += lb) {
               TI blk[lb][lb];
               for (idx k = 0; k < lb; ++k) {
@@ -446,12 +457,17 @@ static int run_unary(const Task& t, const F& f) {
 #if defined(__x86_64__)
     if (nt) _mm_sfence();
 #endif
-    return kOk;
+    return stopped ? kAborted : kOk;
   }
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
   const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0];
-  odometer<2>(g, rest, nrest, base, [&](const idx* off) { unary_row<TI, TO>(n0, o + off[0], so, a + off[1], sa, f); });
-  return kOk;
+  return odometer<2>(g, rest, nrest, base, [&](const idx* off) {
+           for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
+             unary_row<TI, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, f);
+           }
+         })
+             ? kAborted
+             : kOk;
 }
 
 template <class T, class TO, class F>
@@ -473,6 +489,7 @@ template <class T, class TO, class F>
 static int run_binary(const Task& t, const F& f) {
   Geo g;
   g.rank = t.rank;
+  g.abort = t.abort;
   for (int i = 0; i < t.rank; ++i) {
     if (t.shape[i] == 0) return kOk;
     g.n[i] = t.shape[i];
@@ -495,8 +512,13 @@ static int run_binary(const Task& t, const F& f) {
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
   const idx base[3] = {0, 0, 0};
   const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0], sb = g.s[2][0];
-  odometer<3>(g, rest, nrest, base, [&](const idx* off) { binary_row<T, TO>(n0, o + off[0], so, a + off[1], sa, b + off[2], sb, f); });
-  return kOk;
+  return odometer<3>(g, rest, nrest, base, [&](const idx* off) {
+           for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
+             binary_row<T, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, b + off[2] + i * sb, sb, f);
+           }
+         })
+             ? kAborted
+             : kOk;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -658,6 +680,7 @@ template <class TI, class TO, class P>
 static int run_reduce(const Task& t) {
   Geo g;
   g.rank = t.rank;
+  g.abort = t.abort;
   idx count = 1;
   bool empty_out = false;
   for (int i = 0; i < t.rank; ++i) {
@@ -686,8 +709,7 @@ static int run_reduce(const Task& t) {
     int axes[kMaxRank];
     for (int i = 0; i < g.rank; ++i) axes[i] = i;
     const idx base[1] = {0};
-    odometer<1>(g, axes, g.rank, base, [&](const idx* off) { P::put(o + off[0], P::init(), 0); });
-    return kOk;
+    return odometer<1>(g, axes, g.rank, base, [&](const idx* off) { P::put(o + off[0], P::init(), 0); }) ? kAborted : kOk;
   }
   canon(g, 3, 1);
   int kept[kMaxRank], red[kMaxRank];
@@ -736,13 +758,12 @@ static int run_reduce(const Task& t) {
         P::merge(s, t2);
       }
     };
-    odometer<3>(g, kept, nk, base, [&](const idx* off) {
+    return odometer<3>(g, kept, nk, base, [&](const idx* off) {
       Rec rec{a + off[1], n0, sa0, w0, outer, nouter, unravel};
       typename P::State s = P::init();
       rec.go(s, 0, rows);
       P::put(o + off[0], s, count);
-    });
-    return kOk;
+    }) ? kAborted : kOk;
   }
   // The innermost axis is kept: kChunk outputs at once, every reduced row folded into them.
   using S = typename P::State;
@@ -780,15 +801,15 @@ static int run_reduce(const Task& t) {
       for (idx w = 0; w < cw; ++w) P::merge(acc[w], tmp[w]);
     }
   };
-  odometer<3>(g, kept + 1, nk - 1, base, [&](const idx* off) {
+  return odometer<3>(g, kept + 1, nk - 1, base, [&](const idx* off) {
     for (idx c0 = 0; c0 < n0; c0 += kChunk) {
+      if (raised(g.abort)) return;
       const idx cw = std::min(kChunk, n0 - c0);
       RecB rec{a + off[1] + c0 * sa0, sa0, red, nr, stack, unravel};
       rec.go(stack, cw, 0, rows, 0);
       for (idx w = 0; w < cw; ++w) P::put(o + off[0] + (c0 + w) * so0, stack[w], count);
     }
-  });
-  return kOk;
+  }) ? kAborted : kOk;
 }
 
 // ---------------------------------------------------------------------------------------------

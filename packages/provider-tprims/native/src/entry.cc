@@ -1,10 +1,12 @@
-// run(desc: Float64Array, out: Uint8Array, a: Uint8Array, b?: Uint8Array): number -- the native
+// run(desc: Float64Array, out: Uint8Array, a: Uint8Array, b?: Uint8Array, abort?: Int32Array): number -- the native
 // side of the kernel src/kernels/tprims.ts. supports(kind, op, din, dout): boolean.
 //
 // Runs one task (a whole request or the part of it the provider gave this worker) on the calling
 // thread. `out`, `a`, `b` are byte views of the operands' buffers (SharedArrayBuffer-backed views
 // are fine: napi_get_typedarray_info returns their data). Returns 0, or a status code > 0 and
-// then nothing was written.
+// then nothing was written — except kAborted: the abort word (core's ctx.abortWord; the fifth
+// argument, `b` undefined for unary and reduce tasks) was raised while the task ran, and the
+// engine stopped between two rows or tiles with the output partly written.
 //
 // Nothing throws (NAPI_DISABLE_CPP_EXCEPTIONS; -fno-exceptions). The descriptor is copied first
 // and each entry read once (a Float64Array over a SharedArrayBuffer could change while it is
@@ -184,7 +186,22 @@ Napi::Value run(const Napi::CallbackInfo& info) {
     const __int128 ra = reach(p.off_a, t.shape, t.s_a, t.rank, bi);
     const __int128 rb = binary ? reach(p.off_b, t.shape, t.s_b, t.rank, bi) : 0;
     if (ro > static_cast<__int128>(lo) || ra > static_cast<__int128>(la) || rb > static_cast<__int128>(lb)) return status(kOutOfBounds);
+    // The abort word (core's ctx.abortWord): absent/undefined, or an Int32Array of at least one element.
+    const int32_t* abort = nullptr;
+    if (info.Length() > 4 && !info[4].IsUndefined()) {
+      napi_typedarray_type wtype;
+      size_t wlen = 0;
+      void* wptr = nullptr;
+      napi_value wab;
+      size_t woff = 0;
+      if (!info[4].IsTypedArray() || napi_get_typedarray_info(env, info[4], &wtype, &wlen, &wptr, &wab, &woff) != napi_ok || wtype != napi_int32_array || wlen < 1) {
+        return status(kBadArguments);
+      }
+      abort = static_cast<const int32_t*>(wptr);
+    }
     if (ro == 0) return status(kOk);  // nothing to write
+    if (abort != nullptr && __atomic_load_n(abort, __ATOMIC_RELAXED) != 0) return status(kAborted);
+    t.abort = abort;
     t.out = reinterpret_cast<char*>(po + static_cast<size_t>(p.off_out) * bo);
     t.a = reinterpret_cast<const char*>(ra == 0 ? pa : pa + static_cast<size_t>(p.off_a) * bi);
     t.b = reinterpret_cast<const char*>(rb == 0 ? (binary ? pb : pa) : pb + static_cast<size_t>(p.off_b) * bi);

@@ -7,7 +7,7 @@
  */
 
 /** Status codes of {@link TprimsBinding.run}, named as in native/include/tprims.h (`kBadArguments` → `BadArguments`). */
-export const TprimsStatus = Object.freeze({ Ok: 0, BadArguments: 1, OutOfBounds: 2, IsaUnavailable: 3, BadDtype: 4, NoMemory: 5 } as const);
+export const TprimsStatus = Object.freeze({ Ok: 0, BadArguments: 1, OutOfBounds: 2, IsaUnavailable: 3, BadDtype: 4, NoMemory: 5, Aborted: 6 } as const);
 export type TprimsStatusName = keyof typeof TprimsStatus;
 
 export function statusName(status: number): TprimsStatusName | undefined {
@@ -48,8 +48,12 @@ export interface NativeInfo {
 }
 
 export interface TprimsBinding {
-  /** Run the task `desc` on the calling thread over byte views of the operands' buffers; a {@link TprimsStatus}. */
-  run(desc: Float64Array, out: Uint8Array, a: Uint8Array, b?: Uint8Array): number;
+  /**
+   * Run the task `desc` on the calling thread over byte views of the operands' buffers; a {@link
+   * TprimsStatus}. `abort` (core's `ctx.abortWord`) is polled between rows and tiles: once it is
+   * non-zero the task stops with `Aborted`, its output partly written.
+   */
+  run(desc: Float64Array, out: Uint8Array, a: Uint8Array, b?: Uint8Array, abort?: Int32Array): number;
   /** Whether a kernel exists for (kind, op, din, dout). */
   supports(kind: number, op: number, din: number, dout: number): boolean;
   /** The ISA path `isa` (default: the process's best), or null when it cannot run here. */
