@@ -66,3 +66,34 @@ export async function ortMatmul(ort, dtype, batch, n, threads) {
   const feeds = { A: new ort.Tensor(dtype === 'f64' ? 'float64' : 'float32', fill(), [...batch, n, n]), B: new ort.Tensor(dtype === 'f64' ? 'float64' : 'float32', fill(), [...batch, n, n]) };
   return { run: () => session.run(feeds), release: () => session.release() };
 }
+
+/** Bytes of a model computing `C = einsum(equation, A, B)` for f64/f32 inputs of the given (row-major) shapes. */
+export function einsumModel(dtype, equation, aDims, bDims, cDims) {
+  const elem = ELEM[dtype];
+  if (elem === undefined) throw new Error(`no ONNX Einsum for ${dtype}`);
+  // AttributeProto: name (1), s (4), type (20) = STRING (3).
+  const attribute = [...str(1, 'equation'), ...bytes(4, [...Buffer.from(equation, 'utf8')]), ...int(20, 3)];
+  const node = [...str(1, 'A'), ...str(1, 'B'), ...str(2, 'C'), ...str(4, 'Einsum'), ...bytes(5, attribute)];
+  const graph = [
+    ...bytes(1, node),
+    ...str(2, 'einsum'),
+    ...bytes(11, valueInfo('A', elem, aDims)),
+    ...bytes(11, valueInfo('B', elem, bDims)),
+    ...bytes(12, valueInfo('C', elem, cDims)),
+  ];
+  const opset = [...str(1, ''), ...int(2, 13)];
+  return Uint8Array.from([...int(1, 8), ...bytes(8, opset), ...bytes(7, graph)]);
+}
+
+/** A runner of `C = einsum(equation, A, B)` over the given row-major data, on `threads` intra-op threads. */
+export async function ortEinsum(ort, dtype, equation, a, aDims, b, bDims, cDims, threads) {
+  const session = await ort.InferenceSession.create(einsumModel(dtype, equation, aDims, bDims, cDims), {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: 'sequential',
+    graphOptimizationLevel: 'all',
+  });
+  const type = dtype === 'f64' ? 'float64' : 'float32';
+  const feeds = { A: new ort.Tensor(type, a, aDims), B: new ort.Tensor(type, b, bDims) };
+  return { run: () => session.run(feeds), release: () => session.release() };
+}
