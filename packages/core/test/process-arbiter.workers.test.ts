@@ -202,3 +202,30 @@ describe('process-wide arbiter across worker_thread isolates', () => {
     expect(new Set([...mine, ...theirs]).size).toBe(6000);
   });
 });
+
+describe('two copies of @tenferro/os of different arbiter ABIs in one process', () => {
+  it('processArbiter() refuses with ArbiterVersionConflict instead of starting a second arbiter', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const { copyFileSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadOs } = await import('@tenferro/os');
+    const os = loadOs();
+    if (!os.available) throw new Error(os.reason);
+    const addon = os.path;
+    const other = join(mkdtempSync(join(tmpdir(), 'tenferro-os-other-')), 'tenferro_os.node');
+    copyFileSync(addon, other);
+    // The other copy loads first (ABI 1); core's own copy then claims ABI 7 (a test hook of the addon).
+    const script = `
+      require(${JSON.stringify(other)});
+      process.env.TENFERRO_OS_ARBITER_ABI_CLAIM = '7';
+      import(${JSON.stringify(coreUrl)}).then(async (core) => {
+        try { core.processArbiter(); console.log('started'); } catch (e) { console.log(JSON.stringify({ code: e.code, kind: e.kind, detail: e.detail })); }
+        try { await core.CpuBackend.create({ threads: 1 }); console.log('created'); } catch (e) { console.log(e.code); }
+      });`;
+    const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, TENFERRO_DISCOVER_PROVIDERS: '0' } });
+    const lines = r.stdout.trim().split('\n');
+    expect(JSON.parse(lines[0]!)).toEqual({ code: 'ArbiterVersionConflict', kind: 'RuntimeState', detail: { abi: 7, otherAbi: 1 } });
+    expect(lines[1]).toBe('ArbiterVersionConflict');
+  });
+});

@@ -104,7 +104,7 @@ describe('native arbiter: two copies of the addon in one process', () => {
     const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual({
-      info: { abi: 1, shared: false, refused: true, otherAbi: 1 },
+      info: { abi: 7, shared: false, refused: true, otherAbi: 1 },
       open: null,
       owners: 0,
       stats: null,

@@ -298,15 +298,15 @@ Rendezvous decide() {
   void* found = dlsym(RTLD_DEFAULT, "tenferro_os_arbiter_rendezvous");
   if (found != nullptr && found != reinterpret_cast<void*>(&tenferro_os_arbiter_rendezvous)) {
     const ArbiterApi* other = reinterpret_cast<RendezvousFn>(found)();
-    if (other != nullptr && other->abi == own_api.abi && other->size >= sizeof(ArbiterApi)) return {other, true, other->abi};
-    return {nullptr, false, other == nullptr ? 0 : other->abi};
+    if (other != nullptr && other->abi == own_api.abi && other->size >= sizeof(ArbiterApi)) return {other, true, other->abi, own_api.abi};
+    return {nullptr, false, other == nullptr ? 0 : other->abi, own_api.abi};
   }
   // The first copy: publish. The handle is kept forever (the addon is never unloaded).
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&tenferro_os_arbiter_rendezvous), &info) != 0 && info.dli_fname != nullptr) {
     (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
   }
-  return {&own_api, false, 0};
+  return {&own_api, false, 0, own_api.abi};
 }
 
 __attribute__((constructor)) void decide_at_load() { (void)rendezvous(); }

@@ -66,6 +66,7 @@ struct Rendezvous {
   const ArbiterApi* api;      // nullptr when refused
   bool shared_with_other_copy;
   uint32_t other_abi;         // the other copy's ABI when refused
+  uint32_t own_abi;           // this copy's ABI (kArbiterAbi unless a test claimed another)
 };
 
 /** Decided once, when the addon is loaded (under the dynamic loader's lock). */

@@ -112,7 +112,7 @@ Napi::Value arbiter_info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const arbiter::Rendezvous& r = arbiter::rendezvous();
   Napi::Object out = Napi::Object::New(env);
-  out.Set("abi", Napi::Number::New(env, arbiter::kArbiterAbi));
+  out.Set("abi", Napi::Number::New(env, r.own_abi));
   out.Set("shared", Napi::Boolean::New(env, r.shared_with_other_copy));
   out.Set("refused", Napi::Boolean::New(env, r.api == nullptr));
   out.Set("otherAbi", Napi::Number::New(env, r.other_abi));
