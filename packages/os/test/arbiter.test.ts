@@ -144,3 +144,12 @@ describe('native arbiter: an isolate that ends', () => {
     expect(b.arbiterStats(null)).toMatchObject({ active: 0, waiting: 0 });
   });
 });
+
+describe('native arbiter: stress across isolates', () => {
+  it('main + 4 workers, random acquire/release/cancel and malformed requests, 2 workers terminated mid-run: never two holders of a CPU', () => {
+    const child = fileURLToPath(new URL('./fuzz/arbiter-stress-child.mjs', import.meta.url));
+    const r = spawnSync(process.execPath, [child, '--ops', '5000', '--workers', '4'], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect({ status: r.status, stdout: r.stdout.trim() }).toEqual({ status: 0, stdout: 'ok' });
+  });
+});
