@@ -4,6 +4,7 @@
 // (<package>/native/build/asan/, never the normal native/build/Release), then exercised under them:
 //   - each addon's fuzz driver (test/fuzz/native-fuzz-child.mjs, --addon pointing at the ASan build),
 //   - the worker-termination probe of each addon,
+//   - @tenferro/os's process-wide arbiter stress across isolates,
 //   - provider-faer's abort path (a raised abort word, a worker stopping a running GEMM),
 //   - provider-blas's whole vitest suite with TENFERRO_BLAS_ADDON=<the ASan build>.
 // Any sanitizer report fails the run: ASan stops at the first error, and UBSan is compiled with
@@ -128,6 +129,8 @@ for (const a of ADDONS) {
     }),
   );
   if (a.key === 'os') {
+    step('os: process-wide arbiter stress across isolates (terminated workers included)', () =>
+      run(node, [join(root, a.dir, 'test', 'fuzz', 'arbiter-stress-child.mjs'), '--addon', a.addon, '--ops', '20000', '--workers', '4'], { env: sanitizerEnv }));
     step('os: never widen under taskset -c <one cpu>', () => run('taskset', ['-c', '0', node, join(root, a.dir, 'test', 'fuzz', 'native-fuzz-child.mjs'), '--addon', a.addon, '--seed', '7', '--count', '2000', '--trace', join(dirname(a.addon), 'fuzz-trace-taskset.json')], { env: sanitizerEnv }));
   }
   if (a.key === 'faer') {

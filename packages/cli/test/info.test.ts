@@ -91,6 +91,17 @@ describe('tenferro info', () => {
     expect(faer?.available && faer.details.isa).toMatch(/avx512f|avx2\+fma|portable/);
     if ('error' in report.backend) throw new Error(report.backend.error.message);
     expect(report.backend.providerDiagnostic).toContain(faer?.available ? faer.name : '?');
+    expect(report.backend.arbiter).toBe('process');
+  });
+
+  it('says which arbiter is in force: the per-isolate one without the OS binding', () => {
+    const r = tenferro(['info', '--json'], [], { TENFERRO_OS_DISABLE: '1' });
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as InfoReport;
+    if ('error' in report.backend) throw new Error(report.backend.error.message);
+    expect(report.backend.arbiter).toBe('isolate');
+    expect(tenferro(['info'], [], { TENFERRO_OS_DISABLE: '1' }).stdout).toMatch(/arbiter\s+isolate \(this isolate only/);
+    expect(tenferro(['info'], [], {}).stdout).toMatch(/arbiter\s+process \(one for every worker_thread isolate/);
   });
 
   it('a provider package that cannot load is listed with its reasons and fixes; the backend falls back', () => {

@@ -21,8 +21,14 @@ export type {
   TopologySource,
 } from './topology/topology-types.js';
 
-export { ResourceArbiter, Permit, newExecutionOwner, processArbiter } from './arbiter/resource-arbiter.js';
-export type { AcquireOptions, ArbiterStats, ExecutionOwner } from './arbiter/resource-arbiter.js';
+export { ResourceArbiter } from './arbiter/resource-arbiter.js';
+export { ProcessArbiter } from './arbiter/process-arbiter.js';
+export type { ProcessArbiterOptions, ProcessArbiterStats } from './arbiter/process-arbiter.js';
+export { processArbiter } from './arbiter/process-wide-arbiter.js';
+export { Permit } from './arbiter/permit.js';
+export { newExecutionOwner } from './arbiter/execution-owner.js';
+export type { AcquireOptions, Arbiter, ArbiterKind, ArbiterStats } from './arbiter/arbiter.js';
+export type { ExecutionOwner } from './arbiter/execution-owner.js';
 export { requestsConflict } from './arbiter/resource-request.js';
 export type { ResourceRequest } from './arbiter/resource-request.js';
 

@@ -49,6 +49,11 @@ export function processAllowed(): string {
  * an empty list means no NUMA information at all.
  */
 export function topologyOverRealCpus(nodes: readonly (readonly number[])[]): CpuTopology {
+  return discoverCpuTopology(fakeNumaRoots(nodes));
+}
+
+/** The fake sysfs and proc roots behind {@link topologyOverRealCpus} (for a worker isolate to discover the same topology). */
+export function fakeNumaRoots(nodes: readonly (readonly number[])[]): { sysfsRoot: string; procRoot: string } {
   const real = discoverCpuTopology();
   const root = mkdtempSync(join(tmpdir(), 'tenferro-topo-'));
   const write = (path: string, text: string) => {
@@ -58,7 +63,7 @@ export function topologyOverRealCpus(nodes: readonly (readonly number[])[]): Cpu
   write('proc/self/status', `Name:\tnode\nCpus_allowed_list:\t${real.allowedCpus.toString()}\n`);
   write('sys/devices/system/cpu/online', `${real.allowedCpus.toString()}\n`);
   nodes.forEach((cpus, i) => write(`sys/devices/system/node/node${2 * i}/cpulist`, `${cpus.join(',')}\n`));
-  return discoverCpuTopology({ sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') });
+  return { sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') };
 }
 
 /** A topology over this machine's real CPUs, but split into one fake NUMA node per CPU (ids 0, 2, 4 … to stay sparse). */

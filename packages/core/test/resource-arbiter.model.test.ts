@@ -1,12 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ExecutionOwner, type Permit, ResourceArbiter, newExecutionOwner } from '../src/arbiter/resource-arbiter.js';
+import type { Arbiter } from '../src/arbiter/arbiter.js';
+import { type ExecutionOwner, newExecutionOwner } from '../src/arbiter/execution-owner.js';
+import type { Permit } from '../src/arbiter/permit.js';
+import { ProcessArbiter } from '../src/arbiter/process-arbiter.js';
+import { ResourceArbiter } from '../src/arbiter/resource-arbiter.js';
 import type { ResourceRequest } from '../src/arbiter/resource-request.js';
 import { TenferroError } from '../src/errors/tenferro-error.js';
 import { CpuSet } from '../src/topology/cpu-set.js';
 
 /*
- * Model-based tests of ResourceArbiter (contract §3.E R27–R31, §6.2).
+ * Model-based tests of both arbiters — ResourceArbiter (isolate) and ProcessArbiter (native, each
+ * run on a private state) — against one model (contract §3.E R27–R31, §6.2).
  *
  * A run draws a universe of ≥ 6 CPU sets over CPUs 0..7 (overlapping and disjoint) plus the
  * provider-exclusive request, a small pool of owners (so owners repeat and re-enter), and a
@@ -111,8 +116,8 @@ class ReferenceArbiter {
   }
 }
 
-async function runScenario(sets: number[][], steps: readonly Step[], strict: boolean): Promise<void> {
-  const arb = new ResourceArbiter();
+async function runScenario(make: () => Arbiter, sets: number[][], steps: readonly Step[], strict: boolean): Promise<void> {
+  const arb = make();
   const ref = strict ? new ReferenceArbiter() : undefined;
   const universe: ResourceRequest[] = [...sets.map((ids) => ({ cpus: CpuSet.of(ids) })), EXCL];
   const owners = Array.from({ length: OWNER_POOL }, () => newExecutionOwner());
@@ -234,17 +239,22 @@ function show(r: Req): string {
 /** 1000 runs take well under a second per property; raise with ARBITER_MODEL_RUNS for soak runs. */
 const RUNS = Number(process.env.ARBITER_MODEL_RUNS ?? 1000);
 
-describe('ResourceArbiter model', () => {
+const IMPLEMENTATIONS: [string, () => Arbiter][] = [
+  ['ResourceArbiter', () => new ResourceArbiter()],
+  ['ProcessArbiter', () => ProcessArbiter.open({ isolated: true })],
+];
+
+describe.each(IMPLEMENTATIONS)('%s model', (_name, make) => {
   it('safety after every step, liveness and FIFO over random schedules', async () => {
     await fc.assert(
-      fc.asyncProperty(scenarioArb, ({ sets, steps }) => runScenario(sets, steps, false)),
+      fc.asyncProperty(scenarioArb, ({ sets, steps }) => runScenario(make, sets, steps, false)),
       { numRuns: RUNS },
     );
   });
 
   it('matches the §6.2 reference model after every step (admitted set, queue, reentrant flag)', async () => {
     await fc.assert(
-      fc.asyncProperty(scenarioArb, ({ sets, steps }) => runScenario(sets, steps, true)),
+      fc.asyncProperty(scenarioArb, ({ sets, steps }) => runScenario(make, sets, steps, true)),
       { numRuns: RUNS },
     );
   });

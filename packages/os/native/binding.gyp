@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "tenferro_os",
-      "sources": ["src/addon.cc", "src/affinity.cc", "src/memory.cc"],
+      "sources": ["src/addon.cc", "src/affinity.cc", "src/memory.cc", "src/arbiter.cc", "src/arbiter_binding.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "defines": [
         "NAPI_VERSION=8",
@@ -13,8 +13,10 @@
       ],
       "cflags!": ["-O3", "-O0"],
       "cflags_cc!": ["-std=gnu++17", "-std=gnu++20", "-O3", "-O0"],
-      "cflags": ["-O2", "-Wall", "-Wextra"],
-      "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions", "-Wall", "-Wextra"]
+      "cflags": ["-O2", "-Wall", "-Wextra", "-fvisibility=hidden"],
+      "cflags_cc": ["-O2", "-std=c++17", "-fno-exceptions", "-Wall", "-Wextra", "-fvisibility=hidden", "-fvisibility-inlines-hidden"],
+      "libraries": ["-ldl"],
+      "ldflags": ["-Wl,--version-script=<(module_root_dir)/src/exports.map"]
     }
   ]
 }

@@ -10,7 +10,8 @@ export { loadOs } from './load.js';
 export type { OsStatus } from './load.js';
 export { loadAddon } from './load-addon.js';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from './load-addon.js';
-export type { OsBinding, RawAffinity } from './binding.js';
+export { ARBITER_FLAGS } from './binding.js';
+export type { ArbiterClient, ArbiterInfo, OsBinding, RawAffinity } from './binding.js';
 export { adjustExternalMemory, rangesOverlap, sharedMemoryRange } from './memory.js';
 export type { SharedMemoryRange } from './memory.js';
 export {

@@ -26,7 +26,8 @@ export function loadOs(): OsStatus {
       // in native/prebuilds/<platform>-<arch>/ (node-gyp-build's lookup).
       addon: findAddon(new URL('../native/', import.meta.url), 'tenferro_os.node'),
       status: new URL('../native/build/status.json', import.meta.url),
-      exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange', 'adjustExternalMemory'],
+      exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange', 'adjustExternalMemory',
+        'arbiterInfo', 'arbiterOpen', 'arbiterAcquire', 'arbiterRelease', 'arbiterCancel', 'arbiterTakeGrants', 'arbiterRef', 'arbiterStats', 'arbiterReserveOwners'],
       disableEnv: DISABLE_ENV,
       platforms: ['linux'],
     });

@@ -60,6 +60,8 @@ export interface InfoReport {
         readonly threadBudget: number;
         readonly executorAffinity: string;
         readonly providerDiagnostic: string;
+        /** `'process'`: one arbiter for every worker_thread isolate of the process; `'isolate'`: this isolate only (no os binding). */
+        readonly arbiter: 'process' | 'isolate';
         readonly workers: readonly { readonly tid: number; readonly cpus: string | null }[];
       }
     | { readonly error: { readonly code: string; readonly message: string } };
@@ -130,6 +132,7 @@ async function describeDefaultBackend(topology: CpuTopology | undefined, package
       threadBudget: i.threadBudget,
       executorAffinity: i.executorAffinity,
       providerDiagnostic: i.providerDiagnostic,
+      arbiter: i.arbiter,
       workers: i.workers.map((w) => ({ tid: w.tid, cpus: w.cpus ?? null })),
     };
   } catch (e) {
@@ -192,6 +195,12 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
     row('workers', `${b.workerCount} (thread budget ${b.threadBudget}, affinity ${b.executorAffinity})`);
     for (const w of b.workers) row(`  tid ${w.tid}`, w.cpus === null ? 'unpinned' : `pinned to ${w.cpus}`);
     row('providers', b.providerDiagnostic);
+    row(
+      'arbiter',
+      b.arbiter === 'process'
+        ? 'process (one for every worker_thread isolate: backends in workers never overlap)'
+        : style.yellow('isolate') + ' (this isolate only: backends in other worker_threads are not kept apart; load the OS binding)',
+    );
   }
   return lines.join('\n');
 }

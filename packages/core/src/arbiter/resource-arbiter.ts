@@ -1,49 +1,8 @@
-import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
-import { CpuSet } from '../topology/cpu-set.js';
-import { type ResourceRequest, describeRequest, requestsConflict } from './resource-request.js';
+import { type AcquireOptions, type Arbiter, type ArbiterKind, type ArbiterStats, admissionAborted, checkAcquire } from './arbiter.js';
+import { type ExecutionOwner, newExecutionOwner } from './execution-owner.js';
+import { Permit } from './permit.js';
+import { type ResourceRequest, requestsConflict } from './resource-request.js';
 import { onAbort } from '../util/abort-listeners.js';
-
-/**
- * An execution owner: a process-unique positive integer. Owners count up to 2^53 − 1, which a
- * process cannot reach (a million executions a second for 285 years); engines, whose shared
- * records hold 32-bit words, store their `ownerSlot`s instead.
- */
-export type ExecutionOwner = number;
-
-let lastOwner = 0;
-/** A fresh process-unique execution owner id. */
-export function newExecutionOwner(): ExecutionOwner {
-  return ++lastOwner;
-}
-
-/** Tests only (not exported by the package): continue counting owners after `last`. */
-export function continueOwnersAfter(last: number): void {
-  lastOwner = last;
-}
-
-/**
- * The non-zero 31-bit word an engine's shared record stores for `owner`. Two owners share a
- * slot only 2^31 − 1 owners apart, and two such executions are never active on one engine
- * together: the arbiter, which compares whole owners, keeps their permits apart, and the
- * caller-managed guard admits one claim at a time.
- */
-export function ownerSlot(owner: ExecutionOwner): number {
-  return ((owner - 1) % 0x7fffffff) + 1;
-}
-
-/** How a permit is asked for: on behalf of which execution owner (same-owner re-entry), and an `AbortSignal` that ends the wait. */
-export interface AcquireOptions {
-  /** The execution owner; a fresh one when omitted. The same owner re-enters its own permits (R30). */
-  readonly owner?: ExecutionOwner;
-  /** Aborting a queued wait rejects it with `AdmissionAborted` (an already admitted permit is unaffected). */
-  readonly signal?: AbortSignal;
-}
-
-/** What the arbiter holds now: permits granted and waiters queued. */
-export interface ArbiterStats {
-  readonly active: number;
-  readonly waiting: number;
-}
 
 interface Active {
   readonly request: ResourceRequest;
@@ -59,63 +18,10 @@ interface Waiter extends Active {
 }
 
 /**
- * A permit to run on a set of CPUs (or exclusively). Release it exactly once — `release()` is
- * idempotent and `using permit = await arbiter.acquire(…)` releases on every exit.
- */
-export class Permit {
-  readonly #arbiter: ResourceArbiter;
-  readonly #entry: Active;
-  readonly #reentrant: boolean;
-  #released = false;
-
-  /** @internal */
-  constructor(arbiter: ResourceArbiter, entry: Active, reentrant: boolean) {
-    this.#arbiter = arbiter;
-    this.#entry = entry;
-    this.#reentrant = reentrant;
-  }
-
-  /** What this permit admits: the CPU set (and exclusivity) it was asked for. */
-  get request(): ResourceRequest {
-    return this.#entry.request;
-  }
-
-  /** The execution it was granted to. */
-  get owner(): ExecutionOwner {
-    return this.#entry.owner;
-  }
-
-  /** True when the owner already held an active permit at admission (R30). */
-  get reentrant(): boolean {
-    return this.#reentrant;
-  }
-
-  /** Whether `release()` was called. */
-  get released(): boolean {
-    return this.#released;
-  }
-
-  /** Give the CPUs back; the next waiters whose requests no longer conflict are admitted, in FIFO order. Idempotent. */
-  release(): void {
-    if (this.#released) return;
-    this.#released = true;
-    this.#arbiter[RELEASE](this.#entry);
-  }
-
-  /** `release()`, for `using permit = await arbiter.acquire(…)`. */
-  [Symbol.dispose](): void {
-    this.release();
-  }
-
-  [Symbol.for('nodejs.util.inspect.custom')](): string {
-    return `Permit(${describeRequest(this.#entry.request)}, owner ${this.#entry.owner}${this.#released ? ', released' : ''})`;
-  }
-}
-
-const RELEASE = Symbol('release');
-
-/**
- * Overlap-aware admission of executions (contract §3.E).
+ * The in-isolate {@link Arbiter}: its state lives in this JavaScript isolate, so it keeps apart
+ * only the permits taken through it. `processArbiter()` falls back to it when the `@tenferro/os`
+ * binding cannot load; a `new ResourceArbiter()` is a private arbiter (tests, or an application's
+ * own admission).
  *
  * Two permits of different owners whose CPU sets overlap are never active together; disjoint
  * ones are. A provider-exclusive request conflicts with everything. Waiters are admitted in
@@ -123,7 +29,9 @@ const RELEASE = Symbol('release');
  * it, unless its owner already holds a permit (R29); a later request that conflicts with no
  * older waiter may go first. The uncontended path admits without queueing (R33).
  */
-export class ResourceArbiter {
+export class ResourceArbiter implements Arbiter {
+  /** `'isolate'`: the state lives in this isolate. */
+  readonly kind: ArbiterKind = 'isolate';
   readonly #active: Active[] = [];
   readonly #waiting: Waiter[] = [];
   readonly #ownerCounts = new Map<ExecutionOwner, number>();
@@ -132,16 +40,13 @@ export class ResourceArbiter {
   acquire(request: ResourceRequest, options: AcquireOptions = {}): Promise<Permit> {
     const op = 'ResourceArbiter.acquire';
     try {
-      validateRequest(request, op);
-      if (options.owner !== undefined && (!Number.isSafeInteger(options.owner) || options.owner <= 0)) {
-        throw invalidArgument(op, 'options.owner', 'a positive integer execution owner', options.owner);
-      }
+      checkAcquire(request, options, op);
     } catch (e) {
       return Promise.reject(e);
     }
     const owner = options.owner ?? newExecutionOwner();
     const signal = options.signal;
-    if (signal?.aborted) return Promise.reject(aborted(signal));
+    if (signal?.aborted) return Promise.reject(admissionAborted(signal, op));
     if (!this.#conflictsWithActive(request, owner) && (this.#ownerCounts.has(owner) || !this.#conflictsWithWaiters(request, this.#waiting.length))) {
       // Fast path (R33) and admission ahead of non-conflicting older waiters (R29).
       const permit = this.#admit(request, owner);
@@ -174,11 +79,10 @@ export class ResourceArbiter {
     const held = this.#ownerCounts.get(owner) ?? 0;
     this.#ownerCounts.set(owner, held + 1);
     this.#active.push(entry);
-    return new Permit(this, entry, held > 0);
+    return new Permit(request, owner, held > 0, () => this.#release(entry));
   }
 
-  /** @internal */
-  [RELEASE](entry: Active): void {
+  #release(entry: Active): void {
     const i = this.#active.indexOf(entry);
     if (i < 0) return;
     this.#active.splice(i, 1);
@@ -192,7 +96,7 @@ export class ResourceArbiter {
     const i = this.#waiting.indexOf(waiter);
     if (i < 0) return;
     this.#waiting.splice(i, 1);
-    waiter.reject(aborted(waiter.signal!));
+    waiter.reject(admissionAborted(waiter.signal!, 'ResourceArbiter.acquire'));
     this.#drain();
   }
 
@@ -228,30 +132,4 @@ export class ResourceArbiter {
     }
     return false;
   }
-}
-
-function validateRequest(request: ResourceRequest, op: string): void {
-  if (typeof request !== 'object' || request === null) throw invalidArgument(op, 'request', '{ cpus: CpuSet } or { providerExclusive: true }', request);
-  if ('providerExclusive' in request) {
-    if (request.providerExclusive !== true) throw invalidArgument(op, 'request.providerExclusive', 'true', request.providerExclusive);
-    return;
-  }
-  if (!(request.cpus instanceof CpuSet)) throw invalidArgument(op, 'request.cpus', 'a CpuSet', (request as { cpus?: unknown }).cpus);
-}
-
-function aborted(signal: AbortSignal): TenferroError {
-  return new TenferroError('AdmissionAborted', 'the wait for a permit was aborted', { op: 'ResourceArbiter.acquire', cause: signal.reason });
-}
-
-const GLOBAL_KEY = Symbol.for('tenferro.core.v0.arbiter');
-
-/** The process-wide arbiter (one per isolate; shared by every copy of @tenferro/core 0.x in it). */
-export function processArbiter(): ResourceArbiter {
-  const g = globalThis as Record<symbol, unknown>;
-  let arbiter = g[GLOBAL_KEY] as ResourceArbiter | undefined;
-  if (arbiter === undefined) {
-    arbiter = new ResourceArbiter();
-    Object.defineProperty(g, GLOBAL_KEY, { value: arbiter, enumerable: false, configurable: false, writable: false });
-  }
-  return arbiter;
 }

@@ -1,4 +1,4 @@
-import type { ArbiterStats } from '../arbiter/resource-arbiter.js';
+import type { ArbiterKind, ArbiterStats } from '../arbiter/arbiter.js';
 import type { CpuDomainExecutorCapabilities } from '../contract/executor.js';
 import type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from '../contract/cpu-domain.js';
 import { type CpuBackendKind, type CpuExecutionMode, type CpuPlacement, describePlacement } from '../contract/backend-kind.js';
@@ -46,7 +46,13 @@ export interface CpuExecutionInfo {
   readonly workers: readonly WorkerInfo[];
   /** Executor entries made on this handle's engine so far (`install` and `submit` calls). */
   readonly executorEntries: { readonly installs: number; readonly submits: number };
-  /** The process arbiter right now. */
+  /**
+   * Which arbiter admits this backend's executions: `'process'` — one state for every
+   * worker_thread isolate of the process (the `@tenferro/os` binding loaded); `'isolate'` — this
+   * isolate only (the binding is unavailable, so backends in other isolates are not kept apart).
+   */
+  readonly arbiter: ArbiterKind;
+  /** This isolate's permits and waiters on that arbiter right now. */
   readonly admission: ArbiterStats;
 }
 
@@ -102,6 +108,7 @@ export function describeExecution(h: HandleFacts): CpuExecutionInfo {
     engineBuilt: engine !== undefined,
     workers: (engine?.workers() ?? []).map((w) => Object.freeze({ tid: w.tid, cpus: w.cpus?.toString() })),
     executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },
+    arbiter: c.arbiter.kind,
     admission: c.arbiter.stats(),
   });
 }

@@ -39,6 +39,16 @@ export const ERROR_CODES = {
   // --- admission and execution (R27–R33, R67–R95) -------------------------------------------
   /** A queued permit wait was aborted through its AbortSignal. */
   AdmissionAborted: { kind: 'RuntimeState', meaning: 'A queued wait for a permit was aborted through its AbortSignal; the queue stays consistent.' },
+  /** The process-wide arbiter was asked for where the @tenferro/os binding cannot load. */
+  ProcessArbiterUnavailable: {
+    kind: 'Unsupported',
+    meaning: 'The process-wide arbiter (ProcessArbiter) needs the @tenferro/os binding, which cannot load here; the detail carries its reasons and possible solutions. processArbiter() falls back to the per-isolate arbiter instead.',
+  },
+  /** Another copy of @tenferro/os with a different arbiter ABI owns the process arbiter. */
+  ArbiterVersionConflict: {
+    kind: 'RuntimeState',
+    meaning: 'Another copy of @tenferro/os in this process, with a different arbiter ABI, owns the process-wide arbiter; this copy refuses to start a second, independent one (detail: abi, otherAbi). Install one version of @tenferro/os.',
+  },
   /** Backend entry from inside an active execution (callback, session, provider, child promise or engine worker). */
   Reentered: { kind: 'RuntimeState', meaning: 'CpuBackend cannot be re-entered while another CPU backend execution is active in this async context or on this engine\'s workers.' },
   /** withExecutionScope opened inside an active execution or scope. */

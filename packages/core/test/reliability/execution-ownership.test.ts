@@ -2,7 +2,7 @@
 // no task outlives its permit, concurrent work inside one execution queues, caller-managed
 // domains queue top-level calls, owner ids cross 2^31 and 2^32 without trouble.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { continueOwnersAfter } from '../../src/arbiter/resource-arbiter.js';
+import { continueOwnersAfter } from '../../src/arbiter/execution-owner.js';
 import { CpuBackend, processArbiter, TenferroError, Tensor } from '../../src/index.js';
 import { naiveDotGeneral, randomOperand, relativeError, seededRandom } from '../../src/testing/index.js';
 import { expectCode, kernel, until } from '../helpers.js';

@@ -1,5 +1,5 @@
 // tenferro_os.node: registers the exports (typed view: src/binding.ts). Registration only; the
-// functions are in affinity.cc and memory.cc.
+// functions are in affinity.cc, memory.cc and arbiter_binding.cc.
 //
 // The module is context-aware (NODE_API_MODULE registers a N-API module, which Node loads once
 // per environment), so it can be used from the main thread and from worker_threads.
@@ -19,6 +19,15 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setThreadAffinity", Napi::Function::New(env, os::js::set_thread_affinity, "setThreadAffinity"));
   exports.Set("typedArrayRange", Napi::Function::New(env, os::js::typed_array_range, "typedArrayRange"));
   exports.Set("adjustExternalMemory", Napi::Function::New(env, os::js::adjust_external_memory, "adjustExternalMemory"));
+  exports.Set("arbiterInfo", Napi::Function::New(env, os::js::arbiter_info, "arbiterInfo"));
+  exports.Set("arbiterOpen", Napi::Function::New(env, os::js::arbiter_open, "arbiterOpen"));
+  exports.Set("arbiterAcquire", Napi::Function::New(env, os::js::arbiter_acquire, "arbiterAcquire"));
+  exports.Set("arbiterRelease", Napi::Function::New(env, os::js::arbiter_release, "arbiterRelease"));
+  exports.Set("arbiterCancel", Napi::Function::New(env, os::js::arbiter_cancel, "arbiterCancel"));
+  exports.Set("arbiterTakeGrants", Napi::Function::New(env, os::js::arbiter_take_grants, "arbiterTakeGrants"));
+  exports.Set("arbiterRef", Napi::Function::New(env, os::js::arbiter_ref, "arbiterRef"));
+  exports.Set("arbiterStats", Napi::Function::New(env, os::js::arbiter_stats, "arbiterStats"));
+  exports.Set("arbiterReserveOwners", Napi::Function::New(env, os::js::arbiter_reserve_owners, "arbiterReserveOwners"));
   exports.Set("outsideAllowedSet", Napi::Number::New(env, os::kOutsideAllowedSet));
   exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(os::kMaxCpus)));
   return exports;

@@ -41,5 +41,16 @@ Napi::Value typed_array_range(const Napi::CallbackInfo& info);
 
 Napi::Value adjust_external_memory(const Napi::CallbackInfo& info);
 
+// The process-wide arbiter (arbiter_binding.cc; state and rule in arbiter.cc).
+Napi::Value arbiter_info(const Napi::CallbackInfo& info);
+Napi::Value arbiter_open(const Napi::CallbackInfo& info);
+Napi::Value arbiter_acquire(const Napi::CallbackInfo& info);
+Napi::Value arbiter_release(const Napi::CallbackInfo& info);
+Napi::Value arbiter_cancel(const Napi::CallbackInfo& info);
+Napi::Value arbiter_take_grants(const Napi::CallbackInfo& info);
+Napi::Value arbiter_ref(const Napi::CallbackInfo& info);
+Napi::Value arbiter_stats(const Napi::CallbackInfo& info);
+Napi::Value arbiter_reserve_owners(const Napi::CallbackInfo& info);
+
 }  // namespace js
 }  // namespace os

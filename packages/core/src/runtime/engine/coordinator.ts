@@ -1,4 +1,5 @@
-import { type ResourceArbiter, processArbiter } from '../../arbiter/resource-arbiter.js';
+import type { Arbiter } from '../../arbiter/arbiter.js';
+import { processArbiter } from '../../arbiter/process-wide-arbiter.js';
 import { PoolLimit, retainedBytesFromEnv } from '../../buffer/pool-limit.js';
 import type { CpuBackendKind, CpuPlacement } from '../../contract/backend-kind.js';
 import type { CpuDomain, CpuDomainId } from '../../contract/cpu-domain.js';
@@ -21,7 +22,7 @@ export class Coordinator {
   readonly kind: CpuBackendKind;
   readonly threads: number;
   readonly affinityAvailable: boolean;
-  readonly arbiter: ResourceArbiter;
+  readonly arbiter: Arbiter;
   /** The buffer retention cap shared by every engine of this coordinator (R114). */
   readonly poolLimit = new PoolLimit(retainedBytesFromEnv());
   /** GEMM-analysis cache capacity of every engine, current and future (R5, R116). */

@@ -1,4 +1,4 @@
-import { type ExecutionOwner, ownerSlot } from '../../arbiter/resource-arbiter.js';
+import { type ExecutionOwner, ownerSlot } from '../../arbiter/execution-owner.js';
 import { BufferPool } from '../../buffer/buffer-pool.js';
 import type { PoolLimit } from '../../buffer/pool-limit.js';
 import { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';

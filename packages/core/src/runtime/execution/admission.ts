@@ -1,5 +1,5 @@
 import { channel } from 'node:diagnostics_channel';
-import { type ExecutionOwner, newExecutionOwner } from '../../arbiter/resource-arbiter.js';
+import { type ExecutionOwner, newExecutionOwner } from '../../arbiter/execution-owner.js';
 import type { ResourceRequest } from '../../arbiter/resource-request.js';
 import type { ValidationDomain } from '../../contract/cpu-domain.js';
 import { ABORT_CLOSED, ABORT_SIGNALLED, type CpuExecutionContext } from '../../contract/execution-context.js';

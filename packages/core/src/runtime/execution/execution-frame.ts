@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { ExecutionOwner, Permit } from '../../arbiter/resource-arbiter.js';
+import type { ExecutionOwner } from '../../arbiter/execution-owner.js';
+import type { Permit } from '../../arbiter/permit.js';
 import type { CpuEngine } from '../engine/cpu-engine.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import { EngineState, WORKER_SCOPE_KEY } from '../workers/shared-fields.js';

@@ -1,4 +1,5 @@
-import type { ExecutionOwner, Permit } from '../../arbiter/resource-arbiter.js';
+import type { ExecutionOwner } from '../../arbiter/execution-owner.js';
+import type { Permit } from '../../arbiter/permit.js';
 import type { CpuEngine } from '../engine/cpu-engine.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import type { CpuExecutionContext } from '../../contract/execution-context.js';

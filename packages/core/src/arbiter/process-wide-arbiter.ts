@@ -1,0 +1,24 @@
+import { loadOs } from '@tenferro/os';
+import type { Arbiter } from './arbiter.js';
+import { ProcessArbiter } from './process-arbiter.js';
+import { ResourceArbiter } from './resource-arbiter.js';
+
+const GLOBAL_KEY = Symbol.for('tenferro.core.v0.arbiter');
+
+/**
+ * The arbiter every backend uses (contract §3.E), created on first use and kept under
+ * `Symbol.for('tenferro.core.v0.arbiter')` so every copy of @tenferro/core in the isolate shares
+ * it: a `ProcessArbiter` — one state for the whole process, every worker_thread isolate — when
+ * the `@tenferro/os` binding loads, else a `ResourceArbiter` of this isolate (`kind` says which).
+ * Throws `ArbiterVersionConflict` when another copy of `@tenferro/os` with a different arbiter
+ * ABI owns the process's arbiter (never two independent arbiters silently).
+ */
+export function processArbiter(): Arbiter {
+  const g = globalThis as Record<symbol, unknown>;
+  let arbiter = g[GLOBAL_KEY] as Arbiter | undefined;
+  if (arbiter === undefined) {
+    arbiter = loadOs().available ? ProcessArbiter.open() : new ResourceArbiter();
+    Object.defineProperty(g, GLOBAL_KEY, { value: arbiter, enumerable: false, configurable: false, writable: false });
+  }
+  return arbiter;
+}
