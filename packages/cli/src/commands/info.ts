@@ -15,6 +15,7 @@ import { type InstalledPackage, type LoadedPackage, loadInstalledProviders } fro
 import type { CliIo } from '../cli-io.js';
 import { EXIT, isUserInputError } from '../exit-codes.js';
 import { makeStyle, styleFor, type Style } from '../style.js';
+import { describeOwner } from './census.js';
 
 /** `tenferro info --json` schema; documented in docs/cli.md. Bump the suffix on any breaking change. */
 export const INFO_SCHEMA = 'tenferro.info/2';
@@ -61,6 +62,8 @@ export interface InfoReport {
         readonly executorAffinity: string;
         readonly providerDiagnostic: string;
         readonly workers: readonly { readonly tid: number; readonly cpus: string | null }[];
+        /** Threads of tenferro or a provider whose CPU mask leaves their domain (`CpuBackend.census()`; `tenferro info --census` lists every thread). */
+        readonly threadsOutsideDomain: readonly { readonly tid: number; readonly owner: string; readonly cpus: string | null; readonly domainCpus: string | null }[];
       }
     | { readonly error: { readonly code: string; readonly message: string } };
 }
@@ -131,6 +134,10 @@ async function describeDefaultBackend(topology: CpuTopology | undefined, package
       executorAffinity: i.executorAffinity,
       providerDiagnostic: i.providerDiagnostic,
       workers: i.workers.map((w) => ({ tid: w.tid, cpus: w.cpus ?? null })),
+      threadsOutsideDomain: backend
+        .census()
+        .threads.filter((t) => t.outsideDomain)
+        .map((t) => ({ tid: t.tid, owner: describeOwner(t), cpus: t.cpus, domainCpus: t.domainCpus })),
     };
   } catch (e) {
     return { error: { code: TenferroError.is(e) ? e.code : 'Internal', message: e instanceof Error ? e.message : String(e) } };
@@ -192,6 +199,10 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
     row('workers', `${b.workerCount} (thread budget ${b.threadBudget}, affinity ${b.executorAffinity})`);
     for (const w of b.workers) row(`  tid ${w.tid}`, w.cpus === null ? 'unpinned' : `pinned to ${w.cpus}`);
     row('providers', b.providerDiagnostic);
+    if (b.threadsOutsideDomain.length === 0) row('thread masks', 'every thread of tenferro and its providers inside its domain (tenferro info --census lists all)');
+    for (const t of b.threadsOutsideDomain) {
+      row('  WARNING', `tid ${t.tid} (${t.owner}) runs on CPUs ${t.cpus ?? '?'}, outside its domain ${t.domainCpus ?? '?'}`, style.yellow);
+    }
   }
   return lines.join('\n');
 }
