@@ -3,11 +3,12 @@
 // 64×64 f64 on a 1-thread faer backend, per call, with no subscriber and with a subscriber on all
 // four channels (`forwardDiagnostics` to a no-op sink: every payload is built, timed and cloned
 // into the forwarded shape) — and, with `--baseline <repo>`, the same call through another
-// checkout's build (e.g. main before the channels) in the same process, interleaved.
+// checkout's build (e.g. main before the channels). Each sample is a child process (two copies of
+// core cannot share a process); the contenders alternate within every round.
 //
-//   node bench/diagnostics.bench.mjs [--baseline /work/main] [--rounds 15] [--calls 2000] [--json]
+//   node bench/diagnostics.bench.mjs [--baseline /work/main] [--rounds 9] [--calls 2000] [--json]
 //
-// Every contender runs once per round in turn; the median of per-round medians is reported. This
+// Every contender runs once per round in turn; the median of per-round samples is reported. This
 // machine is a shared, noisy VM: differences below ~0.2 µs are within run-to-run noise.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,7 +24,7 @@ const arg = (name, fallback) => {
   return i === -1 ? fallback : args[i + 1];
 };
 const json = args.includes('--json');
-const rounds = Number(arg('--rounds', '15'));
+const rounds = Number(arg('--rounds', '9'));
 const calls = Number(arg('--calls', '2000'));
 const n = 64;
 const repo = fileURLToPath(new URL('../../../', import.meta.url));
@@ -55,29 +56,44 @@ async function perCall(fn) {
   return median(t);
 }
 
-const branch = await load(repo.replace(/\/$/, ''));
-const baseline = baselineRepo === undefined ? undefined : await load(baselineRepo.replace(/\/$/, ''));
-let forwarded = 0;
+// Two copies of core cannot share one process (the process arbiter refuses the other copy's
+// CpuSets), so each measurement runs in a child process; the parent interleaves them by round.
+const child = arg('--child');
+if (child !== undefined) {
+  const subscribed = args.includes('--subscribed');
+  const side = await load(child);
+  let forwarded = 0;
+  const stop = subscribed ? side.core.forwardDiagnostics(() => void forwarded++) : undefined;
+  try {
+    // Three measurements per child, the median kept: one child is one sample of the round.
+    const xs = [await perCall(side.call), await perCall(side.call), await perCall(side.call)];
+    console.log(JSON.stringify({ micros: median(xs), forwarded }));
+  } finally {
+    stop?.();
+    await side.backend.close();
+  }
+  process.exit(0);
+}
+
+const root = repo.replace(/\/$/, '');
 const contenders = {
-  'no subscriber': { run: branch.call },
-  'subscribed (all channels)': { run: branch.call, subscribe: () => branch.core.forwardDiagnostics(() => void forwarded++) },
-  ...(baseline === undefined ? {} : { 'baseline, no subscriber': { run: baseline.call } }),
+  'no subscriber': [root, false],
+  'subscribed (all channels)': [root, true],
+  ...(baselineRepo === undefined ? {} : { 'baseline, no subscriber': [baselineRepo.replace(/\/$/, ''), false] }),
 };
 const perRound = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
-try {
-  for (let r = 0; r < rounds; r++) {
-    for (const [name, c] of Object.entries(contenders)) {
-      const stop = c.subscribe?.();
-      try {
-        perRound[name].push(await perCall(c.run));
-      } finally {
-        stop?.();
-      }
-    }
+let forwarded = 0;
+for (let r = 0; r < rounds; r++) {
+  for (const [name, [dir, subscribed]] of Object.entries(contenders)) {
+    const out = spawnSync(process.execPath, ['--expose-gc', process.argv[1], '--child', dir, '--calls', String(calls), ...(subscribed ? ['--subscribed'] : [])], {
+      encoding: 'utf8',
+      env: { ...process.env, NODE_NO_WARNINGS: '1' },
+    });
+    if (out.status !== 0) throw new Error(`${name}: ${out.stderr}`);
+    const m = JSON.parse(out.stdout.trim().split('\n').pop());
+    perRound[name].push(m.micros);
+    forwarded += m.forwarded;
   }
-} finally {
-  await branch.backend.close();
-  await baseline?.backend.close();
 }
 const result = Object.fromEntries(Object.entries(perRound).map(([k, v]) => [k, { medianMicros: median(v), minMicros: Math.min(...v), maxMicros: Math.max(...v) }]));
 const none = result['no subscriber'].medianMicros;
@@ -87,7 +103,7 @@ const summary = {
   calls,
   result,
   subscriberCostMicros: result['subscribed (all channels)'].medianMicros - none,
-  ...(baseline === undefined ? {} : { noSubscriberVsBaselineMicros: none - result['baseline, no subscriber'].medianMicros }),
+  ...(baselineRepo === undefined ? {} : { noSubscriberVsBaselineMicros: none - result['baseline, no subscriber'].medianMicros }),
   forwardedEvents: forwarded,
 };
 if (json) console.log(JSON.stringify(summary));

@@ -36,7 +36,13 @@ export interface ForwardDiagnosticsOptions {
 }
 
 /** Where forwarded events go: a `MessagePort` (or anything with `postMessage`, e.g. `parentPort`), or a function. */
-export type DiagnosticsSink = { postMessage(message: ForwardedDiagnosticsEvent): void } | ((event: ForwardedDiagnosticsEvent) => void);
+export type DiagnosticsSink = DiagnosticsPort | ((event: ForwardedDiagnosticsEvent) => void);
+
+/** The part of a `MessagePort` (or `parentPort`) that {@link forwardDiagnostics} uses. */
+export interface DiagnosticsPort {
+  /** Send one forwarded event (structured-cloned to the other end). */
+  postMessage(message: ForwardedDiagnosticsEvent): void;
+}
 
 const OP = 'forwardDiagnostics';
 const NAMES = Object.keys(DIAGNOSTICS_CHANNELS) as DiagnosticsChannelName[];
