@@ -9,7 +9,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const GROUND = new Set(['errors', 'topology', 'tensor', 'buffer', 'arbiter', 'extension', 'util']);
+const GROUND = new Set(['errors', 'topology', 'tensor', 'buffer', 'arbiter', 'extension', 'util', 'diagnostics']);
 const ENTRY_DIRS = new Set(['testing', 'piscina']);
 const RUNTIME_ORDER = ['workers', 'executors', 'engine', 'execution'];
 

@@ -1,5 +1,7 @@
 export { collectInfo, formatInfo, INFO_SCHEMA } from './commands/info.js';
 export type { CollectInfoOptions, InfoReport, ProviderReport } from './commands/info.js';
+export { CENSUS_SCHEMA, collectCensus, formatCensus } from './commands/census.js';
+export type { CensusReport } from './commands/census.js';
 export { findInstalledProviders } from './installed-providers.js';
 export type { InstalledPackage } from './installed-providers.js';
 export { createProgram, run } from './program.js';

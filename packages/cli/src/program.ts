@@ -5,6 +5,7 @@ import { parseSizes, parseThreads } from './bench/bench-options.js';
 import type { CliIo } from './cli-io.js';
 import { benchCommand, type BenchCommandOptions } from './commands/bench.js';
 import { infoCommand } from './commands/info.js';
+import { censusCommand } from './commands/census.js';
 import { describeError, EXIT } from './exit-codes.js';
 
 function cliVersion(): string {
@@ -34,8 +35,9 @@ export function createProgram(io: CliIo): Command {
   program
     .command('info')
     .description('what tenferro sees: affinity, online CPUs, capacity, NUMA nodes, providers, the default backend')
-    .option('--json', 'print one JSON object (schema tenferro.info/2)')
-    .action(async (options: { json?: boolean }) => infoCommand(options, io));
+    .option('--json', 'print one JSON object (schema tenferro.info/2; with --census, tenferro.census/1)')
+    .option('--census', 'list every thread of the process with its CPU mask and owner, after one GEMM per available kind, flagging threads outside their domain')
+    .action(async (options: { json?: boolean; census?: boolean }) => (options.census === true ? censusCommand(options, io) : infoCommand(options, io)));
 
   program
     .command('bench')

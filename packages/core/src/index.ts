@@ -42,6 +42,11 @@ export type { PrimitiveOptions } from './ops/primitive-arguments.js';
 export type { ReduceOptions } from './ops/reduction.js';
 export type { ContiguousOptions, CopyIntoOptions } from './ops/layout-transforms.js';
 export type { CpuExecutionInfo, PlacementCheck, WorkerInfo } from './backend/execution-info.js';
+export type { CensusThread, CensusThreadOwner, ThreadCensus } from './backend/thread-census.js';
+export { DIAGNOSTICS_CHANNELS } from './diagnostics/channels.js';
+export type { AdmissionEvent, DiagnosticsRequest, ExecutionEvent, PoolEvent, ProviderDeclineReason, ProviderEvent } from './diagnostics/channels.js';
+export { forwardDiagnostics } from './diagnostics/forward-diagnostics.js';
+export type { DiagnosticsChannelName, DiagnosticsPort, DiagnosticsSink, ForwardDiagnosticsOptions, ForwardedDiagnosticsEvent } from './diagnostics/forward-diagnostics.js';
 export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';
 export type { KnownProviderPackage, ReferenceFallback } from './backend/provider-discovery.js';
 export type { CpuBackendKind, CpuExecutionMode, CpuPlacement, ResolvedCpuPlacement } from './contract/backend-kind.js';
@@ -58,7 +63,7 @@ export type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '.
 export type { GemmAnalysisCacheStats } from './contraction/gemm-analysis-cache.js';
 
 // ── Provider authors ────────────────────────────────────────────────────────────────────────
-export type { CpuProviderPackage } from './provider/provider-package.js';
+export type { CpuProviderPackage, ProviderThread } from './provider/provider-package.js';
 export type { ProviderPackageAvailable, ProviderPackageStatus, ProviderPackageUnavailable } from './provider/provider-package-status.js';
 export { loadAddon } from '@tenferro/os';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from '@tenferro/os';

@@ -10,6 +10,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  type AdmissionEvent,
   type CpuDomainExecutor,
   type CpuGemmProvider,
   type CpuProviderExecutionCapabilities,
@@ -32,9 +33,12 @@ const topology = discoverCpuTopology();
 let real: WorkerThreadsDomainExecutor;
 let coordinator: Coordinator;
 const calls = { install: 0, submit: 0, kernels: 0 };
-/** Messages of `tenferro:execution`: one `enter` per permit granted (admission.ts). */
+/** Permits granted, as `tenferro:admission` reports them (admission.ts). */
 const permits: unknown[] = [];
-const onPermit = (m: unknown) => void permits.push(m);
+const onPermit = (m: unknown) => {
+  const e = m as AdmissionEvent;
+  if (e.via === 'arbiter' && e.outcome === 'granted') permits.push(m);
+};
 
 beforeAll(async () => {
   real = await WorkerThreadsDomainExecutor.create({ workers: 2 });
@@ -61,10 +65,10 @@ beforeAll(async () => {
       op: 'test',
     },
   });
-  subscribe('tenferro:execution', onPermit);
+  subscribe('tenferro:admission', onPermit);
 });
 afterAll(async () => {
-  unsubscribe('tenferro:execution', onPermit);
+  unsubscribe('tenferro:admission', onPermit);
   await coordinator.close();
   await real.close();
 });
@@ -126,7 +130,7 @@ describe('a dispatch-mode refusal comes before any permit, entry, allocation or 
     expect(after.install).toBe(before.install + 1);
     expect(after.kernels).toBeGreaterThan(before.kernels);
     expect(after.entries.installs).toBe(before.entries.installs + 1);
-    expect(after.permits).toBe(before.permits + 2); // enter and leave
+    expect(after.permits).toBe(before.permits + 1);
   });
 
   const refusals: [string, 1 | 2, Partial<CpuProviderExecutionCapabilities>, string, Record<string, unknown>][] = [

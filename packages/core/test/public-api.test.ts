@@ -8,16 +8,16 @@ import type * as Testing from '../src/testing/index.js';
 
 const CORE_VALUES = [
   'ABORT_CLOSED', 'ABORT_SIGNALLED', 'CONTRACTION_DTYPES', 'CpuBackend', 'CpuExecSession', 'CpuProviderBundle', 'CpuProviderBundleBuilder', 'CpuSet',
-  'DEFAULT_EXECUTION_CAPABILITIES', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain',
+  'DEFAULT_EXECUTION_CAPABILITIES', 'DIAGNOSTICS_CHANNELS', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain',
   'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ProcessArbiter', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
-  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kindOf', 'loadAddon',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
   'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;
 
 const CORE_TYPES = [
-  'AcquireOptions', 'AddonAdvice', 'BinaryOp', 'CpuBinaryRequest', 'CpuReduceRequest', 'CpuTensorPrimitivesProvider', 'CpuUnaryRequest', 'ReduceOp', 'UnaryOp', 'ContiguousOptions', 'CopyIntoOptions', 'PrimitiveOptions', 'RealDType', 'ReduceOptions', 'TensorOps', 'AddonAvailable', 'AddonFailure', 'AddonLoad', 'AddonUnavailable', 'Arbiter', 'ArbiterKind', 'ArbiterStats', 'ProcessArbiterOptions', 'ProcessArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
+  'AcquireOptions', 'AdmissionEvent', 'CensusThread', 'CensusThreadOwner', 'DiagnosticsChannelName', 'DiagnosticsPort', 'DiagnosticsRequest', 'DiagnosticsSink', 'ExecutionEvent', 'ForwardDiagnosticsOptions', 'ForwardedDiagnosticsEvent', 'PoolEvent', 'ProviderDeclineReason', 'ProviderEvent', 'ProviderThread', 'ThreadCensus', 'AddonAdvice', 'BinaryOp', 'CpuBinaryRequest', 'CpuReduceRequest', 'CpuTensorPrimitivesProvider', 'CpuUnaryRequest', 'ReduceOp', 'UnaryOp', 'ContiguousOptions', 'CopyIntoOptions', 'PrimitiveOptions', 'RealDType', 'ReduceOptions', 'TensorOps', 'AddonAvailable', 'AddonFailure', 'AddonLoad', 'AddonUnavailable', 'Arbiter', 'ArbiterKind', 'ArbiterStats', 'ProcessArbiterOptions', 'ProcessArbiterStats', 'BufferPoolStats', 'CapabilityPolicy', 'CapacityLimit', 'CpuAdmissionMode',
   'CpuBackendKind', 'CpuBackendOptions', 'CpuDomainExecutor', 'CpuDomainExecutorCapabilities', 'CpuDomainId',
   'CpuDomainOwnership', 'CpuDotGeneralRequest', 'CpuExecutionContext', 'CpuExecutionInfo', 'CpuExecutionMode',
   'CpuGemmProvider', 'CpuGemmRequest', 'CpuGeneralContractionProvider', 'CpuLayoutRequest', 'CpuLayoutTransformProvider',

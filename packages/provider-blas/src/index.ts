@@ -248,6 +248,11 @@ function packageFor(st: State): CpuProviderPackage {
       return `@tenferro/provider-blas: ${current(st).label}`;
     },
     gemm,
+    // The threads the runtime started when it was loaded (OpenBLAS's pool), for the thread census.
+    threads: () => {
+      const d = current(st).diagnostics;
+      return d.runtimeThreads.map((t) => Object.freeze({ tid: t.tid, role: `${d.name} ${d.threadingLayer} thread` }));
+    },
     // @tenferro/linalg's CpuLinalgKernels, under its key found by name (nothing imported from linalg).
     extensions: Object.freeze([Object.freeze([linalgKey(), lapack] as const)]),
   });

@@ -66,6 +66,16 @@ describe('thread census', () => {
       expect(loaded.runtime.loadedOn?.cpus).toBe(info.domainCpus);
       for (const t of loaded.runtime.runtimeThreads) expect(t.cpus).toBe(info.domainCpus);
       libraryThreads = loaded.runtime.runtimeThreads.map((t) => t.tid);
+      // The package reports them to the census (CpuProviderPackage.threads()): owned by the
+      // provider, inside the backend's domain.
+      expect(pkg.threads?.().map((t) => t.tid)).toEqual(libraryThreads);
+      const census = backend.census();
+      for (const tid of libraryThreads) {
+        const t = census.threads.find((x) => x.tid === tid);
+        expect(t?.owner.kind).toBe('provider');
+        expect(t?.outsideDomain).toBe(false);
+      }
+      expect(census.outsideDomain).toEqual([]);
     } finally {
       await backend.close();
     }

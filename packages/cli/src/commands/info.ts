@@ -15,6 +15,7 @@ import { type InstalledPackage, type LoadedPackage, loadInstalledProviders } fro
 import type { CliIo } from '../cli-io.js';
 import { EXIT, isUserInputError } from '../exit-codes.js';
 import { makeStyle, styleFor, type Style } from '../style.js';
+import { describeOwner } from './census.js';
 
 /** `tenferro info --json` schema; documented in docs/cli.md. Bump the suffix on any breaking change. */
 export const INFO_SCHEMA = 'tenferro.info/2';
@@ -63,6 +64,8 @@ export interface InfoReport {
         /** `'process'`: one arbiter for every worker_thread isolate of the process; `'isolate'`: this isolate only (no os binding). */
         readonly arbiter: 'process' | 'isolate';
         readonly workers: readonly { readonly tid: number; readonly cpus: string | null }[];
+        /** Threads of tenferro or a provider whose CPU mask leaves their domain (`CpuBackend.census()`; `tenferro info --census` lists every thread). */
+        readonly threadsOutsideDomain: readonly { readonly tid: number; readonly owner: string; readonly cpus: string | null; readonly domainCpus: string | null }[];
       }
     | { readonly error: { readonly code: string; readonly message: string } };
 }
@@ -134,6 +137,10 @@ async function describeDefaultBackend(topology: CpuTopology | undefined, package
       providerDiagnostic: i.providerDiagnostic,
       arbiter: i.arbiter,
       workers: i.workers.map((w) => ({ tid: w.tid, cpus: w.cpus ?? null })),
+      threadsOutsideDomain: backend
+        .census()
+        .threads.filter((t) => t.outsideDomain)
+        .map((t) => ({ tid: t.tid, owner: describeOwner(t), cpus: t.cpus, domainCpus: t.domainCpus })),
     };
   } catch (e) {
     return { error: { code: TenferroError.is(e) ? e.code : 'Internal', message: e instanceof Error ? e.message : String(e) } };
@@ -201,6 +208,10 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
         ? 'process (one for every worker_thread isolate: backends in workers never overlap)'
         : style.yellow('isolate') + ' (this isolate only: backends in other worker_threads are not kept apart; load the OS binding)',
     );
+    if (b.threadsOutsideDomain.length === 0) row('thread masks', 'every thread of tenferro and its providers inside its domain (tenferro info --census lists all)');
+    for (const t of b.threadsOutsideDomain) {
+      row('  WARNING', `tid ${t.tid} (${t.owner}) runs on CPUs ${t.cpus ?? '?'}, outside its domain ${t.domainCpus ?? '?'}`, style.yellow);
+    }
   }
   return lines.join('\n');
 }

@@ -25,6 +25,7 @@ import { operationTargets } from './operation-targets.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
 import { type ReferenceFallback, discoverProvider, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
 import { assertKindAvailable, standardBundle, validateBundle } from './standard-bundle.js';
+import { type ThreadCensus, takeThreadCensus } from './thread-census.js';
 
 /** Opaque witness token: equal for clones, fresh for every derived handle (R2). */
 export type CpuRuntimeIdentity = object;
@@ -359,6 +360,17 @@ export class CpuBackend {
    */
   checkPlacement(): PlacementCheck {
     return checkWorkerPlacement(this.#engineIfBuilt());
+  }
+
+  /**
+   * Every thread of the process now (`/proc/self/task`): name, tid, CPU mask and owner where known
+   * — this backend's engine workers (every engine its coordinator built), threads its provider
+   * packages report (`CpuProviderPackage.threads()`, e.g. OpenBLAS's pool), the main thread,
+   * Node's libuv and V8 platform threads — with the threads tenferro or a provider owns whose mask
+   * leaves their domain flagged (`outsideDomain`). Reads procfs only; works after `close()` too.
+   */
+  census(): ThreadCensus {
+    return takeThreadCensus(this.#s);
   }
 
   /** Shut every engine of this coordinator down; later calls reject with `BackendClosed`. */

@@ -4,6 +4,7 @@ import { invalidArgument } from '../errors/tenferro-error.js';
 import { allocateShared } from '../util/allocate-shared.js';
 import type { StorageHome } from '../tensor/tensor-storage.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
+import { poolChannel, publishPool } from '../diagnostics/channels.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
 export interface BufferLoan {
@@ -106,9 +107,11 @@ export class BufferPool implements PoolLimitListener, StorageHome {
       this.#buffers -= 1;
       this.#hits += 1;
       if (options?.zeroed !== false) new Uint8Array(buffer, 0, needed).fill(0);
+      if (poolChannel().hasSubscribers) publishPool('hit', dtype, buffer.byteLength, this.#retainedBytes);
     } else {
       buffer = allocateShared(needed, caller);
       this.#misses += 1;
+      if (poolChannel().hasSubscribers) publishPool('miss', dtype, buffer.byteLength, this.#retainedBytes);
     }
     const loan: BufferLoan = Object.freeze({ dtype, buffer, length, capacity: buffer.byteLength / bytes });
     this.#outstanding.add(loan);
@@ -184,13 +187,19 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     const cap = this.#limit.bytes;
     while (this.#retainedBytes > cap) {
       let victim: SharedArrayBuffer[] | undefined;
+      let victimDtype: DType | undefined;
       for (const dtype of DTYPES) {
         const list = this.#free.get(dtype)!;
-        if (list.length > 0 && (victim === undefined || list[0]!.byteLength < victim[0]!.byteLength)) victim = list;
+        if (list.length > 0 && (victim === undefined || list[0]!.byteLength < victim[0]!.byteLength)) {
+          victim = list;
+          victimDtype = dtype;
+        }
       }
       if (victim === undefined) break;
-      this.#retainedBytes -= victim.shift()!.byteLength;
+      const evicted = victim.shift()!;
+      this.#retainedBytes -= evicted.byteLength;
       this.#buffers -= 1;
+      if (poolChannel().hasSubscribers) publishPool('evict', victimDtype!, evicted.byteLength, this.#retainedBytes);
     }
   }
 

@@ -1,12 +1,15 @@
 import type { ValidationDomain } from '../contract/cpu-domain.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import type { ProviderParallelMode } from '../contract/parallel-mode.js';
+import { type ProviderCallFacts, type ProviderEvent, providerTracing, traceAsync, tracingActive } from '../diagnostics/channels.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import { dispatchMode } from '../provider/bundle-validation.js';
 import { enforcedThreadLimit } from '../provider/execution-capabilities.js';
 import type { ProviderSlot } from '../provider/cpu-providers.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuProviderOutcome } from '../provider/provider-outcome.js';
+import type { CpuGemmRequest } from '../provider/gemm-request.js';
+import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 
 /**
@@ -50,9 +53,44 @@ export class ProviderDispatch {
   /**
    * Call a provider of `slot` in its mode on the operation's entry: on `ctx` when the modes
    * agree, else on a fresh context of the entry (no executor call). A provider's own exception
-   * becomes `ProviderFailed`; a non-outcome too.
+   * becomes `ProviderFailed`; a non-outcome too. With a `tenferro:provider` subscriber the call is
+   * traced, with what `facts(subject)` says of it (dtype, shapes, FLOPs) — asked only then.
    */
-  async call(entry: CpuOperationEntry, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
+  call<S>(
+    entry: CpuOperationEntry,
+    ctx: CpuExecutionContext,
+    slot: ProviderSlot,
+    fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>,
+    facts?: (subject: S) => ProviderCallFacts,
+    subject?: S,
+  ): Promise<CpuProviderOutcome> {
+    if (!tracingActive(providerTracing())) return this.#call(entry, ctx, slot, fn);
+    const known = facts?.(subject as S);
+    const event: ProviderEvent = {
+      op: this.op,
+      slot,
+      provider: known?.provider ?? providerName(this.bundle, slot),
+      mode: this.mode(slot),
+      threadLimit: this.threadLimit(slot),
+      dtype: known?.dtype ?? 'unknown',
+      shapes: known?.shapes ?? [],
+      flops: known?.flops ?? null,
+      startTime: process.hrtime.bigint(),
+    };
+    return traceAsync(
+      providerTracing(),
+      event,
+      async () => {
+        const outcome = await this.#call(entry, ctx, slot, fn);
+        if (!outcome.executed) event.declineReason = outcome.reason;
+        return outcome;
+      },
+      (outcome) => (outcome.executed ? 'executed' : 'declined'),
+      'failed',
+    );
+  }
+
+  async #call(entry: CpuOperationEntry, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
     const mode = this.mode(slot);
     const limit = this.threadLimit(slot);
     const op = this.op;
@@ -68,4 +106,39 @@ export class ProviderDispatch {
     }
     return outcome;
   }
+}
+
+/** The diagnostic name of the bundle's provider of `slot`. */
+function providerName(bundle: CpuProviderBundle, slot: ProviderSlot): string {
+  switch (slot) {
+    case 'gemm':
+      return bundle.gemm.name;
+    case 'layoutTransform':
+      return bundle.layoutTransform.name;
+    case 'generalContraction':
+      return bundle.generalContraction?.name ?? 'none';
+    case 'tensorPrimitives':
+      return bundle.tensorPrimitives.name;
+  }
+}
+
+/** A GEMM request's facts: batch dims first, FLOPs 2·m·n·k per matrix (8·m·n·k complex). */
+export function gemmFacts(r: CpuGemmRequest): ProviderCallFacts {
+  const batch = r.batch;
+  const count = batch.reduce((a, b) => a * b, 1);
+  const complex = r.dtype === 'c64' || r.dtype === 'c128';
+  return {
+    dtype: r.dtype,
+    shapes: [
+      [...batch, r.m, r.k],
+      [...batch, r.k, r.n],
+      [...batch, r.m, r.n],
+    ],
+    flops: (complex ? 8 : 2) * r.m * r.n * r.k * count,
+  };
+}
+
+/** The facts of a call that reads `inputs` and writes `out` (FLOPs not defined). */
+export function tensorFacts(t: { readonly inputs: readonly TensorDescriptor[]; readonly out: TensorDescriptor; readonly provider?: string }): ProviderCallFacts {
+  return { provider: t.provider, dtype: t.out.dtype, shapes: [...t.inputs.map((d) => d.shape), t.out.shape], flops: null };
 }

@@ -4,7 +4,9 @@ import type { OperationRunner } from '../runtime/execution/admission.js';
 import type { DType } from '../tensor/dtype.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { freshOutput } from './fresh-output.js';
-import { ProviderDispatch } from './provider-call.js';
+import { ProviderDispatch, tensorFacts } from './provider-call.js';
+import type { ProviderCallFacts } from '../diagnostics/channels.js';
+import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 
 /**
  * `tensor.reshape(shape)` when that is metadata-only (same storage, same tag, no admission);
@@ -25,7 +27,7 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
     return await runner.run(op, dispatch.mode('layoutTransform'), async (entry, ctx) => {
     // A layout transform writes every element of its destination.
     const dense = await freshOutput(entry, tensor.dtype, tensor.shape, op, async (out) => {
-      const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst: out, conjugate: false }));
+      const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst: out, conjugate: false }), reshapeFacts, { tensor, out });
       if (!outcome.executed) {
         throw new TenferroError('ProviderUnsupported', 'configured CPU layoutTransform provider reported unsupported while materialising a reshape', {
           op,
@@ -41,4 +43,9 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
   } finally {
     storage.release();
   }
+}
+
+/** A reshape's copy, for `tenferro:provider` (asked only when someone listens). */
+function reshapeFacts(s: { readonly tensor: Tensor; readonly out: TensorDescriptor }): ProviderCallFacts {
+  return tensorFacts({ inputs: [tensorInternals.descriptor(s.tensor)], out: s.out });
 }

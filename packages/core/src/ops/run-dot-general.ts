@@ -11,7 +11,8 @@ import { DTYPE_INFO } from '../tensor/dtype.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { tensorInternals } from '../tensor/tensor.js';
 import { fingerprint } from './output-fingerprint.js';
-import type { ProviderDispatch } from './provider-call.js';
+import { type ProviderDispatch, gemmFacts, tensorFacts } from './provider-call.js';
+import type { ProviderCallFacts } from '../diagnostics/channels.js';
 
 /** What one dot-general runs with: an entered execution (whose engine lends buffers and the analysis cache) and its provider calls. */
 export interface DotGeneralRun {
@@ -55,7 +56,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
 
   if (bundle.generalContraction !== undefined) {
     const general = bundle.generalContraction;
-    const outcome = await call(run, 'generalContraction', (ctx) =>
+    const outcome = await run.dispatch.call(run.entry, run.ctx, 'generalContraction', (ctx) =>
       general.dotGeneral(ctx, {
         lhs: tensorInternals.descriptor(spec.lhs),
         rhs: tensorInternals.descriptor(spec.rhs),
@@ -67,6 +68,8 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
         alpha: spec.alpha,
         beta: spec.beta,
       }),
+      contractionFacts,
+      { spec, out },
     );
     if (outcome.executed) return { path: 'general', gemmCalls: 0 };
     checkDecline('generalContraction');
@@ -122,13 +125,21 @@ function analyse(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor
 
 function gemm(run: DotGeneralRun, req: CpuGemmRequest): Promise<CpuProviderOutcome> {
   const provider = run.dispatch.bundle.gemm;
-  return call(run, 'gemm', (ctx) => provider.gemm(ctx, req));
+  return run.dispatch.call(run.entry, run.ctx, 'gemm', (ctx) => provider.gemm(ctx, req), gemmFacts, req);
 }
 
 async function materialize(run: DotGeneralRun, src: TensorDescriptor, dst: TensorDescriptor, conjugate: boolean): Promise<void> {
   const provider = run.dispatch.bundle.layoutTransform;
-  const outcome = await call(run, 'layoutTransform', (ctx) => provider.materialize(ctx, { src, dst, conjugate }));
+  const outcome = await run.dispatch.call(run.entry, run.ctx, 'layoutTransform', (ctx) => provider.materialize(ctx, { src, dst, conjugate }), tensorFacts, {
+    inputs: [src],
+    out: dst,
+  });
   if (!outcome.executed) throw terminal(run.dispatch.op, 'layoutTransform', outcome.reason);
+}
+
+/** A general contraction's facts for `tenferro:provider` (asked only when someone listens). */
+function contractionFacts(s: { readonly spec: DotGeneralSpec; readonly out: TensorDescriptor }): ProviderCallFacts {
+  return tensorFacts({ inputs: [tensorInternals.descriptor(s.spec.lhs), tensorInternals.descriptor(s.spec.rhs)], out: s.out });
 }
 
 /** Zero a fresh dense output (R108: the decline of a direct plan falls back to a zero-filled output). */
@@ -136,10 +147,6 @@ function zeroFill(out: TensorDescriptor): void {
   const bytes = DTYPE_INFO[out.dtype].bytes;
   const size = out.shape.reduce((a, b) => a * b, 1);
   new Uint8Array(out.buffer, out.offset * bytes, size * bytes).fill(0);
-}
-
-function call(run: DotGeneralRun, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
-  return run.dispatch.call(run.entry, run.ctx, slot, fn);
 }
 
 function request(spec: DotGeneralSpec, plan: GemmPlan, lhs: TensorDescriptor, rhs: TensorDescriptor, out: TensorDescriptor, conjLhs: boolean, conjRhs: boolean): CpuGemmRequest {

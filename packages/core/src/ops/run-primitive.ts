@@ -1,4 +1,5 @@
 import type { CpuExecutionContext } from '../contract/execution-context.js';
+import type { ProviderCallFacts } from '../diagnostics/channels.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { ProviderSlot } from '../provider/cpu-providers.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
@@ -9,7 +10,7 @@ import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { freshOutput } from './fresh-output.js';
 import { fingerprint } from './output-fingerprint.js';
-import { ProviderDispatch } from './provider-call.js';
+import { ProviderDispatch, tensorFacts } from './provider-call.js';
 
 /** A provider call of one primitive: the bundle's provider of the slot, or core's reference provider. */
 export type PrimitiveCall = (ctx: CpuExecutionContext, out: TensorDescriptor) => Promise<CpuProviderOutcome>;
@@ -57,14 +58,18 @@ export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderB
         const fill = async (out: TensorDescriptor) => {
           if (out.shape.includes(0)) return;
           const before = plan.declinesBeforeWriting ? undefined : fingerprint(out);
-          const outcome = await dispatch.call(entry, ctx, plan.slot, (c) => plan.provider(c, out));
+          const outcome = await dispatch.call(entry, ctx, plan.slot, (c) => plan.provider(c, out), primitiveFacts, { plan, out });
           if (outcome.executed) return;
           if (before !== undefined && fingerprint(out) !== before) {
             throw new TenferroError('ProviderContractViolation', `the ${plan.slot} provider wrote the output and then declined`, { op, detail: { slot: plan.slot } });
           }
           if (plan.providerIsReference) throw unsupported(op, plan.slot, outcome);
           fallbacks.set(bundle, referenceFallbacks(bundle) + 1);
-          const second = await dispatch.call(entry, ctx, plan.slot, (c) => plan.reference(c, out));
+          const second = await dispatch.call(entry, ctx, plan.slot, (c) => plan.reference(c, out), primitiveFacts, {
+            plan,
+            out,
+            provider: 'reference (fallback after a decline)',
+          });
           if (!second.executed) throw unsupported(op, plan.slot, second);
         };
         if (Tensor.isTensor(plan.out)) {
@@ -78,6 +83,11 @@ export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderB
   } finally {
     for (const s of held) s.release();
   }
+}
+
+/** A primitive call's facts for `tenferro:provider` (asked only when someone listens). */
+function primitiveFacts(s: { readonly plan: PrimitivePlan; readonly out: TensorDescriptor; readonly provider?: string }): ProviderCallFacts {
+  return tensorFacts({ inputs: s.plan.inputs.map((t) => tensorInternals.descriptor(t)), out: s.out, provider: s.provider });
 }
 
 function unsupported(op: string, slot: ProviderSlot, outcome: CpuProviderOutcome): TenferroError {

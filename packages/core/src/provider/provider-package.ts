@@ -19,4 +19,18 @@ export interface CpuProviderPackage {
   readonly tensorPrimitives?: CpuTensorPrimitivesProvider;
   /** Extensions stored in the bundle (e.g. linalg kernels); never interpreted by core. */
   readonly extensions?: readonly (readonly [ExtensionKey<unknown>, unknown])[];
+  /**
+   * The threads the package's runtime started in this process (e.g. OpenBLAS's pool), for the
+   * thread census (`CpuBackend.census()`), which flags those whose CPU mask leaves the backend's
+   * domains. Optional; must be cheap and must not start anything. Threads an engine worker runs
+   * on are the engine's, not the provider's.
+   */
+  threads?(): readonly ProviderThread[];
+}
+
+/** A thread a provider package's runtime started: its kernel thread id and what it does. */
+export interface ProviderThread {
+  readonly tid: number;
+  /** e.g. `OpenBLAS worker`. */
+  readonly role: string;
 }

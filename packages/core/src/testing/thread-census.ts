@@ -1,8 +1,11 @@
-import { readdirSync } from 'node:fs';
+import { processThreadIds } from '../topology/process-threads.js';
 
-/** The kernel thread ids of this process right now (`/proc/self/task`). */
+/**
+ * The kernel thread ids of this process right now (`/proc/self/task`), ascending — the cheap form
+ * of the census `CpuBackend.census()` takes with names, masks and owners (same procfs reader).
+ */
 export function threadCensus(): number[] {
-  return readdirSync('/proc/self/task').map(Number).sort((a, b) => a - b);
+  return processThreadIds().sort((a, b) => a - b);
 }
 
 /**

@@ -1,22 +1,17 @@
 // Load with an invariant monitor: 1,000 concurrent mixed operations on backends whose CPU sets
 // overlap (the all-allowed set against each one-CPU "NUMA node" of a fake topology) and are
 // disjoint (the two nodes). Every result is bit-exact against a sequential run, and a monitor fed
-// by `tenferro:execution` (node:diagnostics_channel) fails on any moment where two overlapping
-// executions were active together.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+// by the `tenferro:execution` tracing channel (node:diagnostics_channel, through
+// `forwardDiagnostics`, the shape worker isolates forward in) fails on any moment where two
+// overlapping executions were active together.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, processArbiter, requestsConflict, Tensor, type ResourceRequest } from '../../src/index.js';
+import { CpuBackend, forwardDiagnostics, processArbiter, Tensor } from '../../src/index.js';
 import { randomOperand, seededRandom } from '../../src/testing/index.js';
 import { kernel, onePerCpuTopology } from '../helpers.js';
+import { executionMonitor } from './execution-monitor.js';
 
 const echo = kernel<number, number>('echo');
 const twoCpus = (await import('../../src/index.js')).discoverCpuTopology().allowedCpus.size >= 2;
-
-interface Message {
-  readonly phase: 'enter' | 'leave';
-  readonly owner: number;
-  readonly request: ResourceRequest;
-}
 
 let all: CpuBackend;
 let nodes: CpuBackend[];
@@ -33,24 +28,8 @@ afterAll(async () => {
 
 describe('load with an invariant monitor', () => {
   it.skipIf(!twoCpus)('1,000 concurrent mixed operations: results bit-exact, never two overlapping executions at once (needs 2 CPUs)', async () => {
-    const active = new Map<number, ResourceRequest>();
-    const violations: string[] = [];
-    let peakDisjoint = 0;
-    let enters = 0;
-    const monitor = (m: unknown) => {
-      const msg = m as Message;
-      if (msg.phase === 'leave') {
-        active.delete(msg.owner);
-        return;
-      }
-      enters++;
-      for (const [owner, request] of active) {
-        if (owner !== msg.owner && requestsConflict(request, msg.request)) violations.push(`owner ${msg.owner} entered while ${owner} was active`);
-      }
-      active.set(msg.owner, msg.request);
-      peakDisjoint = Math.max(peakDisjoint, active.size);
-    };
-    subscribe('tenferro:execution', monitor);
+    const monitor = executionMonitor();
+    const stop = forwardDiagnostics(monitor.onEvent, { channels: ['execution'] });
     try {
       const rand = seededRandom(99);
       const handles = [all, ...nodes];
@@ -67,13 +46,14 @@ describe('load with an invariant monitor', () => {
       for (const j of jobs) expected.push(j.kind === 3 ? j.expected : (await all.matmul(j.a!, j.b!)).toArray());
       const results = await Promise.all(jobs.map((j) => j.run()));
       results.forEach((r, i) => expect(Tensor.isTensor(r) ? r.toArray() : r).toEqual(expected[i]));
-      expect(violations).toEqual([]);
-      expect(enters).toBeGreaterThanOrEqual(1000);
+      expect(monitor.violations).toEqual([]);
+      expect(monitor.starts()).toBeGreaterThanOrEqual(1000);
+      expect(monitor.active.size).toBe(0);
       // The two one-CPU domains are disjoint: they must have run together at some point.
-      expect(peakDisjoint).toBe(2);
+      expect(monitor.peak()).toBe(2);
       expect(processArbiter().stats()).toEqual({ active: 0, waiting: 0 });
     } finally {
-      unsubscribe('tenferro:execution', monitor);
+      stop();
     }
-  });
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
-import { channel } from 'node:diagnostics_channel';
 import { type ExecutionOwner, newExecutionOwner } from '../../arbiter/execution-owner.js';
+import type { Permit } from '../../arbiter/permit.js';
 import type { ResourceRequest } from '../../arbiter/resource-request.js';
+import { type AdmissionEvent, admissionChannel } from '../../diagnostics/channels.js';
 import type { ValidationDomain } from '../../contract/cpu-domain.js';
 import { ABORT_CLOSED, ABORT_SIGNALLED, type CpuExecutionContext } from '../../contract/execution-context.js';
 import type { ParallelMode } from '../../contract/parallel-mode.js';
@@ -64,7 +65,8 @@ export async function admit<R>(
   const request = target.plan.request;
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
     if (request === undefined) {
-      await engine.claim(owner, signal, op);
+      const t0 = admissionStart();
+      await timedAdmission(t0, engine.claim(owner, signal, op), owner, target, op, undefined);
       try {
         c.assertOpen(op);
         const entry = new CpuOperationEntry(engine, undefined, owner);
@@ -73,41 +75,62 @@ export async function admit<R>(
         engine.release(owner);
       }
     }
-    const permit = await c.arbiter.acquire(request, { owner, signal }).catch((e: unknown) => {
-      throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
-    });
-    publish('enter', owner, target, op);
+    const permit = await acquirePermit(target, request, owner, op, signal);
     try {
       c.assertOpen(op);
       const entry = new CpuOperationEntry(engine, permit, owner);
       return await supervise(c, entry, op, signal, () => body(entry, false));
     } finally {
-      publish('leave', owner, target, op);
       permit.release();
     }
   });
 }
 
-/**
- * `tenferro:execution` (node:diagnostics_channel): one message when an execution is admitted on
- * the arbiter (`enter`) and one just before its permit is released (`leave`), with its owner,
- * the permit request and the domain — what a monitor needs to check that overlapping executions
- * are never active together. Nothing is built when nobody subscribes.
- */
-export const executionChannel = channel('tenferro:execution');
-
-export interface ExecutionChannelMessage {
-  readonly phase: 'enter' | 'leave';
-  readonly owner: ExecutionOwner;
-  readonly request: ResourceRequest;
-  readonly domainId: DomainPlan['domain']['id'];
-  readonly op: string;
+/** A permit from the arbiter (`AdmissionAborted` rephrased for `op`), `tenferro:admission` told of the outcome. */
+function acquirePermit(target: AdmissionTarget, request: ResourceRequest, owner: ExecutionOwner, op: string, signal: AbortSignal | undefined): Promise<Permit> {
+  const t0 = admissionStart();
+  const wait = target.coordinator.arbiter.acquire(request, { owner, signal });
+  return timedAdmission(t0, wait, owner, target, op, request).catch((e: unknown) => {
+    throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
+  });
 }
 
-function publish(phase: 'enter' | 'leave', owner: ExecutionOwner, target: AdmissionTarget, op: string): void {
-  if (!executionChannel.hasSubscribers) return;
-  const message: ExecutionChannelMessage = { phase, owner, request: target.plan.request!, domainId: target.plan.domain.id, op };
-  executionChannel.publish(message);
+/** When `tenferro:admission` has a subscriber, the time an admission starts waiting. */
+function admissionStart(): bigint | undefined {
+  return admissionChannel().hasSubscribers ? process.hrtime.bigint() : undefined;
+}
+
+/** `wait` as it is, or — when it was timed from `t0` for a subscriber — published on settling. */
+function timedAdmission<T>(t0: bigint | undefined, wait: Promise<T>, owner: ExecutionOwner, target: AdmissionTarget, op: string, request: ResourceRequest | undefined): Promise<T> {
+  if (t0 === undefined) return wait;
+  return wait.then(
+    (value) => {
+      admitted(t0, owner, target, op, request, 'granted');
+      return value;
+    },
+    (e: unknown) => {
+      admitted(t0, owner, target, op, request, TenferroError.is(e, 'AdmissionAborted') ? 'aborted' : 'failed');
+      throw e;
+    },
+  );
+}
+
+/** Publish one {@link AdmissionEvent} (`request` undefined: a caller-managed guard). */
+function admitted(t0: bigint, owner: ExecutionOwner, target: AdmissionTarget, op: string, request: ResourceRequest | undefined, outcome: AdmissionEvent['outcome']): void {
+  if (!admissionChannel().hasSubscribers) return;
+  const time = process.hrtime.bigint();
+  const event: AdmissionEvent = {
+    owner,
+    op,
+    domainId: Number(target.plan.domain.id),
+    via: request === undefined ? 'guard' : 'arbiter',
+    cpus: request === undefined || 'providerExclusive' in request ? null : request.cpus.toString(),
+    exclusive: request !== undefined && 'providerExclusive' in request,
+    waitNs: Number(time - t0),
+    outcome,
+    time,
+  };
+  admissionChannel().publish(event);
 }
 
 /**
@@ -231,10 +254,7 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
   }
   const owner = newExecutionOwner();
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
-    const permit = await c.arbiter.acquire(target.plan.request!, { owner, signal }).catch((e: unknown) => {
-      throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
-    });
-    publish('enter', owner, target, op);
+    const permit = await acquirePermit(target, target.plan.request!, owner, op, signal);
     try {
       const entry = new CpuOperationEntry(engine, permit, owner);
       return await supervise(c, entry, op, signal, () =>
@@ -254,7 +274,6 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
         ),
       );
     } finally {
-      publish('leave', owner, target, op);
       permit.release();
     }
   });

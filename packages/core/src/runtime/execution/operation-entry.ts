@@ -6,6 +6,7 @@ import type { CpuExecutionContext } from '../../contract/execution-context.js';
 import { EnteredContext, type EntryLifetime } from './execution-context.js';
 import { TaskTracker } from './task-tracker.js';
 import type { ParallelMode, ProviderParallelMode } from '../../contract/parallel-mode.js';
+import { type ExecutionEvent, executionTracing, traceAsync, tracingActive } from '../../diagnostics/channels.js';
 
 /** Abort words are handed out from slabs of this many words, each word to one execution only. */
 const ABORT_SLAB_WORDS = 1024;
@@ -83,7 +84,31 @@ export class CpuOperationEntry {
    * install, no submit). Outer is refused before any executor call (R68); a job the executor
    * runs twice, or not at all, is a `Scheduling` error (R71).
    */
-  async enter<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string): Promise<R> {
+  enter<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string): Promise<R> {
+    if (!tracingActive(executionTracing())) return this.#enter(mode, body, op);
+    return this.#traced(mode, op, () => this.#enter(mode, body, op));
+  }
+
+  /** `fn`, one executor entry in `mode`, published on `tenferro:execution` (start, asyncEnd, error). */
+  #traced<R>(mode: ParallelMode, op: string, fn: () => Promise<R>): Promise<R> {
+    const domain = this.engine.domain;
+    const request = this.permit?.request;
+    const exclusive = request !== undefined && 'providerExclusive' in request;
+    const event: ExecutionEvent = {
+      owner: this.owner,
+      op,
+      domainId: Number(domain.id),
+      domainCpus: domain.admissionMode === 'callerManaged' ? null : (domain.placement?.cpus.toString() ?? null),
+      cpus: request === undefined || 'providerExclusive' in request ? null : request.cpus.toString(),
+      exclusive,
+      mode,
+      threadBudget: domain.threadBudget,
+      startTime: process.hrtime.bigint(),
+    };
+    return traceAsync(executionTracing(), event, fn, () => 'ok', 'error');
+  }
+
+  async #enter<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string): Promise<R> {
     if (mode === 'outer') throw outerThroughInstall(op);
     const lifetime: EntryLifetime = { live: true };
     let runs = 0;
@@ -146,7 +171,12 @@ export class CpuOperationEntry {
    * k, k+L, … in order, each with a fresh Sequential context on worker k. Every logical job runs
    * exactly once; a lane index the executor invents is a `Scheduling` error.
    */
-  async submitOuter(count: number, body: (ctx: CpuExecutionContext, index: number) => Promise<void> | void, op: string): Promise<void> {
+  submitOuter(count: number, body: (ctx: CpuExecutionContext, index: number) => Promise<void> | void, op: string): Promise<void> {
+    if (!tracingActive(executionTracing())) return this.#submitOuter(count, body, op);
+    return this.#traced('outer', op, () => this.#submitOuter(count, body, op));
+  }
+
+  async #submitOuter(count: number, body: (ctx: CpuExecutionContext, index: number) => Promise<void> | void, op: string): Promise<void> {
     if (!Number.isInteger(count) || count < 0) {
       throw new TenferroError('InvalidArgument', `expected a non-negative integer job count for count but received ${String(count)}`, { op });
     }

@@ -1,0 +1,243 @@
+// The diagnostics channels (docs/observability.md), through the public API: what each channel
+// carries for real operations, the tracing pairs APM tools rely on, and forwardDiagnostics.
+import { subscribe, tracingChannel, unsubscribe } from 'node:diagnostics_channel';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type AdmissionEvent,
+  CpuBackend,
+  type CpuGemmProvider,
+  CpuProviderBundle,
+  DIAGNOSTICS_CHANNELS,
+  type ExecutionEvent,
+  type ForwardedDiagnosticsEvent,
+  forwardDiagnostics,
+  type PoolEvent,
+  type ProviderEvent,
+  referenceGemmProvider,
+  referenceLayoutProvider,
+  Tensor,
+  Unsupported,
+} from '../src/index.js';
+import { expectCode, expectThrows, kernel } from './helpers.js';
+
+const echo = kernel<number, number>('echo');
+let backend: CpuBackend;
+beforeAll(async () => {
+  backend = await CpuBackend.create({ threads: 1 });
+  await backend.ready();
+});
+afterAll(async () => {
+  await backend.close();
+});
+
+/** Every message of the plain channel `name` while `fn` runs. */
+async function plain<T>(name: string, fn: () => Promise<unknown>): Promise<T[]> {
+  const seen: T[] = [];
+  const on = (m: unknown) => void seen.push(m as T);
+  subscribe(name, on);
+  try {
+    await fn();
+  } finally {
+    unsubscribe(name, on);
+  }
+  return seen;
+}
+
+/** Every (phase, context) of the tracing channel `name` while `fn` runs, contexts snapshotted at publish time. */
+async function traced<T>(name: string, fn: () => Promise<unknown>): Promise<[string, T][]> {
+  const seen: [string, T][] = [];
+  const tc = tracingChannel(name);
+  const handlers = Object.fromEntries(['start', 'end', 'asyncStart', 'asyncEnd', 'error'].map((phase) => [phase, (m: unknown) => void seen.push([phase, { ...(m as object) } as T])]));
+  tc.subscribe(handlers as never);
+  try {
+    await fn().catch(() => undefined);
+  } finally {
+    tc.unsubscribe(handlers as never);
+  }
+  return seen;
+}
+
+describe('tenferro:admission', () => {
+  it('one granted event per admission, with the request, the domain and the wait', async () => {
+    const events = await plain<AdmissionEvent>(DIAGNOSTICS_CHANNELS.admission, () => backend.install((ctx) => ctx.run(echo, 1)));
+    expect(events).toHaveLength(1);
+    const e = events[0]!;
+    const info = backend.executionInfo();
+    expect(e).toMatchObject({ op: 'CpuBackend.install', via: 'arbiter', outcome: 'granted', exclusive: false, cpus: info.domainCpus, domainId: Number(info.domainId) });
+    expect(e.waitNs).toBeGreaterThanOrEqual(0);
+    expect(typeof e.time).toBe('bigint');
+  });
+
+  it('an aborted wait is reported as aborted', async () => {
+    const c = new AbortController();
+    c.abort(new Error('stop'));
+    // Aborted before admission: nothing was requested, nothing is published.
+    expect(await plain(DIAGNOSTICS_CHANNELS.admission, () => backend.install(() => 1, { signal: c.signal }).catch(() => undefined))).toEqual([]);
+    // Aborted while queued behind a held permit.
+    let release!: () => void;
+    const held = backend.install(() => new Promise<void>((r) => (release = r)));
+    const waiting = new AbortController();
+    const events = await plain<AdmissionEvent>(DIAGNOSTICS_CHANNELS.admission, async () => {
+      const queued = backend.install(() => 2, { signal: waiting.signal });
+      waiting.abort(new Error('enough'));
+      await expectCode(queued, 'AdmissionAborted');
+    });
+    release();
+    await held;
+    expect(events.map((e) => e.outcome)).toEqual(['aborted']);
+  });
+});
+
+describe('tenferro:execution (tracing channel)', () => {
+  it('start and asyncEnd of each executor entry, with domain, mode, budget, owner and duration', async () => {
+    const seen = await traced<ExecutionEvent>(DIAGNOSTICS_CHANNELS.execution, () => backend.install((ctx) => ctx.run(echo, 3)));
+    expect(seen.map(([phase]) => phase)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
+    const [, start] = seen[0]!;
+    const [, done] = seen[3]!;
+    expect(start).toMatchObject({ op: 'CpuBackend.install', mode: 'sequential', threadBudget: 1, domainCpus: backend.executionInfo().domainCpus });
+    expect(start.durationNs).toBeUndefined();
+    expect(done.owner).toBe(start.owner);
+    expect(done.outcome).toBe('ok');
+    expect(done.durationNs).toBeGreaterThan(0);
+  });
+
+  it('a failing body publishes error with the error, then the end with outcome error', async () => {
+    const seen = await traced<ExecutionEvent>(DIAGNOSTICS_CHANNELS.execution, () =>
+      backend.install(() => {
+        throw new Error('body failed');
+      }),
+    );
+    expect(seen.map(([phase]) => phase)).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
+    expect((seen[2]![1].error as Error).message).toBe('body failed');
+    expect(seen[4]![1].outcome).toBe('error');
+  });
+});
+
+describe('tenferro:provider (tracing channel)', () => {
+  it('a GEMM: provider name, dtype, shapes and FLOPs 2·m·n·k (8·m·n·k complex) — for any shape', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 6 }), fc.constantFrom('f64', 'f32', 'c64'), async (m, k, n, dtype) => {
+        const size = (r: number, c: number) => r * c * (dtype === 'c64' ? 2 : 1);
+        const a = Tensor.fromArray(dtype, [m, k], Array.from({ length: size(m, k) }, (_, i) => i % 3));
+        const b = Tensor.fromArray(dtype, [k, n], Array.from({ length: size(k, n) }, (_, i) => i % 5));
+        const seen = await traced<ProviderEvent>(DIAGNOSTICS_CHANNELS.provider, () => backend.matmul(a, b));
+        const gemm = seen.filter(([phase, e]) => phase === 'asyncEnd' && e.slot === 'gemm');
+        expect(gemm).toHaveLength(1);
+        const e = gemm[0]![1];
+        expect(e.provider).toBe(backend.providerBundle().gemm.name);
+        expect(e.dtype).toBe(dtype);
+        expect(e.outcome).toBe('executed');
+        expect(e.flops).toBe((dtype === 'c64' ? 8 : 2) * m * n * k);
+        expect(e.durationNs).toBeGreaterThan(0);
+        // Shapes as the GEMM sees them (m×k, k×n, m×n, possibly transposed by the plan).
+        expect(e.shapes.map((s) => s.reduce((x, y) => x * y, 1))).toEqual([m * k, k * n, m * n]);
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('a decline is reported with its reason, and the retry as a second call', async () => {
+    let calls = 0;
+    const declining: CpuGemmProvider = {
+      name: 'declines once',
+      executionCapabilities: () => referenceGemmProvider.executionCapabilities(),
+      async gemm(ctx, req) {
+        return ++calls === 1 ? Unsupported.layout('lhs') : referenceGemmProvider.gemm(ctx, req);
+      },
+    };
+    const b = backend.withProviderBundle(CpuProviderBundle.customBuilder().gemmProvider(declining).layoutTransformProvider(referenceLayoutProvider).build());
+    const x = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+    const seen = await traced<ProviderEvent>(DIAGNOSTICS_CHANNELS.provider, () => b.matmul(x, x));
+    const ends = seen.filter(([phase]) => phase === 'asyncEnd').map(([, e]) => e);
+    expect(ends[0]).toMatchObject({ slot: 'gemm', provider: 'declines once', outcome: 'declined', declineReason: { kind: 'layout', operand: 'lhs' } });
+    expect(ends.at(-1)).toMatchObject({ slot: 'gemm', outcome: 'executed' });
+  });
+});
+
+describe('tenferro:pool', () => {
+  it('a miss, then a hit for the same size; evictions when the cap shrinks', async () => {
+    const b = await CpuBackend.create({ threads: 1 });
+    try {
+      const x = Tensor.fromArray('f64', [8, 8], Array.from({ length: 64 }, (_, i) => i));
+      const events = await plain<PoolEvent>(DIAGNOSTICS_CHANNELS.pool, async () => {
+        (await b.matmul(x, x)).dispose();
+        (await b.matmul(x, x)).dispose();
+        b.setBufferPoolLimitBytes(0);
+      });
+      const kinds = events.map((e) => e.kind);
+      expect(kinds[0]).toBe('miss');
+      expect(kinds).toContain('hit');
+      expect(kinds.at(-1)).toBe('evict');
+      expect(events.every((e) => e.dtype === 'f64' && e.bytes >= 64 * 8)).toBe(true);
+      expect(events.at(-1)!.retainedBytes).toBe(0);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+describe('forwardDiagnostics', () => {
+  it('forwards every channel in one cloneable shape, stamped with hrtime and the threadId', async () => {
+    const got: ForwardedDiagnosticsEvent[] = [];
+    const stop = forwardDiagnostics((e) => got.push(e));
+    const before = process.hrtime.bigint();
+    const x = Tensor.fromArray('f64', [3, 3], Array.from({ length: 9 }, (_, i) => i));
+    (await backend.matmul(x, x)).dispose();
+    stop();
+    (await backend.matmul(x, x)).dispose(); // after stop: nothing more
+    const channels = new Set(got.map((e) => e.channel));
+    expect(channels).toEqual(new Set(['tenferro:admission', 'tenferro:execution', 'tenferro:provider', 'tenferro:pool']));
+    for (const e of got) {
+      expect(e.threadId).toBe(0);
+      expect(e.time).toBeGreaterThanOrEqual(before);
+      expect(() => structuredClone(e)).not.toThrow();
+    }
+    expect(got.filter((e) => e.channel === 'tenferro:execution').map((e) => e.phase)).toEqual(['start', 'end']);
+    const count = got.length;
+    expect(got).toHaveLength(count);
+  });
+
+  it('a failing execution forwards its error as name, message and code', async () => {
+    const got: ForwardedDiagnosticsEvent[] = [];
+    const stop = forwardDiagnostics((e) => got.push(e), { channels: ['execution'] });
+    await backend.install(() => Promise.reject(new Error('nope'))).catch(() => undefined);
+    stop();
+    const error = got.find((e) => e.phase === 'error');
+    expect(error?.payload.error).toEqual({ name: 'Error', message: 'nope', code: undefined });
+    expect(new Set(got.map((e) => e.channel))).toEqual(new Set(['tenferro:execution']));
+  });
+
+  it('a sink that throws is unsubscribed, and the operation is unaffected', async () => {
+    let calls = 0;
+    forwardDiagnostics(() => {
+      calls++;
+      throw new Error('closed port');
+    });
+    expect(await backend.install((ctx) => ctx.run(echo, 9))).toBe(9);
+    const after = calls;
+    expect(after).toBe(1);
+    await backend.install((ctx) => ctx.run(echo, 10));
+    expect(calls).toBe(after);
+  });
+
+  it('bad input is an InvalidArgument before anything is subscribed', () => {
+    expectThrows(() => forwardDiagnostics(42 as never), 'InvalidArgument');
+    expectThrows(() => forwardDiagnostics({} as never), 'InvalidArgument');
+    expectThrows(() => forwardDiagnostics(() => undefined, { channel: ['pool'] } as never), 'InvalidArgument');
+    expectThrows(() => forwardDiagnostics(() => undefined, { channels: ['gpu'] } as never), 'InvalidArgument');
+    expectThrows(() => forwardDiagnostics(() => undefined, 'all' as never), 'InvalidArgument');
+  });
+});
+
+describe('no subscriber, no work', () => {
+  it('the channels have no subscriber unless someone subscribes, and forwarding stops cleanly', () => {
+    const tc = tracingChannel(DIAGNOSTICS_CHANNELS.execution);
+    expect(tc.start.hasSubscribers).toBe(false);
+    const stop = forwardDiagnostics(() => undefined, { channels: ['execution'] });
+    expect(tc.start.hasSubscribers).toBe(true);
+    stop();
+    stop();
+    expect(tc.start.hasSubscribers).toBe(false);
+  });
+});
