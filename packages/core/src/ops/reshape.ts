@@ -4,6 +4,7 @@ import type { OperationRunner } from '../runtime/execution/admission.js';
 import type { DType } from '../tensor/dtype.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { freshOutput } from './fresh-output.js';
+import { assertReadable } from './host-access.js';
 import { ProviderDispatch } from './provider-call.js';
 
 /**
@@ -18,6 +19,7 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
   } catch (e) {
     if (!TenferroError.is(e, 'ReshapeNeedsCopy')) throw e;
   }
+  assertReadable(runner, [tensor], op, ['tensor']);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
   const storage = tensorInternals.storage(tensor);
   storage.retain();
