@@ -310,3 +310,18 @@ describe('gemmGrouped: an executor that breaks outer scheduling (R70, R110)', ()
     expectResults(ok, before);
   });
 });
+
+describe('gemmGrouped: a GEMM that does not accept Outer (R54, R58)', () => {
+  it('under providerDefaultCompatibility it is never engine-scheduled: one provider-owned call', async () => {
+    const { provider, calls } = counting();
+    const innerOnly: CpuGemmProvider = { ...provider, executionCapabilities: () => ({ ...referenceGemmProvider.executionCapabilities(), acceptsOuter: false }) };
+    const bundle = CpuProviderBundle.builder('faer').gemmProvider(innerOnly).engineOuterGroupedGemm().capabilityPolicy('providerDefaultCompatibility').build();
+    const h = two.withProviderBundle(bundle);
+    const { jobs, before } = jobsOf(4, 14);
+    const e0 = h.executionInfo().executorEntries;
+    await h.gemmGrouped(jobs);
+    expect(h.executionInfo().executorEntries.submits).toBe(e0.submits);
+    expect(calls).toHaveLength(4);
+    expectResults(jobs, before);
+  });
+});

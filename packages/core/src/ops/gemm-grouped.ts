@@ -6,6 +6,7 @@ import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
 import type { CpuGroupedGemmRequest } from '../provider/grouped-gemm-request.js';
 import { type CpuProviderOutcome, EXECUTED, describeUnsupported } from '../provider/provider-outcome.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
+import { acceptsMode } from '../provider/execution-capabilities.js';
 import type { OperationRunner } from '../runtime/execution/admission.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { Tensor } from '../tensor/tensor.js';
@@ -52,7 +53,9 @@ export async function gemmGrouped(runner: OperationRunner, bundle: CpuProviderBu
       }
       auditGroupedLedger(ledger, op);
     };
-    if (bundle.groupedScheduling !== 'engineOuter') {
+    // A GEMM that does not accept Outer is never engine-scheduled: strict bundles are refused at
+    // install (R58), and the providerDefaultCompatibility policy skips that check (R54).
+    if (bundle.groupedScheduling !== 'engineOuter' || !acceptsMode(bundle.capabilities('gemm')!, 'outer')) {
       await runner.run(op, mode, providerOwned, spec.signal);
       return;
     }
