@@ -12,8 +12,9 @@
 //  2. The table: faer and blas kinds, 1 and 2 threads, f32/f64/c64, loop styles dispose / tidy /
 //     drop / into, as GFLOP/s and as a ratio of C in the same run; onnxruntime-node `MatMul` when
 //     bench/peers is installed (`cd bench/peers && ONNXRUNTIME_NODE_INSTALL=skip npm i --ignore-scripts`).
-//  3. Batched small GEMMs (`dotGeneral` with a batch axis): 10,000 × 8×8 and 1,000 × 32×32 f64
-//     against onnxruntime-node's batched MatMul and a C loop calling `cblas_dgemm` per matrix.
+//  3. Batched small GEMMs (`dotGeneral` with a batch axis, and `gemmGrouped` with one job per
+//     matrix): 10,000 × 8×8 and 1,000 × 32×32 f64 against onnxruntime-node's batched MatMul and a
+//     C loop calling `cblas_dgemm` per matrix.
 //
 // OpenBLAS's core type: `--coretype X` when given, else SkylakeX on an AVX-512 CPU (the right
 // kernels; OpenBLAS 0.3.21 picks a slower one on these VMs, and this machine's environment may
@@ -279,6 +280,15 @@ async function batched() {
         const b = await backend(kind, threads);
         if (b !== undefined) contenders[kind] = async () => (await b.dotGeneral(x, y, dims)).dispose();
       }
+      // The same matrices as a grouped GEMM (R110): one job per matrix, slices of the batched
+      // tensors into a reused output; engine-scheduled over the lanes at 2 threads (faer opts in),
+      // one provider-owned call at 1.
+      const fb = await backend('faer', threads);
+      if (fb !== undefined) {
+        const out = Tensor.zeros('f64', [n, n, count]);
+        const jobs = Array.from({ length: count }, (_, i) => ({ out: out.slice(undefined, undefined, i), lhs: x.slice(undefined, undefined, i), rhs: y.slice(undefined, undefined, i) }));
+        contenders['faer.grouped'] = () => fb.gemmGrouped(jobs);
+      }
       const ortRun = ort === undefined ? undefined : await ortMatmul(ort, 'f64', [count], n, threads);
       if (ortRun !== undefined) contenders.onnxruntime = ortRun.run;
       const calls = quick ? 20 : 60;
@@ -293,7 +303,7 @@ async function batched() {
       for (const [k, v] of Object.entries(perRound)) if (v.length > 0) row[k] = median(v);
       results.batched.push(row);
       const cell = (k) => (row[k] === undefined ? '—' : `${row[k].toFixed(2)} ms${row.c === undefined || k === 'c' ? '' : ` (${(row.c / row[k]).toFixed(2)})`}`);
-      log(`t=${threads} ${count} × ${n}×${n}: C loop ${cell('c')} | faer ${cell('faer')} | blas ${cell('blas')} | ORT ${cell('onnxruntime')}`);
+      log(`t=${threads} ${count} × ${n}×${n}: C loop ${cell('c')} | faer ${cell('faer')} | faer grouped ${cell('faer.grouped')} | blas ${cell('blas')} | ORT ${cell('onnxruntime')}`);
     }
   }
 }

@@ -60,7 +60,12 @@ export type { TensorDescriptor } from './tensor/tensor-descriptor.js';
 export { denseStrides, layoutIsInjective, reachableSpan, validateLayout } from './tensor/layout.js';
 export type { BufferPoolStats } from './buffer/buffer-pool.js';
 export type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from './contraction/validate-dot-general.js';
+export { GemmAnalysisCache } from './contraction/gemm-analysis-cache.js';
 export type { GemmAnalysisCacheStats } from './contraction/gemm-analysis-cache.js';
+export type { GemmGroupedOptions, GemmJob } from './contraction/validate-grouped-gemm.js';
+export type { SessionOptions } from './backend/session-options.js';
+export type { SharedTensorAllocationDomain } from './buffer/allocation-domain.js';
+export type { CpuIndexedPlans, IndexedPlanCacheLimits, IndexedPlanCacheStats } from './util/indexed-plan-cache.js';
 
 // ── Provider authors ────────────────────────────────────────────────────────────────────────
 export type { CpuProviderPackage, ProviderThread } from './provider/provider-package.js';
@@ -88,6 +93,7 @@ export type {
 export { DEFAULT_EXECUTION_CAPABILITIES, acceptsMode, enforcedThreadLimit } from './provider/execution-capabilities.js';
 export type { CpuPlacementControl, CpuProviderExecutionCapabilities, CpuThreadCountControl } from './provider/execution-capabilities.js';
 export type { CpuGemmRequest, GemmOperand } from './provider/gemm-request.js';
+export type { CpuGroupedGemmRequest } from './provider/grouped-gemm-request.js';
 export { validateGemmRequest } from './provider/validate-gemm-request.js';
 export type { CpuLayoutRequest } from './provider/layout-request.js';
 export { EXECUTED, Unsupported, describeUnsupported, isRetryable } from './provider/provider-outcome.js';

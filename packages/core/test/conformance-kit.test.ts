@@ -7,6 +7,7 @@ import {
   type CpuExecutionContext,
   type CpuGemmProvider,
   type CpuGemmRequest,
+  type CpuGroupedGemmRequest,
   type CpuProviderExecutionCapabilities,
   type CpuProviderPackage,
   EXECUTED,
@@ -180,5 +181,58 @@ describe('"executes every declared request and declines every undeclared one" ch
       },
     });
     expect(await outcome(pick(casesOf(honest), DECLINES))).toBe('passed');
+  });
+});
+
+describe('the conformance kit audits a grouped GEMM (R110)', () => {
+  const GROUPED = 'runs every job of a grouped GEMM exactly once';
+  /** A provider whose groupedGemm runs job `i` `times(i)` times through the reference GEMM, recording each run in the ledger. */
+  const grouped = (name: string, times: (i: number) => number) =>
+    pkgOf({
+      name,
+      async groupedGemm(ctx: CpuExecutionContext, req: CpuGroupedGemmRequest) {
+        for (let i = 0; i < req.jobs.length; i++) {
+          for (let t = 0; t < times(i); t++) {
+            await referenceGemmProvider.gemm(ctx, req.jobs[i]!);
+            Atomics.add(req.ledger, i, 1);
+          }
+        }
+        return EXECUTED;
+      },
+    });
+
+  it('an honest groupedGemm passes', async () => {
+    expect(await outcome(pick(casesOf(grouped('honest grouped', () => 1)), GROUPED))).toBe('passed');
+  });
+
+  it('a groupedGemm that runs a job twice fails the case (Scheduling from the audit)', async () => {
+    const failed = await outcome(pick(casesOf(grouped('runs job 3 twice', (i) => (i === 3 ? 2 : 1))), GROUPED));
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as { code?: string }).code).toBe('Scheduling');
+    expect(String(failed)).toMatch(/job 3 ran 2 times/);
+  });
+
+  it('a groupedGemm that skips a job fails the case (Scheduling from the audit)', async () => {
+    const failed = await outcome(pick(casesOf(grouped('skips job 0', (i) => (i === 0 ? 0 : 1))), GROUPED));
+    expect(failed).toBeInstanceOf(Error);
+    expect((failed as { code?: string }).code).toBe('Scheduling');
+    expect(String(failed)).toMatch(/job 0 never ran/);
+  });
+
+  it('a groupedGemm that runs a job twice without recording it still fails: the values are checked against the oracle', async () => {
+    const quiet = pkgOf({
+      name: 'runs job 1 twice, records it once',
+      async groupedGemm(ctx: CpuExecutionContext, req: CpuGroupedGemmRequest) {
+        for (let i = 0; i < req.jobs.length; i++) {
+          await referenceGemmProvider.gemm(ctx, req.jobs[i]!);
+          if (i === 1) await referenceGemmProvider.gemm(ctx, req.jobs[i]!);
+          Atomics.add(req.ledger, i, 1);
+        }
+        return EXECUTED;
+      },
+    });
+    const failed = await outcome(pick(casesOf(quiet), GROUPED));
+    expect(failed).toBeInstanceOf(Error);
+    expect(String(failed)).toMatch(/scheduling, f\d+ job 1 at budget/);
   });
 });

@@ -57,7 +57,7 @@ export function faerProviderStatus(): FaerProviderStatus {
 }
 
 /**
- * The faer provider package: `{ kind: 'faer', name, gemm }`, whose name names the ISA path
+ * The faer provider package: `{ kind: 'faer', name, gemm, engineOuterGroupedGemm: true }`, whose name names the ISA path
  * (e.g. `'tenferro faer GEMM (avx512f)'`). Loads the addon on the calling thread to learn the
  * path. Errors: `InvalidArgument` for bad options (checked before anything is loaded) or an ISA
  * path this CPU cannot run; `ProviderUnavailable` when the addon cannot load, with `detail:
@@ -82,5 +82,7 @@ export function createFaerProvider(options?: FaerProviderOptions): CpuProviderPa
     info = chosen;
   }
   const gemm = createGemmProvider({ info, isa, parallelMinWork: o.parallelMinWork });
-  return Object.freeze({ kind: 'faer', name: gemm.name, gemm });
+  // The GEMM tolerates concurrent calls and runs Sequential on its context's worker without
+  // starting any: it opts in to engine-scheduled grouped GEMM (R51, R110).
+  return Object.freeze({ kind: 'faer', name: gemm.name, gemm, engineOuterGroupedGemm: true });
 }

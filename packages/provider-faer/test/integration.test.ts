@@ -239,3 +239,35 @@ describe('partitioning', () => {
     expect(relativeError((out.toArray() as number[]).map(Number), want.values)).toBeLessThanOrEqual(toleranceFor('f64'));
   });
 });
+
+describe('grouped GEMM (R110)', () => {
+  it('the standard faer bundle opts in to engine scheduling: at 2 threads each job is one Sequential call without a pool, results equal the oracle', async () => {
+    const seen: (number | undefined)[] = [];
+    const pkg = createFaerProvider();
+    const spied = { ...spying(pkg, seen), engineOuterGroupedGemm: pkg.engineOuterGroupedGemm };
+    const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [spied] });
+    try {
+      expect(backend.providerBundle().groupedScheduling).toBe('engineOuter');
+      const jobs = Array.from({ length: 6 }, (_, i) => ({
+        out: Tensor.zeros('f64', [5 + i, 4]),
+        lhs: random('f64', [5 + i, 7], 10 + i),
+        rhs: random('f64', [7, 4], 20 + i),
+      }));
+      const before = backend.executionInfo().executorEntries;
+      await backend.gemmGrouped(jobs);
+      const after = backend.executionInfo().executorEntries;
+      if (backend.numThreads() > 1) {
+        expect(after.submits - before.submits).toBe(1);
+        expect(seen).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+      } else {
+        expect(after.installs - before.installs).toBe(1);
+      }
+      for (const job of jobs) {
+        const want = naiveDotGeneral(job.lhs, job.rhs, { contracting: [[1], [0]] }).values;
+        expect(relativeError((job.out.toArray() as number[]).map(Number), want)).toBeLessThanOrEqual(toleranceFor('f64'));
+      }
+    } finally {
+      await backend.close();
+    }
+  });
+});

@@ -9,6 +9,7 @@
 import {
   type CpuBinaryRequest,
   type CpuExecutionContext,
+  type CpuIndexedPlans,
   type CpuLayoutRequest,
   type CpuLayoutTransformProvider,
   type CpuProviderExecutionCapabilities,
@@ -21,13 +22,14 @@ import {
   defineKernel,
   EXECUTED,
   type KernelArgs,
+  type TensorDescriptor,
   TenferroError,
   Unsupported,
 } from '@tenferro/core';
 import { types } from 'node:util';
 import { checkDescriptor } from './check-request.js';
 import { packTask } from './kernels/tprims.js';
-import { BINARY_CODE, DTYPE_CODE, KIND, MAX_RANK, type NativeInfo, REDUCE_CODE, type TprimsBinding, UNARY_CODE } from './native/binding.js';
+import { BINARY_CODE, DESC, DTYPE_CODE, KIND, MAX_RANK, type NativeInfo, REDUCE_CODE, type TprimsBinding, UNARY_CODE } from './native/binding.js';
 import { describe, elementsOf, partDescriptors, splitAxis, type TaskShape } from './task-plan.js';
 
 /** Per-call thread bound honoured exactly, on the engine's own workers (R63, R75, R76). */
@@ -52,23 +54,66 @@ export interface TprimsConfig {
   readonly parallelMinElements: number;
 }
 
-/** Runs planned tasks on the context (one, or one per part over the pool). */
+/**
+ * The plan of one task shape: the whole task's descriptor and its parts over the pool (or none),
+ * with every operand offset at 0 — the same for every request of that shape, so it is kept in the
+ * engine's indexed-plan cache (R118) and only the offsets and alpha are filled in per call.
+ */
+interface TaskPlan {
+  readonly whole: Float64Array;
+  /** Part descriptors (offsets relative to the operands' own), or undefined: one task. */
+  readonly parts: readonly Float64Array[] | undefined;
+}
+
+/** Every number a plan depends on: kind, op, dtypes, ISA, lanes, extents, strides, reduced axes. */
+function planKey(t: TaskShape, lanes: number): number[] {
+  const rank = t.shape.length;
+  const key = [t.kind, t.op, DTYPE_CODE[t.din], DTYPE_CODE[t.dout], t.isa, lanes, rank];
+  for (let i = 0; i < rank; i++) key.push(t.shape[i]!, t.out.strides[i]!, t.a.strides[i]!, t.b === undefined ? -1 : t.b.strides[i]!, t.reduced?.has(i) ? 1 : 0);
+  return key;
+}
+
+function buildPlan(t: TaskShape, lanes: number): { plan: TaskPlan; bytes: number } {
+  const at0 = (d: TensorDescriptor): TensorDescriptor => ({ ...d, offset: 0 });
+  const shape: TaskShape = { ...t, out: at0(t.out), a: at0(t.a), ...(t.b === undefined ? {} : { b: at0(t.b) }), alpha: 0 };
+  const whole = describe(shape);
+  const axis = lanes > 1 ? splitAxis(shape) : -1;
+  const parts = axis < 0 ? undefined : partDescriptors(shape, whole, axis, lanes);
+  const bytes = 64 + whole.byteLength + (parts?.reduce((n, p) => n + 32 + p.byteLength, 0) ?? 0);
+  return { plan: Object.freeze({ whole, parts: parts === undefined ? undefined : Object.freeze(parts) }), bytes };
+}
+
+/** A copy of a plan descriptor with this request's offsets and alpha filled in. */
+function instantiate(d: Float64Array, t: TaskShape): Float64Array {
+  const w = d.slice();
+  w[DESC.offOut] = w[DESC.offOut]! + t.out.offset;
+  w[DESC.offA] = w[DESC.offA]! + t.a.offset;
+  if (t.b !== undefined) w[DESC.offB] = w[DESC.offB]! + t.b.offset;
+  const alpha = t.alpha ?? 0;
+  w[DESC.alphaRe] = typeof alpha === 'number' ? alpha : alpha[0];
+  w[DESC.alphaIm] = typeof alpha === 'number' ? 0 : alpha[1];
+  return w;
+}
+
+/** Runs planned tasks on the context (one, or one per part over the pool); plans come from the engine's indexed-plan cache. */
 function runner(config: TprimsConfig) {
   const kernel = defineKernel<KernelArgs, void>(new URL(KERNEL_MODULE, import.meta.url), 'tprimsRun');
+  const namespace = `tenferro.tprims/${config.info.isa}`;
   return async (ctx: CpuExecutionContext, t: TaskShape): Promise<CpuProviderOutcome> => {
-    const whole = describe(t);
     // The execution's abort word, polled by the native kernels between rows and tiles.
     const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
     const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
     const pool = ctx.workerPool();
-    const axis = pool !== undefined && pool.size > 1 && elementsOf(t.shape) >= config.parallelMinElements ? splitAxis(t) : -1;
-    if (pool === undefined || axis < 0) {
-      await ctx.run(kernel, packTask(whole, t.out.buffer, t.a.buffer, t.b?.buffer, abort));
+    const lanes = pool !== undefined && pool.size > 1 && elementsOf(t.shape) >= config.parallelMinElements ? pool.size : 1;
+    // Contexts made by hand (tests) may have no cache: plan afresh.
+    const plans = (ctx as { indexedPlans?: CpuIndexedPlans }).indexedPlans;
+    const plan = plans !== undefined ? plans.getOrBuild(namespace, planKey(t, lanes), () => buildPlan(t, lanes)) : buildPlan(t, lanes).plan;
+    if (pool === undefined || plan.parts === undefined) {
+      await ctx.run(kernel, packTask(instantiate(plan.whole, t), t.out.buffer, t.a.buffer, t.b?.buffer, abort));
     } else {
-      const parts = partDescriptors(t, whole, axis, pool.size);
       await pool.map(
         kernel,
-        parts.map((d) => packTask(d, t.out.buffer, t.a.buffer, t.b?.buffer, abort)),
+        plan.parts.map((d) => packTask(instantiate(d, t), t.out.buffer, t.a.buffer, t.b?.buffer, abort)),
       );
     }
     return EXECUTED;

@@ -147,3 +147,32 @@ describe('the package itself', () => {
     expect(pkg.layoutTransform!.executionCapabilities()).toEqual(pkg.tensorPrimitives!.executionCapabilities());
   });
 });
+
+describe('indexed plans (R118)', () => {
+  it('task plans live in the engine cache: an identical request reuses its plan, other offsets and alpha included; a zero bound retains none', async () => {
+    const backend = await CpuBackend.create({ threads: 2, providers: [createTprimsProvider()] });
+    try {
+      const t = ops(backend);
+      const base = Tensor.fromArray('f64', [6, 40], values(240, 1));
+      const x = base.slice([0, 4], undefined);
+      const y = base.slice([2, 6], undefined); // the same layout at another offset
+      backend.clearIndexedPlanCache();
+      const s0 = backend.indexedPlanCacheStats();
+      const a = await t.scale(x, 2);
+      const b = await t.scale(y, -1);
+      const s1 = backend.indexedPlanCacheStats();
+      expect(s1.misses - s0.misses).toBe(1);
+      expect(s1.hits - s0.hits).toBe(1);
+      expect(s1.entries).toBe(1);
+      expect(s1.bytes).toBeGreaterThan(0);
+      expect(a.toArray()).toEqual((x.toArray() as number[]).map((v) => 2 * v));
+      expect(b.toArray()).toEqual((y.toArray() as number[]).map((v) => -v));
+      backend.setIndexedPlanCacheLimits({ maxEntries: 0, maxBytes: 1 << 20 });
+      expect(backend.indexedPlanCacheStats().entries).toBe(0);
+      expect((await t.scale(x, 3)).toArray()).toEqual((x.toArray() as number[]).map((v) => 3 * v));
+      expect(backend.indexedPlanCacheStats().entries).toBe(0);
+    } finally {
+      await backend.close();
+    }
+  });
+});

@@ -2,10 +2,15 @@ import type { CpuBackendKind } from '../contract/backend-kind.js';
 import type { CpuDomainId } from '../contract/cpu-domain.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import type { ParallelMode } from '../contract/parallel-mode.js';
+import type { GemmAnalysisCache } from '../contraction/gemm-analysis-cache.js';
 import type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '../contraction/validate-dot-general.js';
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import type { ExtensionKey } from '../extension/extension-key.js';
 import * as ops from '../ops/dot-general.js';
+import { gemmGrouped } from '../ops/gemm-grouped.js';
+import { withMaterializedTensorRead } from '../ops/materialized-read.js';
+import type { SharedTensorAllocationDomain } from '../buffer/allocation-domain.js';
+import type { GemmGroupedOptions, GemmJob } from '../contraction/validate-grouped-gemm.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import { type OperationRunner, admissionAborted } from '../runtime/execution/admission.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
@@ -27,13 +32,16 @@ export class CpuExecSession {
   #live = true;
 
   /** @internal created by `CpuBackend.withBackendSession`. */
-  constructor(entry: CpuOperationEntry, context: CpuExecutionContext | undefined, kind: CpuBackendKind, bundle: CpuProviderBundle) {
+  constructor(entry: CpuOperationEntry, context: CpuExecutionContext | undefined, kind: CpuBackendKind, bundle: CpuProviderBundle, gemmCache?: GemmAnalysisCache) {
     this.#entry = entry;
     this.#context = context;
     this.#kind = kind;
     this.#bundle = bundle;
     this.#runner = {
       domain: entry.engine.domain,
+      allocationDomain: entry.allocationDomain,
+      // R82: the caller's cache, else (undefined) the engine's own is lent.
+      ...(gemmCache === undefined ? {} : { analysisCache: gemmCache }),
       // The session's own signal (withBackendSession's) supervises the whole session; an
       // operation's signal is honoured until the operation starts.
       run: (op, mode, body, signal) => {
@@ -41,6 +49,8 @@ export class CpuExecSession {
         if (signal?.aborted) throw admissionAborted(op, signal);
         return this.#enter(mode, (ctx) => body(entry, ctx), op);
       },
+      // Inside an entered session there is no engine-scheduled fan-out (R110): one call in `mode`.
+      runOuterOr: (op, _count, _outerJob, mode, body, signal) => this.#runner.run(op, mode, body, signal).then(() => 'entered' as const),
     };
     operationTargets.set(this, { runner: this.#runner, bundle });
   }
@@ -59,6 +69,31 @@ export class CpuExecSession {
   async dotGeneralInto<D extends DType>(out: Tensor<D>, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor<D>> {
     this.#assertLive('CpuExecSession.dotGeneralInto');
     return ops.dotGeneralInto(this.#runner, this.#bundle, out, lhs, rhs, dims, options, 'CpuExecSession.dotGeneralInto');
+  }
+
+  /**
+   * Grouped GEMM on the session's entry (R110): inside an entered session there is no engine
+   * fan-out, so the group is one provider-owned call in the GEMM's dispatch mode.
+   */
+  async gemmGrouped<D extends DType>(jobs: readonly GemmJob<D>[], options?: GemmGroupedOptions): Promise<void> {
+    this.#assertLive('CpuExecSession.gemmGrouped');
+    return gemmGrouped(this.#runner, this.#bundle, jobs, options, 'CpuExecSession.gemmGrouped');
+  }
+
+  /**
+   * R77 in a session: `fn` reads `tensor` densely — a dense tensor as it is, a view materialised
+   * on the session's entry into storage borrowed from the session's buffer pool, returned to that
+   * pool when `fn` settles (success or error). The dense tensor is valid only inside `fn`.
+   */
+  async withMaterializedTensorRead<D extends DType, R>(tensor: Tensor<D>, fn: (dense: Tensor<D>) => R | Promise<R>): Promise<R> {
+    const op = 'CpuExecSession.withMaterializedTensorRead';
+    this.#assertLive(op);
+    return withMaterializedTensorRead(this.#runner, this.#bundle, tensor, fn, undefined, op);
+  }
+
+  /** The allocation domain the session's fresh outputs come from (its handle's), or `undefined` (R2). */
+  sharedAllocationDomain(): SharedTensorAllocationDomain | undefined {
+    return this.#entry.allocationDomain;
   }
 
   /**

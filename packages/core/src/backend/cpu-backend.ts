@@ -9,7 +9,11 @@ import type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '.
 import type { GemmAnalysisCacheStats } from '../contraction/gemm-analysis-cache.js';
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import * as ops from '../ops/dot-general.js';
+import { gemmGrouped } from '../ops/gemm-grouped.js';
+import type { GemmGroupedOptions, GemmJob } from '../contraction/validate-grouped-gemm.js';
 import { reshape } from '../ops/reshape.js';
+import { withMaterializedTensorRead } from '../ops/materialized-read.js';
+import { type SharedTensorAllocationDomain, validateAllocationDomain } from '../buffer/allocation-domain.js';
 import { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuProviderPackage } from '../provider/provider-package.js';
 import { Coordinator } from '../runtime/engine/coordinator.js';
@@ -18,9 +22,11 @@ import type { DType } from '../tensor/dtype.js';
 import { keep, Tensor, tensorInternals } from '../tensor/tensor.js';
 import { tidy } from '../tensor/tidy.js';
 import { discoverCpuTopology } from '../topology/discover-topology.js';
+import type { IndexedPlanCacheLimits, IndexedPlanCacheStats } from '../util/indexed-plan-cache.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions, validateTopology } from './backend-options.js';
 import { CpuExecSession } from './backend-session.js';
+import { type SessionOptions, validateSessionOptions } from './session-options.js';
 import { operationTargets } from './operation-targets.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
 import { type ReferenceFallback, discoverProvider, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
@@ -192,6 +198,17 @@ export class CpuBackend {
     return ops.matmul(this.#s.runner, this.#s.bundle, a, b, options, 'CpuBackend.matmul');
   }
 
+  /**
+   * Grouped GEMM (R110): every job `out = alpha · op(lhs) · op(rhs) + beta · out` over rank-2
+   * tensors of one dtype, outputs pairwise disjoint and overlapping no input (validated before
+   * anything runs). With the bundle's `engineOuter` scheduling, more than one job and a budget
+   * above 1, the engine runs the jobs over `min(jobs, budget)` outer lanes, one Sequential `gemm`
+   * call per job; otherwise one provider-owned call. See docs/grouped-gemm.md.
+   */
+  async gemmGrouped<D extends DType>(jobs: readonly GemmJob<D>[], options?: GemmGroupedOptions): Promise<void> {
+    return gemmGrouped(this.#s.runner, this.#s.bundle, jobs, options, 'CpuBackend.gemmGrouped');
+  }
+
   /** `tensor.reshape(shape)` when that is metadata-only (same storage, same tag); otherwise a fresh, tagged, dense copy (R97). */
   async reshape<D extends DType>(tensor: Tensor<D>, shape: readonly number[], options?: RunOptions): Promise<Tensor<D>> {
     const op = 'CpuBackend.reshape';
@@ -262,6 +279,61 @@ export class CpuBackend {
     this.#s.coordinator.setAnalysisCapacity(capacity, 'CpuBackend.setAnalysisCacheCapacity');
   }
 
+  /** The indexed-plan cache limits of every engine of this coordinator (R118). */
+  indexedPlanCacheLimits(): IndexedPlanCacheLimits {
+    return this.#s.coordinator.indexedPlanLimits;
+  }
+
+  /**
+   * Bound the indexed-plan cache of every engine, current and future (R5, R118): `{ maxEntries,
+   * maxBytes }`, a zero bound retaining nothing; shrinking evicts least recently used plans at
+   * once. `InvalidArgument` (and no engine changed) for a malformed argument.
+   */
+  setIndexedPlanCacheLimits(limits: IndexedPlanCacheLimits): void {
+    this.#s.coordinator.setIndexedPlanLimits(limits, 'CpuBackend.setIndexedPlanCacheLimits');
+  }
+
+  /** The indexed-plan caches of every built engine, each counted once (R6), with the current limits. */
+  indexedPlanCacheStats(): IndexedPlanCacheStats {
+    const engines = this.#s.coordinator.builtEngines();
+    const sum = (f: (s: IndexedPlanCacheStats) => number) => engines.reduce((acc, e) => acc + f(e.indexedPlans.stats()), 0);
+    return { ...this.#s.coordinator.indexedPlanLimits, entries: sum((s) => s.entries), bytes: sum((s) => s.bytes), hits: sum((s) => s.hits), misses: sum((s) => s.misses), evictions: sum((s) => s.evictions) };
+  }
+
+  /** Drop every plan of every engine's indexed-plan cache (R5). */
+  clearIndexedPlanCache(): void {
+    for (const e of this.#s.coordinator.builtEngines()) e.indexedPlans.clear();
+  }
+
+  /**
+   * R77: `fn` reads `tensor` densely — a dense tensor as it is, a view materialised into storage
+   * borrowed from this handle's engine pool, which goes back to that pool when `fn` settles
+   * (success or error). The dense tensor is valid only inside `fn`; `fn` runs outside any
+   * execution, so it may call the backend.
+   */
+  async withMaterializedTensorRead<D extends DType, R>(tensor: Tensor<D>, fn: (dense: Tensor<D>) => R | Promise<R>, options?: RunOptions): Promise<R> {
+    const op = 'CpuBackend.withMaterializedTensorRead';
+    return withMaterializedTensorRead(this.#s.runner, this.#s.bundle, tensor, fn, validateRunOptions(options, op), op);
+  }
+
+  /**
+   * A handle whose fresh outputs come from `domain`'s allocator (R2): a new runtime identity, the
+   * same coordinator, engines, bundle and placement; everything else behaves as on this handle.
+   * Storage goes back to `domain.release` when its last tensor is disposed or collected, or when
+   * the operation fails. `InvalidArgument` for a malformed domain.
+   */
+  withAllocationDomain(domain: SharedTensorAllocationDomain): CpuBackend {
+    const op = 'CpuBackend.withAllocationDomain';
+    const d = validateAllocationDomain(domain, op);
+    this.#s.coordinator.assertOpen(op);
+    return this.#derive({ allocationDomain: d });
+  }
+
+  /** The allocation domain this handle's fresh outputs come from, or `undefined` (the engine's buffer pool). */
+  sharedAllocationDomain(): SharedTensorAllocationDomain | undefined {
+    return this.#s.allocationDomain;
+  }
+
   /** The GEMM-analysis cache of this handle's engine (R116). */
   analysisCacheStats(): GemmAnalysisCacheStats | undefined {
     return this.#engineIfBuilt()?.analysisCache.stats();
@@ -312,16 +384,19 @@ export class CpuBackend {
     return this.#s.runner.run(op, 'sequential', (_entry, ctx) => fn(ctx), validateRunOptions(options, op));
   }
 
-  /** One permit and one executor entry across every operation of `fn`'s session (R79–R82). */
-  async withBackendSession<R>(fn: (session: CpuExecSession) => R | Promise<R>, options?: RunOptions): Promise<R> {
+  /**
+   * One permit and one executor entry across every operation of `fn`'s session (R79–R82). The
+   * session's dot-generals use `options.gemmCache` when given, else the engine's analysis cache.
+   */
+  async withBackendSession<R>(fn: (session: CpuExecSession) => R | Promise<R>, options?: SessionOptions): Promise<R> {
     const op = 'CpuBackend.withBackendSession';
     assertFunction(fn, op);
-    const signal = validateRunOptions(options, op);
+    const { signal, gemmCache } = validateSessionOptions(options, op);
     return runSession(
       this.#s,
       op,
       (entry, ctx) => {
-        const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind, this.#s.bundle);
+        const session = new CpuExecSession(entry, ctx, this.#s.coordinator.kind, this.#s.bundle, gemmCache);
         return Promise.resolve(fn(session)).finally(() => session.end());
       },
       signal,
@@ -391,7 +466,7 @@ export class CpuBackend {
     return this.#s.coordinator.builtEngine(this.#s.plan);
   }
 
-  #derive(change: Partial<Pick<HandleState, 'plan' | 'placement' | 'bundle' | 'fallback'>>): CpuBackend {
+  #derive(change: Partial<Pick<HandleState, 'plan' | 'placement' | 'bundle' | 'fallback' | 'allocationDomain'>>): CpuBackend {
     const { runner: _runner, ...rest } = this.#s;
     return new CpuBackend(CONSTRUCT, { ...rest, identity: Object.freeze({}), ...change });
   }

@@ -9,6 +9,8 @@ import type { CpuEngine } from '../runtime/engine/cpu-engine.js';
 import type { DomainPlan } from '../runtime/placement.js';
 import { statusCpusAllowed } from '../runtime/workers/thread-self.js';
 import { CpuSet } from '../topology/cpu-set.js';
+import type { SharedTensorAllocationDomain } from '../buffer/allocation-domain.js';
+import type { IndexedPlanCacheLimits } from '../util/indexed-plan-cache.js';
 
 /** One worker as observed at verification: its kernel thread id and the mask read back. */
 export interface WorkerInfo {
@@ -54,6 +56,15 @@ export interface CpuExecutionInfo {
   readonly arbiter: ArbiterKind;
   /** This isolate's permits and waiters on that arbiter right now. */
   readonly admission: ArbiterStats;
+  /** The name of the allocation domain this handle's fresh outputs come from (R2), or `undefined` (the engine's buffer pool). */
+  readonly allocationDomain: string | undefined;
+  /** The limits of the engines' caches, the same for every engine of the coordinator (R5, R116, R118). */
+  readonly caches: {
+    /** Slots of each engine's GEMM-analysis cache (`setAnalysisCacheCapacity`). */
+    readonly gemmAnalysisCapacity: number;
+    /** Bounds of each engine's indexed-plan cache (`setIndexedPlanCacheLimits`). */
+    readonly indexedPlans: IndexedPlanCacheLimits;
+  };
 }
 
 /** `checkPlacement()`: each pinned worker's mask now, against the set it was verified on. */
@@ -71,6 +82,7 @@ export interface HandleFacts {
   /** Why no provider package was discovered, when none was. */
   readonly providerNote: string | undefined;
   readonly fallback: ReferenceFallback | undefined;
+  readonly allocationDomain?: SharedTensorAllocationDomain | undefined;
 }
 
 /** `executionInfo()` (R119): the plan, and — once built — what the engine observed. */
@@ -110,6 +122,8 @@ export function describeExecution(h: HandleFacts): CpuExecutionInfo {
     executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },
     arbiter: c.arbiter.kind,
     admission: c.arbiter.stats(),
+    allocationDomain: h.allocationDomain?.name,
+    caches: Object.freeze({ gemmAnalysisCapacity: c.analysisCapacity, indexedPlans: c.indexedPlanLimits }),
   });
 }
 

@@ -14,7 +14,10 @@ export function standardBundle(kind: CpuBackendKind, providers: readonly CpuProv
   builder.capabilityPolicy(policy ?? (kind === 'blas' ? 'providerDefaultCompatibility' : 'strict'));
   for (const p of providers) {
     if (p.kind !== kind && p.kind !== 'any') continue;
-    if (p.gemm !== undefined) builder.gemmProvider(p.gemm);
+    if (p.gemm !== undefined) {
+      builder.gemmProvider(p.gemm);
+      if (p.engineOuterGroupedGemm === true) builder.engineOuterGroupedGemm();
+    }
     if (p.layoutTransform !== undefined) builder.layoutTransformProvider(p.layoutTransform);
     if (p.generalContraction !== undefined) builder.preferGeneralContractionProvider(p.generalContraction);
     if (p.tensorPrimitives !== undefined) builder.tensorPrimitivesProvider(p.tensorPrimitives);

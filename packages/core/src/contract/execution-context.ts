@@ -3,6 +3,7 @@ import type { KernelRef } from './kernel.js';
 import type { ProviderParallelMode } from './parallel-mode.js';
 import type { WorkerPool } from './worker-pool.js';
 import type { CpuSet } from '../topology/cpu-set.js';
+import type { CpuIndexedPlans } from '../util/indexed-plan-cache.js';
 
 /**
  * What a provider receives: the always-already-entered, immutable view of one execution
@@ -29,6 +30,12 @@ export interface CpuExecutionContext {
    * when it returns.
    */
   readonly abortWord: Int32Array;
+  /**
+   * The engine's indexed-plan cache (R118): a provider keeps the plans of its strided operations
+   * here (`getOrBuild(namespace, key, build)`), bounded by the backend's
+   * `setIndexedPlanCacheLimits`, shared by every execution on the engine.
+   */
+  readonly indexedPlans: CpuIndexedPlans;
   /** The pool an Inner-mode provider may fan out on, capped at `threadBudget`; `undefined` unless Inner ∧ pool ∧ budget > 1 (R75). */
   workerPool(): WorkerPool | undefined;
   /** Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75). */

@@ -3,16 +3,25 @@ import { type NumberKey, NumberKeyCache, numberKey, pushNumbers, sameKey } from 
 import type { DotGeneralSpec } from './validate-dot-general.js';
 import type { GemmAnalysis } from './gemm-plan.js';
 
+/** The default capacity of a GEMM-analysis cache (R116): slots 0…1023. */
 export const DEFAULT_ANALYSIS_SLOTS = 1024;
 
+/** What a {@link GemmAnalysisCache} holds and how it served lookups. */
 export interface GemmAnalysisCacheStats {
+  /** Slots `0 … capacity - 1` are stored; as many automatic entries are kept for calls without a slot. */
   readonly capacity: number;
+  /** Analyses stored (slots and automatic entries). */
   readonly stored: number;
   readonly hits: number;
   readonly misses: number;
 }
 
 /**
+ * A cache of GEMM analyses (R116, R117). Each engine owns one, lent to its operations and
+ * sessions; an application may make its own (`new GemmAnalysisCache(capacity)`) and hand it to
+ * `withBackendSession(fn, { gemmCache })` (R82), e.g. to keep the analyses of one model apart from
+ * everything else the engine runs.
+ *
  * Per-engine cache of GEMM analyses, in caller-addressed slots (R116) and automatically for calls
  * that name no slot (keyed by layout, least recently used evicted). An entry is reused only
  * when lhs/rhs shapes and strides, the four axis lists and the output strides are identical;
@@ -29,12 +38,16 @@ export class GemmAnalysisCache {
   #hits = 0;
   #misses = 0;
 
+  /** A cache of `capacity` slots (default 1024), bound to no bundle yet. `InvalidArgument` for a capacity that is not a non-negative integer. */
   constructor(capacity = DEFAULT_ANALYSIS_SLOTS) {
     this.#capacity = validCapacity(capacity);
     this.#auto = new NumberKeyCache(this.#capacity);
   }
 
-  /** Bind to `bundle`, clearing every slot when it differs from the bound one. */
+  /**
+   * Bind to `bundle`, clearing every slot when it differs from the bound one (or the bound one was collected).
+   * @internal
+   */
   bind(bundle: object): void {
     if (this.#bound?.deref() !== bundle) {
       this.#slots = [];
@@ -44,8 +57,17 @@ export class GemmAnalysisCache {
   }
 
   /**
+   * Whether the cache is bound to `bundle` (the bundle of the last dispatch that used it, while that
+   * bundle is alive): `clear()` keeps the binding, a dispatch with another bundle moves it (R117).
+   */
+  isBoundTo(bundle: object): boolean {
+    return this.#bound !== undefined && this.#bound.deref() === bundle;
+  }
+
+  /**
    * The automatic cache of calls that name no slot: keyed by layout (the same identity as a
    * slot's, R116), bounded by the capacity, least recently used evicted first.
+   * @internal
    */
   lookupAuto(key: NumberKey): GemmAnalysis | undefined {
     const analysis = this.#auto.get(key);
@@ -54,10 +76,12 @@ export class GemmAnalysisCache {
     return analysis;
   }
 
+  /** @internal */
   storeAuto(key: NumberKey, analysis: GemmAnalysis): void {
     this.#auto.set(key, analysis);
   }
 
+  /** @internal */
   lookup(slot: number, key: NumberKey): GemmAnalysis | undefined {
     const entry = this.#slots[slot];
     if (entry !== undefined && sameKey(entry.key, key)) {
@@ -68,10 +92,12 @@ export class GemmAnalysisCache {
     return undefined;
   }
 
+  /** @internal */
   store(slot: number, key: NumberKey, analysis: GemmAnalysis): void {
     if (slot < this.#capacity) this.#slots[slot] = { key, analysis };
   }
 
+  /** Change the capacity; shrinking clears every slot (R116). `InvalidArgument` for a capacity that is not a non-negative integer. */
   setCapacity(capacity: number): void {
     const next = validCapacity(capacity);
     if (next < this.#capacity) this.#slots = [];
@@ -79,11 +105,13 @@ export class GemmAnalysisCache {
     this.#capacity = next;
   }
 
+  /** Drop every analysis; the bundle binding stays (R117). */
   clear(): void {
     this.#slots = [];
     this.#auto.clear();
   }
 
+  /** The capacity, what is stored, and the hits and misses so far. */
   stats(): GemmAnalysisCacheStats {
     return { capacity: this.#capacity, stored: this.#slots.filter(Boolean).length + this.#auto.size, hits: this.#hits, misses: this.#misses };
   }

@@ -121,9 +121,11 @@ export const ERROR_CODES = {
   DTypeMismatch: { kind: 'Validation', meaning: 'Two dtypes that must agree differ (lhs, rhs, output, alpha, beta).' },
   /** An operation does not support this dtype. */
   UnsupportedDType: { kind: 'Unsupported', meaning: 'The operation does not support this dtype (contractions take f32, f64, c64 and c128; convert integers to f64).' },
-  /** A reshape would need a copy; use the backend's materialising reshape. */
+  /** A tensor of an allocation domain that refuses foreign reads was read by another handle (R2, R77). */
+  HostAccess: { kind: 'RuntimeState', meaning: 'An input lives in an allocation domain that refuses reads by handles of another (or no) allocation domain (`foreignReads: \'refused\'`); nothing ran.' },
   /** A disposed tensor was used. */
   TensorDisposed: { kind: 'RuntimeState', meaning: 'A tensor was used after dispose() (or after a tidy scope that made it settled); views made before the dispose stay usable.' },
+  /** A reshape would need a copy; use the backend's materialising reshape. */
   ReshapeNeedsCopy: { kind: 'Validation', meaning: 'This reshape is not metadata-only for the view\'s layout; use backend.reshape, which materialises a fresh tensor.' },
   /** An output overlaps itself or an input. */
   OutputAliasing: { kind: 'Validation', meaning: 'An output view is not provably free of self-overlap (strides sorted ascending must each cover the previous axis), or overlaps an input\'s storage.' },

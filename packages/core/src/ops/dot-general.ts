@@ -5,6 +5,7 @@ import type { OperationRunner } from '../runtime/execution/admission.js';
 import type { DType } from '../tensor/dtype.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { freshOutput } from './fresh-output.js';
+import { assertReadable } from './host-access.js';
 import { ProviderDispatch } from './provider-call.js';
 import { runDotGeneral } from './run-dot-general.js';
 
@@ -15,6 +16,7 @@ import { runDotGeneral } from './run-dot-general.js';
  */
 export async function dotGeneral<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions, op: string): Promise<Tensor<D>> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options);
+  assertReadable(runner, [lhs, rhs], op, ['lhs', 'rhs']);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
   const unpin = pin(lhs, rhs);
   try {
@@ -25,7 +27,7 @@ export async function dotGeneral<D extends DType>(runner: OperationRunner, bundl
         lhs.dtype,
         spec.outShape,
         op,
-        async (out) => void (await runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing }, spec, out)),
+        async (out) => void (await runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out)),
         bundle.freshOutputsNeedNoZeroing,
       ),
       spec.signal,
@@ -62,13 +64,14 @@ export async function dotGeneralInto<D extends DType>(
   op: string,
 ): Promise<Tensor<D>> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
+  assertReadable(runner, [lhs, rhs, out], op, ['lhs', 'rhs', 'out']);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
   const unpin = pin(lhs, rhs, out);
   try {
     await runner.run(
       op,
       dispatch.mode('gemm'),
-      (entry, ctx) => runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting }, spec, tensorInternals.descriptor(out)),
+      (entry, ctx) => runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting, analysisCache: runner.analysisCache }, spec, tensorInternals.descriptor(out)),
       spec.signal,
     );
   } finally {

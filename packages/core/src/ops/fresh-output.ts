@@ -1,8 +1,12 @@
-import type { DType } from '../tensor/dtype.js';
+import { AllocationDomainHome, allocateFromDomain, releaseQuietly } from '../buffer/allocation-domain.js';
+import { DTYPE_INFO, type DType } from '../tensor/dtype.js';
 import { denseStrides, elementCount } from '../tensor/layout.js';
 import { type Tensor, tensorInternals } from '../tensor/tensor.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
+
+/** The storage home of each allocation domain's outputs (one per domain object). */
+const homes = new WeakMap<object, AllocationDomainHome>();
 
 /**
  * Run `fill` on fresh dense column-major storage of `shape` from the engine's buffer pool
@@ -10,7 +14,8 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
  * return it tagged with the executing domain (R96). Storage the operation overwrites entirely
  * (`overwritten`) is not zeroed: zeroing it here would also pull its cache lines to this
  * thread's core, only for the worker's core to take them back (R108). On failure the storage
- * goes back to the pool.
+ * goes back to the pool. A handle with an allocation domain (R2) takes the storage from the
+ * domain instead, and gives it back to the domain on failure and when its last tensor goes.
  */
 export async function freshOutput<D extends DType>(
   entry: CpuOperationEntry,
@@ -20,6 +25,21 @@ export async function freshOutput<D extends DType>(
   fill: (out: TensorDescriptor) => Promise<void>,
   overwritten: boolean,
 ): Promise<Tensor<D>> {
+  const domain = entry.allocationDomain;
+  if (domain !== undefined) {
+    const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
+    const buffer = allocateFromDomain(domain, bytes, op);
+    if (!overwritten) new Uint8Array(buffer, 0, bytes).fill(0);
+    try {
+      await fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer }));
+    } catch (e) {
+      releaseQuietly(domain, buffer);
+      throw e;
+    }
+    let home = homes.get(domain);
+    if (home === undefined) homes.set(domain, (home = new AllocationDomainHome(domain)));
+    return tensorInternals.fresh(dtype, shape, buffer, home, { cpuAffinity: entry.engine.domain.id });
+  }
   const buffers = entry.engine.bufferPool;
   const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed: !overwritten, op });
   try {

@@ -7,6 +7,7 @@ import { freshOutput } from './fresh-output.js';
 import { ProviderDispatch, tensorFacts } from './provider-call.js';
 import type { ProviderCallFacts } from '../diagnostics/channels.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
+import { assertReadable } from './host-access.js';
 
 /**
  * `tensor.reshape(shape)` when that is metadata-only (same storage, same tag, no admission);
@@ -20,6 +21,7 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
   } catch (e) {
     if (!TenferroError.is(e, 'ReshapeNeedsCopy')) throw e;
   }
+  assertReadable(runner, [tensor], op, ['tensor']);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
   const storage = tensorInternals.storage(tensor);
   storage.retain();

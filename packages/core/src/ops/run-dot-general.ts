@@ -1,5 +1,5 @@
 import { type DotGeneralSpec } from '../contraction/validate-dot-general.js';
-import { analysisKey } from '../contraction/gemm-analysis-cache.js';
+import { type GemmAnalysisCache, analysisKey } from '../contraction/gemm-analysis-cache.js';
 import { type GemmAnalysis, type GemmPlan, analyseGemm } from '../contraction/gemm-plan.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import { TenferroError } from '../errors/tenferro-error.js';
@@ -28,6 +28,8 @@ export interface DotGeneralRun {
   readonly unzeroedOutput?: boolean;
   /** The output is the caller's and the providers do not declare they decline before writing: check it around declines. */
   readonly guardOutput?: boolean;
+  /** The analysis cache to use (a session caller's, R82); the engine's when absent. */
+  readonly analysisCache?: GemmAnalysisCache | undefined;
 }
 
 /** Observations of the resolution path, for tests and diagnostics. */
@@ -111,7 +113,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
 }
 
 function analyse(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): GemmAnalysis {
-  const cache = run.entry.engine.analysisCache;
+  const cache = run.analysisCache ?? run.entry.engine.analysisCache;
   cache.bind(run.dispatch.bundle);
   const key = analysisKey(spec, out.strides);
   const slot = spec.analysisSlot;

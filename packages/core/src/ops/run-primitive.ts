@@ -10,6 +10,7 @@ import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { freshOutput } from './fresh-output.js';
 import { fingerprint } from './output-fingerprint.js';
+import { assertReadable } from './host-access.js';
 import { ProviderDispatch, tensorFacts } from './provider-call.js';
 
 /** A provider call of one primitive: the bundle's provider of the slot, or core's reference provider. */
@@ -46,6 +47,7 @@ export function referenceFallbacks(bundle: CpuProviderBundle): number {
  * `ProviderContractViolation`; a decline of the reference itself is `ProviderUnsupported`.
  */
 export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderBundle, op: string, plan: PrimitivePlan): Promise<Tensor> {
+  assertReadable(runner, plan.inputs, op);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
   const mode = dispatch.mode(plan.slot);
   const held = [...plan.inputs, ...(Tensor.isTensor(plan.out) ? [plan.out] : [])].map((t) => tensorInternals.storage(t));

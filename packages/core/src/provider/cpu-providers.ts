@@ -3,6 +3,7 @@ import type { DType } from '../tensor/dtype.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { CpuProviderExecutionCapabilities } from './execution-capabilities.js';
 import type { CpuGemmRequest, Scalar } from './gemm-request.js';
+import type { CpuGroupedGemmRequest } from './grouped-gemm-request.js';
 import type { CpuLayoutRequest } from './layout-request.js';
 import type { CpuProviderOutcome } from './provider-outcome.js';
 
@@ -49,7 +50,14 @@ export interface ProviderBase {
 
 /** The GEMM slot. Runs inside an entered context: kernel tasks through `ctx.run`, fan-out only through `ctx.workerPool()`. */
 export interface CpuGemmProvider extends ProviderBase {
+  /** One (batched) GEMM: `out[b] = alpha · op(lhs[b]) · op(rhs[b]) + beta · out[b]`, or a decline before writing. */
   gemm(ctx: CpuExecutionContext, request: CpuGemmRequest): Promise<CpuProviderOutcome>;
+  /**
+   * Optional: every job of a grouped GEMM in one call, each recorded once in `request.ledger`
+   * (R110's provider-owned path). Without it, core runs the jobs one after another through
+   * {@link CpuGemmProvider.gemm} on the same context and keeps the ledger itself.
+   */
+  groupedGemm?(ctx: CpuExecutionContext, request: CpuGroupedGemmRequest): Promise<CpuProviderOutcome>;
 }
 
 /** The layout-transform slot: materialises views (canonical operands of the dot-general retry). */

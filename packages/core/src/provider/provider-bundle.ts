@@ -148,6 +148,9 @@ export class CpuProviderBundleBuilder {
   /** Set the GEMM provider; resets grouped scheduling to `providerOwned` (R51). */
   gemmProvider(provider: CpuGemmProvider): this {
     assertProvider(provider, 'gemm', 'gemm');
+    if ((provider as { groupedGemm?: unknown }).groupedGemm !== undefined && typeof provider.groupedGemm !== 'function') {
+      throw invalidArgument('CpuProviderBundleBuilder.gemmProvider', 'provider.groupedGemm', 'a function or undefined', provider.groupedGemm);
+    }
     this.#gemm = provider;
     this.#grouped = 'providerOwned';
     return this;

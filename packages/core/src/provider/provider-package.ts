@@ -14,6 +14,13 @@ export interface CpuProviderPackage {
   /** Diagnostic name (never a dispatch key). */
   readonly name: string;
   readonly gemm?: CpuGemmProvider;
+  /**
+   * The GEMM provider opts in to engine-scheduled grouped GEMM (R51, R110): it tolerates concurrent
+   * calls and honours Sequential without starting workers. The standard bundle then keeps
+   * `engineOuter` scheduling after installing it (setting a GEMM provider otherwise resets it to
+   * `providerOwned`).
+   */
+  readonly engineOuterGroupedGemm?: boolean;
   readonly layoutTransform?: CpuLayoutTransformProvider;
   readonly generalContraction?: CpuGeneralContractionProvider;
   readonly tensorPrimitives?: CpuTensorPrimitivesProvider;

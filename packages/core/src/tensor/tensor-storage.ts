@@ -87,6 +87,11 @@ export class TensorStorage {
     return this.#cell.buffer;
   }
 
+  /** Where the storage goes back to (an engine pool, an allocation domain), if anywhere. */
+  get home(): StorageHome | undefined {
+    return this.#cell.home;
+  }
+
   /** Whether the storage can go back to an engine pool. */
   get pooled(): boolean {
     return this.#cell.home !== undefined && !this.#cell.returned;

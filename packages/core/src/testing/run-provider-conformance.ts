@@ -10,6 +10,9 @@ import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
 import { CpuProviderBundle } from '../provider/provider-bundle.js';
 import { CONTRACTION_DTYPES, DTYPE_INFO, type DType, type Scalar } from '../tensor/dtype.js';
 import { Tensor } from '../tensor/tensor.js';
+import { TenferroError } from '../errors/tenferro-error.js';
+import type { GemmJob } from '../contraction/validate-grouped-gemm.js';
+import { expectedGroupedJob } from './grouped-gemm-oracle.js';
 import { naiveDotGeneral, relativeError, toleranceFor } from './naive-dot-general.js';
 import { int, randomOperand, randomValues, seededRandom } from './random-operands.js';
 import { peakThreadsDuring } from './thread-census.js';
@@ -50,7 +53,9 @@ export interface ProviderConformanceCase {
  * The one conformance suite every provider package runs in its own tests (vitest). Cases are
  * chosen from the provider's **declared** support and capabilities: results against the oracle
  * within dtype tolerances, guard bands around output views, every declared request executed and
- * every undeclared one declined with the output byte-identical, and thread-control honesty — the
+ * every undeclared one declined with the output byte-identical, every job of a grouped GEMM run
+ * exactly once on both scheduling paths (R110: engine-scheduled and provider-owned, the provider's
+ * `groupedGemm` and its ledger audited when it has one), and thread-control honesty — the
  * threads created (a census of `/proc/self/task`) and the pool lanes used during a GEMM, against
  * what its thread and placement controls allow.
  */
@@ -229,6 +234,54 @@ export function providerConformanceCases(factory: () => CpuProviderPackage | Pro
         }
       }
     });
+  });
+
+  add('runs every job of a grouped GEMM exactly once, engine-scheduled and provider-owned (R110)', async () => {
+    const { pkg, gemm, support } = await declared();
+    const kind = options.kind ?? (pkg.kind === 'any' ? 'faer' : pkg.kind);
+    const { referenceLayoutProvider } = await import('../provider/reference/reference-providers.js');
+    const rand = seededRandom(seed ^ 0x610);
+    let ran = 0;
+    for (const threads of budgets) {
+      await withBackend(threads, async (b) => {
+        for (const engineOuter of [true, false]) {
+          const builder = CpuProviderBundle.builder(kind).gemmProvider(gemm).layoutTransformProvider(pkg.layoutTransform ?? referenceLayoutProvider);
+          if (kind === 'blas') builder.capabilityPolicy('providerDefaultCompatibility');
+          if (engineOuter) builder.engineOuterGroupedGemm();
+          let h: CpuBackend;
+          try {
+            h = b.withProviderBundle(builder.build());
+          } catch (e) {
+            // A provider that does not accept Outer cannot be engine-scheduled (R58): nothing to run.
+            if (engineOuter && TenferroError.is(e, 'IncompatibleDomain')) continue;
+            throw e;
+          }
+          for (const dtype of support.dtypes) {
+            const complex = DTYPE_INFO[dtype].complex;
+            const jobs: GemmJob[] = [];
+            for (let i = 0; i < 5; i++) {
+              const [m, n, k] = [int(rand, 1, 13), int(rand, 1, 13), int(rand, 1, 13)];
+              jobs.push({
+                out: Tensor.fromArray(dtype, [m, n], randomValues(rand, dtype, m * n)),
+                lhs: randomOperand(rand, dtype, [m, k], support.stridedOperands),
+                rhs: randomOperand(rand, dtype, [k, n], support.stridedOperands),
+                // beta ≠ 0: a job run twice shows in its output
+                alpha: complex ? [0.5, -1] : 0.5,
+                beta: complex ? [2, 0.25] : 2,
+              });
+            }
+            const before = jobs.map((j) => (j.out.toArray() as number[]).map(Number));
+            await h.gemmGrouped(jobs);
+            jobs.forEach((job, i) => {
+              const err = relativeError((job.out.toArray() as number[]).map(Number), expectedGroupedJob(job, before[i]!));
+              expect(err, `${engineOuter ? 'engineOuter' : 'providerOwned'} scheduling, ${dtype} job ${i} at budget ${threads}`).toBeLessThanOrEqual(toleranceFor(dtype));
+            });
+            ran++;
+          }
+        }
+      });
+    }
+    expect(ran).toBeGreaterThan(0);
   });
 
   add('uses no more threads or pool lanes than its declared thread and placement controls allow', async () => {

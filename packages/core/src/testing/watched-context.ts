@@ -26,6 +26,7 @@ export function watchedContext(ctx: CpuExecutionContext, note: (lane: number) =>
     admissionMode: ctx.admissionMode,
     threadBudget: ctx.threadBudget,
     parallelMode: ctx.parallelMode,
+    indexedPlans: ctx.indexedPlans,
     get live() {
       return ctx.live;
     },

@@ -6,6 +6,7 @@ import type { CpuDomain, CpuDomainId } from '../../contract/cpu-domain.js';
 import type { ExternalCpuDomain } from '../../contract/external-cpu-domain.js';
 import { invalidArgument, TenferroError } from '../../errors/tenferro-error.js';
 import { DEFAULT_ANALYSIS_SLOTS } from '../../contraction/gemm-analysis-cache.js';
+import { DEFAULT_INDEXED_PLAN_LIMITS, type IndexedPlanCacheLimits, validIndexedPlanLimits } from '../../util/indexed-plan-cache.js';
 import type { CpuTopology } from '../../topology/topology-types.js';
 import { type DomainPlan, planPlacement, reachableManagedDomains } from '../placement.js';
 import { CpuEngine } from './cpu-engine.js';
@@ -27,6 +28,8 @@ export class Coordinator {
   readonly poolLimit = new PoolLimit(retainedBytesFromEnv());
   /** GEMM-analysis cache capacity of every engine, current and future (R5, R116). */
   #analysisCapacity = DEFAULT_ANALYSIS_SLOTS;
+  /** Indexed-plan cache limits of every engine, current and future (R5, R118). */
+  #planLimits: IndexedPlanCacheLimits = DEFAULT_INDEXED_PLAN_LIMITS;
   readonly external: ExternalRegistry | undefined;
   readonly #engines = new Map<string, Promise<CpuEngine>>();
   readonly #ready = new Map<string, CpuEngine>();
@@ -90,6 +93,7 @@ export class Coordinator {
           throw new TenferroError('BackendClosed', 'this backend was closed while an engine was being built', { op });
         }
         built.analysisCache.setCapacity(this.#analysisCapacity);
+        built.indexedPlans.setLimits(this.#planLimits);
         this.#ready.set(key, built);
         return built;
       });
@@ -107,6 +111,27 @@ export class Coordinator {
     if (!Number.isSafeInteger(capacity) || capacity < 0) throw invalidArgument(op, 'capacity', 'a non-negative integer', capacity);
     this.#analysisCapacity = capacity;
     for (const e of this.builtEngines()) e.analysisCache.setCapacity(capacity);
+  }
+
+  /** The GEMM-analysis cache capacity of every engine of this coordinator. */
+  get analysisCapacity(): number {
+    return this.#analysisCapacity;
+  }
+
+  /** The indexed-plan cache limits of every engine of this coordinator. */
+  get indexedPlanLimits(): IndexedPlanCacheLimits {
+    return this.#planLimits;
+  }
+
+  /**
+   * Set the indexed-plan cache limits of every engine, built or future (R5, R118): validated
+   * first (`InvalidArgument`, nothing changed), then applied to all in one step; shrinking evicts
+   * least recently used plans at once.
+   */
+  setIndexedPlanLimits(limits: unknown, op: string): void {
+    const next = validIndexedPlanLimits(limits, op);
+    this.#planLimits = next;
+    for (const e of this.builtEngines()) e.indexedPlans.setLimits(next);
   }
 
   /** The engine of `plan` if it is already built (no build is started). */

@@ -2,6 +2,7 @@ import { type ExecutionOwner, ownerSlot } from '../../arbiter/execution-owner.js
 import { BufferPool } from '../../buffer/buffer-pool.js';
 import type { PoolLimit } from '../../buffer/pool-limit.js';
 import { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
+import { IndexedPlanCache } from '../../util/indexed-plan-cache.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import { waitForTurn } from '../../util/abort-listeners.js';
 import type { CpuDomainExecutor, CpuDomainExecutorCapabilities } from '../../contract/executor.js';
@@ -32,6 +33,8 @@ export class CpuEngine implements LaneRunner {
   readonly bufferPool: BufferPool;
   /** GEMM analyses in caller-addressed slots (R116). */
   readonly analysisCache = new GemmAnalysisCache();
+  /** Plans of strided operations providers made here (R118); limits set by the coordinator. */
+  readonly indexedPlans = new IndexedPlanCache();
   readonly state: Int32Array;
   readonly #pool: EngineWorkerPool | undefined;
   /** Top-level claims of a caller-managed domain waiting for its guard, in call order. */

@@ -7,6 +7,8 @@ import { ABORT_CLOSED, ABORT_SIGNALLED, type CpuExecutionContext } from '../../c
 import type { ParallelMode } from '../../contract/parallel-mode.js';
 import { TenferroError, invalidArgument } from '../../errors/tenferro-error.js';
 import { onAbort, waitForTurn } from '../../util/abort-listeners.js';
+import type { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
+import type { SharedTensorAllocationDomain } from '../../buffer/allocation-domain.js';
 import type { Coordinator } from '../engine/coordinator.js';
 import type { DomainPlan } from '../placement.js';
 import { type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame } from './execution-frame.js';
@@ -17,6 +19,8 @@ export interface AdmissionTarget {
   readonly coordinator: Coordinator;
   readonly plan: DomainPlan;
   readonly identity: object;
+  /** Where the handle's fresh outputs come from (R2); the engine's buffer pool when absent. */
+  readonly allocationDomain?: SharedTensorAllocationDomain | undefined;
 }
 
 /** The body of one entered operation: it runs with the entry and a context of the operation's mode. */
@@ -29,7 +33,26 @@ export type OperationBody<R> = (entry: CpuOperationEntry, ctx: CpuExecutionConte
  */
 export interface OperationRunner {
   readonly domain: ValidationDomain;
+  /** The GEMM-analysis cache a session's caller supplied (R82); otherwise operations use their engine's. */
+  readonly analysisCache?: GemmAnalysisCache;
+  /** The allocation domain of the handle (R2): its fresh outputs come from it, and its inputs are checked against it (`HostAccess`). */
+  readonly allocationDomain?: SharedTensorAllocationDomain | undefined;
   run<R>(op: string, mode: ParallelMode, body: OperationBody<R>, signal?: AbortSignal): Promise<R>;
+  /**
+   * Engine-scheduled fan-out when this runner may use it (R110): a handle outside any entered
+   * session or execution scope, more than one job, a budget above 1 and an executor with outer
+   * parallelism — then `outerJob(ctx, i)` runs once per job on `min(count, budget)` lanes, each
+   * with a Sequential context, under the exactly-once audit of R70 (`'outer'`). Otherwise `body`
+   * runs once in `mode`, as `run` would (`'entered'`).
+   */
+  runOuterOr(
+    op: string,
+    count: number,
+    outerJob: (ctx: CpuExecutionContext, index: number) => Promise<void>,
+    mode: ParallelMode,
+    body: OperationBody<void>,
+    signal?: AbortSignal,
+  ): Promise<'outer' | 'entered'>;
 }
 
 /**
@@ -69,7 +92,7 @@ export async function admit<R>(
       await timedAdmission(t0, engine.claim(owner, signal, op), owner, target, op, undefined);
       try {
         c.assertOpen(op);
-        const entry = new CpuOperationEntry(engine, undefined, owner);
+        const entry = new CpuOperationEntry(engine, undefined, owner, target.allocationDomain);
         return await supervise(c, entry, op, signal, () => body(entry, false));
       } finally {
         engine.release(owner);
@@ -78,7 +101,7 @@ export async function admit<R>(
     const permit = await acquirePermit(target, request, owner, op, signal);
     try {
       c.assertOpen(op);
-      const entry = new CpuOperationEntry(engine, permit, owner);
+      const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
       return await supervise(c, entry, op, signal, () => body(entry, false));
     } finally {
       permit.release();
@@ -185,11 +208,27 @@ async function supervise<R>(c: Coordinator, entry: CpuOperationEntry, op: string
 export function handleRunner(target: AdmissionTarget): OperationRunner {
   return {
     domain: target.plan.domain,
+    allocationDomain: target.allocationDomain,
     run: <R>(op: string, mode: ParallelMode, body: OperationBody<R>, signal?: AbortSignal) =>
       admit(
         target,
         op,
         (entry, scoped) => (scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op)),
+        signal,
+      ),
+    runOuterOr: (op, count, outerJob, mode, body, signal) =>
+      admit(
+        target,
+        op,
+        async (entry, scoped) => {
+          if (!scoped && count > 1 && entry.supportsOuter()) {
+            await entry.submitOuter(count, outerJob, op);
+            return 'outer' as const;
+          }
+          const run = (ctx: CpuExecutionContext) => body(entry, ctx);
+          await (scoped ? entry.reuse(mode, run, op) : entry.enter(mode, run, op));
+          return 'entered' as const;
+        },
         signal,
       ),
   };
@@ -256,7 +295,7 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
     const permit = await acquirePermit(target, target.plan.request!, owner, op, signal);
     try {
-      const entry = new CpuOperationEntry(engine, permit, owner);
+      const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
       return await supervise(c, entry, op, signal, () =>
         entry.enter(
           entry.preferredEngineMode(),

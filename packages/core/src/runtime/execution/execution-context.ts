@@ -6,6 +6,7 @@ import type { LaneRunner, WorkerPool } from '../../contract/worker-pool.js';
 import { cappedWorkerPool } from '../executors/capped-worker-pool.js';
 import type { CpuSet } from '../../topology/cpu-set.js';
 import type { ProviderParallelMode } from '../../contract/parallel-mode.js';
+import type { CpuIndexedPlans } from '../../util/indexed-plan-cache.js';
 
 /** Shared liveness of every context an entry created: cleared when the entry ends. */
 export interface EntryLifetime {
@@ -29,6 +30,8 @@ export interface ContextParts {
   readonly lifetime: EntryLifetime;
   /** The execution's abort word (created on first use). */
   readonly abortWord: () => Int32Array;
+  /** The engine's indexed-plan cache (R118). */
+  readonly indexedPlans: CpuIndexedPlans;
 }
 
 /**
@@ -43,6 +46,8 @@ export class EnteredContext implements CpuExecutionContext {
   readonly admissionMode: CpuAdmissionMode;
   readonly threadBudget: number;
   readonly parallelMode: ProviderParallelMode;
+  /** The engine's indexed-plan cache (R118): plans of strided operations, reused by identical requests. */
+  readonly indexedPlans: CpuIndexedPlans;
   readonly #parts: ContextParts;
   readonly #pool: WorkerPool | undefined;
 
@@ -53,6 +58,7 @@ export class EnteredContext implements CpuExecutionContext {
     this.admissionMode = parts.admissionMode;
     this.threadBudget = parts.threadBudget;
     this.parallelMode = parts.parallelMode;
+    this.indexedPlans = parts.indexedPlans;
     const width = Math.min(parts.threadBudget, parts.threadLimit);
     const hasPool = parts.parallelMode === 'inner' && parts.executorHasPool && width > 1;
     this.#pool = hasPool ? cappedWorkerPool(parts.runner, width, 'CpuExecutionContext.workerPool', () => this.#assertLive('CpuExecutionContext.workerPool')) : undefined;

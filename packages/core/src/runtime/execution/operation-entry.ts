@@ -1,6 +1,7 @@
 import type { ExecutionOwner } from '../../arbiter/execution-owner.js';
 import type { Permit } from '../../arbiter/permit.js';
 import type { CpuEngine } from '../engine/cpu-engine.js';
+import type { SharedTensorAllocationDomain } from '../../buffer/allocation-domain.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import type { CpuExecutionContext } from '../../contract/execution-context.js';
 import { EnteredContext, type EntryLifetime } from './execution-context.js';
@@ -36,14 +37,17 @@ export class CpuOperationEntry {
   /** The arbiter permit; `undefined` for caller-managed domains, admitted by their guard (R35). */
   readonly permit: Permit | undefined;
   readonly owner: ExecutionOwner;
+  /** Where fresh outputs come from (R2): the handle's allocation domain, or the engine's pool when absent. */
+  readonly allocationDomain: SharedTensorAllocationDomain | undefined;
   /** Every kernel task this execution started, through any of its contexts. */
   readonly #tasks: TaskTracker;
   #abortWord: Int32Array | undefined;
 
-  constructor(engine: CpuEngine, permit: Permit | undefined, owner: ExecutionOwner) {
+  constructor(engine: CpuEngine, permit: Permit | undefined, owner: ExecutionOwner, allocationDomain?: SharedTensorAllocationDomain) {
     this.engine = engine;
     this.permit = permit;
     this.owner = owner;
+    this.allocationDomain = allocationDomain;
     this.#tasks = new TaskTracker(engine);
   }
 
@@ -249,6 +253,7 @@ export class CpuOperationEntry {
       abortWord: () => this.abortWord,
       executorHasPool: this.engine.capabilities.innerParallelism === 'pool',
       lifetime,
+      indexedPlans: this.engine.indexedPlans,
     });
   }
 }
