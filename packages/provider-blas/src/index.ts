@@ -45,6 +45,7 @@ export interface BlasProviderUnavailable {
   readonly possibleSolutions: readonly string[];
 }
 
+/** What `blasProviderStatus()` reports: the loaded BLAS runtime, or why none can be used. */
 export type BlasProviderStatus = BlasProviderAvailable | BlasProviderUnavailable;
 
 const loadKernel = defineKernel<RawLoadRequest, LoadReport>(new URL('./kernels/gemm.js', import.meta.url), 'blasLoad');

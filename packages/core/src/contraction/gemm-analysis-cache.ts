@@ -5,10 +5,15 @@ import type { GemmAnalysis } from './gemm-plan.js';
 
 export const DEFAULT_ANALYSIS_SLOTS = 1024;
 
+/** The GEMM-analysis cache of one engine (`backend.analysisCacheStats()`). */
 export interface GemmAnalysisCacheStats {
+  /** Entries it keeps per kind (named slots, and as many automatic ones). */
   readonly capacity: number;
+  /** Entries stored now. */
   readonly stored: number;
+  /** Dot-generals that reused a stored analysis. */
   readonly hits: number;
+  /** Dot-generals that were analysed afresh. */
   readonly misses: number;
 }
 
