@@ -138,7 +138,7 @@ export function linalg(target: LinalgTarget): Linalg {
  * const backend = await CpuBackend.create({ threads: 1 });
  * const la = linalg(backend);
  * const batch = Tensor.fromArray('f64', [1, 1, 3], [2, 4, 8]); // three 1×1 matrices
- * console.log((await la.det(batch)).toArray()); // prints: [ 2, 4, 8 ]
+ * console.log((await la.det(batch)).toArray().map((d) => +d.toFixed(12))); // prints: [ 2, 4, 8 ]
  * await backend.close();
  * ```
  */

@@ -107,7 +107,7 @@ export let tensorInternals: TensorInternals;
  * import { Tensor } from '@tenferro/core';
  *
  * const t = Tensor.fromArray('f32', [2, 2], [1, 2, 3, 4], { order: 'row' });
- * console.log(t.dtype, t.shape, t.strides, t.size); // prints: f32 [ 2, 2 ] [ 1, 2 ] 4
+ * console.log(t.dtype, t.shape, t.strides, t.size); // prints: f32 [ 2, 2 ] [ 2, 1 ] 4
  * console.log(t.toArray({ order: 'row' })); // prints: [ 1, 2, 3, 4 ]
  * ```
  */
