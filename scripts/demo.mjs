@@ -2,7 +2,9 @@
 // `npm run demo`: what tenferro sees on this machine (`tenferro info`), then what you get from it —
 // matmul GFLOP/s of each tenferro kind beside C calling cblas directly (the C anchor) and beside
 // pure JavaScript (ml-matrix). The tenferro and C figures come from `tenferro bench --json`; the
-// JavaScript figure is measured here. Anything that cannot run on this machine is said so.
+// JavaScript figure is measured here. Then one line per capability beyond matmul (linear algebra,
+// the native strided primitives), measured in this process. Anything that cannot run on this
+// machine is said so.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,6 +80,112 @@ const f32 = report.series
   .map((s) => `${s.id === 'anchor' ? 'C' : (NAMES[s.id] ?? s.label).replace(', kind', '')} ${num(s.results.find((r) => r.dtype === 'f32' && r.n === big)?.gflops)}`);
 if (f32.length > 0) console.log(dim(`  float32 at n=${big}, GFLOP/s: ${f32.join(', ')}.`));
 console.log(dim('  More: npx tenferro bench --help (sizes, threads, --json, --svg chart).'));
+
+// 3. One line per capability beyond matmul (each measured here, in this process).
+heading('3. Beyond matmul');
+await capabilityLines();
+
+/**
+ * One line per capability: linear algebra (`solve` of a 1024 system on each kind — GFLOP/s and
+ * the scaled residual) and the native strided primitives (a transpose copy in GB/s beside a plain
+ * memory copy of the same bytes). A package that cannot run here is said so, not faked.
+ */
+async function capabilityLines() {
+  const pkg = (name) => new URL(`../packages/${name}/dist/index.js`, import.meta.url).href;
+  const { CpuBackend, Tensor, ops } = await import(pkg('core'));
+  const line = (name, text) => console.log(`  ${name.padEnd(W)}${text}`);
+  const median = async (reps, call) => {
+    await call(); // warm-up
+    const t = [];
+    for (let r = 0; r < reps; r++) {
+      const t0 = performance.now();
+      const out = await call();
+      t.push((performance.now() - t0) / 1e3);
+      out?.dispose?.();
+    }
+    return t.sort((x, y) => x - y)[Math.floor(t.length / 2)];
+  };
+
+  // Linear algebra: x = solve(A, b) for a well-conditioned 1024×1024 f64 A; LU + solve ≈ (2/3)n³ + 2n² flops.
+  const n = 1024;
+  let la;
+  try {
+    la = await import(pkg('linalg'));
+    if (!la.status().available) throw new Error(la.status().reasons.join('; '));
+  } catch (e) {
+    line(`linalg solve n=${n}`, dim(`not available here: ${e.message}`));
+  }
+  if (la !== undefined) {
+    const a = new Float64Array(n * n);
+    for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) a[i + j * n] = (i === j ? n : 0) + Math.sin(i * 7 + j * 13);
+    const A = Tensor.from(a, [n, n]);
+    const b = Tensor.from(Float64Array.from({ length: n }, (_, i) => Math.cos(i)), [n, 1]);
+    const faer = await import(pkg('provider-faer'));
+    // Explicit providers: this script is not an application with the provider packages installed.
+    const kinds = [['faer', 'Eigen built-in', async () => CpuBackend.create({ kind: 'faer', providers: faer.status().available ? [faer.createFaerProvider()] : [] })]];
+    try {
+      const blas = await import(pkg('provider-blas'));
+      if (blas.status().available) kinds.push(['blas', 'LAPACK', async () => CpuBackend.create({ kind: 'blas', providers: [blas.createBlasProvider()] })]);
+      else line(`linalg solve n=${n}, kind blas`, dim(`not available here: ${blas.status().reasons.join('; ')}`));
+    } catch (e) {
+      line(`linalg solve n=${n}, kind blas`, dim(`not available here: ${e.message}`));
+    }
+    for (const [kind, what, create] of kinds) {
+      const backend = await create();
+      try {
+        const solver = la.linalg(backend);
+        const secs = await median(3, () => solver.solve(A, b));
+        const x = await solver.solve(A, b);
+        const kernel = solver.takeCallRecords().at(-1)?.kernel === 'extension' ? what : 'Eigen built-in';
+        // Backward error ‖A·x − b‖∞ / (‖A‖∞ ‖x‖∞): a few machine epsilons (2.2e-16) for a stable solve.
+        const ax = (await backend.matmul(A, x)).toArray();
+        const xs = x.toArray();
+        const bs = b.toArray();
+        let r = 0;
+        for (let i = 0; i < n; i++) r = Math.max(r, Math.abs(ax[i] - bs[i]));
+        let normA = 0;
+        for (let i = 0; i < n; i++) {
+          let row = 0;
+          for (let j = 0; j < n; j++) row += Math.abs(a[i + j * n]);
+          normA = Math.max(normA, row);
+        }
+        const residual = r / (normA * Math.max(...xs.map(Math.abs)));
+        const gflops = ((2 / 3) * n ** 3 + 2 * n ** 2) / secs / 1e9;
+        line(`linalg solve n=${n}, kind ${kind}`, `${num(gflops).padStart(10)} GFLOP/s  ${(secs * 1e3).toFixed(1)} ms  backward error ${residual.toExponential(1)}  ${dim(`(${kernel})`)}`);
+      } finally {
+        await backend.close();
+      }
+    }
+  }
+
+  // Strided primitives: a transposing copy of a 2048² f64 (32 MiB) into a warm output, beside a
+  // plain memory copy of the same bytes (TypedArray.set, i.e. memcpy) — the bound it approaches.
+  const m = 2048;
+  let tprims;
+  try {
+    tprims = await import(pkg('provider-tprims'));
+    if (!tprims.status().available) throw new Error(tprims.status().reasons.join('; '));
+  } catch (e) {
+    line(`tprims transpose ${m}² f64`, dim(`not available here: ${e.message}`));
+  }
+  if (tprims !== undefined) {
+    const backend = await CpuBackend.create({ providers: [tprims.createTprimsProvider()] });
+    try {
+      const src = Tensor.from(Float64Array.from({ length: m * m }, (_, i) => i % 1000), [m, m]);
+      const out = Tensor.zeros('f64', [m, m]);
+      const o = ops(backend);
+      const secs = await median(7, () => o.copyInto(out, src.transpose()).then(() => undefined));
+      const from = new Float64Array(m * m).fill(1);
+      const to = new Float64Array(m * m);
+      const copySecs = await median(7, async () => to.set(from));
+      const bytes = 2 * 8 * m * m; // read + write
+      const ok = out.slice(1, 0).toArray()[0] === src.slice(0, 1).toArray()[0] ? '' : '  (wrong result!)';
+      line(`tprims transpose ${m}² f64`, `${num(bytes / secs / 1e9).padStart(10)} GB/s   memcpy ${num(bytes / copySecs / 1e9)} GB/s  ${dim(`(${tprims.status().details.isa}, ${backend.numThreads()} threads)`)}${ok}`);
+    } finally {
+      await backend.close();
+    }
+  }
+}
 
 /** ml-matrix's `mmul` on the same sizes (warm-up at the smallest size, then timed calls). */
 async function measureJavaScript() {

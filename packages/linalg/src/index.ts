@@ -10,7 +10,17 @@ export type { LinalgCallRecord, LinalgRunOptions, LinalgTarget } from './linalg.
 export { BUILTIN_KERNELS } from './builtin.js';
 export * from './contract/index.js';
 
-/** Whether the built-in kernels can run here (loads the addon on this thread). */
+/**
+ * Whether the built-in kernels can run here (loads the addon on this thread).
+ *
+ * @example
+ * ```ts
+ * import { status } from '@tenferro/linalg';
+ *
+ * const s = status();
+ * console.log(s.available ? s.name : s.reasons.join('; ')); // e.g. tenferro linalg built-in (Eigen 3.4.0)
+ * ```
+ */
 export function status(): ProviderPackageStatus {
   const addon = loadLinalg();
   if (!addon.available) {

@@ -11,12 +11,15 @@ import { BUILTIN_KERNELS } from './builtin.js';
 import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
 import { MAX_BATCH_AXES } from './native/binding.js';
 
+/** What `linalg()` runs on: a backend handle (one execution per call) or a session (its entry). */
 export type LinalgTarget = CpuBackend | CpuExecSession;
 type F = LinalgDType;
 type RealOf<D extends F> = D extends 'f32' | 'c64' ? 'f32' : 'f64';
 type ComplexOf<D extends F> = D extends 'f32' | 'c64' ? 'c64' : 'c128';
 
+/** The option every linalg method takes (besides its own). */
 export interface LinalgRunOptions {
+  /** Abort the call: while it waits → `AdmissionAborted`; while it runs → `ExecutionAborted`. */
   readonly signal?: AbortSignal;
 }
 
@@ -98,7 +101,23 @@ function batchIndex(batch: readonly number[], flat: number): number[] {
   return idx;
 }
 
-/** The linear-algebra operations on `target` (a backend: one execution per call; a session: its entry). */
+/**
+ * The linear-algebra operations on `target` (a backend: one execution per call; a session: its
+ * entry). Loads nothing and runs nothing until a method is called.
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend, Tensor } from '@tenferro/core';
+ * import { linalg } from '@tenferro/linalg';
+ *
+ * const backend = await CpuBackend.create({ threads: 1 });
+ * const la = linalg(backend);
+ * const a = Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]);
+ * const x = await backend.withBackendSession((session) => linalg(session).solve(a, Tensor.fromArray('f64', [2, 1], [6, 5])));
+ * console.log(x.toArray().map((v) => Math.round(v))); // prints: [ 1, 1 ]
+ * await backend.close();
+ * ```
+ */
 export function linalg(target: LinalgTarget): Linalg {
   if (!(target instanceof CpuBackend) && !(target instanceof CpuExecSession)) {
     throw TenferroError.invalidArgument('linalg', 'target', 'a CpuBackend or a CpuExecSession', target);
@@ -106,6 +125,23 @@ export function linalg(target: LinalgTarget): Linalg {
   return new Linalg(target);
 }
 
+/**
+ * torch.linalg's operations on one backend or session, from {@link linalg}: matrix axes first,
+ * batch axes trailing, fresh dense outputs; each call validates everything first and runs one
+ * primitive (a provider's `CpuLinalgKernels` extension, else the built-in Eigen kernels).
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend, Tensor } from '@tenferro/core';
+ * import { linalg } from '@tenferro/linalg';
+ *
+ * const backend = await CpuBackend.create({ threads: 1 });
+ * const la = linalg(backend);
+ * const batch = Tensor.fromArray('f64', [1, 1, 3], [2, 4, 8]); // three 1×1 matrices
+ * console.log((await la.det(batch)).toArray().map((d) => +d.toFixed(12))); // prints: [ 2, 4, 8 ]
+ * await backend.close();
+ * ```
+ */
 export class Linalg {
   readonly #target: LinalgTarget;
   readonly #calls: LinalgCallRecord[] = [];
@@ -115,14 +151,43 @@ export class Linalg {
     this.#target = target;
   }
 
-  /** The kernels that ran, in call order, since the last `takeCallRecords()`. */
+  /**
+   * The kernels that ran, in call order, since the last `takeCallRecords()`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * await la.det(Tensor.fromArray('f64', [1, 1], [2]));
+   * console.log(la.takeCallRecords().map((r) => r.op)); // prints: [ 'luFactor' ]
+   * await backend.close();
+   * ```
+   */
   takeCallRecords(): LinalgCallRecord[] {
     return this.#calls.splice(0);
   }
 
   // ── primitives ──────────────────────────────────────────────────────────────────────────────
 
-  /** L with A = L Lᴴ (lower triangle of A read), or U = Lᴴ with `upper`. `NotPositiveDefinite` names the batch and LAPACK info. */
+  /**
+   * L with A = L Lᴴ (lower triangle of A read), or U = Lᴴ with `upper`. `NotPositiveDefinite` names the batch and LAPACK info.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]); // [[4, 2], [2, 3]]
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(await la.cholesky(a))); // prints: [ 2, 1, 0, 1.414214 ]
+   * await backend.close();
+   * ```
+   */
   async cholesky<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly upper?: boolean }): Promise<Tensor<D>> {
     const op = 'linalg.cholesky';
     const o = checkOptions(op, options, ['signal', 'upper']);
@@ -135,7 +200,22 @@ export class Linalg {
     return L as Tensor<D>;
   }
 
-  /** X with A X = B (`left`, default) or X A = B, A triangular (`upper` required). No singularity check (as LAPACK trsm). */
+  /**
+   * X with A X = B (`left`, default) or X A = B, A triangular (`upper` required). No singularity check (as LAPACK trsm).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const u = Tensor.fromArray('f64', [2, 2], [2, 0, 1, 4]); // [[2, 1], [0, 4]]
+   * const b = Tensor.fromArray('f64', [2, 1], [3, 4]);
+   * console.log((await la.solveTriangular(u, b, { upper: true })).toArray()); // prints: [ 1, 1 ]
+   * await backend.close();
+   * ```
+   */
   async solveTriangular<D extends F>(a: Tensor<D>, b: Tensor<D>, options: LinalgRunOptions & { readonly upper: boolean; readonly left?: boolean; readonly unitDiagonal?: boolean }): Promise<Tensor<D>> {
     const op = 'linalg.solveTriangular';
     if (options === undefined) throw TenferroError.invalidArgument(op, 'options', 'an options object with upper', options);
@@ -153,7 +233,23 @@ export class Linalg {
     return X as Tensor<D>;
   }
 
-  /** `{ lu, pivots }` as LAPACK getrf: L (unit, below the diagonal) and U packed; pivots i32, 1-based (row i swapped with pivots[i]). */
+  /**
+   * `{ lu, pivots }` as LAPACK getrf: L (unit, below the diagonal) and U packed; pivots i32, 1-based (row i swapped with pivots[i]).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4], { order: 'row' }); // [[1, 2], [3, 4]]
+   * const { lu, pivots } = await la.luFactor(a);
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(pivots.toArray(), round(lu)); // prints: [ 2, 2 ] [ 3, 0.333333, 4, 0.666667 ]
+   * await backend.close();
+   * ```
+   */
   async luFactor<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ lu: Tensor<D>; pivots: Tensor<'i32'> }> {
     const op = 'linalg.luFactor';
     const o = checkOptions(op, options, ['signal']);
@@ -165,7 +261,22 @@ export class Linalg {
     return { lu: LU as Tensor<D>, pivots: piv };
   }
 
-  /** `{ p, l, u }` with A = P L U (P m×m, L m×k unit lower, U k×n). */
+  /**
+   * `{ p, l, u }` with A = P L U (P m×m, L m×k unit lower, U k×n).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4], { order: 'row' });
+   * const { p, l, u } = await la.lu(a);
+   * console.log(p.toArray({ order: 'row' }), u.toArray({ order: 'row' })[0], l.shape); // prints: [ 0, 1, 1, 0 ] 3 [ 2, 2 ]
+   * await backend.close();
+   * ```
+   */
   async lu<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ p: Tensor<D>; l: Tensor<D>; u: Tensor<D> }> {
     const op = 'linalg.lu';
     const o = checkOptions(op, options, ['signal']);
@@ -176,7 +287,23 @@ export class Linalg {
     return { p: P as Tensor<D>, l: L as Tensor<D>, u: U as Tensor<D> };
   }
 
-  /** X with A X = B (A square, B n×k with the same batch axes). `SingularMatrix` for an exactly singular U. */
+  /**
+   * X with A X = B (A square, B n×k with the same batch axes). `SingularMatrix` for an exactly singular U.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]); // [[4, 2], [2, 3]]
+   * const b = Tensor.fromArray('f64', [2, 1], [6, 5]);
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(await la.solve(a, b))); // prints: [ 1, 1 ]
+   * await backend.close();
+   * ```
+   */
   async solve<D extends F>(a: Tensor<D>, b: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<D>> {
     const op = 'linalg.solve';
     const o = checkOptions(op, options, ['signal']);
@@ -190,7 +317,23 @@ export class Linalg {
     return X as Tensor<D>;
   }
 
-  /** `{ q, r }` (mode 'reduced': Q m×k, R k×n; 'complete': Q m×m, R m×n; 'r': R only, q undefined). R's diagonal is real and ≥ 0. */
+  /**
+   * `{ q, r }` (mode 'reduced': Q m×k, R k×n; 'complete': Q m×m, R m×n; 'r': R only, q undefined). R's diagonal is real and ≥ 0.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 1], [3, 4]);
+   * const { q, r } = await la.qr(a);
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(q!), round(r)); // prints: [ 0.6, 0.8 ] [ 5 ]
+   * await backend.close();
+   * ```
+   */
   async qr<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly mode?: 'reduced' | 'complete' | 'r' }): Promise<{ q: Tensor<D> | undefined; r: Tensor<D> }> {
     const op = 'linalg.qr';
     const o = checkOptions(op, options, ['signal', 'mode']);
@@ -205,7 +348,22 @@ export class Linalg {
     return { q: Q as Tensor<D> | undefined, r: R as Tensor<D> };
   }
 
-  /** `{ u, s, vh }` with A = U diag(S) Vᴴ; S real, descending; `fullMatrices` (default true, as torch) gives square U and Vᴴ. */
+  /**
+   * `{ u, s, vh }` with A = U diag(S) Vᴴ; S real, descending; `fullMatrices` (default true, as torch) gives square U and Vᴴ.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [3, 0, 0, -4]); // diag(3, -4)
+   * const { u, s, vh } = await la.svd(a);
+   * console.log(s.toArray(), u.shape, vh.shape); // prints: [ 4, 3 ] [ 2, 2 ] [ 2, 2 ]
+   * await backend.close();
+   * ```
+   */
   async svd<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly fullMatrices?: boolean }): Promise<{ u: Tensor<D>; s: Tensor<RealOf<D>>; vh: Tensor<D> }> {
     const op = 'linalg.svd';
     const o = checkOptions(op, options, ['signal', 'fullMatrices']);
@@ -217,7 +375,21 @@ export class Linalg {
     return { u: U as Tensor<D>, s: S as Tensor<RealOf<D>>, vh: Vh as Tensor<D> };
   }
 
-  /** The singular values, real, descending. */
+  /**
+   * The singular values, real, descending.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [3, 0, 0, -4]);
+   * console.log((await la.svdvals(a)).toArray()); // prints: [ 4, 3 ]
+   * await backend.close();
+   * ```
+   */
   async svdvals<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<RealOf<D>>> {
     const op = 'linalg.svdvals';
     const o = checkOptions(op, options, ['signal']);
@@ -228,29 +400,108 @@ export class Linalg {
     return S as Tensor<RealOf<D>>;
   }
 
-  /** `{ eigenvalues, eigenvectors }` of a Hermitian A (`uplo` 'L', default, or 'U' names the triangle read); eigenvalues real, ascending. */
+  /**
+   * `{ eigenvalues, eigenvectors }` of a Hermitian A (`uplo` 'L', default, or 'U' names the triangle read); eigenvalues real, ascending.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [2, 1, 1, 2]); // [[2, 1], [1, 2]]
+   * const { eigenvalues, eigenvectors } = await la.eigh(a);
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(eigenvalues), eigenvectors.shape); // prints: [ 1, 3 ] [ 2, 2 ]
+   * await backend.close();
+   * ```
+   */
   async eigh<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly uplo?: 'L' | 'U' }): Promise<{ eigenvalues: Tensor<RealOf<D>>; eigenvectors: Tensor<D> }> {
     const r = await this.#eigh('linalg.eigh', a, options, true);
     return r as { eigenvalues: Tensor<RealOf<D>>; eigenvectors: Tensor<D> };
   }
 
+  /**
+   * The eigenvalues of a Hermitian A, real, ascending (`eigh` without the eigenvectors).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [2, 1, 1, 2]); // [[2, 1], [1, 2]]
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(await la.eigvalsh(a))); // prints: [ 1, 3 ]
+   * await backend.close();
+   * ```
+   */
   async eigvalsh<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly uplo?: 'L' | 'U' }): Promise<Tensor<RealOf<D>>> {
     return (await this.#eigh('linalg.eigvalsh', a, options, false)).eigenvalues as Tensor<RealOf<D>>;
   }
 
-  /** `{ eigenvalues, eigenvectors }` of a general square A, complex (c64 for f32/c64, c128 for f64/c128); eigenvectors of unit norm. */
+  /**
+   * `{ eigenvalues, eigenvectors }` of a general square A, complex (c64 for f32/c64, c128 for f64/c128); eigenvectors of unit norm.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [0, 1, -1, 0]); // [[0, -1], [1, 0]]: a rotation
+   * const { eigenvalues } = await la.eig(a);
+   * const imag = eigenvalues.toArray().filter((_, i) => i % 2 === 1).map((v) => Math.round(v)).sort();
+   * console.log(eigenvalues.dtype, imag); // prints: c128 [ -1, 1 ]
+   * await backend.close();
+   * ```
+   */
   async eig<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ eigenvalues: Tensor<ComplexOf<D>>; eigenvectors: Tensor<ComplexOf<D>> }> {
     const r = await this.#eig('linalg.eig', a, options, true);
     return r as { eigenvalues: Tensor<ComplexOf<D>>; eigenvectors: Tensor<ComplexOf<D>> };
   }
 
+  /**
+   * The eigenvalues of a general square A, complex (`eig` without the eigenvectors), in the solver's order.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 0, 5, 2]); // [[1, 5], [0, 2]]
+   * const values = (await la.eigvals(a)).toArray();
+   * console.log(values.filter((_, i) => i % 2 === 0).map((v) => Math.round(v)).sort()); // prints: [ 1, 2 ]
+   * await backend.close();
+   * ```
+   */
   async eigvals<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<ComplexOf<D>>> {
     return (await this.#eig('linalg.eigvals', a, options, false)).eigenvalues as Tensor<ComplexOf<D>>;
   }
 
   // ── composites ───────────────────────────────────────────────────────────────────────────
 
-  /** The determinant (from `luFactor`), shape = the batch axes. */
+  /**
+   * The determinant (from `luFactor`), shape = the batch axes.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]); // [[4, 2], [2, 3]]
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(await la.det(a))); // prints: [ 8 ]
+   * await backend.close();
+   * ```
+   */
   async det<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<D>> {
     const { sign, logabsdet } = await this.#slogdet('linalg.det', a, options);
     const out = Tensor.zeros(a.dtype, sign.shape);
@@ -266,12 +517,42 @@ export class Linalg {
     return r;
   }
 
-  /** `{ sign, logabsdet }`: sign (unit phase for complex, 0 for singular) of the dtype, log|det| real (−∞ for singular). */
+  /**
+   * `{ sign, logabsdet }`: sign (unit phase for complex, 0 for singular) of the dtype, log|det| real (−∞ for singular).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]); // [[4, 2], [2, 3]]
+   * const { sign, logabsdet } = await la.slogdet(a);
+   * console.log(sign.toArray(), Math.exp(logabsdet.toArray()[0]!).toFixed(6)); // prints: [ 1 ] 8.000000
+   * await backend.close();
+   * ```
+   */
   async slogdet<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ sign: Tensor<D>; logabsdet: Tensor<RealOf<D>> }> {
     return (await this.#slogdet('linalg.slogdet', a, options)) as { sign: Tensor<D>; logabsdet: Tensor<RealOf<D>> };
   }
 
-  /** The inverse (solve against the identity). `SingularMatrix` for an exactly singular U. */
+  /**
+   * The inverse (solve against the identity). `SingularMatrix` for an exactly singular U.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]); // [[4, 2], [2, 3]]
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(await la.inv(a))); // prints: [ 0.375, -0.25, -0.25, 0.5 ]
+   * await backend.close();
+   * ```
+   */
   async inv<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<D>> {
     const op = 'linalg.inv';
     const o = checkOptions(op, options, ['signal']);
@@ -288,7 +569,21 @@ export class Linalg {
     return X as Tensor<D>;
   }
 
-  /** The number of singular values above `tol` (default max(m, n)·ε·σ_max), i32, shape = the batch axes. */
+  /**
+   * The number of singular values above `tol` (default max(m, n)·ε·σ_max), i32, shape = the batch axes.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 2, 4]); // rank 1
+   * console.log((await la.matrixRank(a)).toArray()); // prints: [ 1 ]
+   * await backend.close();
+   * ```
+   */
   async matrixRank<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly tol?: number }): Promise<Tensor<'i32'>> {
     const op = 'linalg.matrixRank';
     const o = checkOptions(op, options, ['signal', 'tol']);
@@ -309,7 +604,22 @@ export class Linalg {
     return Tensor.from(out, batch);
   }
 
-  /** The 2-norm condition number σ_max/σ_min (∞ when σ_min = 0), real, shape = the batch axes. */
+  /**
+   * The 2-norm condition number σ_max/σ_min (∞ when σ_min = 0), real, shape = the batch axes.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [2, 0, 0, 0.5]);
+   * const round = (t: Tensor) => t.toArray().map((v) => +Number(v).toFixed(6));
+   * console.log(round(await la.cond(a))); // prints: [ 4 ]
+   * await backend.close();
+   * ```
+   */
   async cond<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<Tensor<RealOf<D>>> {
     const op = 'linalg.cond';
     const o = checkOptions(op, options, ['signal']);

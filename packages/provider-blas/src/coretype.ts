@@ -18,6 +18,7 @@ import { type CpuIsa, isaOfOpenblasCore, isaRank, recommendedOpenblasCore } from
  */
 export type CoretypeAction = 'set' | 'option' | 'userEnvironment' | 'kept' | 'notNeeded' | 'notOpenblas' | 'unknown';
 
+/** What the provider does about `OPENBLAS_CORETYPE` before the runtime loads, and why (`tenferro info` shows it). */
 export interface CoretypePlan {
   readonly action: CoretypeAction;
   /** What to put into `OPENBLAS_CORETYPE` before loading (set, option). */

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 
+/** The widest x86 vector ISA level of this CPU, as far as BLAS core selection cares. */
 export type IsaLevel = 'sse' | 'avx' | 'avx2' | 'avx512';
 
 const ORDER: readonly IsaLevel[] = ['sse', 'avx', 'avx2', 'avx512'];

@@ -45,6 +45,7 @@ export interface BlasProviderUnavailable {
   readonly possibleSolutions: readonly string[];
 }
 
+/** What `blasProviderStatus()` reports: the loaded BLAS runtime, or why none can be used. */
 export type BlasProviderStatus = BlasProviderAvailable | BlasProviderUnavailable;
 
 const loadKernel = defineKernel<RawLoadRequest, LoadReport>(new URL('./kernels/gemm.js', import.meta.url), 'blasLoad');
@@ -76,6 +77,14 @@ type Prepared = { readonly ok: true; readonly state: State } | { readonly ok: fa
  * library, where it was loaded and the masks its threads got, and the thread control tenferro
  * relies on in `details`; the OpenBLAS core-type trap in `warnings`; or why no BLAS can be used
  * and what would fix it. Never loads BLAS on the calling thread (see {@link blasProviderStatus}).
+ *
+ * @example
+ * ```ts
+ * import { status } from '@tenferro/provider-blas';
+ *
+ * const s = status();
+ * console.log(s.available ? s.name : s.possibleSolutions.join('\n')); // e.g. OpenBLAS 0.3.21 (pthreads)
+ * ```
  */
 export function status(): ProviderPackageStatus {
   const s = blasProviderStatus();
@@ -114,6 +123,14 @@ export function status(): ProviderPackageStatus {
  * loaded, where, and the masks its threads got; before that, what the identification child
  * process found and the core-type decision that will be applied. Never loads BLAS on the calling
  * thread.
+ *
+ * @example
+ * ```ts
+ * import { blasProviderStatus } from '@tenferro/provider-blas';
+ *
+ * const s = blasProviderStatus();
+ * console.log(s.available ? s.runtime.vendor : s.reasons); // e.g. openblas
+ * ```
  */
 export function blasProviderStatus(): BlasProviderStatus {
   const p = prepare(undefined, 'blasProviderStatus');
@@ -140,6 +157,18 @@ export function blasProviderStatus(): BlasProviderStatus {
  * worker. Errors: `InvalidArgument` (bad options, checked before anything is loaded, or an
  * `openblasCoretype` that cannot take effect), `ProviderUnavailable` (no usable BLAS; the message
  * and `detail: { reasons, possibleSolutions }` say why and what to do, as `status()` does).
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend } from '@tenferro/core';
+ * import { createBlasProvider, status } from '@tenferro/provider-blas';
+ *
+ * if (status().available) {
+ *   const backend = await CpuBackend.create({ kind: 'blas', providers: [createBlasProvider()] });
+ *   console.log(backend.kind()); // prints: blas
+ *   await backend.close();
+ * }
+ * ```
  */
 export function createBlasProvider(options?: BlasProviderOptions): CpuProviderPackage {
   const op = 'createBlasProvider';

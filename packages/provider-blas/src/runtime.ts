@@ -10,7 +10,9 @@ import { type IsaLevel, cpuIsa, isaOfOpenblasCore, isaRank, recommendedOpenblasC
 import { type CoretypePlan, describeCoretype } from './coretype.js';
 import type { LoadReport, ThreadMask } from './native/probe.js';
 
+/** The BLAS implementation the runtime was identified as. */
 export type BlasVendor = 'openblas' | 'mkl' | 'blis' | 'reference';
+/** The threading layer the loaded BLAS runtime was built with (`unknown` when it cannot say). */
 export type BlasThreadingLayer = 'pthreads' | 'openmp' | 'serial' | 'sequential' | 'intel-openmp' | 'gnu-openmp' | 'tbb' | 'unknown';
 
 /** Diagnostics of the BLAS runtime this process loaded (strings for people, never dispatch keys). */

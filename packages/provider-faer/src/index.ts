@@ -25,6 +25,14 @@ export type FaerProviderStatus =
  * This package's status in the shape every tenferro provider package reports (what `tenferro
  * info` lists): the ISA path, the register tiles, the blocking and the cache sizes it derives
  * from, or why the addon cannot load and what would fix it. Loads the addon on this thread.
+ *
+ * @example
+ * ```ts
+ * import { status } from '@tenferro/provider-faer';
+ *
+ * const s = status();
+ * console.log(s.available ? s.name : s.possibleSolutions.join('\n')); // e.g. tenferro faer GEMM (avx2)
+ * ```
  */
 export function status(): ProviderPackageStatus {
   const s = loadFaer();
@@ -49,7 +57,16 @@ export function status(): ProviderPackageStatus {
   });
 }
 
-/** This package's own diagnostics: the full `NativeInfo` of the default ISA path (loads the addon on this thread). See also {@link status}. */
+/**
+ * This package's own diagnostics: the full `NativeInfo` of the default ISA path (loads the addon on this thread). See also {@link status}.
+ *
+ * @example
+ * ```ts
+ * import { faerProviderStatus } from '@tenferro/provider-faer';
+ *
+ * console.log(faerProviderStatus()); // e.g. { available: true, isa: 'avx2', … }
+ * ```
+ */
 export function faerProviderStatus(): FaerProviderStatus {
   const s = loadFaer();
   if (!s.available) return Object.freeze({ available: false, reason: s.reason, reasons: s.reasons, possibleSolutions: s.possibleSolutions });
@@ -62,6 +79,18 @@ export function faerProviderStatus(): FaerProviderStatus {
  * path. Errors: `InvalidArgument` for bad options (checked before anything is loaded) or an ISA
  * path this CPU cannot run; `ProviderUnavailable` when the addon cannot load, with `detail:
  * { reasons, possibleSolutions }` (check `status()` first to fall back to core's reference kernels).
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend } from '@tenferro/core';
+ * import { createFaerProvider, status } from '@tenferro/provider-faer';
+ *
+ * if (status().available) {
+ *   const backend = await CpuBackend.create({ kind: 'faer', providers: [createFaerProvider()] });
+ *   console.log(backend.executionInfo().providerDiagnostic); // e.g. gemm tenferro faer GEMM (avx2) …
+ *   await backend.close();
+ * }
+ * ```
  */
 export function createFaerProvider(options?: FaerProviderOptions): CpuProviderPackage {
   const op = 'createFaerProvider';

@@ -16,6 +16,14 @@ export type { NativeInfo, TprimsIsa } from './native/binding.js';
  * This package's status in the shape every tenferro provider package reports (what `tenferro
  * info` lists): the ISA path and the paths this CPU can run, or why the addon cannot load and what
  * would fix it. Loads the addon on this thread.
+ *
+ * @example
+ * ```ts
+ * import { status } from '@tenferro/provider-tprims';
+ *
+ * const s = status();
+ * console.log(s.available ? s.details.isa : s.reasons); // e.g. avx2+fma
+ * ```
  */
 export function status(): ProviderPackageStatus {
   const s = loadTprims();
@@ -40,6 +48,20 @@ export function status(): ProviderPackageStatus {
  * kernels exist, so declines are decided before a worker hop). Errors: `InvalidArgument` for bad
  * options (checked before anything is loaded) or an ISA path this CPU cannot run;
  * `ProviderUnavailable` when the addon cannot load, with `detail: { reasons, possibleSolutions }`.
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend, Tensor, ops } from '@tenferro/core';
+ * import { createTprimsProvider, status } from '@tenferro/provider-tprims';
+ *
+ * if (status().available) {
+ *   const backend = await CpuBackend.create({ providers: [createTprimsProvider()] });
+ *   const t = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]);
+ *   const dense = await ops(backend).contiguous(t.transpose()); // a native strided copy
+ *   console.log(dense.toArray()); // prints: [ 1, 3, 5, 2, 4, 6 ]
+ *   await backend.close();
+ * }
+ * ```
  */
 export function createTprimsProvider(options?: TprimsProviderOptions): CpuProviderPackage {
   const op = 'createTprimsProvider';

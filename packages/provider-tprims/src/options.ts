@@ -15,6 +15,7 @@ export interface TprimsProviderOptions {
  */
 export const DEFAULT_PARALLEL_MIN_ELEMENTS = 1 << 18;
 
+/** {@link TprimsProviderOptions} with every default filled in, as `validateTprimsProviderOptions` returns them. */
 export type ValidatedTprimsProviderOptions = Readonly<Required<TprimsProviderOptions>>;
 
 const ISAS: readonly string[] = ['auto', 'avx512f', 'avx2', 'portable'];

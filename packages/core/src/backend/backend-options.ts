@@ -8,6 +8,7 @@ import { CpuSet } from '../topology/cpu-set.js';
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendKind, type CpuPlacement, validateKind, validatePlacement } from '../contract/backend-kind.js';
 
+/** Options of {@link CpuBackend.create}; every key is optional and unknown keys are `InvalidArgument`. */
 export interface CpuBackendOptions {
   /** `'faer'` (tenferro-managed workers; default) or `'blas'` (needs `@tenferro/provider-blas`). */
   readonly kind?: CpuBackendKind;

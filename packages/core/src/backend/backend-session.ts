@@ -55,17 +55,63 @@ export class CpuExecSession {
     operationTargets.set(this, { runner: this.#runner, bundle });
   }
 
-  /** The extension the session's bundle stores under `key`, or `undefined` (R53). */
+  /**
+   * The extension the session's bundle stores under `key`, or `undefined` (R53).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, defineExtensionKey } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const key = defineExtensionKey<{ hello(): string }>('example.hello');
+   * const bundle = backend.providerBundle().toBuilder().extension(key, { hello: () => 'hi' }).build();
+   * const greeting = await backend.withProviderBundle(bundle).withBackendSession((session) => session.providerExtension(key)?.hello());
+   * console.log(greeting); // prints: hi
+   * await backend.close();
+   * ```
+   */
   providerExtension<T>(key: ExtensionKey<T>): T | undefined {
     return this.#bundle.extension(key);
   }
 
-  /** `dotGeneral` on the session's entry: no new permit, no executor entry. */
+  /**
+   * `dotGeneral` on the session's entry: no new permit, no executor entry. Same arguments and
+   * result as {@link CpuBackend.dotGeneral}.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]);
+   * const gram = await backend.withBackendSession((session) => session.dotGeneral(a, a, { contracting: [[0], [0]] })); // aᵀ·a
+   * console.log(gram.shape, gram.toArray()); // prints: [ 3, 3 ] [ 5, 11, 17, 11, 25, 39, 17, 39, 61 ]
+   * await backend.close();
+   * ```
+   */
   async dotGeneral<D extends DType>(lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor<D>> {
     this.#assertLive('CpuExecSession.dotGeneral');
     return ops.dotGeneral(this.#runner, this.#bundle, lhs, rhs, dims, options, 'CpuExecSession.dotGeneral');
   }
 
+  /**
+   * `out = alpha · dot_general(lhs, rhs) + beta · out` on the session's entry: no new permit, no
+   * executor entry. Same arguments and result as {@link CpuBackend.dotGeneralInto}.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * const acc = Tensor.zeros('f64', [2, 2]);
+   * await backend.withBackendSession(async (session) => {
+   *   for (let i = 0; i < 3; i++) await session.dotGeneralInto(acc, a, a, { contracting: [[1], [0]] }, { beta: 1 }); // acc += a·a
+   * });
+   * console.log(acc.toArray()); // prints: [ 21, 30, 45, 66 ]
+   * await backend.close();
+   * ```
+   */
   async dotGeneralInto<D extends DType>(out: Tensor<D>, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor<D>> {
     this.#assertLive('CpuExecSession.dotGeneralInto');
     return ops.dotGeneralInto(this.#runner, this.#bundle, out, lhs, rhs, dims, options, 'CpuExecSession.dotGeneralInto');
@@ -99,6 +145,16 @@ export class CpuExecSession {
   /**
    * The context the session entered with (the preferred engine mode). External domains keep
    * operation-level entry (R49) and have none: use `run`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const mode = await backend.withBackendSession((session) => session.context.parallelMode);
+   * console.log(mode); // prints: inner
+   * await backend.close();
+   * ```
    */
   get context(): CpuExecutionContext {
     if (this.#context === undefined) {
@@ -109,15 +165,57 @@ export class CpuExecSession {
     return this.#context;
   }
 
+  /**
+   * The kind of the backend that opened this session.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(await backend.withBackendSession((session) => session.kind())); // prints: faer
+   * await backend.close();
+   * ```
+   */
   kind(): CpuBackendKind {
     return this.#kind;
   }
 
+  /**
+   * The id of the domain this session's permit and entry are on (the backend's default domain
+   * unless the handle came from `forDomain` or `forPlacement`).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const id = await backend.withBackendSession((session) => session.domainId());
+   * console.log(id === backend.executionInfo().domainId); // prints: true
+   * await backend.close();
+   * ```
+   */
   domainId(): CpuDomainId {
     return this.#entry.engine.domain.id;
   }
 
-  /** Run one operation on the session's entry with a fresh context of `mode`: no new permit, no executor call. Outer → `Scheduling`. */
+  /**
+   * Run one operation on the session's entry with a fresh context of `mode`: no new permit, no
+   * executor call. Outer → `Scheduling`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const modes = await backend.withBackendSession(async (session) => [
+   *   await session.run('sequential', (ctx) => ctx.parallelMode),
+   *   await session.run('inner', (ctx) => ctx.nativeThreadCount()),
+   * ]);
+   * console.log(modes); // prints: [ 'sequential', 2 ]
+   * await backend.close();
+   * ```
+   */
   async run<R>(mode: ParallelMode, fn: (ctx: CpuExecutionContext) => R | Promise<R>): Promise<R> {
     const op = 'CpuExecSession.run';
     if (mode !== 'sequential' && mode !== 'inner' && mode !== 'outer') throw invalidArgument(op, 'mode', "'sequential', 'inner' or 'outer'", mode);

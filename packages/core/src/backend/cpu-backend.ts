@@ -73,6 +73,15 @@ export class CpuBackend {
    * and verified before this resolves (D2). Errors: `InvalidArgument`, `BackendKindUnavailable`,
    * `ExternalProviderAffinityUnmanaged`, `ManagedAffinityUnavailable`, `NumaDiscoveryUnavailable`,
    * `UnknownNumaNode`, `WorkerPinning`, `WorkerStartupClosed`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(backend.kind(), backend.numThreads()); // prints: faer 2
+   * await backend.close();
+   * ```
    */
   static async create(options: CpuBackendOptions = {}): Promise<CpuBackend> {
     const op = 'CpuBackend.create';
@@ -100,6 +109,20 @@ export class CpuBackend {
    * whenever a caller-managed domain is present (R40); `blas` is refused on caller-managed
    * domains before anything runs (R47). `auto` routes to `defaultDomain`; `forDomain(id)` reaches
    * any domain.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, ExternalCpuDomain, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 2 });
+   * const backend = await CpuBackend.fromExternalDomains({
+   *   defaultDomain: 7,
+   *   domains: [ExternalCpuDomain.callerManaged(7, executor, 2)],
+   * });
+   * console.log(backend.executionInfo().executionMode); // prints: callerManaged
+   * await backend.close();
+   * await executor.close(); // the executor stays the application's
+   * ```
    */
   static async fromExternalDomains(options: ExternalBackendOptions): Promise<CpuBackend> {
     const op = 'CpuBackend.fromExternalDomains';
@@ -135,19 +158,61 @@ export class CpuBackend {
     return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: 'auto', providers, bundle, providerNote: discovered?.note, fallback: discovered?.fallback });
   }
 
-  /** A handle on the registered external domain `id`, with a fresh identity (R42): `UnregisteredExternalDomain` otherwise. */
+  /**
+   * A handle on the registered external domain `id`, with a fresh identity (R42):
+   * `UnregisteredExternalDomain` otherwise.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, ExternalCpuDomain, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executors = [await WorkerThreadsDomainExecutor.create({ workers: 1 }), await WorkerThreadsDomainExecutor.create({ workers: 1 })];
+   * const backend = await CpuBackend.fromExternalDomains({
+   *   defaultDomain: 1,
+   *   domains: executors.map((e, i) => ExternalCpuDomain.callerManaged(i + 1, e, 1)),
+   * });
+   * console.log(backend.forDomain(2).executionInfo().domainId); // prints: 2
+   * await backend.close();
+   * for (const e of executors) await e.close();
+   * ```
+   */
   forDomain(id: CpuDomainId): CpuBackend {
     const op = 'CpuBackend.forDomain';
     this.#s.coordinator.assertOpen(op);
     return this.#derive({ plan: this.#s.coordinator.planForDomain(id, op), placement: 'auto' });
   }
 
-  /** Same coordinator, engines, caches and runtime identity (R1, R2). Builds nothing. */
+  /**
+   * Same coordinator, engines, caches and runtime identity (R1, R2). Builds nothing.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const copy = backend.clone();
+   * console.log(copy.runtimeIdentity() === backend.runtimeIdentity()); // prints: true
+   * await backend.close();
+   * ```
+   */
   clone(): CpuBackend {
     return new CpuBackend(CONSTRUCT, this.#s);
   }
 
-  /** A handle on `placement` with a fresh identity; its engine is built on first use (R4). Throws placement errors. */
+  /**
+   * A handle on `placement` with a fresh identity; its engine is built on first use (R4). Throws
+   * placement errors (`UnknownNumaNode`, …).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const everywhere = backend.forPlacement('allAllowed');
+   * console.log(everywhere.placement(), everywhere.runtimeIdentity() === backend.runtimeIdentity()); // prints: allAllowed false
+   * await backend.close();
+   * ```
+   */
   forPlacement(placement: CpuPlacement): CpuBackend {
     const op = 'CpuBackend.forPlacement';
     const p = validatePlacement(placement, op, 'placement');
@@ -155,7 +220,19 @@ export class CpuBackend {
     return this.#derive({ plan: this.#s.coordinator.plan(p, op), placement: p });
   }
 
-  /** Whether `placement` resolves on this coordinator; never builds an engine (R16). */
+  /**
+   * Whether `placement` resolves on this coordinator; never builds an engine (R16).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(backend.supportsPlacement('allAllowed')); // prints: true
+   * console.log(backend.supportsPlacement({ numaNode: 4095 })); // prints: false
+   * await backend.close();
+   * ```
+   */
   supportsPlacement(placement: CpuPlacement): boolean {
     const op = 'CpuBackend.supportsPlacement';
     try {
@@ -170,6 +247,17 @@ export class CpuBackend {
    * A handle with `bundle` and a fresh identity, after validating the bundle against every
    * domain this coordinator can reach (R3, R60): `IncompatibleDomain` otherwise. This handle and
    * its clones keep their bundle.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, referenceLayoutProvider } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const bundle = backend.providerBundle().toBuilder().layoutTransformProvider(referenceLayoutProvider).build();
+   * const withReferenceLayout = backend.withProviderBundle(bundle);
+   * console.log(withReferenceLayout.providerBundle() === bundle); // prints: true
+   * await backend.close();
+   * ```
    */
   withProviderBundle(bundle: CpuProviderBundle): CpuBackend {
     const op = 'CpuBackend.withProviderBundle';
@@ -179,21 +267,79 @@ export class CpuBackend {
     return this.#derive({ bundle, fallback: undefined });
   }
 
+  /**
+   * The provider bundle operations on this handle use: the kind's standard bundle, or the one
+   * given to {@link CpuBackend.withProviderBundle}.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1, providers: [] });
+   * console.log(backend.providerBundle().populatedSlots().map(([slot]) => slot).join(', ')); // prints: gemm, layoutTransform, tensorPrimitives
+   * await backend.close();
+   * ```
+   */
   providerBundle(): CpuProviderBundle {
     return this.#s.bundle;
   }
 
-  /** `dot_general` into a fresh, tagged output (R96, R102–R107); see docs/tensors-and-dot-general.md. */
+  /**
+   * `dot_general` into a fresh, tagged output (R96, R102–R107): the output's axes are lhs free
+   * axes, rhs free axes, then batch axes (R103); see docs/tensors-and-dot-general.md.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * // A batch of two 2×2 matrix products: contract axis 1 of lhs with axis 0 of rhs, batch over axis 2.
+   * const a = Tensor.fromArray('f64', [2, 2, 2], [1, 0, 0, 1, 2, 0, 0, 2]); // [I, 2·I]
+   * const b = Tensor.fromArray('f64', [2, 2, 2], [1, 2, 3, 4, 1, 2, 3, 4]);
+   * const c = await backend.dotGeneral(a, b, { contracting: [[1], [0]], batch: [[2], [2]] });
+   * console.log(c.shape, c.toArray()); // prints: [ 2, 2, 2 ] [ 1, 2, 3, 4, 2, 4, 6, 8 ]
+   * await backend.close();
+   * ```
+   */
   async dotGeneral<D extends DType>(lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions = {}): Promise<Tensor<D>> {
     return ops.dotGeneral(this.#s.runner, this.#s.bundle, lhs, rhs, dims, options, 'CpuBackend.dotGeneral');
   }
 
-  /** `out = alpha · dot_general(lhs, rhs) + beta · out` into a caller-owned output (R98); `out` is untouched on failure before the provider writes. */
+  /**
+   * `out = alpha · dot_general(lhs, rhs) + beta · out` into a caller-owned output (R98); `out` is
+   * untouched on failure before the provider writes. Resolves to `out`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * const out = Tensor.fromArray('f64', [2, 2], [1, 1, 1, 1]);
+   * await backend.dotGeneralInto(out, a, a, { contracting: [[1], [0]] }, { alpha: 2, beta: 1 });
+   * console.log(out.toArray()); // prints: [ 15, 21, 31, 45 ]
+   * await backend.close();
+   * ```
+   */
   async dotGeneralInto<D extends DType>(out: Tensor<D>, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralIntoOptions = {}): Promise<Tensor<D>> {
     return ops.dotGeneralInto(this.#s.runner, this.#s.bundle, out, lhs, rhs, dims, options, 'CpuBackend.dotGeneralInto');
   }
 
-  /** Rank-2 matrix product `a · b`. */
+  /**
+   * Rank-2 matrix product `a · b` into a fresh tensor (tensors are column-major unless made with
+   * `{ order: 'row' }`).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4], { order: 'row' });
+   * const c = await backend.matmul(a, a);
+   * console.log(c.toArray({ order: 'row' })); // prints: [ 7, 10, 15, 22 ]
+   * await backend.close();
+   * ```
+   */
   async matmul<D extends DType>(a: Tensor<D>, b: Tensor<D>, options: DotGeneralOptions = {}): Promise<Tensor<D>> {
     return ops.matmul(this.#s.runner, this.#s.bundle, a, b, options, 'CpuBackend.matmul');
   }
@@ -209,7 +355,21 @@ export class CpuBackend {
     return gemmGrouped(this.#s.runner, this.#s.bundle, jobs, options, 'CpuBackend.gemmGrouped');
   }
 
-  /** `tensor.reshape(shape)` when that is metadata-only (same storage, same tag); otherwise a fresh, tagged, dense copy (R97). */
+  /**
+   * `tensor.reshape(shape)` when that is metadata-only (same storage, same tag); otherwise a
+   * fresh, tagged, dense copy (R97).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const t = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]).transpose(); // a strided view
+   * const r = await backend.reshape(t, [6]); // needs a copy: t.reshape([6]) would throw ReshapeNeedsCopy
+   * console.log(r.toArray()); // prints: [ 1, 3, 5, 2, 4, 6 ]
+   * await backend.close();
+   * ```
+   */
   async reshape<D extends DType>(tensor: Tensor<D>, shape: readonly number[], options?: RunOptions): Promise<Tensor<D>> {
     const op = 'CpuBackend.reshape';
     return reshape(this.#s.runner, this.#s.bundle, tensor, shape, validateRunOptions(options, op), op);
@@ -219,6 +379,18 @@ export class CpuBackend {
    * Dispose `tensor` and let its storage go to this handle's engine pool (the contract's
    * `reclaim_buffer`): like `tensor.dispose()`, and caller-made storage (`Tensor.zeros`,
    * `fromArray`) also joins the pool once no tensor over it is left. Disposed tensors are a no-op.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * const c = await backend.matmul(a, a);
+   * backend.reclaim(c); // c's storage is reused by the next output of the same size
+   * console.log(c.disposed, backend.bufferPoolStats().buffers); // prints: true 1
+   * await backend.close();
+   * ```
    */
   reclaim(tensor: Tensor): void {
     const op = 'CpuBackend.reclaim';
@@ -230,17 +402,65 @@ export class CpuBackend {
     tensor.dispose();
   }
 
-  /** Run `fn` in a tidy scope: tensors made inside it, except those returned or kept, are disposed when it settles; see {@link tidy}. */
+  /**
+   * Run `fn` in a tidy scope: tensors made inside it, except those returned or kept, are disposed
+   * when it settles; see {@link tidy}.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * let square: Tensor<'f64'> | undefined;
+   * const cube = await backend.tidy(async () => {
+   *   square = await backend.matmul(a, a); // disposed when the scope settles
+   *   return backend.matmul(square, a); // returned: kept
+   * });
+   * console.log(square?.disposed, cube.disposed); // prints: true false
+   * await backend.close();
+   * ```
+   */
   tidy<R>(fn: () => R | Promise<R>): Promise<R> {
     return tidy(fn);
   }
 
-  /** Exempt `tensor` from the tidy scopes it was made in; see {@link keep}. */
+  /**
+   * Exempt `tensor` from the tidy scopes it was made in; see {@link keep}.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * let kept: Tensor<'f64'> | undefined;
+   * await backend.tidy(async () => {
+   *   kept = backend.keep(await backend.matmul(a, a));
+   * });
+   * console.log(kept?.disposed); // prints: false
+   * await backend.close();
+   * ```
+   */
   keep<T extends Tensor>(tensor: T): T {
     return keep(tensor);
   }
 
-  /** Retained buffers of every built engine of this coordinator, each counted once (R6). */
+  /**
+   * Retained buffers of every built engine of this coordinator, each counted once (R6).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [64, 64], new Float64Array(64 * 64));
+   * (await backend.matmul(a, a)).dispose(); // the output's storage goes back to the pool
+   * const stats = backend.bufferPoolStats();
+   * console.log(stats.buffers, stats.retainedBytes); // prints: 1 32768
+   * await backend.close();
+   * ```
+   */
   bufferPoolStats(): BufferPoolStats {
     const engines = this.#s.coordinator.builtEngines();
     const sum = (f: (s: BufferPoolStats) => number) => engines.reduce((acc, e) => acc + f(e.bufferPool.stats()), 0);
@@ -256,16 +476,57 @@ export class CpuBackend {
     };
   }
 
+  /**
+   * The retention cap, in bytes, of every engine of this coordinator (see
+   * {@link CpuBackend.setBufferPoolLimitBytes}).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * backend.setBufferPoolLimitBytes(1 << 20);
+   * console.log(backend.bufferPoolLimitBytes()); // prints: 1048576
+   * await backend.close();
+   * ```
+   */
   bufferPoolLimitBytes(): number {
     return this.#s.coordinator.poolLimit.bytes;
   }
 
-  /** The retention cap of every engine of this coordinator, now and later (R113, R114). */
+  /**
+   * The retention cap of every engine of this coordinator, now and later (R113, R114); 0 retains
+   * nothing.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * backend.setBufferPoolLimitBytes(0); // every returned buffer is dropped
+   * console.log(backend.bufferPoolStats().limitBytes); // prints: 0
+   * await backend.close();
+   * ```
+   */
   setBufferPoolLimitBytes(bytes: number): void {
     this.#s.coordinator.poolLimit.set(bytes, 'CpuBackend.setBufferPoolLimitBytes');
   }
 
-  /** Drop every retained buffer (outstanding loans are unaffected). */
+  /**
+   * Drop every retained buffer (outstanding loans are unaffected).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [8, 8], new Float64Array(64));
+   * (await backend.matmul(a, a)).dispose();
+   * backend.resetBufferPool();
+   * console.log(backend.bufferPoolStats().buffers); // prints: 0
+   * await backend.close();
+   * ```
+   */
   resetBufferPool(): void {
     for (const e of this.#s.coordinator.builtEngines()) e.bufferPool.reset();
   }
@@ -274,6 +535,18 @@ export class CpuBackend {
    * Entries the GEMM-analysis cache of each engine keeps (default 1024): the slots callers name
    * with `analysisSlot` and, as many again, the automatic entries of calls without one. Applies to
    * current and future engines; shrinking clears (R5, R116).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * backend.setAnalysisCacheCapacity(16);
+   * const a = Tensor.fromArray('f64', [4, 4], new Float64Array(16));
+   * await backend.matmul(a, a, { analysisSlot: 0 });
+   * console.log(backend.analysisCacheStats()?.capacity); // prints: 16
+   * await backend.close();
+   * ```
    */
   setAnalysisCacheCapacity(capacity: number): void {
     this.#s.coordinator.setAnalysisCapacity(capacity, 'CpuBackend.setAnalysisCacheCapacity');
@@ -334,41 +607,160 @@ export class CpuBackend {
     return this.#s.allocationDomain;
   }
 
-  /** The GEMM-analysis cache of this handle's engine (R116). */
+  /**
+  /**
+   * The GEMM-analysis cache of this handle's engine (R116); `undefined` until the engine is built.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [4, 4], new Float64Array(16));
+   * for (let i = 0; i < 3; i++) await backend.matmul(a, a, { analysisSlot: 0 }); // analysed once
+   * console.log(backend.analysisCacheStats()?.hits); // prints: 2
+   * await backend.close();
+   * ```
+   */
   analysisCacheStats(): GemmAnalysisCacheStats | undefined {
     return this.#engineIfBuilt()?.analysisCache.stats();
   }
 
-  /** Build this handle's engine now (it is otherwise built on first use). */
+  /**
+   * Build this handle's engine now (it is otherwise built on first use).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const everywhere = backend.forPlacement('allAllowed');
+   * await everywhere.ready(); // the workers start and are verified here, not in the first operation
+   * console.log(everywhere.executionInfo().engineBuilt); // prints: true
+   * await backend.close();
+   * ```
+   */
   async ready(): Promise<void> {
     await this.#s.coordinator.engine(this.#s.plan, 'CpuBackend.ready');
   }
 
+  /**
+   * The backend kind: `'faer'` (tenferro-managed kernels) or `'blas'` (the system BLAS).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(backend.kind()); // prints: faer
+   * await backend.close();
+   * ```
+   */
   kind(): CpuBackendKind {
     return this.#s.coordinator.kind;
   }
 
+  /**
+   * The placement this handle was asked for (`'auto'` unless made with `forPlacement` or
+   * `create({ placement })`); {@link CpuBackend.resolvedPlacement} says what it resolved to.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(backend.placement()); // prints: auto
+   * await backend.close();
+   * ```
+   */
   placement(): CpuPlacement {
     return this.#s.placement;
   }
 
-  /** Present for managed and external cooperative execution only (R20). */
+  /**
+   * The placement resolved against the topology, with its exact CPU set: present for managed and
+   * external cooperative execution only (R20).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const resolved = backend.resolvedPlacement();
+   * console.log(resolved?.kind, String(resolved?.cpus)); // e.g. allAllowed 0-1
+   * await backend.close();
+   * ```
+   */
   resolvedPlacement(): ResolvedCpuPlacement | undefined {
     return this.#s.plan.resolvedPlacement;
   }
 
+  /**
+   * The CPU topology this coordinator was built on (discovered, or `create({ topology })`).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const topology = backend.topology();
+   * console.log(String(topology.allowedCpus), topology.nodes.length); // e.g. 0-1 1
+   * await backend.close();
+   * ```
+   */
   topology(): CpuTopology {
     return this.#s.coordinator.topology;
   }
 
+  /**
+   * This handle's opaque runtime identity (R2): kept by {@link CpuBackend.clone}, fresh for every
+   * derived handle (`forPlacement`, `forDomain`, `withProviderBundle`).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(backend.clone().runtimeIdentity() === backend.runtimeIdentity()); // prints: true
+   * console.log(backend.forPlacement('auto').runtimeIdentity() === backend.runtimeIdentity()); // prints: false
+   * await backend.close();
+   * ```
+   */
   runtimeIdentity(): CpuRuntimeIdentity {
     return this.#s.identity;
   }
 
+  /**
+   * The thread budget of this handle's domain (`create({ threads })`, `TENFERRO_NUM_THREADS`, or
+   * the topology's effective capacity).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(backend.numThreads()); // prints: 2
+   * await backend.close();
+   * ```
+   */
   numThreads(): number {
     return this.#s.plan.domain.threadBudget;
   }
 
+  /**
+   * Whether {@link CpuBackend.close} was called on this coordinator (by this handle or any other
+   * handle on it).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const copy = backend.clone();
+   * await copy.close();
+   * console.log(backend.closed); // prints: true
+   * ```
+   */
   get closed(): boolean {
     return this.#s.coordinator.closed;
   }
@@ -377,6 +769,16 @@ export class CpuBackend {
    * Run `fn` in one Sequential execution: admission (re-entry check, then a permit on this
    * placement's CPU set), one executor entry, then `fn(ctx)` issues kernel tasks through the
    * context. Errors: `Reentered` (before any permit), `BackendClosed`, `ScopeWitnessMismatch`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const budget = await backend.install((ctx) => [ctx.parallelMode, ctx.threadBudget]);
+   * console.log(budget); // prints: [ 'sequential', 2 ]
+   * await backend.close();
+   * ```
    */
   async install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>, options?: RunOptions): Promise<R> {
     const op = 'CpuBackend.install';
@@ -387,6 +789,20 @@ export class CpuBackend {
   /**
    * One permit and one executor entry across every operation of `fn`'s session (R79–R82). The
    * session's dot-generals use `options.gemmCache` when given, else the engine's analysis cache.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor, ops } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * const sum = await backend.withBackendSession(async (session) => {
+   *   const square = await session.dotGeneral(a, a, { contracting: [[1], [0]] });
+   *   return ops(session).sum(square); // same permit, same entry
+   * });
+   * console.log(sum.toArray()); // prints: [ 54 ]
+   * await backend.close();
+   * ```
    */
   async withBackendSession<R>(fn: (session: CpuExecSession) => R | Promise<R>, options?: SessionOptions): Promise<R> {
     const op = 'CpuBackend.withBackendSession';
@@ -406,6 +822,19 @@ export class CpuBackend {
   /**
    * Outer fan-out (R70): `min(count, budget)` lanes submitted once; `fn(ctx, index)` runs once per
    * index with a Sequential context on its lane's worker. `Scheduling` when the budget is 1.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const modes: string[] = [];
+   * await backend.withOuterLanes(4, (ctx, index) => {
+   *   modes[index] = ctx.parallelMode;
+   * });
+   * console.log(modes); // prints: [ 'sequential', 'sequential', 'sequential', 'sequential' ]
+   * await backend.close();
+   * ```
    */
   async withOuterLanes(count: number, fn: (ctx: CpuExecutionContext, index: number) => void | Promise<void>, options?: RunOptions): Promise<void> {
     const op = 'CpuBackend.withOuterLanes';
@@ -417,6 +846,22 @@ export class CpuBackend {
    * operations that clones of this witness issue inside `fn`. The callback's value — even an
    * error object it returns — comes back unchanged; an exception releases scope and permit first.
    * Errors: `ExecutionAlreadyActive` inside an execution or scope, `Unsupported` for external domains.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * const entries = () => backend.executionInfo().executorEntries.installs;
+   * const before = entries();
+   * const c = await backend.withExecutionScope(async () => {
+   *   const b = await backend.matmul(a, a); // both products share one permit and one entry
+   *   return backend.matmul(b, a);
+   * });
+   * console.log(c.toArray(), entries() - before); // prints: [ 37, 54, 81, 118 ] 1
+   * await backend.close();
+   * ```
    */
   async withExecutionScope<R>(fn: () => R | Promise<R>, options?: RunOptions): Promise<R> {
     const op = 'CpuBackend.withExecutionScope';
@@ -424,6 +869,23 @@ export class CpuBackend {
     return openExecutionScope(this.#s, op, fn, validateRunOptions(options, op));
   }
 
+  /**
+   * What this handle runs on (R119): kind, execution mode, placement and domain CPUs, workers as
+   * verified, the provider diagnostic, the reference fallback if any, and the arbiter's state.
+   * Provider strings are for logs only (R120).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * await backend.ready();
+   * const info = backend.executionInfo();
+   * console.log(info.backendKind, info.workerCount, info.workers.length); // prints: faer 2 2
+   * console.log(info.providerDiagnostic); // e.g. gemm tenferro faer (avx2) …
+   * await backend.close();
+   * ```
+   */
   executionInfo(): CpuExecutionInfo {
     return describeExecution(this.#s);
   }
@@ -432,6 +894,16 @@ export class CpuBackend {
    * Re-check, now, that every worker of this handle's engine is still confined to the domain
    * set (`/proc/self/task/<tid>/status` against the set it was verified on). Unpinned and
    * external engines report no workers.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * await backend.ready();
+   * console.log(backend.checkPlacement().ok); // prints: true
+   * await backend.close();
+   * ```
    */
   checkPlacement(): PlacementCheck {
     return checkWorkerPlacement(this.#engineIfBuilt());
@@ -448,11 +920,37 @@ export class CpuBackend {
     return takeThreadCensus(this.#s);
   }
 
-  /** Shut every engine of this coordinator down; later calls reject with `BackendClosed`. */
+  /**
+   * Shut every engine of this coordinator down; later calls reject with `BackendClosed`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * await backend.close();
+   * const a = Tensor.fromArray('f64', [1, 1], [1]);
+   * await backend.matmul(a, a).catch((e) => console.log(e.code)); // prints: BackendClosed
+   * ```
+   */
   close(): Promise<void> {
     return this.#s.coordinator.close();
   }
 
+  /**
+   * {@link CpuBackend.close}, for `await using` (TypeScript 5.2+ or Node with explicit resource
+   * management).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * {
+   *   await using backend = await CpuBackend.create({ threads: 1 });
+   *   console.log(backend.closed); // prints: false
+   * } // closed here
+   * ```
+   */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }

@@ -19,7 +19,9 @@ export const KNOWN_PROVIDER_PACKAGES: readonly KnownProviderPackage[] = Object.f
   Object.freeze({ name: '@tenferro/linalg', kind: undefined, factory: undefined }),
 ] as const);
 
+/** A package tenferro knows and looks for (provider discovery, `tenferro info`). */
 export interface KnownProviderPackage {
+  /** The npm package name. */
   readonly name: string;
   /** The kind whose provider package this is, if any; `'any'`: it fills slots of both kinds' bundles. */
   readonly kind: CpuBackendKind | 'any' | undefined;

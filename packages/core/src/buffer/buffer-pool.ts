@@ -16,6 +16,7 @@ export interface BufferLoan {
   readonly capacity: number;
 }
 
+/** What the buffer pools of a backend's engines retain and how they were used (`backend.bufferPoolStats()`). */
 export interface BufferPoolStats {
   /** Buffers retained for reuse. */
   readonly buffers: number;

@@ -6,6 +6,7 @@ export type CpuAdmissionMode = 'cooperativeCpuSet' | 'callerManaged';
 /** Stable domain id: managed all-allowed engine 0, managed NUMA engines 1 + position; external domains keep the caller's id. */
 export type CpuDomainId = number | bigint;
 
+/** Who owns a domain's executor: tenferro (`managed` engines) or the application (`externalManaged`, {@link ExternalCpuDomain}). */
 export type CpuDomainOwnership = 'managed' | 'externalManaged';
 
 /** A resource domain: what an engine's executions are admitted on and run with (contract glossary). */

@@ -16,7 +16,9 @@ export interface CpuDomainExecutorCapabilities {
 
 /** Indexed fork-join jobs handed to `submit`: every index runs exactly once before it resolves. */
 export interface ScopedCpuJobs {
+  /** How many jobs (indices `0 … length-1`). */
   readonly length: number;
+  /** Run job `index`; the executor calls it exactly once per index. */
   run(index: number): Promise<void>;
 }
 
@@ -27,6 +29,7 @@ export interface ScopedCpuJobs {
  * executor, only an already-entered context.
  */
 export interface CpuDomainExecutor {
+  /** What the executor can do; sampled once, when a domain is built on it. */
   capabilities(): CpuDomainExecutorCapabilities;
   /** Run `job` exactly once within this executor; the job never escapes the call. */
   install<R>(job: () => Promise<R> | R): Promise<R>;
@@ -49,10 +52,15 @@ export interface CpuDomainExecutor {
   scopeRecord?(): SharedArrayBuffer;
 }
 
+/** One kernel task for {@link CpuDomainExecutor.runKernel}: what to run, with what, where, under which execution record. */
 export interface KernelTask<P, R> {
+  /** The kernel (module and export) to run on a worker. */
   readonly kernel: KernelRef<P, R>;
+  /** Its argument, structured-cloned to the worker. */
   readonly payload: P | undefined;
+  /** The worker lane to run on (an index below the executor's worker count). */
   readonly lane: number;
+  /** The domain's shared execution record, registered on the worker for the task's duration. */
   readonly scope: SharedArrayBuffer;
   /** The public operation, for error messages. */
   readonly op: string;

@@ -74,6 +74,20 @@ export class ExternalCpuDomain {
     return new ExternalCpuDomain(CONSTRUCT, id, executor, capabilities, threadBudget, undefined);
   }
 
+  /**
+   * `cooperativeCpuSet` (arbitrated on the declared CPUs) or `callerManaged` (no CPU set, the
+   * caller owns admission).
+   *
+   * @example
+   * ```ts
+   * import { ExternalCpuDomain, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 1 });
+   * const domain = ExternalCpuDomain.callerManaged(3, executor, 1);
+   * console.log(domain.admissionMode(), domain.cpus(), domain.ownership()); // prints: callerManaged undefined externalManaged
+   * await executor.close();
+   * ```
+   */
   admissionMode(): CpuAdmissionMode {
     return this.#placement === undefined ? 'callerManaged' : 'cooperativeCpuSet';
   }
@@ -83,14 +97,53 @@ export class ExternalCpuDomain {
     return this.#placement;
   }
 
+  /**
+   * The declared CPU set of a cooperative domain; `undefined` for caller-managed domains.
+   *
+   * @example
+   * ```ts
+   * import { ExternalCpuDomain, WorkerThreadsDomainExecutor, discoverCpuTopology } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 1 });
+   * const cpus = discoverCpuTopology().allowedCpus;
+   * const domain = ExternalCpuDomain.cooperative(5, { allAllowed: true, cpus }, executor, 1);
+   * console.log(domain.cpus() === cpus, domain.admissionMode()); // prints: true cooperativeCpuSet
+   * await executor.close();
+   * ```
+   */
   cpus(): CpuSet | undefined {
     return this.#placement?.cpus;
   }
 
+  /**
+   * Always `externalManaged`: the application owns the executor (R45).
+   *
+   * @example
+   * ```ts
+   * import { ExternalCpuDomain, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 1 });
+   * console.log(ExternalCpuDomain.callerManaged(1, executor, 1).ownership()); // prints: externalManaged
+   * await executor.close();
+   * ```
+   */
   ownership(): CpuDomainOwnership {
     return 'externalManaged';
   }
 
+  /**
+   * The executor's capabilities, as sampled once when the domain was built.
+   *
+   * @example
+   * ```ts
+   * import { ExternalCpuDomain, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 2 });
+   * const domain = ExternalCpuDomain.callerManaged(1, executor, 2);
+   * console.log(domain.executorCapabilities().workerCount); // prints: 2
+   * await executor.close();
+   * ```
+   */
   executorCapabilities(): CpuDomainExecutorCapabilities {
     return this.#capabilities;
   }

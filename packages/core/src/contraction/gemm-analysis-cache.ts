@@ -12,7 +12,9 @@ export interface GemmAnalysisCacheStats {
   readonly capacity: number;
   /** Analyses stored (slots and automatic entries). */
   readonly stored: number;
+  /** Dot-generals that reused a stored analysis. */
   readonly hits: number;
+  /** Dot-generals that were analysed afresh. */
   readonly misses: number;
 }
 

@@ -12,8 +12,11 @@ export interface DotGeneralDims {
   readonly batch?: readonly [readonly number[], readonly number[]];
 }
 
+/** Options of `dotGeneral` and `matmul` (unknown keys are `InvalidArgument`). */
 export interface DotGeneralOptions {
+  /** Conjugate the complex lhs (no effect on real dtypes). */
   readonly conjLhs?: boolean;
+  /** Conjugate the complex rhs (no effect on real dtypes). */
   readonly conjRhs?: boolean;
   /** Reuse the GEMM analysis cached in this slot of the engine's cache when shapes, strides and axes are identical (R116). */
   readonly analysisSlot?: number;
@@ -21,8 +24,11 @@ export interface DotGeneralOptions {
   readonly signal?: AbortSignal;
 }
 
+/** Options of `dotGeneralInto`: the dot-general options plus the scalars of `out = alpha · lhs·rhs + beta · out`. */
 export interface DotGeneralIntoOptions extends DotGeneralOptions {
+  /** Scales the product (default 1; `[re, im]` for complex). */
   readonly alpha?: Scalar;
+  /** Scales the previous `out` (default 0: `out` is overwritten; `[re, im]` for complex). */
   readonly beta?: Scalar;
 }
 

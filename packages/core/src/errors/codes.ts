@@ -11,6 +11,17 @@ interface CodeInfo {
   readonly meaning: string;
 }
 
+/**
+ * Every error code with its kind and meaning (what docs/errors.md lists). Codes are stable:
+ * compare `error.code` against them, never messages.
+ *
+ * @example
+ * ```ts
+ * import { ERROR_CODES } from '@tenferro/core';
+ *
+ * console.log(ERROR_CODES.ShapeMismatch.kind); // prints: Validation
+ * ```
+ */
 export const ERROR_CODES = {
   // --- arguments -------------------------------------------------------------------------
   /** An argument has the wrong type or value (the message names the parameter path). */
@@ -189,12 +200,34 @@ export const ERROR_CODES = {
   Internal: { kind: 'Internal', meaning: 'An internal invariant failed; this is a bug in tenferro.' },
 } as const satisfies Record<string, CodeInfo>;
 
+/** One of tenferro's stable error codes (`TenferroError.code`), e.g. `'ShapeMismatch'`. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/**
+ * The kind of an error code: `Validation`, `Unsupported`, `RuntimeState`, `BackendFailure` or
+ * `Internal`.
+ *
+ * @example
+ * ```ts
+ * import { kindOf } from '@tenferro/core';
+ *
+ * console.log(kindOf('BackendClosed'), kindOf('InvalidArgument')); // prints: RuntimeState Validation
+ * ```
+ */
 export function kindOf(code: ErrorCode): ErrorKind {
   return ERROR_CODES[code].kind;
 }
 
+/**
+ * Whether `value` is one of tenferro's error codes.
+ *
+ * @example
+ * ```ts
+ * import { isErrorCode } from '@tenferro/core';
+ *
+ * console.log(isErrorCode('ShapeMismatch'), isErrorCode('ENOENT')); // prints: true false
+ * ```
+ */
 export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERROR_CODES, value);
 }

@@ -50,7 +50,10 @@ export interface ProviderBase {
 
 /** The GEMM slot. Runs inside an entered context: kernel tasks through `ctx.run`, fan-out only through `ctx.workerPool()`. */
 export interface CpuGemmProvider extends ProviderBase {
-  /** One (batched) GEMM: `out[b] = alpha · op(lhs[b]) · op(rhs[b]) + beta · out[b]`, or a decline before writing. */
+  /**
+   * Run one (possibly batched or grouped) GEMM described by `request` inside the entered `ctx`:
+   * resolve to `EXECUTED`, or to an `Unsupported` outcome before writing anything; failures throw.
+   */
   gemm(ctx: CpuExecutionContext, request: CpuGemmRequest): Promise<CpuProviderOutcome>;
   /**
    * Optional: every job of a grouped GEMM in one call, each recorded once in `request.ledger`
@@ -62,6 +65,7 @@ export interface CpuGemmProvider extends ProviderBase {
 
 /** The layout-transform slot: materialises views (canonical operands of the dot-general retry). */
 export interface CpuLayoutTransformProvider extends ProviderBase {
+  /** Copy (and conjugate when asked) the source view of `request` into its destination view: `EXECUTED` or `Unsupported` before writing. */
   materialize(ctx: CpuExecutionContext, request: CpuLayoutRequest): Promise<CpuProviderOutcome>;
 }
 
@@ -78,8 +82,11 @@ export interface CpuDotGeneralRequest {
   readonly beta: Scalar;
 }
 
+/** The optional general-contraction slot: a whole dot-general in one call, tried before the GEMM path (R104). */
 export interface CpuGeneralContractionProvider extends ProviderBase {
+  /** Run the whole dot-general of `request` inside `ctx`: `EXECUTED`, or `Unsupported` before writing. */
   dotGeneral(ctx: CpuExecutionContext, request: CpuDotGeneralRequest): Promise<CpuProviderOutcome>;
 }
 
+/** The slots of a {@link CpuProviderBundle}, as `capabilities(slot)` and `populatedSlots()` name them. */
 export type ProviderSlot = 'gemm' | 'layoutTransform' | 'generalContraction' | 'tensorPrimitives';

@@ -14,6 +14,10 @@ export type CpuThreadCountControl = 'sequential' | 'perCallUpperBound' | 'binary
  */
 export type CpuPlacementControl = 'engineWorkers' | 'callingThread' | 'externalWorkers' | 'none';
 
+/**
+ * What a provider declares about its threads and the modes it accepts (R55–R60), sampled once at
+ * bundle build and validated against each domain before anything runs.
+ */
 export interface CpuProviderExecutionCapabilities {
   readonly threadCount: CpuThreadCountControl;
   readonly placement: CpuPlacementControl;

@@ -11,6 +11,7 @@ import type { CpuTensorPrimitivesProvider } from './tensor-primitives.js';
 export type GroupedGemmScheduling = 'providerOwned' | 'engineOuter';
 /** `strict` validates thread and mode control; `providerDefaultCompatibility` is the built-in BLAS bundle's (R54). */
 export type CapabilityPolicy = 'strict' | 'providerDefaultCompatibility';
+/** How a general-contraction provider is used: `preferred` falls back to the GEMM path when it declines; `required` makes its decline an error. */
 export type GeneralContractionPolicy = 'preferred' | 'required';
 
 interface BundleParts {
@@ -79,36 +80,112 @@ export class CpuProviderBundle {
     Object.freeze(this);
   }
 
-  /** GEMM and layout built in for `kind` (faer: core's reference providers until a provider package replaces them), `strict` policy, grouped scheduling `engineOuter` for faer and `providerOwned` for blas (R50). */
+  /**
+   * GEMM and layout built in for `kind` (faer: core's reference providers until a provider package
+   * replaces them), `strict` policy, grouped scheduling `engineOuter` for faer and `providerOwned`
+   * for blas (R50).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.builder('faer').build();
+   * console.log(bundle.gemm.name, bundle.groupedScheduling); // prints: reference GEMM (TypeScript, sequential) engineOuter
+   * ```
+   */
   static builder(kind: CpuBackendKind): CpuProviderBundleBuilder {
     if (kind !== 'faer' && kind !== 'blas') throw invalidArgument('CpuProviderBundle.builder', 'kind', "'faer' or 'blas'", kind);
     return new CpuProviderBundleBuilder(kind);
   }
 
-  /** Every slot empty, `providerOwned` grouped scheduling (R50). */
+  /**
+   * Every slot empty, `providerOwned` grouped scheduling (R50): `build()` needs at least a GEMM
+   * and a layout-transform provider.
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, referenceGemmProvider, referenceLayoutProvider } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.customBuilder().gemmProvider(referenceGemmProvider).layoutTransformProvider(referenceLayoutProvider).build();
+   * console.log(bundle.kind, bundle.groupedScheduling); // prints: undefined providerOwned
+   * ```
+   */
   static customBuilder(): CpuProviderBundleBuilder {
     return new CpuProviderBundleBuilder(undefined);
   }
 
-  /** The capabilities sampled at build for each populated slot. */
+  /**
+   * The capabilities sampled at build for `slot`; `undefined` when the slot is empty.
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.builder('faer').build();
+   * console.log(bundle.capabilities('gemm')?.threadCount, bundle.capabilities('generalContraction')); // prints: sequential undefined
+   * ```
+   */
   capabilities(slot: ProviderSlot): CpuProviderExecutionCapabilities | undefined {
     return this.#capabilities.get(slot);
   }
 
+  /**
+   * Every populated slot with the capabilities sampled for it at build.
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.builder('faer').build();
+   * console.log(bundle.populatedSlots().map(([slot]) => slot)); // prints: [ 'gemm', 'layoutTransform', 'tensorPrimitives' ]
+   * ```
+   */
   populatedSlots(): [ProviderSlot, CpuProviderExecutionCapabilities][] {
     return [...this.#capabilities.entries()];
   }
 
-  /** The extension stored under `key`, or `undefined` (never validated by core, R53). */
+  /**
+   * The extension stored under `key`, or `undefined` (never validated by core, R53).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, defineExtensionKey } from '@tenferro/core';
+   *
+   * const answerKey = defineExtensionKey<number>('example.answer');
+   * const bundle = CpuProviderBundle.builder('faer').extension(answerKey, 42).build();
+   * console.log(bundle.extension(answerKey)); // prints: 42
+   * ```
+   */
   extension<T>(key: ExtensionKey<T>): T | undefined {
     return this.#extensions.get(key as ExtensionKey<unknown>) as T | undefined;
   }
 
+  /**
+   * How many extensions the bundle stores.
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle } from '@tenferro/core';
+   *
+   * console.log(CpuProviderBundle.builder('faer').build().extensionCount); // prints: 0
+   * ```
+   */
   get extensionCount(): number {
     return this.#extensions.size;
   }
 
-  /** A builder pre-filled with this bundle's slots and extensions. */
+  /**
+   * A builder pre-filled with this bundle's slots and extensions.
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle } from '@tenferro/core';
+   *
+   * const strict = CpuProviderBundle.builder('faer').build();
+   * const relaxed = strict.toBuilder().capabilityPolicy('providerDefaultCompatibility').build();
+   * console.log(strict.capabilityPolicy, relaxed.capabilityPolicy); // prints: strict providerDefaultCompatibility
+   * ```
+   */
   toBuilder(): CpuProviderBundleBuilder {
     const b = new CpuProviderBundleBuilder(this.kind);
     b.gemmProvider(this.gemm).layoutTransformProvider(this.layoutTransform).tensorPrimitivesProvider(this.tensorPrimitives).capabilityPolicy(this.capabilityPolicy);
@@ -126,6 +203,19 @@ export class CpuProviderBundle {
   }
 }
 
+/**
+ * Builds a {@link CpuProviderBundle}: from {@link CpuProviderBundle.builder},
+ * {@link CpuProviderBundle.customBuilder} or `bundle.toBuilder()`. Every setter validates its
+ * argument's shape and returns the builder.
+ *
+ * @example
+ * ```ts
+ * import { CpuProviderBundle, referenceLayoutProvider } from '@tenferro/core';
+ *
+ * const bundle = CpuProviderBundle.builder('faer').layoutTransformProvider(referenceLayoutProvider).build();
+ * console.log(bundle.layoutTransform.name); // prints: reference layout transform (TypeScript, sequential)
+ * ```
+ */
 export class CpuProviderBundleBuilder {
   readonly #kind: CpuBackendKind | undefined;
   #gemm: CpuGemmProvider | undefined;
@@ -145,7 +235,17 @@ export class CpuProviderBundleBuilder {
     if (kind !== undefined) this.#layout = referenceLayoutProvider;
   }
 
-  /** Set the GEMM provider; resets grouped scheduling to `providerOwned` (R51). */
+  /**
+   * Set the GEMM provider; resets grouped scheduling to `providerOwned` (R51).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, referenceGemmProvider } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.builder('faer').gemmProvider(referenceGemmProvider).build();
+   * console.log(bundle.groupedScheduling); // prints: providerOwned
+   * ```
+   */
   gemmProvider(provider: CpuGemmProvider): this {
     assertProvider(provider, 'gemm', 'gemm');
     if ((provider as { groupedGemm?: unknown }).groupedGemm !== undefined && typeof provider.groupedGemm !== 'function') {
@@ -156,13 +256,36 @@ export class CpuProviderBundleBuilder {
     return this;
   }
 
+  /**
+   * Set the layout-transform provider (it materialises operands for the dot-general retry and
+   * runs `contiguous`/`copyInto`).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, referenceGemmProvider, referenceLayoutProvider } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.customBuilder().gemmProvider(referenceGemmProvider).layoutTransformProvider(referenceLayoutProvider).build();
+   * console.log(bundle.layoutTransform === referenceLayoutProvider); // prints: true
+   * ```
+   */
   layoutTransformProvider(provider: CpuLayoutTransformProvider): this {
     assertProvider(provider, 'layoutTransform', 'materialize');
     this.#layout = provider;
     return this;
   }
 
-  /** Set the tensor-primitives provider (element-wise and reductions; core's reference one by default). */
+  /**
+   * Set the tensor-primitives provider (element-wise and reductions; core's reference one by
+   * default).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, referenceTensorPrimitivesProvider } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.builder('faer').tensorPrimitivesProvider(referenceTensorPrimitivesProvider).build();
+   * console.log(bundle.tensorPrimitives === referenceTensorPrimitivesProvider); // prints: true
+   * ```
+   */
   tensorPrimitivesProvider(provider: CpuTensorPrimitivesProvider): this {
     assertProvider(provider, 'tensorPrimitives', 'binary');
     for (const method of ['unary', 'reduce']) {
@@ -174,12 +297,41 @@ export class CpuProviderBundleBuilder {
     return this;
   }
 
-  /** Opt in to engine-scheduled grouped GEMM (the provider must tolerate concurrent calls and honour Sequential). */
+  /**
+   * Opt in to engine-scheduled grouped GEMM (the provider must tolerate concurrent calls and
+   * honour Sequential).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, referenceGemmProvider } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.builder('faer').gemmProvider(referenceGemmProvider).engineOuterGroupedGemm().build();
+   * console.log(bundle.groupedScheduling); // prints: engineOuter
+   * ```
+   */
   engineOuterGroupedGemm(): this {
     this.#grouped = 'engineOuter';
     return this;
   }
 
+  /**
+   * Install a general-contraction provider tried first for every dot-general; when it declines,
+   * the GEMM path runs (policy `preferred`).
+   *
+   * @example
+   * ```ts
+   * import { type CpuGeneralContractionProvider, CpuProviderBundle, Unsupported, referenceGemmProvider } from '@tenferro/core';
+   *
+   * // A general-contraction provider that declines everything (core then runs the GEMM path).
+   * const decliner: CpuGeneralContractionProvider = {
+   *   name: 'decliner',
+   *   executionCapabilities: () => referenceGemmProvider.executionCapabilities(),
+   *   dotGeneral: async () => Unsupported.of({ kind: 'rank' }),
+   * };
+   * const bundle = CpuProviderBundle.builder('faer').preferGeneralContractionProvider(decliner).build();
+   * console.log(bundle.generalPolicy); // prints: preferred
+   * ```
+   */
   preferGeneralContractionProvider(provider: CpuGeneralContractionProvider): this {
     assertProvider(provider, 'generalContraction', 'dotGeneral');
     this.#general = provider;
@@ -187,6 +339,24 @@ export class CpuProviderBundleBuilder {
     return this;
   }
 
+  /**
+   * Install a general-contraction provider that must run every dot-general: its decline is an
+   * error instead of a fallback to the GEMM path (policy `required`).
+   *
+   * @example
+   * ```ts
+   * import { type CpuGeneralContractionProvider, CpuProviderBundle, Unsupported, referenceGemmProvider } from '@tenferro/core';
+   *
+   * // A general-contraction provider that declines everything (core then runs the GEMM path).
+   * const decliner: CpuGeneralContractionProvider = {
+   *   name: 'decliner',
+   *   executionCapabilities: () => referenceGemmProvider.executionCapabilities(),
+   *   dotGeneral: async () => Unsupported.of({ kind: 'rank' }),
+   * };
+   * const bundle = CpuProviderBundle.builder('faer').requireGeneralContractionProvider(decliner).build();
+   * console.log(bundle.generalPolicy); // prints: required
+   * ```
+   */
   requireGeneralContractionProvider(provider: CpuGeneralContractionProvider): this {
     assertProvider(provider, 'generalContraction', 'dotGeneral');
     this.#general = provider;
@@ -194,6 +364,18 @@ export class CpuProviderBundleBuilder {
     return this;
   }
 
+  /**
+   * `strict` (default) validates every provider's thread and mode control against each domain;
+   * `providerDefaultCompatibility` is the built-in BLAS bundle's relaxed policy (R54).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, referenceGemmProvider } from '@tenferro/core';
+   *
+   * const bundle = CpuProviderBundle.builder('blas').capabilityPolicy('providerDefaultCompatibility').gemmProvider(referenceGemmProvider).build();
+   * console.log(bundle.capabilityPolicy); // prints: providerDefaultCompatibility
+   * ```
+   */
   capabilityPolicy(policy: CapabilityPolicy): this {
     if (policy !== 'strict' && policy !== 'providerDefaultCompatibility') {
       throw invalidArgument('CpuProviderBundleBuilder.capabilityPolicy', 'policy', "'strict' or 'providerDefaultCompatibility'", policy);
@@ -202,7 +384,18 @@ export class CpuProviderBundleBuilder {
     return this;
   }
 
-  /** Store `value` under `key`; the last insert of a key wins (R53). */
+  /**
+   * Store `value` under `key`; the last insert of a key wins (R53).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, defineExtensionKey } from '@tenferro/core';
+   *
+   * const key = defineExtensionKey<string>('example.note');
+   * const bundle = CpuProviderBundle.builder('faer').extension(key, 'first').extension(key, 'second').build();
+   * console.log(bundle.extension(key)); // prints: second
+   * ```
+   */
   extension<T>(key: ExtensionKey<T>, value: T): this {
     if (typeof key !== 'object' || key === null || typeof key.name !== 'string') {
       throw invalidArgument('CpuProviderBundleBuilder.extension', 'key', 'an ExtensionKey from defineExtensionKey()', key);
@@ -211,7 +404,21 @@ export class CpuProviderBundleBuilder {
     return this;
   }
 
-  /** Errors: `BundleIncomplete` when GEMM or layout transform is missing (R50). */
+  /**
+   * The immutable bundle; every populated slot's capabilities are sampled here, once (R52).
+   * Errors: `BundleIncomplete` when GEMM or layout transform is missing (R50).
+   *
+   * @example
+   * ```ts
+   * import { CpuProviderBundle, TenferroError } from '@tenferro/core';
+   *
+   * try {
+   *   CpuProviderBundle.customBuilder().build();
+   * } catch (e) {
+   *   if (TenferroError.is(e)) console.log(e.code); // prints: BundleIncomplete
+   * }
+   * ```
+   */
   build(): CpuProviderBundle {
     if (this.#gemm === undefined || this.#layout === undefined) {
       throw new TenferroError('BundleIncomplete', `a provider bundle needs a GEMM and a layout-transform provider (missing: ${[this.#gemm ? '' : 'gemm', this.#layout ? '' : 'layoutTransform'].filter(Boolean).join(', ')})`, {

@@ -5,6 +5,7 @@
  */
 export type ProviderPackageStatus = ProviderPackageAvailable | ProviderPackageUnavailable;
 
+/** A provider package that can run here: what it runs, facts about it, and warnings with their fixes. */
 export interface ProviderPackageAvailable {
   readonly available: true;
   /** The package's diagnostic name for what it runs (e.g. `tenferro faer GEMM (avx512f)`). */

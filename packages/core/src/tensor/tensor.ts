@@ -40,6 +40,7 @@ export type TypedArrayOf<D extends DType> = D extends 'f64' | 'c128'
 /** A typed array `Tensor.from` accepts. */
 export type TensorSource = Float64Array | Float32Array | Int32Array | BigInt64Array | Uint8Array;
 
+/** Options of {@link Tensor.from}: the dtype (for complex data) and the linear order of the data. */
 export interface TensorFromOptions extends TensorOrderOptions {
   /** The dtype; inferred from the array type when absent (`c64`/`c128` must be named: interleaved re, im). */
   readonly dtype?: DType;
@@ -50,6 +51,7 @@ export interface TensorPlacement {
   readonly cpuAffinity?: number | bigint;
 }
 
+/** Options naming the linear order of dense data (`Tensor.fromArray`, `zeros`, `toArray`, …). */
 export interface TensorOrderOptions {
   /** Linear order of the data: `col` (column-major, first axis fastest; the default) or `row`. */
   readonly order?: DenseOrder;
@@ -94,6 +96,21 @@ function checkAxis(axis: unknown, rank: number, op: string, param: string): numb
 // eslint-disable-next-line prefer-const
 export let tensorInternals: TensorInternals;
 
+/**
+ * An immutable host tensor of dtype `D`: shape, strides and offset (in elements) over a
+ * `SharedArrayBuffer`, plus placement metadata. Dense data is column-major (first axis fastest)
+ * unless `{ order: 'row' }` is asked for. Views (`permute`, `transpose`, `slice`, metadata-only
+ * `reshape`) share storage; `dispose()` (or `tidy`) hands engine-made storage back to its pool.
+ *
+ * @example
+ * ```ts
+ * import { Tensor } from '@tenferro/core';
+ *
+ * const t = Tensor.fromArray('f32', [2, 2], [1, 2, 3, 4], { order: 'row' });
+ * console.log(t.dtype, t.shape, t.strides, t.size); // prints: f32 [ 2, 2 ] [ 2, 1 ] 4
+ * console.log(t.toArray({ order: 'row' })); // prints: [ 1, 2, 3, 4 ]
+ * ```
+ */
 export class Tensor<D extends DType = DType> {
   readonly dtype: D;
   readonly shape: readonly number[];
@@ -149,6 +166,15 @@ export class Tensor<D extends DType = DType> {
    * The storage (a `SharedArrayBuffer`; `offset` and `strides` address it in elements). Reading it
    * hands the memory to the caller: the storage is then recycled only by an explicit `dispose()`
    * of its last tensor, never because the tensors became unreachable.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const t = Tensor.fromArray('f64', [3], [1, 2, 3]);
+   * const view = new Float64Array(t.buffer, t.offset * 8, t.size);
+   * console.log([...view]); // prints: [ 1, 2, 3 ]
+   * ```
    */
   get buffer(): SharedArrayBuffer {
     const storage = this.#live('Tensor.buffer');
@@ -156,7 +182,18 @@ export class Tensor<D extends DType = DType> {
     return storage.buffer;
   }
 
-  /** Whether `dispose()` was called on this tensor. */
+  /**
+   * Whether `dispose()` was called on this tensor.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const t = Tensor.zeros('f64', [2]);
+   * t.dispose();
+   * console.log(t.disposed); // prints: true
+   * ```
+   */
   get disposed(): boolean {
     return this.#disposed;
   }
@@ -165,6 +202,19 @@ export class Tensor<D extends DType = DType> {
    * Invalidate this tensor: any later use of it is a `TensorDisposed` error (views made from it
    * stay valid). Idempotent. Storage an engine produced goes back to its pool once no tensor over
    * it is left and no operation uses it; caller-made storage is left alone.
+   *
+   * @example
+   * ```ts
+   * import { Tensor, TenferroError } from '@tenferro/core';
+   *
+   * const t = Tensor.fromArray('f64', [2], [1, 2]);
+   * t.dispose();
+   * try {
+   *   t.toArray();
+   * } catch (e) {
+   *   if (TenferroError.is(e, 'TensorDisposed')) console.log(e.code); // prints: TensorDisposed
+   * }
+   * ```
    */
   dispose(): void {
     if (this.#disposed) return;
@@ -172,6 +222,21 @@ export class Tensor<D extends DType = DType> {
     this.#storage.release();
   }
 
+  /**
+   * {@link Tensor.dispose}, for `using` declarations (TypeScript 5.2+).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * let escaped: Tensor | undefined;
+   * {
+   *   using t = Tensor.zeros('f64', [2]);
+   *   escaped = t;
+   * } // disposed here
+   * console.log(escaped.disposed); // prints: true
+   * ```
+   */
   [Symbol.dispose](): void {
     this.dispose();
   }
@@ -184,16 +249,43 @@ export class Tensor<D extends DType = DType> {
   /**
    * Whether `value` is a tensor tenferro made (a private-field brand check): an object built with
    * `Object.create(Tensor.prototype)`, or any look-alike, is not — whatever its getters say.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * console.log(Tensor.isTensor(Tensor.zeros('f64', [1]))); // prints: true
+   * console.log(Tensor.isTensor(Object.create(Tensor.prototype))); // prints: false
+   * ```
    */
   static isTensor(value: unknown): value is Tensor<DType> {
     return typeof value === 'object' && value !== null && #size in value;
   }
 
+  /**
+   * The number of axes (`shape.length`); 0 for a scalar.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * console.log(Tensor.zeros('f64', [2, 3, 4]).rank, Tensor.zeros('f64', []).rank); // prints: 3 0
+   * ```
+   */
   get rank(): number {
     return this.shape.length;
   }
 
-  /** Number of elements. */
+  /**
+   * Number of elements (the product of the extents; 1 for a scalar).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * console.log(Tensor.zeros('f64', [2, 3, 4]).size); // prints: 24
+   * ```
+   */
   get size(): number {
     return this.#size;
   }
@@ -202,6 +294,17 @@ export class Tensor<D extends DType = DType> {
    * A fresh dense tensor holding `data` in `options.order` (default `col`, column-major). `data` is
    * numbers for floats and i32, booleans or 0/1 for bool, bigints or safe integers for i64, and
    * interleaved `re, im` numbers (length 2·size) for complex. Everything is validated first.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * console.log(m.toArray({ order: 'row' })); // prints: [ 1, 3, 5, 2, 4, 6 ]
+   * const z = Tensor.fromArray('c128', [2], [1, 2, 3, 4]); // 1+2i, 3+4i
+   * const big = Tensor.fromArray('i64', [2], [1n, 2n ** 40n]);
+   * console.log(z.size, big.toArray()); // prints: 2 [ 1n, 1099511627776n ]
+   * ```
    */
   static fromArray<D extends DType>(
     dtype: D,
@@ -220,7 +323,17 @@ export class Tensor<D extends DType = DType> {
     return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, new TensorStorage(dtype, buffer), EMPTY_PLACEMENT, size);
   }
 
-  /** A fresh dense tensor of zeros in `options.order` (default `col`). */
+  /**
+   * A fresh dense tensor of zeros in `options.order` (default `col`).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const z = Tensor.zeros('i32', [2, 3], { order: 'row' });
+   * console.log(z.strides, z.toArray()); // prints: [ 3, 1 ] [ 0, 0, 0, 0, 0, 0 ]
+   * ```
+   */
   static zeros<D extends DType>(dtype: D, shape: readonly number[], options?: TensorOrderOptions): Tensor<D> {
     const op = 'Tensor.zeros';
     checkDType(dtype, op, 'dtype');
@@ -243,6 +356,18 @@ export class Tensor<D extends DType = DType> {
    * otherwise. The dtype comes from the array type (`Float64Array` → f64, `Float32Array` → f32,
    * `Int32Array` → i32, `BigInt64Array` → i64, `Uint8Array` → bool) unless `options.dtype` names a
    * complex type over the same real lanes (`c64` over Float32Array, `c128` over Float64Array).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const shared = new Float64Array(new SharedArrayBuffer(4 * 8));
+   * const t = Tensor.from(shared, [2, 2]); // no copy: t shares the caller's memory
+   * shared[3] = 7;
+   * console.log(t.dtype, t.toArray()); // prints: f64 [ 0, 0, 0, 7 ]
+   * const z = Tensor.from(new Float32Array([1, 2, 3, 4]), [2], { dtype: 'c64' }); // copied: not shared memory
+   * console.log(z.dtype, z.size); // prints: c64 2
+   * ```
    */
   static from<A extends TensorSource, D extends DType = DType>(data: A, shape: readonly number[], options?: TensorFromOptions & { readonly dtype?: D }): Tensor<D> {
     const op = 'Tensor.from';
@@ -272,7 +397,20 @@ export class Tensor<D extends DType = DType> {
     return new Tensor(dtype as D, [...shape], denseStrides(shape, order), offset, storage, EMPTY_PLACEMENT, size);
   }
 
-  /** A tensor over existing storage; the layout is validated (`validateLayout`) and copied. */
+  /**
+   * A tensor over existing storage; the layout is validated (`validateLayout`) and copied.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const buffer = new SharedArrayBuffer(6 * 8);
+   * new Float64Array(buffer).set([1, 2, 3, 4, 5, 6]);
+   * // every other element: a strided view over the caller's buffer
+   * const t = Tensor.fromDescriptor({ dtype: 'f64', shape: [3], strides: [2], offset: 0, buffer });
+   * console.log(t.toArray()); // prints: [ 1, 3, 5 ]
+   * ```
+   */
   static fromDescriptor<D extends DType = DType>(d: TensorDescriptor & { readonly dtype: D }, placement?: TensorPlacement): Tensor<D> {
     const op = 'Tensor.fromDescriptor';
     validateLayout(d, op, 'descriptor');
@@ -282,28 +420,72 @@ export class Tensor<D extends DType = DType> {
     return new Tensor(d.dtype, [...d.shape], [...d.strides], d.offset, storage, p, elementCount(d.shape, op));
   }
 
-  /** Elements in logical order (`col` by default): complex interleaved, i64 as bigint, bool as 0/1. */
+  /**
+   * Elements in logical order (`col` by default): complex interleaved, i64 as bigint, bool as 0/1.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * console.log(m.toArray()); // prints: [ 1, 2, 3, 4, 5, 6 ]
+   * console.log(m.toArray({ order: 'row' })); // prints: [ 1, 3, 5, 2, 4, 6 ]
+   * ```
+   */
   toArray(options?: TensorOrderOptions): ElementOf<D>[] {
     const order = checkOrder(options, 'Tensor.toArray');
     const storage = this.#live('Tensor.toArray');
     return readElements(this.dtype, storage.buffer, this.shape, this.strides, this.offset, order) as ElementOf<D>[];
   }
 
-  /** A dense copy of the elements in `options.order` (default `col`) as the dtype's typed array (complex interleaved). */
+  /**
+   * A dense copy of the elements in `options.order` (default `col`) as the dtype's typed array
+   * (complex interleaved).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * const column = m.slice(undefined, 1).toTypedArray(); // a Float64Array
+   * console.log(column); // prints: Float64Array(2) [ 3, 4 ]
+   * ```
+   */
   toTypedArray(options?: TensorOrderOptions): TypedArrayOf<D> {
     const order = checkOrder(options, 'Tensor.toTypedArray');
     const storage = this.#live('Tensor.toTypedArray');
     return copyDense(this.dtype, storage.buffer, this.shape, this.strides, this.offset, order) as TypedArrayOf<D>;
   }
 
-  /** The layout and storage; like `buffer`, it hands the memory to the caller. */
+  /**
+   * The layout and storage; like `buffer`, it hands the memory to the caller.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * const { shape, strides, offset } = m.transpose().descriptor();
+   * console.log(shape, strides, offset); // prints: [ 3, 2 ] [ 2, 1 ] 0
+   * ```
+   */
   descriptor(): TensorDescriptor & { readonly dtype: D } {
     const storage = this.#live('Tensor.descriptor');
     storage.escape();
     return Object.freeze({ dtype: this.dtype, shape: this.shape, strides: this.strides, offset: this.offset, buffer: storage.buffer });
   }
 
-  /** Same storage and layout, new placement metadata. */
+  /**
+   * Same storage and layout, new placement metadata (routing only, never evidence of affinity).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const t = Tensor.zeros('f64', [2]).withPlacement({ cpuAffinity: 3 });
+   * console.log(t.placement); // prints: { cpuAffinity: 3 }
+   * ```
+   */
   withPlacement(p: TensorPlacement): Tensor<D> {
     const placement = checkPlacement(p, 'Tensor.withPlacement');
     return new Tensor(this.dtype, [...this.shape], [...this.strides], this.offset, this.#live('Tensor.withPlacement'), placement, this.#size);
@@ -313,7 +495,18 @@ export class Tensor<D extends DType = DType> {
     return new Tensor(this.dtype, shape, strides, offset, this.#live('Tensor'), this.placement, this.#size === 0 ? 0 : elementCount(shape, 'Tensor'));
   }
 
-  /** View with axis `i` of the result being axis `axes[i]` of this tensor. */
+  /**
+   * View with axis `i` of the result being axis `axes[i]` of this tensor (no copy).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const t = Tensor.zeros('f64', [2, 3, 4]);
+   * const p = t.permute([2, 0, 1]);
+   * console.log(p.shape, p.strides); // prints: [ 4, 2, 3 ] [ 6, 1, 2 ]
+   * ```
+   */
   permute(axes: readonly number[]): Tensor<D> {
     const op = 'Tensor.permute';
     if (!Array.isArray(axes)) throw invalidArgument(op, 'axes', 'an array of axes', axes);
@@ -342,7 +535,17 @@ export class Tensor<D extends DType = DType> {
     );
   }
 
-  /** Reverses all axes; rank ≤ 1 keeps the layout. */
+  /**
+   * Reverses all axes (a view, no copy); rank ≤ 1 keeps the layout.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * console.log(m.transpose().toArray({ order: 'row' })); // prints: [ 1, 2, 3, 4, 5, 6 ]
+   * ```
+   */
   transpose(): Tensor<D> {
     if (this.rank <= 1) return this.#view([...this.shape], [...this.strides], this.offset);
     return this.#view([...this.shape].reverse(), [...this.strides].reverse(), this.offset);
@@ -352,6 +555,15 @@ export class Tensor<D extends DType = DType> {
    * View of a sub-box. One entry per leading axis: `undefined` keeps the axis, an index selects one
    * position and drops the axis, `[start, end]` / `[start, end, step]` (0 ≤ start ≤ end ≤ extent,
    * step ≥ 1) keeps `ceil((end - start) / step)` positions.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * console.log(m.slice(1).toArray()); // prints: [ 2, 4, 6 ]
+   * console.log(m.slice(undefined, [0, 3, 2]).toArray({ order: 'row' })); // prints: [ 1, 5, 2, 6 ]
+   * ```
    */
   slice(...ranges: SliceRange[]): Tensor<D> {
     const op = 'Tensor.slice';
@@ -415,6 +627,14 @@ export class Tensor<D extends DType = DType> {
    * Metadata-only reshape in column-major linear order (as tenferro): the elements in `col` order
    * are unchanged. One extent may be -1 (inferred). Throws `ReshapeNeedsCopy` when the layout does
    * not allow a view; the backend's reshape materialises instead.
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * console.log(m.reshape([3, -1]).toArray({ order: 'row' })); // prints: [ 1, 4, 2, 5, 3, 6 ]
+   * ```
    */
   reshape(shape: readonly number[]): Tensor<D> {
     const op = 'Tensor.reshape';
@@ -461,14 +681,40 @@ export class Tensor<D extends DType = DType> {
     return this.#view(target, strides, this.offset);
   }
 
-  /** True when the tensor covers one contiguous block in `order` (extent-1 axes ignored; zero-size is dense). */
+  /**
+   * True when the tensor covers one contiguous block in `order` (extent-1 axes ignored; zero-size
+   * is dense).
+   *
+   * @example
+   * ```ts
+   * import { Tensor } from '@tenferro/core';
+   *
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]); // column-major: [[1, 3, 5], [2, 4, 6]]
+   * console.log(m.isDense('col'), m.transpose().isDense('col'), m.transpose().isDense('row')); // prints: true false true
+   * ```
+   */
   isDense(order: DenseOrder): boolean {
     if (order !== 'col' && order !== 'row') throw invalidArgument('Tensor.isDense', 'order', '"col" or "row"', order);
     return isDenseLayout(this.shape, this.strides, order);
   }
 }
 
-/** Never recycled by a tidy scope (see `backend.tidy`): `t` outlives the scope it was made in. */
+/**
+ * Never recycled by a tidy scope (see `backend.tidy`): `t` outlives the scope it was made in.
+ * Returns `t`.
+ *
+ * @example
+ * ```ts
+ * import { Tensor, keep, tidy } from '@tenferro/core';
+ *
+ * let kept: Tensor<'f64'> | undefined;
+ * await tidy(() => {
+ *   const scratch = Tensor.zeros('f64', [2]); // disposed when the scope settles
+ *   kept = keep(Tensor.zeros('f64', [2]));
+ * });
+ * console.log(kept?.disposed); // prints: false
+ * ```
+ */
 export function keep<T extends Tensor>(t: T): T {
   if (!Tensor.isTensor(t)) throw invalidArgument('keep', 'tensor', 'a Tensor', t);
   keepTracked(t);

@@ -8,6 +8,18 @@ import { currentScope, isKept, runInScope, type TidyScope } from './tidy-scope.j
  * object) and those passed to `keep`, is disposed when `fn` settles, on success and on error.
  * Scopes nest; a returned tensor belongs to the enclosing scope. The scope follows `fn`'s async
  * context (`AsyncLocalStorage`), so concurrent tidies do not mix.
+ *
+ * @example
+ * ```ts
+ * import { Tensor, tidy } from '@tenferro/core';
+ *
+ * let scratch: Tensor | undefined;
+ * const kept = await tidy(() => {
+ *   scratch = Tensor.zeros('f64', [4]); // disposed when the scope settles
+ *   return Tensor.fromArray('f64', [1], [42]); // returned: kept
+ * });
+ * console.log(scratch?.disposed, kept.disposed); // prints: true false
+ * ```
  */
 export async function tidy<R>(fn: () => R | Promise<R>): Promise<R> {
   if (typeof fn !== 'function') throw invalidArgument('tidy', 'fn', 'a function', fn);

@@ -11,11 +11,13 @@ export interface ForgedCallObservation {
   readonly ranKernel: boolean;
 }
 
+/** What {@link forgingGemmProvider} returns: the wrapping provider, the way to forge requests, and what the last call did. */
 export interface ForgingGemmProvider {
   /** Put this in a bundle in place of the wrapped provider; it declares exactly what the wrapped one does. */
   readonly provider: CpuGemmProvider;
   /** From now on hand the wrapped provider `f(request)` instead of the request core built (and reset `seen`). */
   forge(f: (request: CpuGemmRequest) => CpuGemmRequest): void;
+  /** What the wrapped provider did with the last forged request: threw (what), started a kernel task. */
   readonly seen: ForgedCallObservation;
 }
 

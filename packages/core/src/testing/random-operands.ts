@@ -13,6 +13,18 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/**
+ * A uniform random integer in [lo, hi] drawn from `rand`.
+ *
+ * @example
+ * ```ts
+ * import { int, seededRandom } from '@tenferro/core/testing';
+ *
+ * const rand = seededRandom(1);
+ * const n = int(rand, 1, 6);
+ * console.log(n >= 1 && n <= 6 && Number.isInteger(n)); // prints: true
+ * ```
+ */
 export const int = (rand: () => number, lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
 
 /** Values in [-1, 1) (small integers/4 for exactness in f32), interleaved for complex. */

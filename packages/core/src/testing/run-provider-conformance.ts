@@ -17,6 +17,7 @@ import { naiveDotGeneral, relativeError, toleranceFor } from './naive-dot-genera
 import { int, randomOperand, randomValues, seededRandom } from './random-operands.js';
 import { peakThreadsDuring } from './thread-census.js';
 
+/** Options of {@link runProviderConformance} and {@link providerConformanceCases}. */
 export interface ProviderConformanceOptions {
   /** Backend kind to test under (default: the package's). */
   readonly kind?: CpuBackendKind;
@@ -44,8 +45,24 @@ export interface ProviderConformanceOptions {
  * not apply to what the provider declares. `runProviderConformance` registers each as a vitest
  * test; tests of the kit itself (or of a deliberately broken provider) can run them directly.
  */
+/** One conformance case: a test name and the check itself. */
 export interface ProviderConformanceCase {
+  /** What the case checks (a test name). */
   readonly name: string;
+  /**
+   * Run the case: resolves (to `{ skipped }` when it does not apply here, e.g. too few CPUs) when
+   * the provider conforms; throws otherwise.
+   *
+   * @example
+   * ```ts
+   * import { referenceGemmProvider, referenceLayoutProvider } from '@tenferro/core';
+   * import { providerConformanceCases } from '@tenferro/core/testing';
+   *
+   * const cases = providerConformanceCases(() => ({ kind: 'faer', name: 'reference', gemm: referenceGemmProvider, layoutTransform: referenceLayoutProvider }), { budgets: [1], cases: 1 });
+   * const outcome = await cases[0]!.run(); // throws when the provider does not conform
+   * console.log(outcome === undefined || 'skipped' in outcome); // prints: true
+   * ```
+   */
   run(): Promise<void | { readonly skipped: string }>;
 }
 

@@ -19,6 +19,7 @@ import { randomView } from './random-views.js';
 import { peakThreadsDuring } from './thread-census.js';
 import { watchedContext } from './watched-context.js';
 
+/** Options of {@link runTensorPrimitivesConformance} and {@link tensorPrimitivesConformanceCases}. */
 export interface TensorPrimitivesConformanceOptions {
   /** Backend kind to test under (default: the package's, `faer` for `'any'`). */
   readonly kind?: CpuBackendKind;

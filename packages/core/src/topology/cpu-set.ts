@@ -19,12 +19,31 @@ export class CpuSet {
     this.#ids = Object.freeze(sortedUnique);
   }
 
-  /** A set of the given ids (any order, duplicates allowed). Empty → `EmptyCpuSet`; bad id → `InvalidCpuList`. */
+  /**
+   * A set of the given ids (any order, duplicates allowed). Empty → `EmptyCpuSet`; bad id → `InvalidCpuList`.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(String(CpuSet.of([3, 1, 2, 2]))); // prints: 1-3
+   * ```
+   */
   static of(ids: Iterable<number>): CpuSet {
     return CpuSet.#fromSorted(normalizeCpuIds(ids, 'CpuSet.of'), 'CpuSet.of');
   }
 
-  /** Parse a Linux cpulist (`0-3,8`, `0-15:2/4`). Errors: `InvalidCpuList`, `EmptyCpuSet`. */
+  /**
+   * Parse a Linux cpulist (`0-3,8`, `0-15:2/4`). Errors: `InvalidCpuList`, `EmptyCpuSet`.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * const set = CpuSet.parse('0-3,8');
+   * console.log(set.size, set.toArray()); // prints: 5 [ 0, 1, 2, 3, 8 ]
+   * ```
+   */
   static parse(list: string): CpuSet {
     return CpuSet.#fromSorted(parseCpuList(list, 'CpuSet.parse'), 'CpuSet.parse');
   }
@@ -49,7 +68,16 @@ export class CpuSet {
     return this.#ids[this.#ids.length - 1]!;
   }
 
-  /** Whether CPU `id` is in the set. */
+  /**
+   * Whether CPU `id` is in the set.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(CpuSet.parse('0-3').has(2), CpuSet.parse('0-3').has(4)); // prints: true false
+   * ```
+   */
   has(id: number): boolean {
     const ids = this.#ids;
     let lo = 0;
@@ -64,7 +92,16 @@ export class CpuSet {
     return false;
   }
 
-  /** The ids, ascending (a fresh array). */
+  /**
+   * The ids, ascending (a fresh array).
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(CpuSet.parse('4,0-1').toArray()); // prints: [ 0, 1, 4 ]
+   * ```
+   */
   toArray(): number[] {
     return [...this.#ids];
   }
@@ -74,7 +111,16 @@ export class CpuSet {
     return this.#ids[Symbol.iterator]();
   }
 
-  /** Whether the two sets share a CPU. */
+  /**
+   * Whether the two sets share a CPU.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(CpuSet.parse('0-3').overlaps(CpuSet.parse('3-5'))); // prints: true
+   * ```
+   */
   overlaps(other: CpuSet): boolean {
     if (this.last < other.first || other.last < this.first) return false;
     const a = this.#ids;
@@ -89,31 +135,76 @@ export class CpuSet {
     return false;
   }
 
-  /** The common CPUs, or `undefined` when there are none (CPU sets are never empty). */
+  /**
+   * The common CPUs, or `undefined` when there are none (CPU sets are never empty).
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(String(CpuSet.parse('0-3').intersect(CpuSet.parse('2-5'))), CpuSet.parse('0').intersect(CpuSet.parse('1'))); // prints: 2-3 undefined
+   * ```
+   */
   intersect(other: CpuSet): CpuSet | undefined {
     const out = this.#merge(other, (inA, inB) => inA && inB);
     return out.length === 0 ? undefined : new CpuSet(CONSTRUCT, out);
   }
 
-  /** The CPUs of either set. */
+  /**
+   * The CPUs of either set.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(String(CpuSet.parse('0-1').union(CpuSet.parse('4')))); // prints: 0-1,4
+   * ```
+   */
   union(other: CpuSet): CpuSet {
     return new CpuSet(CONSTRUCT, this.#merge(other, (inA, inB) => inA || inB));
   }
 
-  /** CPUs of this set that are not in `other`, or `undefined` when none remain. */
+  /**
+   * CPUs of this set that are not in `other`, or `undefined` when none remain.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(String(CpuSet.parse('0-3').difference(CpuSet.parse('1-2')))); // prints: 0,3
+   * ```
+   */
   difference(other: CpuSet): CpuSet | undefined {
     const out = this.#merge(other, (inA, inB) => inA && !inB);
     return out.length === 0 ? undefined : new CpuSet(CONSTRUCT, out);
   }
 
-  /** Whether every CPU of this set is in `other`. */
+  /**
+   * Whether every CPU of this set is in `other`.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(CpuSet.parse('1-2').isSubsetOf(CpuSet.parse('0-3'))); // prints: true
+   * ```
+   */
   isSubsetOf(other: CpuSet): boolean {
     if (this.size > other.size) return false;
     for (const id of this.#ids) if (!other.has(id)) return false;
     return true;
   }
 
-  /** Whether the two sets hold the same CPUs. */
+  /**
+   * Whether the two sets hold the same CPUs.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(CpuSet.parse('0,1,2').equals(CpuSet.parse('0-2'))); // prints: true
+   * ```
+   */
   equals(other: CpuSet): boolean {
     if (this === other) return true;
     if (this.size !== other.size) return false;
@@ -121,12 +212,30 @@ export class CpuSet {
     return this.#ids.every((v, i) => v === b[i]);
   }
 
-  /** Canonical Linux cpulist, e.g. `0-3,8`. */
+  /**
+   * Canonical Linux cpulist, e.g. `0-3,8`.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(CpuSet.of([0, 1, 2, 5]).toString()); // prints: 0-2,5
+   * ```
+   */
   toString(): string {
     return (this.#text ??= formatCpuList(this.#ids));
   }
 
-  /** The Linux cpulist string (as `toString()`), so that sets serialise readably. */
+  /**
+   * The Linux cpulist string (as `toString()`), so that sets serialise readably.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * console.log(JSON.stringify({ cpus: CpuSet.parse('0-2') })); // prints: {"cpus":"0-2"}
+   * ```
+   */
   toJSON(): string {
     return this.toString();
   }

@@ -34,6 +34,15 @@ const NODE_ENTRY = /^node(\d+)$/;
  * `AffinityUnavailable`, `AffinitySyscallFailed`, `InvalidCpuList` (a malformed OS list),
  * `DuplicateNode`, `OverlappingNodes` (`detail: {first, second, cpus}`), `TopologyDiscovery`
  * (an unreadable file or a malformed `cpu.max`), `InvalidArgument` (bad options).
+ *
+ * @example
+ * ```ts
+ * import { discoverCpuTopology } from '@tenferro/core';
+ *
+ * const topology = discoverCpuTopology();
+ * console.log(topology.effectiveCapacity.cpus >= 1, topology.hasNumaNodes() === topology.nodes.length > 0); // prints: true true
+ * console.log(String(topology.allowedCpus)); // e.g. 0-7
+ * ```
  */
 export function discoverCpuTopology(options?: DiscoverTopologyOptions): CpuTopology {
   const { sysfsRoot, procRoot, procRootGiven } = validateOptions(options);

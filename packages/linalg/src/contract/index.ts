@@ -21,6 +21,7 @@ export type LinalgDType = 'f32' | 'f64' | 'c64' | 'c128';
 /** The primitives, one per `CpuLinalgKernels` method. */
 export type LinalgOp = 'cholesky' | 'solveTriangular' | 'luFactor' | 'lu' | 'solve' | 'qr' | 'svd' | 'eigh' | 'eig';
 
+/** Every primitive a `CpuLinalgKernels` may implement, in a fixed order. */
 export const LINALG_OPS: readonly LinalgOp[] = Object.freeze(['cholesky', 'solveTriangular', 'luFactor', 'lu', 'solve', 'qr', 'svd', 'eigh', 'eig']);
 
 /**
@@ -75,9 +76,13 @@ export interface LinalgRequest {
   readonly info: Int32Array;
 }
 
+/** The boolean options of one primitive call (those a primitive does not use are false). */
 export interface LinalgFlags {
+  /** cholesky, solveTriangular, eigh: the upper triangle (else the lower). */
   readonly upper: boolean;
+  /** solveTriangular: A·X = B (else X·A = B). */
   readonly left: boolean;
+  /** solveTriangular: the diagonal of A is taken as ones. */
   readonly unitDiagonal: boolean;
   /** svd: full U and V; qr: complete Q. */
   readonly full: boolean;

@@ -12,6 +12,7 @@ import { type CpuBackendKind, CpuBackend, type CpuProviderPackage, Tensor } from
 import { type CpuLinalgKernels, type LinalgDType, linalgKernelsKey } from '../contract/index.js';
 import { linalg } from '../linalg.js';
 
+/** Options of {@link linalgConformanceCases}. */
 export interface LinalgConformanceOptions {
   /** The backend kind to install the kernels on (default 'faer'). */
   readonly kind?: CpuBackendKind;
@@ -19,11 +20,28 @@ export interface LinalgConformanceOptions {
   readonly providers?: readonly CpuProviderPackage[];
   /** Matrix orders to test (default 1, 5, 17). */
   readonly sizes?: readonly number[];
+  /** The dtypes to test (default all four). */
   readonly dtypes?: readonly LinalgDType[];
 }
 
+/** One conformance case: a name for the test runner and the check itself. */
 export interface LinalgConformanceCase {
+  /** What the case checks (a test name). */
   readonly name: string;
+  /**
+   * Run the case: resolves when the kernels conform, throws (an `Error` naming the case)
+   * otherwise.
+   *
+   * @example
+   * ```ts
+   * import { BUILTIN_KERNELS } from '@tenferro/linalg';
+   * import { linalgConformanceCases } from '@tenferro/linalg/testing';
+   *
+   * const [first] = linalgConformanceCases(() => BUILTIN_KERNELS, { sizes: [3], dtypes: ['f64'] });
+   * await first!.run(); // throws when the kernels do not conform
+   * console.log(first!.name); // prints: cholesky f64: executes matching the built-in conventions, or declines untouched
+   * ```
+   */
   run(): Promise<void>;
 }
 
@@ -55,7 +73,19 @@ function maxDiff(x: ArrayLike<number>, y: ArrayLike<number>): number {
   return m;
 }
 
-/** The cases, for kernels made by `factory` (called once per case). */
+/**
+ * The cases, for kernels made by `factory` (called once per case).
+ *
+ * @example
+ * ```ts
+ * import { BUILTIN_KERNELS } from '@tenferro/linalg';
+ * import { linalgConformanceCases } from '@tenferro/linalg/testing';
+ *
+ * const cases = linalgConformanceCases(() => BUILTIN_KERNELS, { sizes: [2], dtypes: ['f64'] });
+ * for (const c of cases) await c.run(); // in a test file: for (const c of cases) it(c.name, c.run);
+ * console.log(cases.length); // prints: 6
+ * ```
+ */
 export function linalgConformanceCases(factory: () => CpuLinalgKernels, options: LinalgConformanceOptions = {}): LinalgConformanceCase[] {
   const kind = options.kind ?? 'faer';
   const sizes = options.sizes ?? [1, 5, 17];

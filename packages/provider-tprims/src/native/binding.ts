@@ -27,6 +27,7 @@ export const REDUCE_CODE = Object.freeze({ sum: 0, mean: 1, max: 2, min: 3, prod
 
 /** ISA path ids (`-1` in a descriptor: the process's best path). */
 export const ISA_ID = Object.freeze({ portable: 0, avx2: 1, avx512f: 2 } as const);
+/** An ISA path of the tprims kernels: `portable`, `avx2` (with FMA) or `avx512f`. */
 export type TprimsIsa = keyof typeof ISA_ID;
 
 /**
@@ -39,11 +40,15 @@ export const DESC = Object.freeze({ kind: 0, op: 1, din: 2, dout: 3, rank: 4, al
 /** Axes a task may have (native/include/tprims.h kMaxRank); more are declined (`rank`). */
 export const MAX_RANK = 32;
 
+/** What the tprims addon reports about the ISA paths: the one in use, the best this CPU runs, and which it can run. */
 export interface NativeInfo {
   /** `'avx512f'`, `'avx2+fma'` or `'portable'`. */
   readonly isa: string;
+  /** The id of the path in use. */
   readonly isaId: number;
+  /** The id of the best path this CPU can run. */
   readonly bestIsaId: number;
+  /** Which paths this CPU can run. */
   readonly supported: { readonly portable: boolean; readonly avx2: boolean; readonly avx512f: boolean };
 }
 

@@ -8,6 +8,7 @@ import { PoolExecutor } from './pool-executor.js';
 
 /** The part of a piscina pool the adapter uses (piscina itself is the application's dependency). */
 export interface PiscinaPoolLike {
+  /** piscina's `run(task, { filename, name })`: run export `name` of module `filename` on one of the pool's workers. */
   run(task: unknown, options: { filename: string; name: string }): Promise<unknown>;
   readonly options: { readonly maxThreads: number };
 }

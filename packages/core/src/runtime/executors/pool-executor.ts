@@ -18,18 +18,22 @@ export abstract class PoolExecutor implements CpuDomainExecutor {
     this.#workerPool = cappedWorkerPool(runner, capabilities.workerCount, `${name}.workerPool`, () => undefined);
   }
 
+  /** The capabilities fixed at construction (workers, parallelism, affinity, who shuts it down). */
   capabilities(): CpuDomainExecutorCapabilities {
     return this.#capabilities;
   }
 
+  /** Run `job` once on the calling isolate: it orchestrates there, its compute goes to the pool as kernel tasks. */
   async install<R>(job: () => Promise<R> | R): Promise<R> {
     return await job();
   }
 
+  /** Run every indexed job and join. */
   submit(jobs: ScopedCpuJobs): Promise<void> {
     return runIndexedJobs(jobs);
   }
 
+  /** The pool Inner-mode providers fan out on, when the capabilities offer one. */
   workerPool(): WorkerPool | undefined {
     return this.#capabilities.innerParallelism === 'pool' ? this.#workerPool : undefined;
   }

@@ -4,6 +4,7 @@ import type { KernelTask } from '../../contract/executor.js';
 import { EngineWorkerPool } from '../workers/engine-worker-pool.js';
 import { PoolExecutor } from './pool-executor.js';
 
+/** Options of {@link WorkerThreadsDomainExecutor.create}. */
 export interface WorkerThreadsExecutorOptions {
   /** Workers to start (≥ 1). */
   readonly workers: number;
@@ -37,6 +38,19 @@ export class WorkerThreadsDomainExecutor extends PoolExecutor {
     this.#pool = pool;
   }
 
+  /**
+   * Start `options.workers` workers (pinned to `options.cpus` and verified when given) and resolve
+   * once they run. `InvalidArgument` for a worker count outside [1, 1024].
+   *
+   * @example
+   * ```ts
+   * import { WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 2 });
+   * console.log(executor.capabilities().workerCount, executor.capabilities().shutdown); // prints: 2 callerOwned
+   * await executor.close();
+   * ```
+   */
   static async create(options: WorkerThreadsExecutorOptions): Promise<WorkerThreadsDomainExecutor> {
     const op = 'WorkerThreadsDomainExecutor.create';
     if (typeof options !== 'object' || options === null) throw invalidArgument(op, 'options', 'an options object', options);
@@ -47,16 +61,29 @@ export class WorkerThreadsDomainExecutor extends PoolExecutor {
     return new WorkerThreadsDomainExecutor(pool, options.cpus !== undefined);
   }
 
-  /** The workers registered this record at start-up; the domain adopts it (see `scopeRecord`). */
+  /** Run one kernel task on worker `task.lane` (the workers registered their execution record at start-up). */
   runKernel<P, R>(task: KernelTask<P, R>): Promise<R> {
     return this.#pool.runOn(task.lane, task.kernel, task.payload, task.op);
   }
 
+  /** The execution record the workers registered at start-up: a domain on this executor adopts it. */
   scopeRecord(): SharedArrayBuffer {
     return this.#pool.engineState.buffer as SharedArrayBuffer;
   }
 
-  /** Terminate the workers: the application's call, never a backend's. */
+  /**
+   * Terminate the workers: the application's call, never a backend's.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, ExternalCpuDomain, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 1 });
+   * const backend = await CpuBackend.fromExternalDomains({ defaultDomain: 1, domains: [ExternalCpuDomain.callerManaged(1, executor, 1)] });
+   * await backend.close(); // the executor keeps running
+   * await executor.close();
+   * ```
+   */
   close(): Promise<void> {
     return this.#pool.close();
   }
