@@ -200,6 +200,28 @@ int lwork_of(const T& w, int64_t min) {
   return static_cast<int>(std::min<int64_t>(v, 2147483647));
 }
 
+// The order of eig's eigenvalues, as @tenferro/linalg's built-in kernels (its ops.h): by real part; eigenvalues whose real parts
+// lie within δ = √ε·max|λ| of the first of their run (a conjugate pair, or equal real parts that
+// rounding made differ) by imaginary part. NaN sorts last; both sorts are stable.
+template <typename C>
+void eig_order(const C* w, long n, long* order) {
+  using R = typename C::value_type;
+  R big = 0;
+  for (long i = 0; i < n; i++) { order[i] = i; R a = std::abs(w[i]); if (a > big) big = a; }
+  const R delta = std::sqrt(std::numeric_limits<R>::epsilon()) * big;
+  auto before = [](R x, R y) {
+    const bool xn = std::isnan(x), yn = std::isnan(y);
+    return (xn || yn) ? (!xn && yn) : x < y;
+  };
+  std::stable_sort(order, order + n, [&](long x, long y) { return before(w[x].real(), w[y].real()); });
+  for (long i = 0; i < n;) {
+    long j = i + 1;
+    while (j < n && w[order[j]].real() - w[order[i]].real() <= delta) j++;
+    std::stable_sort(order + i, order + j, [&](long x, long y) { return before(w[x].imag(), w[y].imag()); });
+    i = j;
+  }
+}
+
 template <typename T>
 struct Runner {
   using R = typename real_of<T>::type;
@@ -566,15 +588,10 @@ struct Runner {
       info[b] = li;
       return kStatusOk;
     }
-    // As the built-in kernels: eigenvalues ordered by real part, then imaginary part (stable);
-    // vectors of unit 2-norm, then normalised (largest entry real and non-negative).
-    std::vector<int64_t> order(static_cast<size_t>(m));
-    std::iota(order.begin(), order.end(), int64_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-      const C& p = w[static_cast<size_t>(x)];
-      const C& q2 = w[static_cast<size_t>(y)];
-      return p.real() < q2.real() || (p.real() == q2.real() && p.imag() < q2.imag());
-    });
+    // As the built-in kernels: eigenvalues in eig_order's order; vectors of unit 2-norm, then
+    // normalised (largest entry real and non-negative).
+    std::vector<long> order(static_cast<size_t>(m));
+    eig_order(w.data(), static_cast<long>(m), order.data());
     C* wo = at<C>(out0, b, m);
     for (int64_t j = 0; j < m; j++) wo[j] = w[static_cast<size_t>(order[static_cast<size_t>(j)])];
     if (!vec) return kStatusOk;
