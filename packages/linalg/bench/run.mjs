@@ -1,74 +1,132 @@
 #!/usr/bin/env node
-// `pnpm bench` (linalg): luFactor, cholesky, qr, eigh and svd of an n×n f64 matrix, built-in
-// Eigen kernels (faer backend) against LAPACK through provider-blas (blas backend), 1 and 2
-// threads, in one run; plus a batch of 10,000 8×8 LU solves. Median of repeated calls.
-//   node bench/run.mjs [--sizes 64,256,1024] [--threads 1,2] [--reps 5]
-import { CpuBackend, Tensor } from '@tenferro/core';
-import { createBlasProvider, status as blasStatus } from '@tenferro/provider-blas';
-import { linalg } from '../dist/index.js';
+// `pnpm bench` (linalg): luFactor, cholesky, qr, eigh and svd of an n×n f64 matrix — the built-in
+// Eigen kernels (faer backend), LAPACK through provider-blas (blas backend), and the same LAPACK
+// routines called from C++ (bench/anchor/lapack-anchor.cc, a child process on the same library and
+// core) — at 1 and 2 threads, in one run; plus a batch of 10,000 8×8 solves against a C loop over
+// dgesv_. Median of repeated calls (one warm-up call first, except at n ≥ 2048).
+//   node bench/run.mjs [--sizes 64,256,1024,2048] [--threads 1,2] [--reps 5] [--ops luFactor,qr] [--coretype X]
+// OPENBLAS_CORETYPE: `--coretype X` when given, else SkylakeX on an AVX-512 CPU (as the core
+// hot-path bench: OpenBLAS 0.3.21 picks slower kernels on these VMs), else the environment's; the
+// anchor inherits the same value, and the table prints both sides' core.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { buildLapackAnchor } from './anchor/build-anchor.mjs';
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : dflt;
 };
-const sizes = arg('sizes', '64,256,1024').split(',').map(Number);
+const avx512 = /\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
+if (arg('coretype')) process.env.OPENBLAS_CORETYPE = arg('coretype');
+else if (avx512) process.env.OPENBLAS_CORETYPE = 'SkylakeX';
+
+const { CpuBackend, Tensor } = await import('@tenferro/core');
+const { createBlasProvider, status: blasStatus } = await import('@tenferro/provider-blas');
+const { linalg } = await import('../dist/index.js');
+
+const sizes = arg('sizes', '64,256,1024,2048').split(',').map(Number);
 const threadsList = arg('threads', '1,2').split(',').map(Number);
-const reps = Number(arg('reps', '5'));
+const baseReps = Number(arg('reps', '5'));
+const repsFor = (n) => (n >= 2048 ? 1 : n >= 1024 ? Math.min(baseReps, 3) : baseReps);
 
 function spd(n) {
   const d = new Float64Array(n * n);
-  for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) d[i + j * n] = (i === j ? n : 0) + 1 / (1 + Math.abs(i - j)) + 0.01 * Math.sin(i * 7 + j * 13);
-  for (let j = 0; j < n; j++) for (let i = 0; i < j; i++) d[i + j * n] = d[j + i * n];
+  for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) d[i + j * n] = (i === j ? n : 0) + 1 / (1 + Math.abs(i - j)) + 0.01 * Math.sin(Math.min(i, j) * 7 + Math.max(i, j) * 13);
   return Tensor.from(d, [n, n]);
 }
 
-async function time(fn) {
-  await fn();
+async function time(fn, reps, warm = true) {
+  if (warm) dispose(await fn());
   const t = [];
   for (let r = 0; r < reps; r++) {
     const s = process.hrtime.bigint();
     const out = await fn();
     t.push(Number(process.hrtime.bigint() - s) / 1e6);
-    for (const x of Object.values(out ?? {})) x?.dispose?.();
-    out?.dispose?.();
+    dispose(out);
   }
   return t.sort((a, b) => a - b)[Math.floor(t.length / 2)];
 }
+function dispose(out) {
+  for (const x of Object.values(out ?? {})) x?.dispose?.();
+  out?.dispose?.();
+}
+
+let anchor;
+try {
+  anchor = buildLapackAnchor();
+} catch (e) {
+  console.error(`no C LAPACK anchor: ${e.message}`);
+}
+let anchorCore = '';
+function anchorMs(op, n, threads, reps, batch = 1) {
+  if (anchor === undefined) return undefined;
+  const out = JSON.parse(execFileSync(anchor, [op, String(n), String(threads), String(Math.max(reps, 1)), String(batch)], { encoding: 'utf8' }));
+  anchorCore = out.core;
+  return out.median * 1e3;
+}
 
 const OPS = {
-  luFactor: (la, a) => la.luFactor(a),
-  cholesky: (la, a) => la.cholesky(a),
-  qr: (la, a) => la.qr(a),
-  eigh: (la, a) => la.eigh(a),
-  svd: (la, a) => la.svd(a),
+  luFactor: [(la, a) => la.luFactor(a), 'getrf'],
+  cholesky: [(la, a) => la.cholesky(a), 'potrf'],
+  qr: [(la, a) => la.qr(a), 'qr'],
+  eigh: [(la, a) => la.eigh(a), 'syevd'],
+  svd: [(la, a) => la.svd(a), 'gesdd'],
 };
+const only = arg('ops');
+const ops = Object.entries(OPS).filter(([k]) => only === undefined || only.split(',').includes(k));
 const rows = [];
+const r2 = (x) => (x === undefined ? '-' : x.toFixed(2));
+const ms = (x) => (x === undefined ? '-' : x < 10 ? x.toFixed(3) : x.toFixed(1));
 for (const threads of threadsList) {
-  const backends = [['builtin', await CpuBackend.create({ threads, providers: [] })]];
-  if (blasStatus().available) backends.push(['blas', await CpuBackend.create({ kind: 'blas', threads, providers: [createBlasProvider()] })]);
+  const builtin = await CpuBackend.create({ threads, providers: [] });
+  const blas = blasStatus().available ? await CpuBackend.create({ kind: 'blas', threads, providers: [createBlasProvider()] }) : undefined;
   for (const n of sizes) {
     const a = spd(n);
-    for (const [op, fn] of Object.entries(OPS)) {
+    const reps = repsFor(n);
+    for (const [op, [fn, routine]] of ops) {
       const row = { op, n, threads };
-      for (const [name, b] of backends) {
-        const la = linalg(b);
-        row[name] = await time(() => fn(la, a));
-        row[`${name}Kernel`] = la.takeCallRecords().at(-1)?.kernel;
+      const lf = linalg(builtin);
+      row.builtinMs = await time(() => fn(lf, a), reps, n < 2048);
+      if (blas !== undefined) {
+        const lb = linalg(blas);
+        row.blasMs = await time(() => fn(lb, a), reps, n < 2048);
+        row.blasKernel = lb.takeCallRecords().at(-1)?.kernel;
+        row.cMs = anchorMs(routine, n, threads, reps);
+        row.overhead = row.cMs === undefined ? undefined : row.cMs / row.blasMs; // ≥ 0.95: la.* costs ≤ 5% over C
+        row.builtinVsLapack = row.blasMs / row.builtinMs; // > 1: the built-in is faster
       }
       rows.push(row);
       console.log(JSON.stringify(row));
     }
+    a.dispose();
   }
-  // 10,000 × 8×8 f64 solves in one call (per-matrix cost).
+  // 10,000 × 8×8 f64 solves (one right-hand side) in one call, against a C loop over dgesv_.
   const count = 10_000, m = 8;
   const data = new Float64Array(m * m * count);
   for (let b = 0; b < count; b++) for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) data[b * m * m + i + j * m] = (i === j ? 9 : 0) + Math.sin(b + i * 3 + j);
   const A = Tensor.from(data, [m, m, count]);
   const B = Tensor.from(new Float64Array(m * count).fill(1), [m, 1, count]);
-  for (const [name, b] of backends) {
-    const la = linalg(b);
-    const ms = await time(() => la.solve(A, B));
-    console.log(JSON.stringify({ op: 'batched solve 10000×8×8', threads, backend: name, kernel: la.takeCallRecords().at(-1)?.kernel, ms, nsPerMatrix: (ms * 1e6) / count }));
+  const cMs = anchorMs('gesv', m, threads, 9, count);
+  for (const [name, backend] of [['builtin', builtin], ['blas', blas]]) {
+    if (backend === undefined) continue;
+    const la = linalg(backend);
+    const t = await time(() => la.solve(A, B), 9);
+    const row = { op: 'batched solve 10000×8×8', n: m, threads, backend: name, kernel: la.takeCallRecords().at(-1)?.kernel, ms: t, nsPerMatrix: (t * 1e6) / count, cMs, cNsPerMatrix: cMs === undefined ? undefined : (cMs * 1e6) / count, vsC: cMs === undefined ? undefined : cMs / t };
+    rows.push(row);
+    console.log(JSON.stringify(row));
   }
-  for (const [, b] of backends) await b.close();
+  A.dispose();
+  B.dispose();
+  await builtin.close();
+  await blas?.close();
+}
+
+console.log(`\n@tenferro/linalg bench — f64; OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE ?? '(unset)'}; C anchor core ${anchorCore || '-'}`);
+console.log('ratios: C/la (LAPACK through la.* vs the same routine from C; goal ≥ 0.95), LAPACK/built-in (> 1: built-in faster; goals LU, Cholesky ≥ 0.6, QR ≥ 0.5, eigh/SVD ≥ 0.4 at 1024)');
+console.log('op        n     thr  built-in ms  la LAPACK ms   C LAPACK ms   C/la   LAPACK/built-in');
+for (const r of rows.filter((x) => x.builtinMs !== undefined)) {
+  console.log(`${r.op.padEnd(9)} ${String(r.n).padStart(5)} ${String(r.threads).padStart(4)} ${ms(r.builtinMs).padStart(12)} ${ms(r.blasMs).padStart(13)} ${ms(r.cMs).padStart(13)} ${r2(r.overhead).padStart(6)} ${r2(r.builtinVsLapack).padStart(17)}`);
+}
+for (const r of rows.filter((x) => x.backend !== undefined)) {
+  console.log(`batched 10000×8×8 solve, ${r.threads} thread(s), ${r.backend} (${r.kernel}): ${ms(r.ms)} ms = ${r.nsPerMatrix.toFixed(0)} ns/matrix; C dgesv_ loop ${ms(r.cMs)} ms = ${r.cNsPerMatrix?.toFixed(0) ?? '-'} ns/matrix; C/la ${r2(r.vsC)} (goal ≥ 0.8)`);
 }

@@ -74,4 +74,5 @@ export const BUILTIN_KERNELS: CpuLinalgKernels = Object.freeze({
   svd: runBuiltin,
   eigh: runBuiltin,
   eig: runBuiltin,
+  luFullPivot: runBuiltin,
 });

@@ -6,7 +6,7 @@ import type { ProviderPackageStatus } from '@tenferro/core';
 import { loadLinalg } from './native/load.js';
 
 export { linalg, Linalg } from './linalg.js';
-export type { LinalgCallRecord, LinalgRunOptions, LinalgTarget } from './linalg.js';
+export type { LinalgCallRecord, LinalgRunOptions, LinalgTarget, LstsqResult } from './linalg.js';
 export { BUILTIN_KERNELS } from './builtin.js';
 export * from './contract/index.js';
 

@@ -10,6 +10,7 @@ import { CpuBackend, CpuExecSession, type CpuExecutionContext, type DType, Tenso
 import { BUILTIN_KERNELS } from './builtin.js';
 import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
 import { MAX_BATCH_AXES } from './native/binding.js';
+import { type SvdFactors, applyPseudoInverse, invertAbove, squaredResiduals } from './pseudo-inverse.js';
 
 /** What `linalg()` runs on: a backend handle (one execution per call) or a session (its entry). */
 export type LinalgTarget = CpuBackend | CpuExecSession;
@@ -27,6 +28,20 @@ export interface LinalgRunOptions {
 export interface LinalgCallRecord {
   readonly op: LinalgOp;
   readonly kernel: 'extension' | 'builtin';
+  /** Present when the extension had a kernel for the op and declined (before writing): its reason. */
+  readonly declined?: string;
+}
+
+/** The result of {@link Linalg.lstsq} (torch.linalg.lstsq's fields, gelsd semantics). */
+export interface LstsqResult<D extends F> {
+  /** X (n×k) minimising ‖A·X − B‖ per column; of minimum norm when A is rank-deficient. */
+  readonly solution: Tensor<D>;
+  /** ‖A·X − B‖² per column (real, [k, …batch]) when m > n and every matrix has rank n; else shape [0]. */
+  readonly residuals: Tensor<RealOf<D>>;
+  /** The effective rank (singular values above rcond·σ_max), i32, shape = the batch axes. */
+  readonly rank: Tensor<'i32'>;
+  /** The singular values of A, real, descending ([min(m, n), …batch]). */
+  readonly singularValues: Tensor<RealOf<D>>;
 }
 
 const FLOAT: readonly string[] = ['f32', 'f64', 'c64', 'c128'];
@@ -93,6 +108,10 @@ function untouched(r: LinalgRequest): boolean {
   }
   for (let i = 0; i < r.info.length; i++) if (r.info[i] !== 0) return false;
   return true;
+}
+
+function describeDecline(reason: { readonly kind: string; readonly detail?: unknown; readonly dtype?: unknown }): string {
+  return typeof reason.detail === 'string' ? `${reason.kind}: ${reason.detail}` : reason.dtype !== undefined ? `${reason.kind}: ${String(reason.dtype)}` : reason.kind;
 }
 
 function batchIndex(batch: readonly number[], flat: number): number[] {
@@ -285,6 +304,36 @@ export class Linalg {
     const P = Tensor.zeros(A.dtype, [m, m, ...batch]), L = Tensor.zeros(A.dtype, [m, k, ...batch]), U = Tensor.zeros(A.dtype, [k, n, ...batch]);
     await this.#execute(op, o, { op: 'lu', dtype: A.dtype, m, n, batch, flags: NO_FLAGS, a: operand(A), out: [P.buffer, L.buffer, U.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [P, L, U], undefined);
     return { p: P as Tensor<D>, l: L as Tensor<D>, u: U as Tensor<D> };
+  }
+
+  /**
+   * Full-pivot LU of a square A, LAPACK getc2's convention: P·A·Q = L·U with `{ lu }` packed as
+   * `luFactor`'s and `pivots`/`colPivots` i32, 1-based (at step i row i was swapped with row
+   * pivots[i], column i with column colPivots[i]). A pivot below smin = max(ε·max|A|, smallest
+   * normal/ε) is replaced by smin (so a rank-deficient A shows as |U(i, i)| = smin) — not an error.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 3, 2, 4]); // [[1, 2], [3, 4]]
+   * const { pivots, colPivots } = await la.luFullPivot(a);
+   * console.log(pivots.toArray(), colPivots.toArray()); // prints: [ 2, 2 ] [ 2, 2 ]
+   * await backend.close();
+   * ```
+   */
+  async luFullPivot<D extends F>(a: Tensor<D>, options?: LinalgRunOptions): Promise<{ lu: Tensor<D>; pivots: Tensor<'i32'>; colPivots: Tensor<'i32'> }> {
+    const op = 'linalg.luFullPivot';
+    const o = checkOptions(op, options, ['signal']);
+    const A = matrix(op, 'a', a);
+    square(op, 'a', A);
+    const n = A.shape[0]!, batch = A.shape.slice(2);
+    const LU = Tensor.zeros(A.dtype, A.shape), piv = Tensor.zeros('i32', [n, ...batch]), cpiv = Tensor.zeros('i32', [n, ...batch]);
+    await this.#execute(op, o, { op: 'luFullPivot', dtype: A.dtype, m: n, n, batch, flags: NO_FLAGS, a: operand(A), out: [LU.buffer, piv.buffer, cpiv.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [LU, piv, cpiv], undefined);
+    return { lu: LU as Tensor<D>, pivots: piv, colPivots: cpiv };
   }
 
   /**
@@ -570,6 +619,135 @@ export class Linalg {
   }
 
   /**
+   * Least squares, `torch.linalg.lstsq` with LAPACK gelsd's semantics: for each batch the X
+   * (n×k) of minimum norm among those minimising ‖A·X − B‖ (A m×n of any rank, B m×k with A's
+   * batch axes), computed from the SVD of A (the `svd` primitive: the bundle's `?gesdd_` or the
+   * built-in kernel); singular values ≤ rcond·σ_max count as zero. `rcond` defaults to
+   * ε·max(m, n) of the dtype; a negative one means ε (as gelsd).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * // Fit y = c0 + c1·x through (0, 1), (1, 3), (2, 5): columns [1, x].
+   * const a = Tensor.fromArray('f64', [3, 2], [1, 1, 1, 0, 1, 2]);
+   * const b = Tensor.fromArray('f64', [3, 1], [1, 3, 5]);
+   * const { solution, rank } = await la.lstsq(a, b);
+   * console.log(solution.toArray().map((v) => +Number(v).toFixed(6)), rank.toArray()); // prints: [ 1, 2 ] [ 2 ]
+   * await backend.close();
+   * ```
+   */
+  async lstsq<D extends F>(a: Tensor<D>, b: Tensor<D>, options?: LinalgRunOptions & { readonly rcond?: number }): Promise<LstsqResult<D>> {
+    const op = 'linalg.lstsq';
+    const o = checkOptions(op, options, ['signal', 'rcond']);
+    if (o.rcond !== undefined && (typeof o.rcond !== 'number' || !Number.isFinite(o.rcond))) throw TenferroError.invalidArgument(op, 'options.rcond', 'a finite number', o.rcond);
+    const A = matrix(op, 'a', a), B = matrix(op, 'b', b);
+    sameBatch(op, A, B);
+    const [m, n] = [A.shape[0]!, A.shape[1]!], r = B.shape[1]!, k = Math.min(m, n), batch = A.shape.slice(2), nb = count(batch);
+    if (B.shape[0] !== m) throw new TenferroError('ShapeMismatch', `${op}: a is ${m}×${n} but b has ${B.shape[0]} rows`, { op, detail: { a: A.shape, b: B.shape } });
+    const eps = realOf(A.dtype) === 'f32' ? 2 ** -23 : 2 ** -52;
+    const rcond = o.rcond === undefined ? eps * Math.max(m, n) : (o.rcond as number) < 0 ? eps : (o.rcond as number);
+    const { u, s, vh } = await this.svd(A, { fullMatrices: false, ...(o.signal ? { signal: o.signal as AbortSignal } : {}) });
+    try {
+      const cplx = isComplex(A.dtype);
+      const f: SvdFactors = { m, n, k, complex: cplx, u: u.toTypedArray() as Float64Array, s: s.toTypedArray() as Float64Array, vh: vh.toTypedArray() as Float64Array };
+      const Real = realOf(A.dtype) === 'f32' ? Float32Array : Float64Array;
+      const bData = B.toTypedArray() as Float64Array;
+      const x = new Real((cplx ? 2 : 1) * n * r * nb);
+      const rank = new Int32Array(nb);
+      for (let bi = 0; bi < nb; bi++) {
+        const smax = k > 0 ? f.s[bi * k]! : 0;
+        const { inv, rank: rk } = invertAbove(f.s, bi * k, k, rcond * smax);
+        rank[bi] = rk;
+        applyPseudoInverse(f, bi, inv, bData, bi * m * r, r, x, bi * n * r);
+      }
+      let residuals: Tensor<RealOf<D>>;
+      if (m > n && rank.every((v) => v === n)) {
+        const res = new Real(r * nb), aData = A.toTypedArray() as Float64Array;
+        for (let bi = 0; bi < nb; bi++) squaredResiduals(m, n, r, cplx, aData, bi * m * n, x, bi * n * r, bData, bi * m * r, res, bi * r);
+        residuals = Tensor.from(res as never, [r, ...batch]) as Tensor<RealOf<D>>;
+      } else residuals = Tensor.zeros(realOf(A.dtype), [0]) as Tensor<RealOf<D>>;
+      return { solution: Tensor.from(x as never, [n, r, ...batch], { dtype: A.dtype } as never) as Tensor<D>, residuals, rank: Tensor.from(rank, batch), singularValues: s as Tensor<RealOf<D>> };
+    } catch (e) {
+      s.dispose();
+      throw e;
+    } finally {
+      u.dispose();
+      vh.dispose();
+    }
+  }
+
+  /**
+   * The Moore–Penrose pseudo-inverse (n×m per batch), `torch.linalg.pinv`: from the SVD (or, with
+   * `hermitian`, from `eigh` of the lower triangle), singular values (|eigenvalues|) ≤
+   * max(atol, rtol·σ_max) count as zero. Defaults as torch: atol 0; rtol ε·max(m, n), or 0 when
+   * only `atol` is given (> 0).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   * import { linalg } from '@tenferro/linalg';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const la = linalg(backend);
+   * const a = Tensor.fromArray('f64', [2, 1], [1, 1]); // a column
+   * const p = await la.pinv(a); // 1×2
+   * console.log(p.shape, p.toArray().map((v) => +Number(v).toFixed(6))); // prints: [ 1, 2 ] [ 0.5, 0.5 ]
+   * await backend.close();
+   * ```
+   */
+  async pinv<D extends F>(a: Tensor<D>, options?: LinalgRunOptions & { readonly atol?: number; readonly rtol?: number; readonly hermitian?: boolean }): Promise<Tensor<D>> {
+    const op = 'linalg.pinv';
+    const o = checkOptions(op, options, ['signal', 'atol', 'rtol', 'hermitian']);
+    for (const key of ['atol', 'rtol'] as const) {
+      const v = o[key];
+      if (v !== undefined && (typeof v !== 'number' || !(v >= 0) || !Number.isFinite(v))) throw TenferroError.invalidArgument(op, `options.${key}`, 'a finite non-negative number', v);
+    }
+    const hermitian = bool(op, o, 'hermitian', false);
+    const A = matrix(op, 'a', a);
+    if (hermitian) square(op, 'a', A);
+    const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2), nb = count(batch);
+    const eps = realOf(A.dtype) === 'f32' ? 2 ** -23 : 2 ** -52;
+    const atol = (o.atol as number | undefined) ?? 0;
+    const rtol = (o.rtol as number | undefined) ?? (o.atol !== undefined && atol > 0 ? 0 : eps * Math.max(m, n));
+    const sig = o.signal ? { signal: o.signal as AbortSignal } : {};
+    const cplx = isComplex(A.dtype), c = cplx ? 2 : 1;
+    let f: SvdFactors;
+    if (hermitian) {
+      const { eigenvalues, eigenvectors } = await this.eigh(A, sig);
+      const v = eigenvectors.toTypedArray() as Float64Array, w = eigenvalues.toTypedArray() as Float64Array;
+      eigenvalues.dispose(); eigenvectors.dispose();
+      const vh = new (v.constructor as Float64ArrayConstructor)(v.length);
+      for (let bi = 0; bi < nb; bi++)
+        for (let j = 0; j < n; j++)
+          for (let i = 0; i < n; i++) {
+            const from = c * (bi * n * n + i + j * n), to = c * (bi * n * n + j + i * n);
+            vh[to] = v[from]!;
+            if (cplx) vh[to + 1] = -v[from + 1]!;
+          }
+      f = { m, n, k, complex: cplx, u: v, s: w, vh };
+    } else {
+      const { u, s, vh } = await this.svd(A, { fullMatrices: false, ...sig });
+      f = { m, n, k, complex: cplx, u: u.toTypedArray() as Float64Array, s: s.toTypedArray() as Float64Array, vh: vh.toTypedArray() as Float64Array };
+      u.dispose(); s.dispose(); vh.dispose();
+    }
+    const Real = realOf(A.dtype) === 'f32' ? Float32Array : Float64Array;
+    const eye = new Float64Array(c * m * m);
+    for (let i = 0; i < m; i++) eye[c * (i + i * m)] = 1;
+    const x = new Real(c * n * m * nb);
+    for (let bi = 0; bi < nb; bi++) {
+      let smax = 0;
+      for (let l = 0; l < k; l++) smax = Math.max(smax, Math.abs(f.s[bi * k + l]!));
+      const { inv } = invertAbove(f.s, bi * k, k, Math.max(atol, rtol * smax));
+      applyPseudoInverse(f, bi, inv, eye, 0, m, x, bi * n * m);
+    }
+    return Tensor.from(x as never, [n, m, ...batch], { dtype: A.dtype } as never) as Tensor<D>;
+  }
+
+  /**
    * The number of singular values above `tol` (default max(m, n)·ε·σ_max), i32, shape = the batch axes.
    *
    * @example
@@ -760,6 +938,9 @@ export class Linalg {
       if (!untouched(r)) {
         throw new TenferroError('ProviderContractViolation', `${op}: the ${ext.name} ${r.op} kernel wrote its output and then declined (R64)`, { op, detail: { provider: ext.name, primitive: r.op } });
       }
+      await BUILTIN_KERNELS[r.op]!(ctx, r);
+      this.#calls.push({ op: r.op, kernel: 'builtin', declined: describeDecline(outcome.reason) });
+      return;
     }
     await BUILTIN_KERNELS[r.op]!(ctx, r);
     this.#calls.push({ op: r.op, kernel: 'builtin' });

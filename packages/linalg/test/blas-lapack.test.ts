@@ -1,12 +1,14 @@
-// Both paths agree: provider-blas's LAPACK CpuLinalgKernels (cholesky, luFactor, solve through
-// ?potrf_/?getrf_/?getrs_ of the loaded runtime) against the built-in Eigen kernels of a faer
-// backend, on the same inputs — same conventions (L lower with zeros above, LAPACK 1-based pivots,
-// the same typed errors with batch index and info).
+// Both paths agree: provider-blas's LAPACK CpuLinalgKernels (every primitive, f32/f64/c64/c128,
+// through the loaded runtime's ?potrf_/?trsm_/?getrf_/?getrs_/?geqrf_/?orgqr_ (?ungqr_)/?gesdd_/
+// ?syevd_ (?heevd_)/?geev_/?getc2_) against the built-in Eigen kernels of a faer backend, on the
+// same inputs — same shapes, conventions and signs (L lower with zeros above, LAPACK 1-based
+// pivots, R's diagonal real ≥ 0, singular values descending and vectors normalised, eigh ascending,
+// eig ordered by real then imaginary part) and the same typed errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { CpuBackend, Tensor } from '@tenferro/core';
 import { createBlasProvider, status as blasStatus } from '@tenferro/provider-blas';
-import { linalg } from '../src/index.js';
+import { type Linalg, type LinalgDType, linalg, linalgKernelsKey } from '../src/index.js';
 
 const haveBlas = blasStatus().available;
 let blas: CpuBackend;
@@ -21,47 +23,312 @@ afterAll(async () => {
   await blas?.close();
 });
 
-const close = (x: number[], y: number[], tol: number) => x.forEach((v, i) => expect(Math.abs(v - y[i]!)).toBeLessThanOrEqual(tol * (1 + Math.abs(y[i]!))));
+const DTYPES: readonly LinalgDType[] = ['f32', 'f64', 'c64', 'c128'];
+const cplx = (d: LinalgDType) => d === 'c64' || d === 'c128';
+const single = (d: LinalgDType) => d === 'f32' || d === 'c64';
 
-describe.skipIf(!haveBlas)('LAPACK through provider-blas vs the built-in kernels', () => {
-  it('cholesky, luFactor and solve agree (f32, f64, batched); other primitives fall back to the built-in', async () => {
-    const lb = linalg(blas), lf = linalg(faer);
-    await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 8 }), fc.integer({ min: 1, max: 3 }), fc.constantFrom('f32' as const, 'f64' as const), fc.integer({ min: 0, max: 1000 }), async (n, nb, dtype, seed) => {
-        const data: number[] = [];
-        for (let b = 0; b < nb; b++) {
-          // SPD: G Gᵀ + n I from a deterministic G.
-          const g = Array.from({ length: n * n }, (_, i) => Math.sin(seed + 3 * i + 17 * b));
-          for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) {
-            let s = i === j ? n : 0;
-            for (let k = 0; k < n; k++) s += g[i + k * n]! * g[j + k * n]!;
-            data.push(s);
-          }
+/** mulberry32: a small seeded PRNG in [-1, 1) (a sum of sinusoids would make low-rank matrices). */
+function prng(seed: number): () => number {
+  let t = (seed * 2654435761) >>> 0;
+  return () => {
+    t = (t + 0x6d2b79f5) >>> 0;
+    let r = Math.imul(t ^ (t >>> 15), 1 | t);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 2 ** 31 - 1;
+  };
+}
+
+/** A deterministic pseudo-random matrix stack (interleaved for complex). */
+function rand(dtype: LinalgDType, shape: number[], seed: number): Tensor<LinalgDType> {
+  const len = shape.reduce((p, e) => p * e, 1) * (cplx(dtype) ? 2 : 1);
+  const next = prng(seed);
+  const d = Array.from({ length: len }, () => next());
+  return Tensor.from((single(dtype) ? Float32Array : Float64Array).from(d) as Float64Array, shape, { dtype } as never) as Tensor<LinalgDType>;
+}
+
+/** Max |x − y| / (1 + max|y|) over two results. */
+function diff(x: Tensor, y: Tensor): number {
+  expect(x.dtype).toBe(y.dtype);
+  expect(x.shape).toEqual(y.shape);
+  const a = x.toTypedArray() as Float64Array, b = y.toTypedArray() as Float64Array;
+  let m = 0, s = 0;
+  for (let i = 0; i < b.length; i++) s = Math.max(s, Math.abs(b[i]!));
+  for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i]! - b[i]!));
+  return m / (1 + s);
+}
+
+function agree(x: Tensor, y: Tensor, tol: number, what: string): void {
+  const d = diff(x, y);
+  if (!(d <= tol)) throw new Error(`${what}: the paths differ by ${d} (tolerance ${tol})`);
+}
+
+/** Both paths, one call each; every blas call must have run LAPACK. */
+async function both<R>(fn: (la: Linalg) => Promise<R>): Promise<[R, R]> {
+  const lb = linalg(blas), lf = linalg(faer);
+  const x = await fn(lb), y = await fn(lf);
+  for (const r of lb.takeCallRecords()) expect(r, `${r.op} ran LAPACK`).toMatchObject({ kernel: 'extension' });
+  return [x, y];
+}
+
+/** A Hermitian matrix with eigenvalues 1..n (well separated): Q diag Qᴴ with Q from qr. */
+async function hermitian(la: Linalg, dtype: LinalgDType, n: number, nb: number, seed: number): Promise<Tensor<LinalgDType>> {
+  const { q } = await la.qr(rand(dtype, [n, n, nb], seed));
+  const Q = q!.toTypedArray() as Float64Array, c = cplx(dtype) ? 2 : 1;
+  const out = new (single(dtype) ? Float32Array : Float64Array)(c * n * n * nb);
+  for (let b = 0; b < nb; b++)
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < n; j++) {
+        let re = 0, im = 0;
+        for (let k = 0; k < n; k++) {
+          const qi = c * (b * n * n + i + k * n), qj = c * (b * n * n + j + k * n);
+          const ar = Q[qi]!, ai = c === 2 ? Q[qi + 1]! : 0, br = Q[qj]!, bi = c === 2 ? -Q[qj + 1]! : 0;
+          re += (k + 1) * (ar * br - ai * bi);
+          im += (k + 1) * (ar * bi + ai * br);
         }
-        const a = Tensor.fromArray(dtype, [n, n, nb], data);
-        const rhs = Tensor.fromArray(dtype, [n, 2, nb], Array.from({ length: 2 * n * nb }, (_, i) => Math.cos(seed + i)));
-        const tol = dtype === 'f32' ? 1e-4 : 1e-11;
-        close((await lb.cholesky(a)).toArray() as number[], (await lf.cholesky(a)).toArray() as number[], tol);
-        close((await lb.cholesky(a, { upper: true })).toArray() as number[], (await lf.cholesky(a, { upper: true })).toArray() as number[], tol);
-        const fb = await lb.luFactor(a), ff = await lf.luFactor(a);
-        expect(fb.pivots.toArray()).toEqual(ff.pivots.toArray());
-        close(fb.lu.toArray() as number[], ff.lu.toArray() as number[], tol);
-        close((await lb.solve(a, rhs)).toArray() as number[], (await lf.solve(a, rhs)).toArray() as number[], tol * 10);
-        expect(lb.takeCallRecords().map((r) => r.kernel)).toEqual(['extension', 'extension', 'extension', 'extension']);
-        await lb.qr(a);
-        expect(lb.takeCallRecords()).toEqual([{ op: 'qr', kernel: 'builtin' }]);
-      }),
-      { numRuns: 15 },
-    );
+        out[c * (b * n * n + i + j * n)] = re;
+        if (c === 2) out[c * (b * n * n + i + j * n) + 1] = i === j ? 0 : im;
+      }
+  return Tensor.from(out as Float64Array, [n, n, nb], { dtype } as never) as Tensor<LinalgDType>;
+}
+
+const shapeArb = fc.record({ m: fc.integer({ min: 1, max: 6 }), n: fc.integer({ min: 1, max: 6 }), nb: fc.integer({ min: 1, max: 2 }), seed: fc.integer({ min: 0, max: 10_000 }) });
+
+describe.skipIf(!haveBlas)('LAPACK through provider-blas vs the built-in kernels: every primitive, every dtype', () => {
+  for (const dtype of DTYPES) {
+    const tol = single(dtype) ? 2e-4 : 1e-10;
+
+    it(`${dtype}: cholesky (both triangles), luFactor, lu, solve, luFullPivot agree (same pivots)`, async () => {
+      await fc.assert(
+        fc.asyncProperty(shapeArb, async ({ m, n, nb, seed }) => {
+          const spd = await hermitian(linalg(faer), dtype, m, nb, seed);
+          const [cl, cf] = await both((la) => la.cholesky(spd));
+          agree(cl, cf, tol, 'cholesky');
+          const [ul, uf] = await both((la) => la.cholesky(spd, { upper: true }));
+          agree(ul, uf, tol, 'cholesky upper');
+          const g = rand(dtype, [m, n, nb], seed);
+          const [fl, ff] = await both((la) => la.luFactor(g));
+          expect(fl.pivots.toArray()).toEqual(ff.pivots.toArray());
+          agree(fl.lu, ff.lu, tol * 100, 'luFactor');
+          const [pl, pf] = await both((la) => la.lu(g));
+          agree(pl.p, pf.p, 0, 'lu P');
+          agree(pl.l, pf.l, tol * 100, 'lu L');
+          agree(pl.u, pf.u, tol * 100, 'lu U');
+          const rhs = rand(dtype, [m, 2, nb], seed + 1);
+          const [xl, xf] = await both((la) => la.solve(spd, rhs));
+          agree(xl, xf, tol * 10, 'solve');
+          const sq = rand(dtype, [m, m, nb], seed + 2);
+          const [zl, zf] = await both((la) => la.luFullPivot(sq));
+          expect(zl.pivots.toArray()).toEqual(zf.pivots.toArray());
+          expect(zl.colPivots.toArray()).toEqual(zf.colPivots.toArray());
+          agree(zl.lu, zf.lu, tol * 100, 'luFullPivot');
+        }),
+        { numRuns: 12 },
+      );
+    });
+
+    it(`${dtype}: solveTriangular (left/right, upper/lower, unit) agrees`, async () => {
+      await fc.assert(
+        fc.asyncProperty(shapeArb, fc.boolean(), fc.boolean(), fc.boolean(), async ({ m, n, nb, seed }, left, upper, unitDiagonal) => {
+          const na = left ? m : n;
+          // Diagonally dominant: well conditioned.
+          const t = rand(dtype, [na, na, nb], seed).toTypedArray() as Float64Array, c = cplx(dtype) ? 2 : 1;
+          for (let b = 0; b < nb; b++) for (let i = 0; i < na; i++) t[c * (b * na * na + i + i * na)] = 3 + i;
+          const a = Tensor.from(t, [na, na, nb], { dtype } as never) as Tensor<LinalgDType>;
+          const rhs = rand(dtype, [m, n, nb], seed + 1);
+          const [x, y] = await both((la) => la.solveTriangular(a, rhs, { upper, left, unitDiagonal }));
+          agree(x, y, tol * 10, 'solveTriangular');
+        }),
+        { numRuns: 12 },
+      );
+    });
+
+    it(`${dtype}: qr (reduced, complete, r) agrees — R's diagonal real and ≥ 0 on both`, async () => {
+      await fc.assert(
+        fc.asyncProperty(shapeArb, async ({ m, n, nb, seed }) => {
+          const k = Math.min(m, n);
+          // Well conditioned (Q's columns are then fixed by R's sign convention): dominant diagonal.
+          const t = rand(dtype, [m, n, nb], seed).toTypedArray() as Float64Array, c0 = cplx(dtype) ? 2 : 1;
+          for (let b = 0; b < nb; b++) for (let i = 0; i < k; i++) t[c0 * (b * m * n + i + i * m)] = t[c0 * (b * m * n + i + i * m)]! + 3;
+          const a = Tensor.from(t, [m, n, nb], { dtype } as never) as Tensor<LinalgDType>;
+          for (const mode of ['reduced', 'complete', 'r'] as const) {
+            const [x, y] = await both((la) => la.qr(a, { mode }));
+            agree(x.r, y.r, tol * 100, `qr ${mode} R`);
+            if (mode === 'reduced') agree(x.q!, y.q!, tol * 100, 'qr Q');
+            if (mode === 'complete') {
+              // Q's first k columns are fixed by the convention; the others span the complement.
+              const qx = x.q!.toTypedArray(), qy = y.q!.toTypedArray(), c = cplx(dtype) ? 2 : 1;
+              for (let b = 0; b < nb; b++)
+                for (let i = 0; i < c * m * k; i++) expect(Math.abs(qx[c * b * m * m + i]! - qy[c * b * m * m + i]!)).toBeLessThanOrEqual(tol * 100);
+            }
+            const r = x.r.toTypedArray(), rr = mode === 'complete' ? m : k, c = cplx(dtype) ? 2 : 1;
+            for (let b = 0; b < nb; b++)
+              for (let i = 0; i < k; i++) {
+                const at = c * (b * rr * n + i + i * rr);
+                expect(r[at]!).toBeGreaterThanOrEqual(0);
+                if (c === 2) expect(r[at + 1]).toBe(0);
+              }
+          }
+        }),
+        { numRuns: 10 },
+      );
+    });
+
+    it(`${dtype}: svd (thin, full, values) agrees — same singular vectors after normalisation`, async () => {
+      await fc.assert(
+        fc.asyncProperty(shapeArb, async ({ m, n, nb, seed }) => {
+          const a = rand(dtype, [m, n, nb], seed);
+          const [sl, sf] = await both((la) => la.svdvals(a));
+          agree(sl, sf, tol * 10, 'svdvals');
+          const s = sf.toTypedArray(), k = Math.min(m, n);
+          // Vectors are unique (up to the normalised phase) only for well-separated singular values.
+          let gap = Infinity;
+          for (let b = 0; b < nb; b++) for (let i = 0; i + 1 < k; i++) gap = Math.min(gap, s[b * k + i]! - s[b * k + i + 1]!);
+          if (k > 0 && s[k - 1]! < 1e-3) gap = 0;
+          gap = Math.min(gap, 1);
+          const [x, y] = await both((la) => la.svd(a, { fullMatrices: false }));
+          agree(x.s, y.s, tol * 10, 'svd S');
+          if (gap > 0.05) {
+            agree(x.u, y.u, (tol * 100) / gap, 'svd U');
+            agree(x.vh, y.vh, (tol * 100) / gap, 'svd Vh');
+          }
+          const [fx, fy] = await both((la) => la.svd(a, { fullMatrices: true }));
+          expect(fx.u.shape).toEqual(fy.u.shape);
+          expect(fx.vh.shape).toEqual(fy.vh.shape);
+          agree(fx.s, fy.s, tol * 10, 'svd full S');
+        }),
+        { numRuns: 10 },
+      );
+    });
+
+    it(`${dtype}: eigh and eigvalsh (both triangles) agree — ascending values, normalised vectors`, async () => {
+      await fc.assert(
+        fc.asyncProperty(shapeArb, fc.constantFrom('L' as const, 'U' as const), async ({ m, nb, seed }, uplo) => {
+          const a = await hermitian(linalg(faer), dtype, m, nb, seed);
+          const [x, y] = await both((la) => la.eigh(a, { uplo }));
+          agree(x.eigenvalues, y.eigenvalues, tol * 10 * m, 'eigh values');
+          agree(x.eigenvectors, y.eigenvectors, tol * 100 * m, 'eigh vectors');
+          const [vx, vy] = await both((la) => la.eigvalsh(a, { uplo }));
+          agree(vx, vy, tol * 10 * m, 'eigvalsh');
+        }),
+        { numRuns: 10 },
+      );
+    });
+
+    it(`${dtype}: eig and eigvals agree — same order (real part, then imaginary part), unit normalised vectors`, async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 2 }), fc.integer({ min: 0, max: 10_000 }), async (n, nb, seed) => {
+          // A = X D X⁻¹: D block diagonal with well-separated eigenvalues (conjugate pairs from 2×2
+          // rotation blocks), X = I + small: well conditioned.
+          const c = cplx(dtype) ? 2 : 1;
+          const d = new Float64Array(c * n * n * nb), xs = rand(dtype, [n, n, nb], seed).toTypedArray() as Float64Array;
+          for (let b = 0; b < nb; b++) {
+            for (let i = 0; i < n; i++) {
+              const at = (r: number, col: number) => c * (b * n * n + r + col * n);
+              if (i + 1 < n && i % 3 === 0) {
+                d[at(i, i)] = i; d[at(i + 1, i + 1)] = i; d[at(i, i + 1)] = 1 + i; d[at(i + 1, i)] = -(1 + i);
+                i++;
+              } else {
+                d[at(i, i)] = 2 * i + 0.5;
+                if (c === 2) d[at(i, i) + 1] = 0.25 * i;
+              }
+            }
+            for (let i = 0; i < n * n; i++) { xs[c * (b * n * n + i)] = xs[c * (b * n * n + i)]! * 0.2; if (c === 2) xs[c * (b * n * n + i) + 1] = xs[c * (b * n * n + i) + 1]! * 0.2; }
+            for (let i = 0; i < n; i++) xs[c * (b * n * n + i + i * n)] = xs[c * (b * n * n + i + i * n)]! + 1;
+          }
+          const D = Tensor.from(d, [n, n, nb], { dtype: cplx(dtype) ? 'c128' : 'f64' } as never);
+          const X = Tensor.from(xs, [n, n, nb], { dtype } as never) as Tensor<LinalgDType>;
+          const lf = linalg(faer);
+          const Xi = await lf.inv(X);
+          // A = X·D·X⁻¹ in f64/c128 arithmetic (JS), then to the dtype.
+          const mulC = (p: Float64Array, q: Float64Array) => {
+            const o = new Float64Array(c * n * n * nb);
+            for (let b = 0; b < nb; b++) for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+              let re = 0, im = 0;
+              for (let k = 0; k < n; k++) {
+                const pi = c * (b * n * n + i + k * n), qi = c * (b * n * n + k + j * n);
+                const pr = p[pi]!, pim = c === 2 ? p[pi + 1]! : 0, qr = q[qi]!, qim = c === 2 ? q[qi + 1]! : 0;
+                re += pr * qr - pim * qim; im += pr * qim + pim * qr;
+              }
+              o[c * (b * n * n + i + j * n)] = re;
+              if (c === 2) o[c * (b * n * n + i + j * n) + 1] = im;
+            }
+            return o;
+          };
+          const ad = mulC(mulC(Float64Array.from(xs), D.toTypedArray() as Float64Array), Float64Array.from(Xi.toTypedArray() as Float64Array));
+          const A = Tensor.from((single(dtype) ? Float32Array : Float64Array).from(ad) as Float64Array, [n, n, nb], { dtype } as never) as Tensor<LinalgDType>;
+          const [x, y] = await both((la) => la.eig(A));
+          agree(x.eigenvalues, y.eigenvalues, tol * 100 * n, 'eig values');
+          agree(x.eigenvectors, y.eigenvectors, tol * 1000 * n, 'eig vectors');
+          const [vx, vy] = await both((la) => la.eigvals(A));
+          agree(vx, vy, tol * 100 * n, 'eigvals');
+          // Ordered by real part; real parts equal within δ = √ε·max|λ| (the pairs here) by imaginary part.
+          const w = vx.toTypedArray();
+          for (let b = 0; b < nb; b++) {
+            let big = 0;
+            for (let i = 0; i < n; i++) big = Math.max(big, Math.hypot(w[2 * (b * n + i)]!, w[2 * (b * n + i) + 1]!));
+            const delta = Math.sqrt(single(dtype) ? 2 ** -23 : 2 ** -52) * big;
+            for (let i = 0; i + 1 < n; i++) {
+              const [r0, i0, r1, i1] = [w[2 * (b * n + i)]!, w[2 * (b * n + i) + 1]!, w[2 * (b * n + i + 1)]!, w[2 * (b * n + i + 1) + 1]!];
+              expect(r1 - r0 > delta || (Math.abs(r1 - r0) <= delta && i0 <= i1)).toBe(true);
+            }
+          }
+        }),
+        { numRuns: 10 },
+      );
+    });
+
+    it(`${dtype}: the same typed errors — NotPositiveDefinite and SingularMatrix with batch index and info`, async () => {
+      const lb = linalg(blas);
+      const c = cplx(dtype);
+      const v = (xs: number[]) => (c ? xs.flatMap((x) => [x, 0]) : xs);
+      const a = Tensor.from((single(dtype) ? Float32Array : Float64Array).from(v([4, 0, 0, 9, 1, 2, 2, 1, 1, 0, 0, 1])) as Float64Array, [2, 2, 3], { dtype } as never);
+      await expect(lb.cholesky(a as Tensor<LinalgDType>)).rejects.toMatchObject({ code: 'NotPositiveDefinite', detail: { batchIndex: 1, info: 2 } });
+      const s = Tensor.from((single(dtype) ? Float32Array : Float64Array).from(v([1, 2, 2, 4])) as Float64Array, [2, 2], { dtype } as never) as Tensor<LinalgDType>;
+      const r = Tensor.from((single(dtype) ? Float32Array : Float64Array).from(v([1, 1])) as Float64Array, [2, 1], { dtype } as never) as Tensor<LinalgDType>;
+      await expect(lb.solve(s, r)).rejects.toMatchObject({ code: 'SingularMatrix', detail: { batchIndex: 0, info: 2 } });
+      await expect(lb.inv(s)).rejects.toMatchObject({ code: 'SingularMatrix' });
+      expect(lb.takeCallRecords().map((x) => x.kernel)).toEqual(['extension', 'extension', 'extension']);
+    });
+  }
+
+  it('zero-size and 1×1 inputs: same shapes and identities on both paths', async () => {
+    for (const dtype of DTYPES) {
+      for (const [m, n] of [[0, 3], [3, 0], [0, 0], [1, 1]] as const) {
+        const a = rand(dtype, [m, n, 2], 1);
+        const [qx, qy] = await both((la) => la.qr(a, { mode: 'complete' }));
+        agree(qx.q!, qy.q!, 1e-6, 'qr complete Q');
+        const [sx, sy] = await both((la) => la.svd(a));
+        agree(sx.u, sy.u, 1e-6, 'svd U');
+        agree(sx.vh, sy.vh, 1e-6, 'svd Vh');
+        const [lx, ly] = await both((la) => la.lu(a));
+        agree(lx.p, ly.p, 0, 'lu P');
+        if (m === n) {
+          const [ex, ey] = await both((la) => la.eig(a));
+          agree(ex.eigenvalues, ey.eigenvalues, 1e-6, 'eig');
+          const [zx, zy] = await both((la) => la.luFullPivot(a));
+          agree(zx.lu, zy.lu, 1e-6, 'luFullPivot');
+        }
+      }
+    }
   });
 
-  it('the same typed errors: NotPositiveDefinite and SingularMatrix with batch index and info', async () => {
-    const lb = linalg(blas);
-    const a = Tensor.fromArray('f64', [2, 2, 3], [4, 0, 0, 9, 1, 2, 2, 1, 1, 0, 0, 1]);
-    await expect(lb.cholesky(a)).rejects.toMatchObject({ code: 'NotPositiveDefinite', detail: { batchIndex: 1, info: 2 } });
-    await expect(lb.solve(Tensor.fromArray('f64', [2, 2], [1, 2, 2, 4]), Tensor.fromArray('f64', [2, 1], [1, 1]))).rejects.toMatchObject({ code: 'SingularMatrix', detail: { batchIndex: 0, info: 2 } });
-    // c128 is declined before writing: the built-in runs.
-    await lb.cholesky(Tensor.fromArray("c128", [1, 1], [4, 0] as never));
-    expect(lb.takeCallRecords().at(-1)).toEqual({ op: 'cholesky', kernel: 'builtin' });
+  it('a singular matrix: luFullPivot perturbs the same pivot to smin on both paths (getc2)', async () => {
+    const a = Tensor.fromArray('f64', [3, 3], [1, 2, 3, 2, 4, 6, 1, 0, 1]);
+    const [x, y] = await both((la) => la.luFullPivot(a));
+    expect(x.pivots.toArray()).toEqual(y.pivots.toArray());
+    expect(x.colPivots.toArray()).toEqual(y.colPivots.toArray());
+    agree(x.lu, y.lu, 1e-14, 'luFullPivot singular');
+    const u = x.lu.toArray() as number[];
+    // smin = max(ε·max|A|, smallest normal/ε) = 6·2⁻⁵²
+    expect(u[8]).toBe(6 * 2 ** -52);
+  });
+
+  it('counts: every call executed, none declined (the runtime exports every routine)', async () => {
+    const ext = blas.providerBundle().extension(linalgKernelsKey()) as unknown as { callCounts(): { executed: Record<string, number>; declined: Record<string, number> } };
+    const before = ext.callCounts();
+    await linalg(blas).qr(rand('c64', [3, 2], 1));
+    const after = ext.callCounts();
+    expect(after.executed.qr).toBe((before.executed.qr ?? 0) + 1);
+    expect(after.declined).toEqual({});
   });
 });

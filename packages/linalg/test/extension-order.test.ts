@@ -46,7 +46,7 @@ describe('extension first, built-in fallback (R64, R65)', () => {
       const l = await la.cholesky(SPD());
       expect(l.toArray()[0]).toBeCloseTo(2, 14);
       expect(calls).toBe(1);
-      expect(la.takeCallRecords()).toEqual([{ op: 'cholesky', kernel: 'builtin' }]);
+      expect(la.takeCallRecords()).toEqual([{ op: 'cholesky', kernel: 'builtin', declined: 'dtype: f64' }]);
       // A primitive the extension lacks goes to the built-in directly.
       await la.qr(SPD());
       expect(la.takeCallRecords()).toEqual([{ op: 'qr', kernel: 'builtin' }]);

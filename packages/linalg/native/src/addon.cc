@@ -67,7 +67,7 @@ int64_t kind_size(int dtype, tfl::OutKind k) {
 void input_shape(const Job& j, bool isB, int64_t* rows, int64_t* cols, bool* used) {
   *used = true;
   switch (j.op) {
-    case tfl::kCholesky: case tfl::kEigh: case tfl::kEig:
+    case tfl::kCholesky: case tfl::kEigh: case tfl::kEig: case tfl::kLuFullPivot:
       *rows = *cols = j.m; *used = !isB; return;
     case tfl::kTrsm:
       if (isB) { *rows = j.m; *cols = j.n; } else { *rows = *cols = (j.flags & tfl::kFlagLeft) ? j.m : j.n; }

@@ -6,7 +6,7 @@
 
 namespace tfl {
 
-enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQr = 5, kSvd = 6, kEigh = 7, kEig = 8, kOpCount = 9 };
+enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQr = 5, kSvd = 6, kEigh = 7, kEig = 8, kLuFullPivot = 9, kOpCount = 10 };
 enum Dtype : int { kF32 = 0, kF64 = 1, kC64 = 2, kC128 = 3 };
 
 enum Status : int {

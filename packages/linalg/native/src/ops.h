@@ -32,6 +32,28 @@ template <typename T> struct real_of<std::complex<T>> { using type = T; };
 template <typename T> struct is_cplx : std::false_type {};
 template <typename T> struct is_cplx<std::complex<T>> : std::true_type {};
 
+// The order of eig's eigenvalues, shared by every kernel: by real part; eigenvalues whose real parts
+// lie within δ = √ε·max|λ| of the first of their run (a conjugate pair, or equal real parts that
+// rounding made differ) by imaginary part. NaN sorts last; both sorts are stable.
+template <typename C>
+void eig_order(const C* w, long n, long* order) {
+  using R = typename C::value_type;
+  R big = 0;
+  for (long i = 0; i < n; i++) { order[i] = i; R a = std::abs(w[i]); if (a > big) big = a; }
+  const R delta = std::sqrt(std::numeric_limits<R>::epsilon()) * big;
+  auto before = [](R x, R y) {
+    const bool xn = std::isnan(x), yn = std::isnan(y);
+    return (xn || yn) ? (!xn && yn) : x < y;
+  };
+  std::stable_sort(order, order + n, [&](long x, long y) { return before(w[x].real(), w[y].real()); });
+  for (long i = 0; i < n;) {
+    long j = i + 1;
+    while (j < n && w[order[j]].real() - w[order[i]].real() <= delta) j++;
+    std::stable_sort(order + i, order + j, [&](long x, long y) { return before(w[x].imag(), w[y].imag()); });
+    i = j;
+  }
+}
+
 template <typename S>
 struct Runner {
   using R = typename real_of<S>::type;
@@ -103,6 +125,7 @@ struct Runner {
         case kSvd: svd(b); break;
         case kEigh: eigh(b); break;
         case kEig: eig(b); break;
+        case kLuFullPivot: lu_full(b); break;
         default: return kBadOp;
       }
     }
@@ -154,8 +177,15 @@ struct Runner {
     }
   }
 
+  // The pivot measure of LAPACK's i?amax: |x| for reals, |re| + |im| for complex (so that complex
+  // LU picks the same pivots as ?getrf).
+  static R abs1(const S& x) {
+    if constexpr (is_cplx<S>::value) return std::abs(std::real(x)) + std::abs(std::imag(x));
+    else return std::abs(x);
+  }
+
   // Rectangular LU with partial pivoting (LAPACK getf2's algorithm: the pivot is the first entry
-  // of largest |re| + |im|... here of largest magnitude, as Eigen's square LU); returns info.
+  // of largest abs1, as i?amax); returns info.
   static int32_t getf2(Mat& a, int32_t* piv) {
     const Idx m = a.rows(), n = a.cols(), k = std::min(m, n);
     int32_t info = 0;
@@ -163,7 +193,7 @@ struct Runner {
       Idx p = c;
       R best = -1;
       for (Idx r = c; r < m; r++) {
-        R v = std::abs(a(r, c));
+        R v = abs1(a(r, c));
         if (v > best) { best = v; p = r; }
       }
       piv[c] = static_cast<int32_t>(p + 1);
@@ -337,11 +367,64 @@ struct Runner {
       w = es.eigenvalues();
       if (vec) v = es.eigenvectors();
     }
-    out<C>(j.out[0], b, n, 1) = w;
+    // Eigenvalues in eig_order's order, so that every kernel — Eigen's, LAPACK's geev — gives the
+    // same order; vectors follow.
+    std::vector<long> order(static_cast<size_t>(n));
+    eig_order(w.data(), static_cast<long>(n), order.data());
+    auto wo = out<C>(j.out[0], b, n, 1);
+    for (Idx i = 0; i < n; i++) wo(i) = w(order[static_cast<size_t>(i)]);
     if (!vec) return;
-    for (Idx c = 0; c < n; c++) { R nr = v.col(c).norm(); if (nr > 0) v.col(c) /= nr; }
-    normalize_columns(v, static_cast<CMat*>(nullptr));
-    out<C>(j.out[1], b, n, n) = v;
+    CMat vs(n, n);
+    for (Idx c = 0; c < n; c++) vs.col(c) = v.col(order[static_cast<size_t>(c)]);
+    for (Idx c = 0; c < n; c++) { R nr = vs.col(c).norm(); if (nr > 0) vs.col(c) /= nr; }
+    normalize_columns(vs, static_cast<CMat*>(nullptr));
+    out<C>(j.out[1], b, n, n) = vs;
+  }
+
+  // Full-pivot LU of a square matrix, exactly LAPACK's ?getc2 (so that both kernels agree): at
+  // step i the pivot is the entry of largest magnitude of the trailing block (the last of equal
+  // ones in row-major order, as getc2's >= scan), rows and columns swapped (1-based ipiv, jpiv);
+  // a pivot below smin = max(ε·max|A|, smlnum) is replaced by smin and info records the last such
+  // step. Unblocked — as getc2 is; full pivoting is for small or rank-revealing uses.
+  void lu_full(int64_t b) {
+    const Idx n = j.m;
+    Mat a = gather(j.a, b, n, n);
+    int32_t* ip = static_cast<int32_t*>(j.out[1]) + b * n;
+    int32_t* jp = static_cast<int32_t*>(j.out[2]) + b * n;
+    const R eps = std::numeric_limits<R>::epsilon();  // LAPACK's lamch('P')
+    const R smlnum = std::numeric_limits<R>::min() / eps;
+    int32_t info = 0;
+    R smin = smlnum;
+    if (n == 1) {
+      ip[0] = jp[0] = 1;
+      if (std::abs(a(0, 0)) < smlnum) { info = 1; a(0, 0) = S(smlnum); }
+    } else {
+      for (Idx i = 0; i < n - 1; i++) {
+        R xmax = 0;
+        Idx ipv = i, jpv = i;
+        for (Idx r = i; r < n; r++)
+          for (Idx c = i; c < n; c++) {
+            R v = std::abs(a(r, c));
+            if (v >= xmax) { xmax = v; ipv = r; jpv = c; }
+          }
+        if (i == 0) smin = std::max(eps * xmax, smlnum);
+        if (ipv != i) a.row(ipv).swap(a.row(i));
+        ip[i] = static_cast<int32_t>(ipv + 1);
+        if (jpv != i) a.col(jpv).swap(a.col(i));
+        jp[i] = static_cast<int32_t>(jpv + 1);
+        if (std::abs(a(i, i)) < smin) { info = static_cast<int32_t>(i + 1); a(i, i) = S(smin); }
+        const S pivot = a(i, i);
+        for (Idx r = i + 1; r < n; r++) a(r, i) = a(r, i) / pivot;
+        for (Idx c = i + 1; c < n; c++) {
+          const S y = a(i, c);
+          for (Idx r = i + 1; r < n; r++) a(r, c) -= a(r, i) * y;
+        }
+      }
+      if (std::abs(a(n - 1, n - 1)) < smin) { info = static_cast<int32_t>(n); a(n - 1, n - 1) = S(smin); }
+      ip[n - 1] = jp[n - 1] = static_cast<int32_t>(n);
+    }
+    j.info[b] = info;
+    out<S>(j.out[0], b, n, n) = a;
   }
 };
 

@@ -30,6 +30,7 @@ int64_t out_elems(const Job& j, int which) {
       return which == 0 ? (full ? m * m : m * k) : (full ? n * n : k * n);
     case kEigh:
     case kEig: return which == 0 ? m : which == 1 ? (vec ? m * m : -1) : -1;
+    case kLuFullPivot: return which == 0 ? m * m : m;
     default: return -1;
   }
 }
@@ -37,6 +38,7 @@ int64_t out_elems(const Job& j, int which) {
 OutKind out_kind(const Job& j, int which) {
   switch (j.op) {
     case kLuFactor: return which == 1 ? kInt32 : kSame;
+    case kLuFullPivot: return which == 0 ? kSame : kInt32;
     case kSvd: return which == 1 ? kReal : kSame;
     case kEigh: return which == 0 ? kReal : kSame;
     case kEig: return kComplex;

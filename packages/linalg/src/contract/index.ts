@@ -19,10 +19,10 @@ export function linalgKernelsKey(): ExtensionKey<CpuLinalgKernels> {
 export type LinalgDType = 'f32' | 'f64' | 'c64' | 'c128';
 
 /** The primitives, one per `CpuLinalgKernels` method. */
-export type LinalgOp = 'cholesky' | 'solveTriangular' | 'luFactor' | 'lu' | 'solve' | 'qr' | 'svd' | 'eigh' | 'eig';
+export type LinalgOp = 'cholesky' | 'solveTriangular' | 'luFactor' | 'lu' | 'solve' | 'qr' | 'svd' | 'eigh' | 'eig' | 'luFullPivot';
 
 /** Every primitive a `CpuLinalgKernels` may implement, in a fixed order. */
-export const LINALG_OPS: readonly LinalgOp[] = Object.freeze(['cholesky', 'solveTriangular', 'luFactor', 'lu', 'solve', 'qr', 'svd', 'eigh', 'eig']);
+export const LINALG_OPS: readonly LinalgOp[] = Object.freeze(['cholesky', 'solveTriangular', 'luFactor', 'lu', 'solve', 'qr', 'svd', 'eigh', 'eig', 'luFullPivot']);
 
 /**
  * An input matrix stack: element (i, j) of batch (b₀, b₁, …) is at
@@ -50,7 +50,9 @@ export interface LinalgOperand {
  * - `qr`: a m×n → out[0] Q (m×k, complete: m×m; absent when flags.rOnly), out[1] R (k×n, complete: m×n), R's diagonal real and ≥ 0.
  * - `svd`: a m×n → out[1] S k (real dtype, descending); with flags.vectors out[0] U (m×k, full: m×m), out[2] Vᴴ (k×n, full: n×n).
  * - `eigh`: a m×m Hermitian (lower triangle read, flags.upper: upper) → out[0] eigenvalues m (real dtype, ascending), out[1] eigenvectors m×m with flags.vectors.
- * - `eig`: a m×m → out[0] eigenvalues m (complex dtype), out[1] eigenvectors m×m (complex, unit norm) with flags.vectors.
+ * - `eig`: a m×m → out[0] eigenvalues m (complex dtype; ordered by real part, runs of real parts within √ε·max|λ| by imaginary part), out[1] eigenvectors m×m (complex, unit norm) with flags.vectors.
+ * - `luFullPivot`: a m×m → out[0] LU m×m, out[1] i32 row pivots m, out[2] i32 column pivots m (LAPACK getc2: 1-based swaps, pivots
+ *   below smin = max(ε·max|A|, smallest normal/ε) replaced by smin, info = the last step where that happened — not an error).
  *
  * Singular vectors and eigenvectors are normalised: the entry of largest magnitude of each
  * (first of equal ones; for SVD, of each column of U, with V's column taking the same phase) is
@@ -58,7 +60,7 @@ export interface LinalgOperand {
  *
  * `info[b]` receives LAPACK's info for batch b (0: success; cholesky: order of the first
  * non-positive leading minor; luFactor/lu/solve: 1-based index of the first exactly zero pivot of
- * U; svd/eigh/eig: non-zero when the iteration did not converge).
+ * U; svd/eigh/eig: non-zero when the iteration did not converge; luFullPivot: getc2's info).
  */
 export interface LinalgRequest {
   readonly op: LinalgOp;
@@ -114,4 +116,5 @@ export interface CpuLinalgKernels {
   readonly svd?: LinalgKernel;
   readonly eigh?: LinalgKernel;
   readonly eig?: LinalgKernel;
+  readonly luFullPivot?: LinalgKernel;
 }

@@ -14,7 +14,7 @@ export const W = Object.freeze({
 
 export const MAX_BATCH_AXES = 16;
 
-export const OP_CODE = Object.freeze({ cholesky: 0, solveTriangular: 1, luFactor: 2, lu: 3, solve: 4, qr: 5, svd: 6, eigh: 7, eig: 8 });
+export const OP_CODE = Object.freeze({ cholesky: 0, solveTriangular: 1, luFactor: 2, lu: 3, solve: 4, qr: 5, svd: 6, eigh: 7, eig: 8, luFullPivot: 9 });
 export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 });
 export const FLAG = Object.freeze({ upper: 1, left: 2, unit: 4, full: 8, vectors: 16, rOnly: 32 });
 

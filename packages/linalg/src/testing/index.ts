@@ -91,7 +91,7 @@ export function linalgConformanceCases(factory: () => CpuLinalgKernels, options:
   const sizes = options.sizes ?? [1, 5, 17];
   const dtypes = options.dtypes ?? ['f32', 'f64', 'c64', 'c128'];
   const cases: LinalgConformanceCase[] = [];
-  const prims = ['cholesky', 'luFactor', 'solve', 'qr', 'svd', 'eigh'] as const;
+  const prims = ['cholesky', 'solveTriangular', 'luFactor', 'lu', 'luFullPivot', 'solve', 'qr', 'svd', 'eigh', 'eig'] as const;
   for (const prim of prims) {
     for (const dtype of dtypes) {
       const name = `${prim} ${dtype}: executes matching the built-in conventions, or declines untouched`;
@@ -115,6 +115,16 @@ export function linalgConformanceCases(factory: () => CpuLinalgKernels, options:
                 const x = await la.luFactor(a), y = await ref.luFactor(a);
                 pairs.push([x.lu, y.lu], [x.pivots, y.pivots]);
               }
+              if (prim === 'solveTriangular') pairs.push([await la.solveTriangular(a, rhs, { upper: true }), await ref.solveTriangular(a, rhs, { upper: true })]);
+              if (prim === 'lu') {
+                const x = await la.lu(a), y = await ref.lu(a);
+                pairs.push([x.p, y.p], [x.l, y.l], [x.u, y.u]);
+              }
+              if (prim === 'luFullPivot') {
+                const x = await la.luFullPivot(a), y = await ref.luFullPivot(a);
+                pairs.push([x.lu, y.lu], [x.pivots, y.pivots], [x.colPivots, y.colPivots]);
+              }
+              if (prim === 'eig') pairs.push([await la.eigvals(a), await ref.eigvals(a)]);
               if (prim === 'solve') pairs.push([await la.solve(a, rhs), await ref.solve(a, rhs)]);
               if (prim === 'qr') {
                 const x = await la.qr(a), y = await ref.qr(a);

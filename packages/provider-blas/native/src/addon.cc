@@ -3,7 +3,7 @@
 //   gemm(desc, a, b, c) -> status              -- gemm.cc, the native side of src/kernels/gemm.ts
 //   load(request), info(), getThreads(), setThreads(n)  -- runtime.cc: the BLAS runtime, dlopen()ed
 //                                              at run time; what src/runtime.ts reads
-//   lapackSymbols(), lapack(words, a, b, out0, out1, info) -> status  -- lapack.cc
+//   lapackSymbols(), lapack(words, a, b, out0, out1, out2, info) -> status  -- lapack.cc
 //   conjNoTrans: number                        -- the CBLAS code of "conjugate, no transpose"
 #include <napi.h>
 

@@ -38,7 +38,7 @@ Napi::Value get_threads(const Napi::CallbackInfo& info);
 Napi::Value set_threads(const Napi::CallbackInfo& info);
 /** `lapackSymbols()`: which LAPACK routines the loaded runtime exports, null before load (lapack.cc). */
 Napi::Value lapack_symbols(const Napi::CallbackInfo& info);
-/** `lapack(words, a, b, out0, out1, info)`: potrf / getrf / getrf+getrs over a batch; a status (lapack.cc). */
+/** `lapack(words, a, b, out0, out1, out2, info)`: one linalg primitive over a batch with the runtime's LAPACK; a status (lapack.cc). */
 Napi::Value lapack_run(const Napi::CallbackInfo& info);
 
 }  // namespace js

@@ -2,11 +2,15 @@
 // the BLAS runtime already dlopen()ed by runtime.cc, resolved from the same handle with dlsym on
 // first use. OpenBLAS and MKL export them; a runtime without them (reference CBLAS alone, BLIS)
 // is reported by lapackSymbols() and the TypeScript side declines before writing.
-//   lapackSymbols() -> { spotrf, dpotrf, sgetrf, dgetrf, sgetrs, dgetrs: boolean } | null (not loaded)
-//   lapack(words, a, b, out0, out1, info) -> status
+//   lapackSymbols() -> { dpotrf: true, zgeev: false, ... } (every routine below, s/d/c/z) | null (not loaded)
+//   lapack(words, a, b, out0, out1, out2, info) -> status
 // Words (src/lapack-kernels.ts): [op, dtype, m, n, flags, threads, nb, offA, rsA, csA, offB, rsB,
-// csB, 0, 0, 0 | ext[nb] | A batch strides[nb] | B batch strides[nb]]; op 0 cholesky (out0 m×m,
-// flags 1 = return Lᴴ), 2 luFactor (out0 LU m×n, out1 i32 pivots), 4 solve (out0 X m×n, A m×m).
+// csB, 0, 0, 0 | ext[nb] | A batch strides[nb] | B batch strides[nb]]. op and flags are
+// @tenferro/linalg's codes (native/src/linalg.h there): 0 cholesky, 1 solveTriangular, 2 luFactor,
+// 3 lu, 4 solve, 5 qr, 6 svd, 7 eigh, 8 eig, 9 luFullPivot; dtype 0 f32, 1 f64, 2 c64, 3 c128;
+// flags 1 upper, 2 left, 4 unit diagonal, 8 full, 16 vectors, 32 R only. Outputs are dense,
+// column-major, batch-contiguous, with exactly the shapes, orders and sign conventions of
+// @tenferro/linalg's built-in kernels (its src/contract/index.ts).
 // Every word is copied and checked (128-bit arithmetic) before anything is read or written.
 #include <dlfcn.h>
 #include <stddef.h>
@@ -14,9 +18,12 @@
 #include <string.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
+#include <complex>
+#include <limits>
 #include <mutex>
+#include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include <napi.h>
@@ -28,14 +35,19 @@ namespace blas {
 namespace {
 
 using i128 = __int128;
-using Potrf = void (*)(const char*, const int*, void*, const int*, int*, size_t);
-using Getrf = void (*)(const int*, const int*, void*, const int*, int*, int*);
-using Getrs = void (*)(const char*, const int*, const int*, const void*, const int*, const int*, void*, const int*, int*, size_t);
+using Fn = void (*)();
+
+// The routines, by family; [dtype] = s, d, c, z. orgqr is ungqr, syevd heevd for c/z.
+enum Routine : int { kPotrf, kGetrf, kGetrs, kTrsm, kGeqrf, kOrgqr, kGesdd, kSyevd, kGeev, kGetc2, kRoutines };
+const char* const kNames[kRoutines][4] = {
+    {"spotrf", "dpotrf", "cpotrf", "zpotrf"}, {"sgetrf", "dgetrf", "cgetrf", "zgetrf"}, {"sgetrs", "dgetrs", "cgetrs", "zgetrs"},
+    {"strsm", "dtrsm", "ctrsm", "ztrsm"},     {"sgeqrf", "dgeqrf", "cgeqrf", "zgeqrf"}, {"sorgqr", "dorgqr", "cungqr", "zungqr"},
+    {"sgesdd", "dgesdd", "cgesdd", "zgesdd"}, {"ssyevd", "dsyevd", "cheevd", "zheevd"}, {"sgeev", "dgeev", "cgeev", "zgeev"},
+    {"sgetc2", "dgetc2", "cgetc2", "zgetc2"},
+};
 
 struct Lapack {
-  Potrf potrf[2] = {nullptr, nullptr};
-  Getrf getrf[2] = {nullptr, nullptr};
-  Getrs getrs[2] = {nullptr, nullptr};
+  Fn fn[kRoutines][4] = {};
 };
 
 std::once_flag g_once;
@@ -46,18 +58,34 @@ const Lapack* lapack() {
   std::call_once(g_once, [] {
     void* h = runtime().handle;
     if (h == nullptr) return;
-    g_lapack.potrf[0] = reinterpret_cast<Potrf>(dlsym(h, "spotrf_"));
-    g_lapack.potrf[1] = reinterpret_cast<Potrf>(dlsym(h, "dpotrf_"));
-    g_lapack.getrf[0] = reinterpret_cast<Getrf>(dlsym(h, "sgetrf_"));
-    g_lapack.getrf[1] = reinterpret_cast<Getrf>(dlsym(h, "dgetrf_"));
-    g_lapack.getrs[0] = reinterpret_cast<Getrs>(dlsym(h, "sgetrs_"));
-    g_lapack.getrs[1] = reinterpret_cast<Getrs>(dlsym(h, "dgetrs_"));
+    for (int r = 0; r < kRoutines; r++)
+      for (int d = 0; d < 4; d++) {
+        std::string name = std::string(kNames[r][d]) + "_";
+        g_lapack.fn[r][d] = reinterpret_cast<Fn>(dlsym(h, name.c_str()));
+      }
   });
   return &g_lapack;
 }
 
+// The routines each op needs (bit set of Routine), given its flags.
+unsigned needs(int op, int flags) {
+  switch (op) {
+    case 0: return 1u << kPotrf;
+    case 1: return 1u << kTrsm;
+    case 2: case 3: return 1u << kGetrf;
+    case 4: return (1u << kGetrf) | (1u << kGetrs);
+    case 5: return (1u << kGeqrf) | ((flags & 32) ? 0u : (1u << kOrgqr));
+    case 6: return 1u << kGesdd;
+    case 7: return 1u << kSyevd;
+    case 8: return 1u << kGeev;
+    case 9: return 1u << kGetc2;
+    default: return 0;
+  }
+}
+
 constexpr int kHeader = 16;
 constexpr int kMaxAxes = 16;
+constexpr int kFlagUpper = 1, kFlagLeft = 2, kFlagUnit = 4, kFlagFull = 8, kFlagVectors = 16, kFlagROnly = 32;
 
 struct Bytes {
   uint8_t* data = nullptr;
@@ -88,72 +116,509 @@ struct Operand {
   const uint8_t* data = nullptr;
 };
 
+// One batch's sizes of output `which` (elements of its kind), -1 when unused; as @tenferro/linalg's
+// shapes.cc. Every product is of two extents below 2^31.
+int64_t out_elems(int op, int flags, int64_t m, int64_t n, int which) {
+  const int64_t k = std::min(m, n);
+  const bool vec = (flags & kFlagVectors) != 0, full = (flags & kFlagFull) != 0;
+  switch (op) {
+    case 0: return which == 0 ? m * m : -1;
+    case 1: case 4: return which == 0 ? m * n : -1;
+    case 2: return which == 0 ? m * n : which == 1 ? k : -1;
+    case 3: return which == 0 ? m * m : which == 1 ? m * k : k * n;
+    case 5:
+      if (which == 0) return (flags & kFlagROnly) ? -1 : full ? m * m : m * k;
+      return which == 1 ? (full ? m * n : k * n) : -1;
+    case 6:
+      if (which == 1) return k;
+      if (!vec) return -1;
+      return which == 0 ? (full ? m * m : m * k) : (full ? n * n : k * n);
+    case 7: case 8: return which == 0 ? m : which == 1 ? (vec ? m * m : -1) : -1;
+    case 9: return which == 0 ? m * m : m;
+    default: return -1;
+  }
+}
+
+// Bytes of one element of output `which`: 0 the dtype's, 1 its real type, 2 int32, 3 its complex type.
+int out_kind(int op, int which) {
+  if (op == 2) return which == 1 ? 2 : 0;
+  if (op == 9) return which == 0 ? 0 : 2;
+  if (op == 6) return which == 1 ? 1 : 0;
+  if (op == 7) return which == 0 ? 1 : 0;
+  if (op == 8) return 3;
+  return 0;
+}
+
+template <typename T> struct real_of { using type = T; };
+template <typename T> struct real_of<std::complex<T>> { using type = T; };
+template <typename T> constexpr bool is_cplx_v = !std::is_same_v<T, typename real_of<T>::type>;
+
 template <typename T>
-void gather(const Operand& o, int64_t base, int64_t rows, int64_t cols, T* dst) {
-  const T* src = reinterpret_cast<const T*>(o.data) + base;
-  for (int64_t c = 0; c < cols; c++)
-    for (int64_t r = 0; r < rows; r++) dst[r + c * rows] = src[r * o.rs + c * o.cs];
+T conj_of(const T& x) {
+  if constexpr (is_cplx_v<T>) return std::conj(x); else return x;
+}
+
+// Unit phase of x (sign for reals; 1 for zero) — as the built-in kernels.
+template <typename T>
+T phase(const T& x) {
+  if constexpr (is_cplx_v<T>) {
+    auto a = std::abs(x);
+    return a == 0 ? T(1) : x / a;
+  } else {
+    return x < 0 ? T(-1) : T(1);
+  }
+}
+
+// The built-in kernels' normalisation: scale column c of the column-major rows×cols `v` (leading
+// dimension ld) so that its entry of largest magnitude (first of equal ones, within 64 ε) is real and
+// non-negative; returns the factor each column was multiplied by.
+template <typename T>
+std::vector<T> normalize_columns(T* v, int64_t rows, int64_t cols, int64_t ld) {
+  using R = typename real_of<T>::type;
+  std::vector<T> f(static_cast<size_t>(cols), T(1));
+  if (rows == 0) return f;
+  for (int64_t c = 0; c < cols; c++) {
+    int64_t best = 0;
+    R bestAbs = -1;
+    for (int64_t r = 0; r < rows; r++) {
+      R a = std::abs(v[r + c * ld]);
+      if (a > bestAbs * (R(1) + R(64) * std::numeric_limits<R>::epsilon())) { bestAbs = a; best = r; }
+    }
+    T cp = conj_of(phase(v[best + c * ld]));
+    for (int64_t r = 0; r < rows; r++) v[r + c * ld] *= cp;
+    f[static_cast<size_t>(c)] = cp;
+  }
+  return f;
+}
+
+// LAPACK's optimal workspace (a query's work[0]), at least `min`, at most INT_MAX.
+template <typename T>
+int lwork_of(const T& w, int64_t min) {
+  double q;
+  if constexpr (is_cplx_v<T>) q = static_cast<double>(w.real()); else q = static_cast<double>(w);
+  int64_t v = std::max<int64_t>(min, static_cast<int64_t>(std::ceil(q)));
+  return static_cast<int>(std::min<int64_t>(v, 2147483647));
+}
+
+// The order of eig's eigenvalues, as @tenferro/linalg's built-in kernels (its ops.h): by real part; eigenvalues whose real parts
+// lie within δ = √ε·max|λ| of the first of their run (a conjugate pair, or equal real parts that
+// rounding made differ) by imaginary part. NaN sorts last; both sorts are stable.
+template <typename C>
+void eig_order(const C* w, long n, long* order) {
+  using R = typename C::value_type;
+  R big = 0;
+  for (long i = 0; i < n; i++) { order[i] = i; R a = std::abs(w[i]); if (a > big) big = a; }
+  const R delta = std::sqrt(std::numeric_limits<R>::epsilon()) * big;
+  auto before = [](R x, R y) {
+    const bool xn = std::isnan(x), yn = std::isnan(y);
+    return (xn || yn) ? (!xn && yn) : x < y;
+  };
+  std::stable_sort(order, order + n, [&](long x, long y) { return before(w[x].real(), w[y].real()); });
+  for (long i = 0; i < n;) {
+    long j = i + 1;
+    while (j < n && w[order[j]].real() - w[order[i]].real() <= delta) j++;
+    std::stable_sort(order + i, order + j, [&](long x, long y) { return before(w[x].imag(), w[y].imag()); });
+    i = j;
+  }
 }
 
 template <typename T>
-int run(int op, int idx, const Lapack& L, int64_t m, int64_t n, int flags, int nb, const int64_t* ext, int64_t count, const Operand& A, const Operand& B,
-        uint8_t* out0, uint8_t* out1, int32_t* info) {
-  const int im = static_cast<int>(m), in = static_cast<int>(n), lda = std::max(1, im);
-  std::vector<T> scratch;
-  // getrf writes min(rows, cols) pivots: min(m, n) for luFactor, m for the m×m factor of solve.
-  std::vector<int> ipiv(static_cast<size_t>(std::max<int64_t>(1, op == 2 ? std::min(m, n) : m)));
-  for (int64_t b = 0; b < count; b++) {
-    int64_t offA = A.off, offB = B.off, f = b;
-    for (int t = 0; t < nb; t++) {
-      offA += (f % ext[t]) * A.bs[t];
-      offB += (f % ext[t]) * B.bs[t];
-      f /= ext[t];
+struct Runner {
+  using R = typename real_of<T>::type;
+  using C = std::complex<R>;
+  const Lapack& L;
+  int idx, op, flags, nb;
+  int64_t m, n;
+  const int64_t* ext;
+  const Operand &A, &B;
+  uint8_t *out0, *out1, *out2;
+  int32_t* info;
+
+  template <typename F>
+  F fn(Routine r) const { return reinterpret_cast<F>(L.fn[r][idx]); }
+
+  void gather(const Operand& o, int64_t base, int64_t rows, int64_t cols, T* dst, int64_t ld) const {
+    const T* src = reinterpret_cast<const T*>(o.data) + base;
+    for (int64_t c = 0; c < cols; c++)
+      for (int64_t r = 0; r < rows; r++) dst[r + c * ld] = src[r * o.rs + c * o.cs];
+  }
+
+  template <typename U>
+  static U* at(uint8_t* p, int64_t b, int64_t per) { return reinterpret_cast<U*>(p) + b * per; }
+
+  static void identity(T* o, int64_t n) {
+    std::fill(o, o + n * n, T(0));
+    for (int64_t i = 0; i < n; i++) o[i + i * n] = T(1);
+  }
+
+  int run(int64_t count) {
+    for (int64_t b = 0; b < count; b++) {
+      int64_t offA = A.off, offB = B.off, f = b;
+      for (int t = 0; t < nb; t++) {
+        offA += (f % ext[t]) * A.bs[t];
+        offB += (f % ext[t]) * B.bs[t];
+        f /= ext[t];
+      }
+      info[b] = 0;
+      if (m == 0 || n == 0) { empty(b); continue; }
+      int s = kStatusOk;
+      switch (op) {
+        case 0: s = cholesky(b, offA); break;
+        case 1: s = trsm(b, offA, offB); break;
+        case 2: case 3: s = lu(b, offA); break;
+        case 4: s = solve(b, offA, offB); break;
+        case 5: s = qr(b, offA); break;
+        case 6: s = svd(b, offA); break;
+        case 7: s = eigh(b, offA); break;
+        case 8: s = eig(b, offA); break;
+        case 9: s = lu_full(b, offA); break;
+        default: s = kStatusBadDescriptor;
+      }
+      if (s != kStatusOk) return s;
     }
-    info[b] = 0;
-    int lapackInfo = 0;
-    if (op == 0) {
-      T* o = reinterpret_cast<T*>(out0) + b * m * m;
-      if (m == 0) continue;
-      gather<T>(A, offA, m, m, o);
-      L.potrf[idx]("L", &im, o, &lda, &lapackInfo, 1);
-      if (lapackInfo != 0) {
-        info[b] = lapackInfo;
-        std::fill(o, o + m * m, T(0));
-        continue;
-      }
-      for (int64_t c = 0; c < m; c++)
-        for (int64_t r = 0; r < c; r++) o[r + c * m] = T(0);
-      if (flags & 1)
-        for (int64_t c = 0; c < m; c++)
-          for (int64_t r = c + 1; r < m; r++) std::swap(o[r + c * m], o[c + r * m]);
-    } else if (op == 2) {
-      T* o = reinterpret_cast<T*>(out0) + b * m * n;
-      int32_t* p = reinterpret_cast<int32_t*>(out1) + b * std::min(m, n);
-      if (m == 0 || n == 0) continue;
-      gather<T>(A, offA, m, n, o);
-      L.getrf[idx](&im, &in, o, &lda, ipiv.data(), &lapackInfo);
-      if (lapackInfo < 0) return kStatusBadArguments;
-      info[b] = lapackInfo;
-      for (int64_t i = 0; i < std::min(m, n); i++) p[i] = ipiv[static_cast<size_t>(i)];
-    } else {
-      T* o = reinterpret_cast<T*>(out0) + b * m * n;
-      if (m == 0) continue;
-      scratch.resize(static_cast<size_t>(m * m));
-      gather<T>(A, offA, m, m, scratch.data());
-      L.getrf[idx](&im, &im, scratch.data(), &lda, ipiv.data(), &lapackInfo);
-      if (lapackInfo != 0) {
-        info[b] = lapackInfo;
-        std::fill(o, o + m * n, T(0));
-        continue;
-      }
-      if (n == 0) continue;
-      gather<T>(B, offB, m, n, o);
-      L.getrs[idx]("N", &im, &in, scratch.data(), &lda, ipiv.data(), o, &lda, &lapackInfo, 1);
-      if (lapackInfo < 0) return kStatusBadArguments;
+    return kStatusOk;
+  }
+
+  // As the built-in kernels: no factorisation of an empty matrix; the square factors that still
+  // have entries (P of lu, Q of a complete qr, U or V of a full svd) are identities.
+  void empty(int64_t b) {
+    const bool full = (flags & kFlagFull) != 0, vec = (flags & kFlagVectors) != 0;
+    if (op == 3) identity(at<T>(out0, b, m * m), m);
+    if (op == 5 && full && !(flags & kFlagROnly)) identity(at<T>(out0, b, m * m), m);
+    if (op == 6 && vec && full) {
+      identity(at<T>(out0, b, m * m), m);
+      identity(at<T>(out2, b, n * n), n);
     }
   }
-  return kStatusOk;
-}
+
+  int cholesky(int64_t b, int64_t offA) {
+    using Potrf = void (*)(const char*, const int*, T*, const int*, int*, size_t);
+    const int im = static_cast<int>(m);
+    T* o = at<T>(out0, b, m * m);
+    gather(A, offA, m, m, o, m);
+    int li = 0;
+    fn<Potrf>(kPotrf)("L", &im, o, &im, &li, 1);
+    if (li < 0) return kStatusBadArguments;
+    if (li > 0) {
+      info[b] = li;
+      std::fill(o, o + m * m, T(0));
+      return kStatusOk;
+    }
+    for (int64_t c = 0; c < m; c++)
+      for (int64_t r = 0; r < c; r++) o[r + c * m] = T(0);
+    if (flags & kFlagUpper)
+      for (int64_t c = 0; c < m; c++) {
+        o[c + c * m] = conj_of(o[c + c * m]);
+        for (int64_t r = c + 1; r < m; r++) {
+          o[c + r * m] = conj_of(o[r + c * m]);
+          o[r + c * m] = T(0);
+        }
+      }
+    return kStatusOk;
+  }
+
+  int trsm(int64_t b, int64_t offA, int64_t offB) {
+    using Trsm = void (*)(const char*, const char*, const char*, const char*, const int*, const int*, const T*, const T*, const int*, T*, const int*, size_t, size_t, size_t, size_t);
+    const bool left = (flags & kFlagLeft) != 0;
+    const int64_t na = left ? m : n;
+    const int im = static_cast<int>(m), in = static_cast<int>(n), ia = static_cast<int>(na);
+    std::vector<T> a(static_cast<size_t>(na * na));
+    gather(A, offA, na, na, a.data(), na);
+    T* o = at<T>(out0, b, m * n);
+    gather(B, offB, m, n, o, m);
+    const T one(1);
+    fn<Trsm>(kTrsm)(left ? "L" : "R", (flags & kFlagUpper) ? "U" : "L", "N", (flags & kFlagUnit) ? "U" : "N", &im, &in, &one, a.data(), &ia, o, &im, 1, 1, 1, 1);
+    return kStatusOk;
+  }
+
+  int getrf(T* a, int64_t rows, int64_t cols, int* ipiv) {
+    using Getrf = void (*)(const int*, const int*, T*, const int*, int*, int*);
+    const int ir = static_cast<int>(rows), ic = static_cast<int>(cols);
+    int li = 0;
+    fn<Getrf>(kGetrf)(&ir, &ic, a, &ir, ipiv, &li);
+    return li;
+  }
+
+  int lu(int64_t b, int64_t offA) {
+    const int64_t k = std::min(m, n);
+    std::vector<int> ipiv(static_cast<size_t>(k));
+    std::vector<T> scratch;
+    T* f;
+    if (op == 2) f = at<T>(out0, b, m * n);
+    else { scratch.resize(static_cast<size_t>(m * n)); f = scratch.data(); }
+    gather(A, offA, m, n, f, m);
+    int li = getrf(f, m, n, ipiv.data());
+    if (li < 0) return kStatusBadArguments;
+    info[b] = li;
+    if (op == 2) {
+      int32_t* p = at<int32_t>(out1, b, k);
+      for (int64_t i = 0; i < k; i++) p[i] = ipiv[static_cast<size_t>(i)];
+      return kStatusOk;
+    }
+    // lu: A = P L U, P the inverse of the row permutation the swaps apply (as the built-in).
+    std::vector<int64_t> perm(static_cast<size_t>(m));
+    std::iota(perm.begin(), perm.end(), int64_t{0});
+    for (int64_t i = 0; i < k; i++) {
+      int64_t p = ipiv[static_cast<size_t>(i)] - 1;
+      if (p < 0 || p >= m) return kStatusBadArguments;
+      std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(p)]);
+    }
+    T* P = at<T>(out0, b, m * m);
+    std::fill(P, P + m * m, T(0));
+    for (int64_t i = 0; i < m; i++) P[perm[static_cast<size_t>(i)] + i * m] = T(1);
+    T* Lo = at<T>(out1, b, m * k);
+    T* U = at<T>(out2, b, k * n);
+    for (int64_t c = 0; c < k; c++)
+      for (int64_t r = 0; r < m; r++) Lo[r + c * m] = r == c ? T(1) : r > c ? f[r + c * m] : T(0);
+    for (int64_t c = 0; c < n; c++)
+      for (int64_t r = 0; r < k; r++) U[r + c * k] = r <= c ? f[r + c * m] : T(0);
+    return kStatusOk;
+  }
+
+  int solve(int64_t b, int64_t offA, int64_t offB) {
+    using Getrs = void (*)(const char*, const int*, const int*, const T*, const int*, const int*, T*, const int*, int*, size_t);
+    std::vector<T> a(static_cast<size_t>(m * m));
+    std::vector<int> ipiv(static_cast<size_t>(m));
+    gather(A, offA, m, m, a.data(), m);
+    T* o = at<T>(out0, b, m * n);
+    int li = getrf(a.data(), m, m, ipiv.data());
+    if (li < 0) return kStatusBadArguments;
+    if (li > 0) {
+      info[b] = li;
+      std::fill(o, o + m * n, T(0));
+      return kStatusOk;
+    }
+    gather(B, offB, m, n, o, m);
+    const int im = static_cast<int>(m), in = static_cast<int>(n);
+    fn<Getrs>(kGetrs)("N", &im, &in, a.data(), &im, ipiv.data(), o, &im, &li, 1);
+    return li < 0 ? kStatusBadArguments : kStatusOk;
+  }
+
+  int qr(int64_t b, int64_t offA) {
+    using Geqrf = void (*)(const int*, const int*, T*, const int*, T*, T*, const int*, int*);
+    using Orgqr = void (*)(const int*, const int*, const int*, T*, const int*, const T*, T*, const int*, int*);
+    const int64_t k = std::min(m, n);
+    const bool full = (flags & kFlagFull) != 0, ronly = (flags & kFlagROnly) != 0;
+    const int64_t rr = full ? m : k, qc = full ? m : k;
+    // Working matrix m × max(n, qc): orgqr forms Q in its first qc columns.
+    const int64_t wc = std::max(n, ronly ? n : qc);
+    std::vector<T> w(static_cast<size_t>(m * wc), T(0)), tau(static_cast<size_t>(k));
+    gather(A, offA, m, n, w.data(), m);
+    const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k), iq = static_cast<int>(qc);
+    int li = 0, lw = -1;
+    T q;
+    fn<Geqrf>(kGeqrf)(&im, &in, w.data(), &im, tau.data(), &q, &lw, &li);
+    if (li < 0) return kStatusBadArguments;
+    lw = lwork_of(q, std::max<int64_t>(1, n));
+    std::vector<T> work(static_cast<size_t>(lw));
+    fn<Geqrf>(kGeqrf)(&im, &in, w.data(), &im, tau.data(), work.data(), &lw, &li);
+    if (li < 0) return kStatusBadArguments;
+    T* r = at<T>(out1, b, rr * n);
+    for (int64_t c = 0; c < n; c++)
+      for (int64_t i = 0; i < rr; i++) r[i + c * rr] = (i <= c && i < k) ? w[static_cast<size_t>(i + c * m)] : T(0);
+    T* Q = nullptr;
+    if (!ronly) {
+      lw = -1;
+      fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w.data(), &im, tau.data(), &q, &lw, &li);
+      if (li < 0) return kStatusBadArguments;
+      lw = lwork_of(q, std::max<int64_t>(1, qc));
+      work.resize(static_cast<size_t>(lw));
+      fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w.data(), &im, tau.data(), work.data(), &lw, &li);
+      if (li < 0) return kStatusBadArguments;
+      Q = at<T>(out0, b, m * qc);
+      std::copy(w.begin(), w.begin() + m * qc, Q);
+    }
+    // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
+    for (int64_t i = 0; i < k; i++) {
+      T p = phase(r[i + i * rr]), cp = conj_of(p);
+      for (int64_t c = 0; c < n; c++) r[i + c * rr] *= cp;
+      if (Q != nullptr)
+        for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
+      if constexpr (is_cplx_v<T>) r[i + i * rr] = T(std::real(r[i + i * rr]));
+    }
+    return kStatusOk;
+  }
+
+  int svd(int64_t b, int64_t offA) {
+    const int64_t k = std::min(m, n), mx = std::max(m, n);
+    const bool vec = (flags & kFlagVectors) != 0, full = (flags & kFlagFull) != 0;
+    const char* jobz = vec ? (full ? "A" : "S") : "N";
+    const int64_t uc = full ? m : k, vr = full ? n : k;
+    std::vector<T> a(static_cast<size_t>(m * n));
+    gather(A, offA, m, n, a.data(), m);
+    R* s = at<R>(out1, b, k);
+    T dummy[1] = {T(0)};
+    T* u = vec ? at<T>(out0, b, m * uc) : dummy;
+    T* vt = vec ? at<T>(out2, b, vr * n) : dummy;
+    const int im = static_cast<int>(m), in = static_cast<int>(n), ldu = static_cast<int>(vec ? m : 1), ldvt = static_cast<int>(vec ? std::max<int64_t>(1, vr) : 1);
+    std::vector<int> iwork(static_cast<size_t>(8 * k));
+    int li = 0, lw = -1;
+    T q;
+    if constexpr (is_cplx_v<T>) {
+      using Gesdd = void (*)(const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*, const int*, T*, const int*, R*, int*, int*, size_t);
+      const int64_t lr = vec ? std::max(5 * k * k + 5 * k, 2 * mx * k + 2 * k * k + k) : 7 * k;
+      std::vector<R> rwork(static_cast<size_t>(std::max<int64_t>(1, lr)));
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, &q, &lw, rwork.data(), iwork.data(), &li, 1);
+      if (li < 0) return kStatusBadArguments;
+      lw = lwork_of(q, 1);
+      std::vector<T> work(static_cast<size_t>(lw));
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, work.data(), &lw, rwork.data(), iwork.data(), &li, 1);
+    } else {
+      using Gesdd = void (*)(const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*, const int*, T*, const int*, int*, int*, size_t);
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, &q, &lw, iwork.data(), &li, 1);
+      if (li < 0) return kStatusBadArguments;
+      lw = lwork_of(q, 1);
+      std::vector<T> work(static_cast<size_t>(lw));
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, work.data(), &lw, iwork.data(), &li, 1);
+    }
+    if (li < 0) return kStatusBadArguments;
+    if (li > 0) {
+      info[b] = li;
+      std::fill(s, s + k, R(0));
+      if (vec) {
+        std::fill(u, u + m * uc, T(0));
+        std::fill(vt, vt + vr * n, T(0));
+      }
+      return kStatusOk;
+    }
+    if (!vec) return kStatusOk;
+    // U's column c times cp, V's column c too (Vᴴ's row c times conj(cp)): U·S·Vᴴ unchanged.
+    std::vector<T> f = normalize_columns(u, m, uc, m);
+    for (int64_t c = 0; c < std::min(uc, vr); c++) {
+      T g = conj_of(f[static_cast<size_t>(c)]);
+      for (int64_t x = 0; x < n; x++) vt[c + x * vr] *= g;
+    }
+    return kStatusOk;
+  }
+
+  int eigh(int64_t b, int64_t offA) {
+    const bool vec = (flags & kFlagVectors) != 0;
+    const char* jobz = vec ? "V" : "N";
+    const char* uplo = (flags & kFlagUpper) ? "U" : "L";
+    std::vector<T> scratch;
+    T* a;
+    if (vec) a = at<T>(out1, b, m * m);
+    else { scratch.resize(static_cast<size_t>(m * m)); a = scratch.data(); }
+    gather(A, offA, m, m, a, m);
+    R* w = at<R>(out0, b, m);
+    const int im = static_cast<int>(m);
+    int li = 0, lw = -1, liw = -1, iq = 0;
+    T q;
+    if constexpr (is_cplx_v<T>) {
+      using Heevd = void (*)(const char*, const char*, const int*, T*, const int*, R*, T*, const int*, R*, const int*, int*, const int*, int*, size_t, size_t);
+      R rq = 0;
+      int lrw = -1;
+      fn<Heevd>(kSyevd)(jobz, uplo, &im, a, &im, w, &q, &lw, &rq, &lrw, &iq, &liw, &li, 1, 1);
+      if (li < 0) return kStatusBadArguments;
+      lw = lwork_of(q, 1);
+      lrw = lwork_of(rq, 1);
+      liw = std::max(1, iq);
+      std::vector<T> work(static_cast<size_t>(lw));
+      std::vector<R> rwork(static_cast<size_t>(lrw));
+      std::vector<int> iwork(static_cast<size_t>(liw));
+      fn<Heevd>(kSyevd)(jobz, uplo, &im, a, &im, w, work.data(), &lw, rwork.data(), &lrw, iwork.data(), &liw, &li, 1, 1);
+    } else {
+      using Syevd = void (*)(const char*, const char*, const int*, T*, const int*, R*, T*, const int*, int*, const int*, int*, size_t, size_t);
+      fn<Syevd>(kSyevd)(jobz, uplo, &im, a, &im, w, &q, &lw, &iq, &liw, &li, 1, 1);
+      if (li < 0) return kStatusBadArguments;
+      lw = lwork_of(q, 1);
+      liw = std::max(1, iq);
+      std::vector<T> work(static_cast<size_t>(lw));
+      std::vector<int> iwork(static_cast<size_t>(liw));
+      fn<Syevd>(kSyevd)(jobz, uplo, &im, a, &im, w, work.data(), &lw, iwork.data(), &liw, &li, 1, 1);
+    }
+    if (li < 0) return kStatusBadArguments;
+    if (li > 0) {
+      info[b] = li;
+      std::fill(w, w + m, R(0));
+      if (vec) std::fill(a, a + m * m, T(0));
+      return kStatusOk;
+    }
+    if (vec) normalize_columns(a, m, m, m);
+    return kStatusOk;
+  }
+
+  int eig(int64_t b, int64_t offA) {
+    const bool vec = (flags & kFlagVectors) != 0;
+    const int im = static_cast<int>(m), ldv = static_cast<int>(vec ? m : 1);
+    std::vector<T> a(static_cast<size_t>(m * m)), vr(static_cast<size_t>(vec ? m * m : 1));
+    gather(A, offA, m, m, a.data(), m);
+    std::vector<C> w(static_cast<size_t>(m)), v(static_cast<size_t>(vec ? m * m : 0));
+    T dummy[1] = {T(0)};
+    const int one = 1;
+    int li = 0, lw = -1;
+    T q;
+    if constexpr (is_cplx_v<T>) {
+      using Geev = void (*)(const char*, const char*, const int*, T*, const int*, T*, T*, const int*, T*, const int*, T*, const int*, R*, int*, size_t, size_t);
+      std::vector<R> rwork(static_cast<size_t>(2 * m));
+      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, w.data(), dummy, &one, vr.data(), &ldv, &q, &lw, rwork.data(), &li, 1, 1);
+      if (li < 0) return kStatusBadArguments;
+      lw = lwork_of(q, std::max<int64_t>(1, 2 * m));
+      std::vector<T> work(static_cast<size_t>(lw));
+      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, w.data(), dummy, &one, vr.data(), &ldv, work.data(), &lw, rwork.data(), &li, 1, 1);
+      if (li == 0 && vec) std::copy(vr.begin(), vr.end(), v.begin());
+    } else {
+      using Geev = void (*)(const char*, const char*, const int*, T*, const int*, T*, T*, T*, const int*, T*, const int*, T*, const int*, int*, size_t, size_t);
+      std::vector<T> wr(static_cast<size_t>(m)), wi(static_cast<size_t>(m));
+      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, wr.data(), wi.data(), dummy, &one, vr.data(), &ldv, &q, &lw, &li, 1, 1);
+      if (li < 0) return kStatusBadArguments;
+      lw = lwork_of(q, std::max<int64_t>(1, (vec ? 4 : 3) * m));
+      std::vector<T> work(static_cast<size_t>(lw));
+      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, wr.data(), wi.data(), dummy, &one, vr.data(), &ldv, work.data(), &lw, &li, 1, 1);
+      if (li == 0) {
+        for (int64_t j = 0; j < m; j++) w[static_cast<size_t>(j)] = C(wr[static_cast<size_t>(j)], wi[static_cast<size_t>(j)]);
+        // A complex pair (wi[j] > 0, then its conjugate) stores re and im of vector j in columns j, j+1.
+        if (vec)
+          for (int64_t j = 0; j < m; j++) {
+            if (wi[static_cast<size_t>(j)] != 0 && j + 1 < m) {
+              for (int64_t r = 0; r < m; r++) {
+                T re = vr[static_cast<size_t>(r + j * m)], ii = vr[static_cast<size_t>(r + (j + 1) * m)];
+                v[static_cast<size_t>(r + j * m)] = C(re, ii);
+                v[static_cast<size_t>(r + (j + 1) * m)] = C(re, -ii);
+              }
+              j++;
+            } else {
+              for (int64_t r = 0; r < m; r++) v[static_cast<size_t>(r + j * m)] = C(vr[static_cast<size_t>(r + j * m)], 0);
+            }
+          }
+      }
+    }
+    if (li < 0) return kStatusBadArguments;
+    if (li > 0) {
+      info[b] = li;
+      return kStatusOk;
+    }
+    // As the built-in kernels: eigenvalues in eig_order's order; vectors of unit 2-norm, then
+    // normalised (largest entry real and non-negative).
+    std::vector<long> order(static_cast<size_t>(m));
+    eig_order(w.data(), static_cast<long>(m), order.data());
+    C* wo = at<C>(out0, b, m);
+    for (int64_t j = 0; j < m; j++) wo[j] = w[static_cast<size_t>(order[static_cast<size_t>(j)])];
+    if (!vec) return kStatusOk;
+    C* vo = at<C>(out1, b, m * m);
+    for (int64_t j = 0; j < m; j++) {
+      const C* src = v.data() + order[static_cast<size_t>(j)] * m;
+      R nr = 0;
+      for (int64_t r = 0; r < m; r++) nr += std::norm(src[r]);
+      nr = std::sqrt(nr);
+      for (int64_t r = 0; r < m; r++) vo[r + j * m] = nr > 0 ? src[r] / nr : src[r];
+    }
+    normalize_columns(vo, m, m, m);
+    return kStatusOk;
+  }
+
+  int lu_full(int64_t b, int64_t offA) {
+    using Getc2 = void (*)(const int*, T*, const int*, int*, int*, int*);
+    T* o = at<T>(out0, b, m * m);
+    gather(A, offA, m, m, o, m);
+    const int im = static_cast<int>(m);
+    int li = 0;
+    fn<Getc2>(kGetc2)(&im, o, &im, at<int32_t>(out1, b, m), at<int32_t>(out2, b, m), &li);
+    if (li < 0) return kStatusBadArguments;
+    info[b] = li;
+    return kStatusOk;
+  }
+};
 
 }  // namespace
 
@@ -164,12 +629,8 @@ Napi::Value lapack_symbols(const Napi::CallbackInfo& info) {
   const Lapack* L = lapack();
   if (L == nullptr) return env.Null();
   Napi::Object o = Napi::Object::New(env);
-  o.Set("spotrf", L->potrf[0] != nullptr);
-  o.Set("dpotrf", L->potrf[1] != nullptr);
-  o.Set("sgetrf", L->getrf[0] != nullptr);
-  o.Set("dgetrf", L->getrf[1] != nullptr);
-  o.Set("sgetrs", L->getrs[0] != nullptr);
-  o.Set("dgetrs", L->getrs[1] != nullptr);
+  for (int r = 0; r < kRoutines; r++)
+    for (int d = 0; d < 4; d++) o.Set(kNames[r][d], L->fn[r][d] != nullptr);
   return o;
 }
 
@@ -178,18 +639,19 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   auto status = [&](int s) { return Napi::Number::New(env, s); };
   const Lapack* L = lapack();
   if (L == nullptr) return status(kStatusNotLoaded);
-  if (info.Length() < 6 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) return status(kStatusBadArguments);
+  if (info.Length() < 7 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) return status(kStatusBadArguments);
   Napi::Float64Array w = info[0].As<Napi::Float64Array>();
   const size_t wl = w.ElementLength();
   if (wl < static_cast<size_t>(kHeader) || wl > 256) return status(kStatusBadDescriptor);
   double d[256];
-  memcpy(d, w.Data(), wl * sizeof(double));
+  memcpy(d, w.Data(), wl * sizeof(double));  // read once: the shared words could change meanwhile
   const double maxIdx = 9007199254740991.0, maxDim = 2147483647.0;
-  if (!(d[0] == 0 || d[0] == 2 || d[0] == 4)) return status(kStatusBadDescriptor);
-  if (!(d[1] == 0 || d[1] == 1)) return status(kStatusBadDType);
-  if (!is_int(d[2], 0, maxDim) || !is_int(d[3], 0, maxDim) || !is_int(d[4], 0, 1) || !is_int(d[5], 0, 4096) || !is_int(d[6], 0, kMaxAxes)) return status(kStatusBadDescriptor);
+  if (!is_int(d[0], 0, 9)) return status(kStatusBadDescriptor);
+  if (!is_int(d[1], 0, 3)) return status(kStatusBadDType);
+  if (!is_int(d[2], 0, maxDim) || !is_int(d[3], 0, maxDim) || !is_int(d[4], 0, 63) || !is_int(d[5], 0, 4096) || !is_int(d[6], 0, kMaxAxes)) return status(kStatusBadDescriptor);
   const int op = static_cast<int>(d[0]), dt = static_cast<int>(d[1]), flags = static_cast<int>(d[4]), threads = static_cast<int>(d[5]), nb = static_cast<int>(d[6]);
-  const int64_t m = static_cast<int64_t>(d[2]), n = op == 0 ? m : static_cast<int64_t>(d[3]);
+  const bool square = op == 0 || op == 7 || op == 8 || op == 9;
+  const int64_t m = static_cast<int64_t>(d[2]), n = square ? m : static_cast<int64_t>(d[3]);
   if (wl < static_cast<size_t>(kHeader + 3 * nb)) return status(kStatusBadDescriptor);
   int64_t ext[kMaxAxes] = {};
   i128 count = 1;
@@ -199,7 +661,15 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
     count *= ext[t];
     if (count > (static_cast<i128>(1) << 40)) return status(kStatusTooLarge);
   }
-  const int64_t el = dt == 0 ? 4 : 8;
+  // Workspaces LAPACK indexes with 32-bit integers: every per-matrix array it sees must fit.
+  {
+    const i128 mx = std::max(m, n), mn = std::min(m, n);
+    i128 biggest = mx * mx;
+    if (op == 6) biggest = std::max<i128>(biggest, 5 * mn * mn + 5 * mn + 2 * mx * mn);
+    if (biggest >= (static_cast<i128>(1) << 31)) return status(kStatusTooLarge);
+  }
+  const int64_t comp = (dt == 0 || dt == 2) ? 4 : 8;
+  const int64_t el = dt >= 2 ? 2 * comp : comp;
   Operand ops[2];
   for (int o = 0; o < 2; o++) {
     for (int q = 0; q < 3; q++)
@@ -213,12 +683,15 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
       ops[o].bs[t] = static_cast<int64_t>(s);
     }
   }
-  // Inputs: A is m×m (cholesky, solve) or m×n (luFactor); B (solve) is m×n.
-  const int64_t aRows = m, aCols = op == 2 ? n : m;
-  for (int o = 0; o < (op == 4 ? 2 : 1); o++) {
+  // Inputs: A is m×m (cholesky, solve, eigh, eig, luFullPivot), (left ? m : n)² (solveTriangular)
+  // or m×n; B (solveTriangular, solve) is m×n.
+  const bool hasB = op == 1 || op == 4;
+  const int64_t aDim = op == 1 ? ((flags & kFlagLeft) ? m : n) : m;
+  const int64_t aRows = (op == 1 || op == 4) ? aDim : m, aCols = (op == 1 || op == 4) ? aDim : n;
+  for (int o = 0; o < (hasB ? 2 : 1); o++) {
     Bytes v = bytes_of(info[1 + o]);
     if (!v.ok) return status(kStatusBadArguments);
-    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(el) != 0) return status(kStatusMisaligned);
+    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(comp) != 0) return status(kStatusMisaligned);
     const int64_t rows = o == 0 ? aRows : m, cols = o == 0 ? aCols : n;
     if (rows > 0 && cols > 0 && count > 0) {
       i128 last = static_cast<i128>(ops[o].off) + static_cast<i128>(rows - 1) * ops[o].rs + static_cast<i128>(cols - 1) * ops[o].cs;
@@ -227,22 +700,36 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
     }
     ops[o].data = v.data;
   }
-  if (op != 4) ops[1] = ops[0];
-  Bytes o0 = bytes_of(info[3]), o1 = bytes_of(info[4]), inf = bytes_of(info[5]);
-  if (!o0.ok || !o1.ok || !inf.ok) return status(kStatusBadArguments);
-  if (reinterpret_cast<uintptr_t>(o0.data) % static_cast<uintptr_t>(el) != 0 || reinterpret_cast<uintptr_t>(o1.data) % 4 != 0 || reinterpret_cast<uintptr_t>(inf.data) % 4 != 0) return status(kStatusMisaligned);
-  const i128 per0 = op == 0 ? static_cast<i128>(m) * m : static_cast<i128>(m) * n;
-  if (per0 * count * el > static_cast<i128>(o0.len)) return status(kStatusOutOfBoundsC);
-  if (op == 2 && static_cast<i128>(std::min(m, n)) * count * 4 > static_cast<i128>(o1.len)) return status(kStatusOutOfBoundsC);
+  if (!hasB) ops[1] = ops[0];
+  uint8_t* outs[3] = {nullptr, nullptr, nullptr};
+  for (int o = 0; o < 3; o++) {
+    Bytes v = bytes_of(info[3 + o]);
+    if (!v.ok) return status(kStatusBadArguments);
+    const int64_t per = out_elems(op, flags, m, n, o);
+    if (per < 0) continue;
+    const int kind = out_kind(op, o);
+    const int64_t es = kind == 0 ? el : kind == 1 ? comp : kind == 2 ? 4 : 2 * comp;
+    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(kind == 2 ? 4 : comp) != 0) return status(kStatusMisaligned);
+    if (static_cast<i128>(per) * count * es > static_cast<i128>(v.len)) return status(kStatusOutOfBoundsC);
+    outs[o] = v.data;
+  }
+  Bytes inf = bytes_of(info[6]);
+  if (!inf.ok) return status(kStatusBadArguments);
+  if (reinterpret_cast<uintptr_t>(inf.data) % 4 != 0) return status(kStatusMisaligned);
   if (count * 4 > static_cast<i128>(inf.len)) return status(kStatusOutOfBoundsC);
-  const int idx = dt;
-  if (op == 0 && L->potrf[idx] == nullptr) return status(kStatusNotLoaded);
-  if (op != 0 && (L->getrf[idx] == nullptr || (op == 4 && L->getrs[idx] == nullptr))) return status(kStatusNotLoaded);
+  const unsigned need = needs(op, flags);
+  for (int r = 0; r < kRoutines; r++)
+    if ((need & (1u << r)) && L->fn[r][dt] == nullptr) return status(kStatusNotLoaded);
   ThreadScope scope(threads);
   int32_t* infoOut = reinterpret_cast<int32_t*>(inf.data);
   const int64_t c = static_cast<int64_t>(count);
-  int s = dt == 0 ? run<float>(op, 0, *L, m, n, flags, nb, ext, c, ops[0], ops[1], o0.data, o1.data, infoOut)
-                  : run<double>(op, 1, *L, m, n, flags, nb, ext, c, ops[0], ops[1], o0.data, o1.data, infoOut);
+  int s = kStatusBadDType;
+  switch (dt) {
+    case 0: s = Runner<float>{*L, 0, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+    case 1: s = Runner<double>{*L, 1, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+    case 2: s = Runner<std::complex<float>>{*L, 2, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+    case 3: s = Runner<std::complex<double>>{*L, 3, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+  }
   return status(s);
 }
 
