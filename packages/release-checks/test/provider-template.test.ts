@@ -34,6 +34,6 @@ describe('examples/provider-template', () => {
     expect(install.status, install.out).toBe(0);
     const test = run('npx', ['vitest', 'run'], app);
     expect(test.status, test.out).toBe(0);
-    expect(test.out).toMatch(/7 passed/);
+    expect(test.out).toMatch(/8 passed/);
   }, 300_000);
 });

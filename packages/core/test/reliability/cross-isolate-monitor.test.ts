@@ -143,20 +143,37 @@ const processWide = await (async () => {
 
 describe('overlapping CPUs across isolates', () => {
   it.skipIf(!processWide)('two workers and the main thread on the same CPUs: the monitor never sees two of them active at once (needs the process arbiter)', async () => {
-    const monitor = executionMonitor();
-    const stop = forwardDiagnostics(monitor.onEvent);
+    // Events of different isolates arrive over MessagePorts out of order, and an end is published
+    // after its permit is released: the check replays each execution's interval as it measured it
+    // (payload startTime at entry, + durationNs until every kernel task settled, both inside the
+    // permit), ordered by the one process clock.
+    const log: ForwardedDiagnosticsEvent[] = [];
+    const stop = forwardDiagnostics((e) => log.push(e));
     const ports = [new MessageChannel(), new MessageChannel()];
     const matmuls = 50;
     try {
-      for (const { port1 } of ports) port1.on('message', monitor.onEvent);
+      for (const { port1 } of ports) port1.on('message', (e: ForwardedDiagnosticsEvent) => log.push(e));
       const workers = ports.map(({ port2 }) => isolate(port2, roots, 'auto', undefined, matmuls));
       const done = workers.map((w) => new Promise<void>((resolve, reject) => (w.once('message', () => resolve()), w.once('error', reject))));
       const a = (await import('../../src/index.js')).Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
       for (let i = 0; i < matmuls; i++) (await main.matmul(a, a)).dispose();
       await Promise.all(done);
       await Promise.all(workers.map((w) => w.terminate()));
-      while (monitor.starts() < 3 * matmuls) await new Promise((r) => setImmediate(r));
-      expect(monitor.violations).toEqual([]);
+      const ends = () => log.filter((e) => e.channel === 'tenferro:execution' && e.phase === 'end');
+      while (ends().length < 3 * matmuls) await new Promise((r) => setImmediate(r));
+      const spans = ends()
+        .map((e) => {
+          const p = e.payload as { startTime: bigint; durationNs: number; cpus: string | null };
+          return { who: `${e.threadId}`, start: p.startTime, end: p.startTime + BigInt(p.durationNs), cpus: p.cpus };
+        })
+        .filter((x) => x.cpus !== null)
+        .sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+      expect(new Set(spans.map((x) => x.who)).size).toBe(3);
+      const violations: string[] = [];
+      for (let i = 1; i < spans.length; i++) {
+        if (spans[i]!.start < spans[i - 1]!.end) violations.push(`${spans[i]!.who} started at ${spans[i]!.start} before ${spans[i - 1]!.who} ended at ${spans[i - 1]!.end}`);
+      }
+      expect(violations).toEqual([]);
     } finally {
       stop();
       for (const { port1 } of ports) port1.close();
