@@ -7,7 +7,8 @@
 //    (which may only shrink too). Methods of the interfaces that provider and executor authors
 //    implement (IMPLEMENTED_BY_AUTHORS), function-valued options and the executor classes' side of
 //    the executor protocol are exempt: their TSDoc says what an implementation does, and
-//    examples/provider-template/ is a whole one;
+//    examples/provider-template/ is a whole one; so are the two functions that register vitest
+//    suites (REGISTERS_VITEST_SUITE), which cannot run outside a vitest test file;
 //  - an @example that does not compile (strict TypeScript against the built packages) or does
 //    not run as written: see examples.ts.
 import { spawnSync } from 'node:child_process';
@@ -39,7 +40,15 @@ const IMPLEMENTED_BY_AUTHORS: ReadonlySet<string> = new Set([
 const EXECUTOR_PROTOCOL: ReadonlySet<string> = new Set(['capabilities', 'install', 'submit', 'workerPool', 'runKernel', 'scopeRecord']);
 const EXECUTOR_CLASSES: ReadonlySet<string> = new Set(['WorkerThreadsDomainExecutor', 'PiscinaDomainExecutor']);
 
+/**
+ * Functions that register a vitest suite (`describe`/`it`): they run only while vitest collects a
+ * test file, never as a standalone program, so an @example could not run. Their TSDoc shows the
+ * test-file usage instead, and the unregistered `…Cases` functions they wrap have @examples.
+ */
+const REGISTERS_VITEST_SUITE: ReadonlySet<string> = new Set(['@tenferro/core/testing runProviderConformance', '@tenferro/core/testing runTensorPrimitivesConformance']);
+
 function exampleRequired(c: Callable): boolean {
+  if (REGISTERS_VITEST_SUITE.has(c.id)) return false;
   // Function-valued options (`LoadAddonOptions.check`) are written by the caller, like the interfaces above.
   if (c.where === 'interface method') return !IMPLEMENTED_BY_AUTHORS.has(c.owner!) && !c.owner!.endsWith('Options');
   if (c.where === 'class method' && EXECUTOR_CLASSES.has(c.owner!)) return !EXECUTOR_PROTOCOL.has(c.id.slice(c.id.lastIndexOf('.') + 1));

@@ -16,53 +16,261 @@ export interface RawAffinity {
 
 /** The functions the native addon exports (what `loadOs()` returns as `binding` when it is available). */
 export interface OsBinding {
-  /** `syscall(SYS_gettid)` of the calling thread. */
+  /**
+   * `syscall(SYS_gettid)` of the calling thread.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.gettid() === process.pid); // prints: true
+   * ```
+   */
   gettid(): number;
-  /** `sched_yield()`: let another runnable thread on this CPU run. */
+  /**
+   * `sched_yield()`: let another runnable thread on this CPU run.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.yieldThread()); // prints: undefined
+   * ```
+   */
   yieldThread(): void;
-  /** `sched_getaffinity(0, ...)`: the calling thread's mask. */
+  /**
+   * `sched_getaffinity(0, ...)`: the calling thread's mask.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const raw = os.binding.getThreadAffinity();
+   * console.log(raw.errno, raw.cpus.length > 0); // prints: 0 true
+   * console.log(raw.cpus); // e.g. [ 0, 1, 2, 3 ]
+   * ```
+   */
   getThreadAffinity(): RawAffinity;
   /**
    * The process mask as recorded once per process when the addon first loaded:
    * `sched_getaffinity(getpid())`, the thread-group leader's (main thread's) mask at that time.
    * Narrowing any thread later does not change it.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const raw = os.binding.getProcessAffinity();
+   * console.log(raw.errno, raw.cpus.length > 0); // prints: 0 true
+   * console.log(raw); // e.g. { errno: 0, cpus: [ 0, 1, 2, 3 ] }
+   * ```
    */
   getProcessAffinity(): RawAffinity;
   /**
    * `sched_setaffinity(0, ...)` for the calling thread only; returns 0, an errno, or
    * `outsideAllowedSet` when a CPU is not in the recorded process mask (nothing is changed).
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const allowed = os.binding.getProcessAffinity().cpus;
+   * console.log(os.binding.setThreadAffinity(allowed)); // prints: 0
+   * console.log(os.binding.setThreadAffinity([os.binding.maxCpus - 1]) === os.binding.outsideAllowedSet); // prints: true
+   * ```
    */
   setThreadAffinity(cpus: readonly number[]): number;
-  /** Where a Uint8Array's memory is (the data pointer and length), or null for anything else. */
+  /**
+   * Where a Uint8Array's memory is (the data pointer and length), or null for anything else.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const range = os.binding.typedArrayRange(new Uint8Array(new SharedArrayBuffer(16)));
+   * console.log(range?.byteLength, typeof range?.address); // prints: 16 bigint
+   * ```
+   */
   typedArrayRange(view: Uint8Array): { readonly address: bigint; readonly byteLength: number } | null;
-  /** `napi_adjust_external_memory`: V8's new total of external memory (0 for a malformed delta). */
+  /**
+   * `napi_adjust_external_memory`: V8's new total of external memory (0 for a malformed delta).
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.adjustExternalMemory(4096) >= 4096); // prints: true
+   * os.binding.adjustExternalMemory(-4096);
+   * ```
+   */
   adjustExternalMemory(deltaBytes: number): number;
-  /** The process-wide arbiter's ABI and how this copy of the addon joined it (native/src/arbiter.cc). */
+  /**
+   * The process-wide arbiter's ABI and how this copy of the addon joined it (native/src/arbiter.cc).
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const info = os.binding.arbiterInfo();
+   * console.log(info.refused, info.abi >= 1); // prints: false true
+   * ```
+   */
   arbiterInfo(): ArbiterInfo;
   /**
    * A client of the process-wide arbiter state (`isolated`: of a fresh private state, for tests),
    * or null when this copy refuses (another copy's ABI differs). `onGrants` is called on this
    * isolate's thread with `request * 2 + reentrant` for each of its waiters another client
    * admitted. The client is closed — permits released, waiters dropped — when this isolate ends.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * // `true`: a private state of its own (a test's), not the process-wide one.
+   * const client = os.binding.arbiterOpen((grants) => console.log('admitted elsewhere', grants), true);
+   * console.log(client !== null, os.binding.arbiterStats(client)); // prints: true { active: 0, waiting: 0, clients: 1 }
+   * ```
    */
   arbiterOpen(onGrants: (grants: number[]) => void, isolated: boolean): ArbiterClient | null;
   /**
    * Ask for a permit: `pairs` is a CPU set as (32-bit word index, non-zero mask) pairs with
    * increasing indices, or null for provider-exclusive. `request` (< 2^52) is the caller's id
    * for it, `owner` (< 2^53) the execution owner. Answers ARBITER_FLAGS bits, or -1 (invalid).
+   *
+   * @example
+   * ```ts
+   * import { ARBITER_FLAGS, loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const b = os.binding;
+   * const client = b.arbiterOpen(() => {}, true)!;
+   * const cpus01 = new Uint32Array([0, 0b11]); // word 0, CPUs 0 and 1
+   * console.log(b.arbiterAcquire(client, 1, 7, cpus01) === ARBITER_FLAGS.admitted); // prints: true
+   * console.log(b.arbiterAcquire(client, 2, 8, null)); // prints: 0
+   * console.log(b.arbiterAcquire(client, 3, 7, cpus01) === (ARBITER_FLAGS.admitted | ARBITER_FLAGS.reentrant)); // prints: true
+   * ```
    */
   arbiterAcquire(client: ArbiterClient, request: number, owner: number, pairs: Uint32Array | null): number;
-  /** Release a held permit; answers `ARBITER_FLAGS.grantsPending` or 0. */
+  /**
+   * Release a held permit; answers `ARBITER_FLAGS.grantsPending` or 0.
+   *
+   * @example
+   * ```ts
+   * import { ARBITER_FLAGS, loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const b = os.binding;
+   * const client = b.arbiterOpen(() => {}, true)!;
+   * b.arbiterAcquire(client, 1, 7, new Uint32Array([0, 1])); // admitted
+   * b.arbiterAcquire(client, 2, 8, new Uint32Array([0, 1])); // waits: CPU 0 is held by owner 7
+   * console.log(b.arbiterRelease(client, 1) === ARBITER_FLAGS.grantsPending); // prints: true
+   * console.log(b.arbiterTakeGrants(client)); // prints: [ 4 ]
+   * ```
+   */
   arbiterRelease(client: ArbiterClient, request: number): number;
-  /** Remove a queued waiter; `ARBITER_FLAGS.removed` when it was still queued. */
+  /**
+   * Remove a queued waiter; `ARBITER_FLAGS.removed` when it was still queued.
+   *
+   * @example
+   * ```ts
+   * import { ARBITER_FLAGS, loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const b = os.binding;
+   * const client = b.arbiterOpen(() => {}, true)!;
+   * b.arbiterAcquire(client, 1, 7, null); // provider-exclusive, admitted
+   * b.arbiterAcquire(client, 2, 8, null); // waits
+   * console.log(b.arbiterCancel(client, 2) === ARBITER_FLAGS.removed); // prints: true
+   * console.log(b.arbiterStats(client)); // prints: { active: 1, waiting: 0, clients: 1 }
+   * ```
+   */
   arbiterCancel(client: ArbiterClient, request: number): number;
-  /** The client's admitted waiters not yet delivered (`request * 2 + reentrant`), in admission order. */
+  /**
+   * The client's admitted waiters not yet delivered (`request * 2 + reentrant`), in admission order.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const b = os.binding;
+   * const client = b.arbiterOpen(() => {}, true)!;
+   * b.arbiterAcquire(client, 1, 7, null);
+   * b.arbiterAcquire(client, 2, 8, null); // waits for request 1
+   * b.arbiterRelease(client, 1);
+   * console.log(b.arbiterTakeGrants(client)); // prints: [ 4 ]
+   * console.log(b.arbiterTakeGrants(client)); // prints: []
+   * ```
+   */
   arbiterTakeGrants(client: ArbiterClient): number[];
-  /** Keep this isolate's event loop alive (true) while the client has waiters, or not. */
+  /**
+   * Keep this isolate's event loop alive (true) while the client has waiters, or not.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const client = os.binding.arbiterOpen(() => {}, true)!;
+   * os.binding.arbiterRef(client, true); // a waiter is queued: another isolate's release will wake it
+   * os.binding.arbiterRef(client, false); // no waiter left: the process may exit
+   * console.log(os.binding.arbiterStats(client)?.waiting); // prints: 0
+   * ```
+   */
   arbiterRef(client: ArbiterClient, ref: boolean): void;
-  /** Permits, waiters and clients of the process-wide state (or of a client's private state); null when refused. */
+  /**
+   * Permits, waiters and clients of the process-wide state (or of a client's private state); null when refused.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const client = os.binding.arbiterOpen(() => {}, true)!;
+   * os.binding.arbiterAcquire(client, 1, 7, new Uint32Array([0, 1]));
+   * console.log(os.binding.arbiterStats(client)); // prints: { active: 1, waiting: 0, clients: 1 }
+   * console.log(os.binding.arbiterStats(null)); // e.g. { active: 0, waiting: 0, clients: 0 }
+   * ```
+   */
   arbiterStats(client: ArbiterClient | null): { readonly active: number; readonly waiting: number; readonly clients: number } | null;
-  /** `count` (≤ 2^20) fresh process-wide execution owner ids, all ≥ `floor`: the first, or 0 (refused or exhausted). */
+  /**
+   * `count` (≤ 2^20) fresh process-wide execution owner ids, all ≥ `floor`: the first, or 0 (refused or exhausted).
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const first = os.binding.arbiterReserveOwners(16, 1_000_000); // owners first .. first + 15 are this caller's
+   * console.log(first >= 1_000_000); // prints: true
+   * console.log(os.binding.arbiterReserveOwners(16, 1) >= first + 16); // prints: true
+   * ```
+   */
   arbiterReserveOwners(count: number, floor: number): number;
   /** `setThreadAffinity`'s answer for a CPU outside the recorded process mask (-1; errno values are positive). */
   readonly outsideAllowedSet: number;

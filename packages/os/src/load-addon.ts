@@ -103,6 +103,25 @@ interface Normalized<B> {
  * the file: the outcome is `{ available: true, binding, path }` or `{ available: false, reasons,
  * possibleSolutions }`, frozen. Options that are not what it takes are a programming error:
  * `OsError` `InvalidArgument`, before anything is loaded.
+ *
+ * @example
+ * ```ts
+ * import { loadAddon } from '@tenferro/os';
+ *
+ * interface Binding {
+ *   hello(): string;
+ * }
+ * const load = loadAddon<Binding>({
+ *   packageName: 'example-addon',
+ *   addon: '/nonexistent/example.node',
+ *   exports: ['hello'],
+ *   disableEnv: 'EXAMPLE_ADDON_DISABLE',
+ *   buildCommand: 'npm run build:native',
+ * });
+ * if (load.available) console.log(load.binding.hello());
+ * else console.log(load.reasons[0]); // e.g. cannot load the native addon /nonexistent/example.node: Cannot find module ...
+ * console.log(load.available); // prints: false
+ * ```
  */
 export function loadAddon<B extends object>(options: LoadAddonOptions<B>): AddonLoad<B> {
   const o = validateOptions(options);

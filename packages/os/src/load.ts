@@ -17,7 +17,19 @@ export const DISABLE_ENV = 'TENFERRO_OS_DISABLE';
 
 let cached: OsStatus | undefined;
 
-/** Load the addon once and cache the outcome; never throws. */
+/**
+ * Load the addon once and cache the outcome; never throws.
+ *
+ * @example
+ * ```ts
+ * import { loadOs } from '@tenferro/os';
+ *
+ * const os = loadOs();
+ * if (os.available) console.log(os.binding.gettid() === process.pid); // prints: true
+ * else console.log(os.reason, os.possibleSolutions);
+ * console.log(loadOs() === os); // prints: true
+ * ```
+ */
 export function loadOs(): OsStatus {
   if (cached === undefined) {
     const load = loadAddon<OsBinding>({

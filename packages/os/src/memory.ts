@@ -23,6 +23,16 @@ export interface SharedMemoryRange {
  *
  * Throws `InvalidArgument` for anything but a real SharedArrayBuffer (a brand check, not
  * `instanceof`), `AffinityUnavailable` when the addon is not available.
+ *
+ * @example
+ * ```ts
+ * import { rangesOverlap, sharedMemoryRange } from '@tenferro/os';
+ *
+ * const buffer = new SharedArrayBuffer(64);
+ * const range = sharedMemoryRange(buffer);
+ * console.log(range.byteLength, typeof range.address); // prints: 64 bigint
+ * console.log(rangesOverlap(range, sharedMemoryRange(new SharedArrayBuffer(64)))); // prints: false
+ * ```
  */
 export function sharedMemoryRange(buffer: SharedArrayBuffer): SharedMemoryRange {
   const op = 'sharedMemoryRange';
@@ -44,7 +54,19 @@ export function sharedMemoryRange(buffer: SharedArrayBuffer): SharedMemoryRange 
   return Object.freeze({ address: range.address, byteLength: range.byteLength });
 }
 
-/** Whether two ranges share at least one byte. */
+/**
+ * Whether two ranges share at least one byte.
+ *
+ * @example
+ * ```ts
+ * import { rangesOverlap } from '@tenferro/os';
+ *
+ * const a = { address: 0x1000n, byteLength: 256 };
+ * console.log(rangesOverlap(a, { address: 0x10f0n, byteLength: 16 })); // prints: true
+ * console.log(rangesOverlap(a, { address: 0x1100n, byteLength: 16 })); // prints: false
+ * console.log(rangesOverlap(a, { address: 0x1000n, byteLength: 0 })); // prints: false
+ * ```
+ */
 export function rangesOverlap(a: SharedMemoryRange, b: SharedMemoryRange): boolean {
   if (a.byteLength === 0 || b.byteLength === 0) return false;
   return a.address < b.address + BigInt(b.byteLength) && b.address < a.address + BigInt(a.byteLength);
@@ -56,6 +78,17 @@ export function rangesOverlap(a: SharedMemoryRange, b: SharedMemoryRange): boole
  * stores towards when to collect, so tenferro reports the storage of the tensors it hands out:
  * otherwise a loop that drops large outputs never triggers a collection. A no-op (answers
  * `undefined`) when the addon is unavailable; a delta that is not a safe integer is ignored.
+ *
+ * @example
+ * ```ts
+ * import { adjustExternalMemory } from '@tenferro/os';
+ *
+ * const storage = new SharedArrayBuffer(1 << 20);
+ * const total = adjustExternalMemory(storage.byteLength); // V8 now counts the megabyte
+ * console.log(total === undefined || total >= storage.byteLength); // prints: true
+ * adjustExternalMemory(-storage.byteLength); // when the owner of the storage is collected
+ * console.log(adjustExternalMemory(0.5)); // prints: undefined
+ * ```
  */
 export function adjustExternalMemory(deltaBytes: number): number | undefined {
   if (!Number.isSafeInteger(deltaBytes)) return undefined;

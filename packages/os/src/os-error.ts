@@ -42,7 +42,16 @@ export interface OsErrorOptions {
   readonly detail?: Readonly<Record<string, unknown>>;
 }
 
-/** The kind of an os error code. */
+/**
+ * The kind of an os error code.
+ *
+ * @example
+ * ```ts
+ * import { osErrorKind } from '@tenferro/os';
+ *
+ * console.log(osErrorKind('EmptyCpuSet'), osErrorKind('AffinityUnavailable')); // prints: Validation Unsupported
+ * ```
+ */
 export function osErrorKind(code: OsErrorCode): OsErrorKind {
   return KINDS[code];
 }
@@ -77,7 +86,21 @@ export class OsError extends Error {
     return true;
   }
 
-  /** True for an `OsError` (by brand and code, not `instanceof`), optionally of one code. */
+  /**
+   * True for an `OsError` (by brand and code, not `instanceof`), optionally of one code.
+   *
+   * @example
+   * ```ts
+   * import { OsError, setThreadAffinity } from '@tenferro/os';
+   *
+   * try {
+   *   setThreadAffinity([-1]);
+   * } catch (e) {
+   *   console.log(OsError.is(e), OsError.is(e, 'InvalidCpuList'), OsError.is(e, 'EmptyCpuSet')); // prints: true true false
+   * }
+   * console.log(OsError.is(new Error('plain'))); // prints: false
+   * ```
+   */
   static is(value: unknown, code?: OsErrorCode): value is OsError {
     if (typeof value !== 'object' || value === null) return false;
     if ((value as Record<symbol, unknown>)[TENFERRO_ERROR_BRAND] !== true) return false;
@@ -86,7 +109,16 @@ export class OsError extends Error {
   }
 }
 
-/** `<value> (<type>)`, as core's messages show a received value. */
+/**
+ * `<value> (<type>)`, as core's messages show a received value.
+ *
+ * @example
+ * ```ts
+ * import { describeValue } from '@tenferro/os';
+ *
+ * console.log(describeValue('4'), describeValue([1, 2]), describeValue(null), describeValue(3n)); // prints: "4" (string) [1,2] (array) null (null) 3n (bigint)
+ * ```
+ */
 export function describeValue(value: unknown): string {
   let shown: string;
   try {

@@ -37,17 +37,48 @@ function affinity(op: string, syscall: string, raw: RawAffinity): number[] {
   return raw.cpus;
 }
 
-/** `sched_yield()` for the calling thread: spin-waits call it so that threads sharing a CPU hand over quickly. */
+/**
+ * `sched_yield()` for the calling thread: spin-waits call it so that threads sharing a CPU hand over quickly.
+ *
+ * @example
+ * ```ts
+ * import { yieldThread } from '@tenferro/os';
+ *
+ * let spins = 0;
+ * while (spins++ < 3) yieldThread(); // a spin-wait that hands the CPU over on each turn
+ * console.log(spins); // prints: 4
+ * ```
+ */
 export function yieldThread(): void {
   binding('yieldThread').yieldThread();
 }
 
-/** The calling thread's kernel thread id (`gettid()`); equals `process.pid` on the main thread. */
+/**
+ * The calling thread's kernel thread id (`gettid()`); equals `process.pid` on the main thread.
+ *
+ * @example
+ * ```ts
+ * import { gettid } from '@tenferro/os';
+ *
+ * console.log(gettid() === process.pid); // prints: true
+ * ```
+ */
 export function gettid(): number {
   return binding('gettid').gettid();
 }
 
-/** The calling thread's CPU affinity mask, as sorted CPU ids (`sched_getaffinity(0)`). */
+/**
+ * The calling thread's CPU affinity mask, as sorted CPU ids (`sched_getaffinity(0)`).
+ *
+ * @example
+ * ```ts
+ * import { getProcessAffinity, getThreadAffinity } from '@tenferro/os';
+ *
+ * const mine = getThreadAffinity();
+ * console.log(mine.every((cpu) => getProcessAffinity().includes(cpu))); // prints: true
+ * console.log(mine); // e.g. [ 0, 1, 2, 3 ]
+ * ```
+ */
 export function getThreadAffinity(): number[] {
   const op = 'getThreadAffinity';
   return affinity(op, 'sched_getaffinity', binding(op).getThreadAffinity());
@@ -58,6 +89,15 @@ export function getThreadAffinity(): number[] {
  * leader's mask) recorded once per process, when the addon first loaded. Narrowing the main
  * thread (or any thread) afterwards does not shrink it; it is the set `setThreadAffinity` never
  * leaves.
+ *
+ * @example
+ * ```ts
+ * import { getProcessAffinity } from '@tenferro/os';
+ *
+ * const cpus = getProcessAffinity();
+ * console.log(cpus.length > 0 && cpus.every((cpu, i) => i === 0 || cpus[i - 1]! < cpu)); // prints: true
+ * console.log(cpus); // e.g. [ 0, 1, 2, 3 ]
+ * ```
  */
 export function getProcessAffinity(): number[] {
   const op = 'getProcessAffinity';
@@ -67,6 +107,18 @@ export function getProcessAffinity(): number[] {
 /**
  * Check a CPU id list and return its ids sorted and deduplicated; throws `InvalidCpuList`
  * (not an array, or an id that is not a non-negative integer below 2^20) or `EmptyCpuSet`.
+ *
+ * @example
+ * ```ts
+ * import { OsError, validateCpuList } from '@tenferro/os';
+ *
+ * console.log(validateCpuList('pin', 'cpus', [3, 1, 3, 0])); // prints: [ 0, 1, 3 ]
+ * try {
+ *   validateCpuList('pin', 'cpus', []);
+ * } catch (e) {
+ *   console.log(OsError.is(e, 'EmptyCpuSet')); // prints: true
+ * }
+ * ```
  */
 export function validateCpuList(op: string, param: string, cpus: unknown): number[] {
   const expected = `a non-empty list of CPU ids for ${param}`;
@@ -105,6 +157,17 @@ export function validateCpuList(op: string, param: string, cpus: unknown): numbe
  *
  * Throws `InvalidCpuList`, `EmptyCpuSet`, `CpuOutsideAllowedSet` (before any change),
  * `AffinitySyscallFailed` (with `detail.errno`) or `AffinityUnavailable`.
+ *
+ * @example
+ * ```ts
+ * import { getProcessAffinity, getThreadAffinity, setThreadAffinity } from '@tenferro/os';
+ *
+ * const allowed = getProcessAffinity();
+ * setThreadAffinity([allowed[0]!]); // this thread only; the others keep their masks
+ * console.log(getThreadAffinity().length); // prints: 1
+ * setThreadAffinity(allowed); // back to the whole process mask (never wider)
+ * console.log(getThreadAffinity().length === allowed.length); // prints: true
+ * ```
  */
 export function setThreadAffinity(cpus: readonly number[]): void {
   const op = 'setThreadAffinity';

@@ -21,7 +21,22 @@ export type ValidatedTprimsProviderOptions = Readonly<Required<TprimsProviderOpt
 const ISAS: readonly string[] = ['auto', 'avx512f', 'avx2', 'portable'];
 const KNOWN: readonly string[] = ['isa', 'parallelMinElements'];
 
-/** Check `options` (before anything is loaded) and return a frozen copy with the defaults; `InvalidArgument` names the first bad one. */
+/**
+ * Check `options` (before anything is loaded) and return a frozen copy with the defaults; `InvalidArgument` names the first bad one.
+ *
+ * @example
+ * ```ts
+ * import { TenferroError } from '@tenferro/core';
+ * import { validateTprimsProviderOptions } from '@tenferro/provider-tprims';
+ *
+ * console.log(validateTprimsProviderOptions({ isa: 'portable' })); // prints: { isa: 'portable', parallelMinElements: 262144 }
+ * try {
+ *   validateTprimsProviderOptions({ threads: 2 });
+ * } catch (e) {
+ *   console.log(TenferroError.is(e, 'InvalidArgument'), (e as TenferroError).detail); // prints: true { param: 'options.threads' }
+ * }
+ * ```
+ */
 export function validateTprimsProviderOptions(options: unknown, op = 'createTprimsProvider'): ValidatedTprimsProviderOptions {
   if (options === undefined) options = {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);

@@ -39,9 +39,35 @@ export interface ArbiterStats {
 export interface Arbiter {
   /** Where the state lives. */
   readonly kind: ArbiterKind;
-  /** A permit for `request` once no held permit of another owner conflicts with it and no earlier conflicting waiter is queued. */
+  /**
+   * A permit for `request` once no held permit of another owner conflicts with it and no earlier conflicting waiter is queued.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, processArbiter } from '@tenferro/core';
+   *
+   * const arbiter = processArbiter();
+   * using permit = await arbiter.acquire({ cpus: CpuSet.of([0]) }); // released when the scope ends
+   * console.log(permit.released, arbiter.stats().active); // prints: false 1
+   * ```
+   */
   acquire(request: ResourceRequest, options?: AcquireOptions): Promise<Permit>;
-  /** The permits held and waiters queued by this arbiter object's callers (this isolate's, for the process arbiter). */
+  /**
+   * The permits held and waiters queued by this arbiter object's callers (this isolate's, for the process arbiter).
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ResourceArbiter } from '@tenferro/core';
+   *
+   * const arbiter = new ResourceArbiter();
+   * const held = await arbiter.acquire({ cpus: CpuSet.of([0, 1]) });
+   * const queued = arbiter.acquire({ cpus: CpuSet.of([1]) }); // overlaps CPU 1: waits
+   * console.log(arbiter.stats()); // prints: { active: 1, waiting: 1 }
+   * held.release();
+   * (await queued).release();
+   * console.log(arbiter.stats()); // prints: { active: 0, waiting: 0 }
+   * ```
+   */
   stats(): ArbiterStats;
 }
 

@@ -33,7 +33,18 @@ function reserve(floor: number): void {
   end = Number.MAX_SAFE_INTEGER;
 }
 
-/** A fresh process-unique execution owner id. */
+/**
+ * A fresh process-unique execution owner id.
+ *
+ * @example
+ * ```ts
+ * import { newExecutionOwner } from '@tenferro/core';
+ *
+ * const a = newExecutionOwner();
+ * const b = newExecutionOwner();
+ * console.log(a > 0 && b > 0 && a !== b); // prints: true
+ * ```
+ */
 export function newExecutionOwner(): ExecutionOwner {
   if (next >= end) reserve(next);
   return next++;

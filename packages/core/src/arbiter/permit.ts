@@ -41,14 +41,41 @@ export class Permit {
     return this.#released;
   }
 
-  /** Give the CPUs back; the next waiters whose requests no longer conflict are admitted, in FIFO order. Idempotent. */
+  /**
+   * Give the CPUs back; the next waiters whose requests no longer conflict are admitted, in FIFO order. Idempotent.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ResourceArbiter } from '@tenferro/core';
+   *
+   * const arbiter = new ResourceArbiter();
+   * const permit = await arbiter.acquire({ cpus: CpuSet.of([0]) });
+   * permit.release();
+   * permit.release(); // idempotent
+   * console.log(permit.released, arbiter.stats().active); // prints: true 0
+   * ```
+   */
   release(): void {
     if (this.#released) return;
     this.#released = true;
     this.#giveBack();
   }
 
-  /** `release()`, for `using permit = await arbiter.acquire(…)`. */
+  /**
+   * `release()`, for `using permit = await arbiter.acquire(…)`.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ResourceArbiter } from '@tenferro/core';
+   *
+   * const arbiter = new ResourceArbiter();
+   * {
+   *   using permit = await arbiter.acquire({ cpus: CpuSet.of([0]) });
+   *   console.log(permit.released); // prints: false
+   * } // disposed here, also when the block throws
+   * console.log(arbiter.stats().active); // prints: 0
+   * ```
+   */
   [Symbol.dispose](): void {
     this.release();
   }

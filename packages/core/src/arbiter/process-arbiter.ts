@@ -84,6 +84,14 @@ export class ProcessArbiter implements Arbiter {
    * `ProcessArbiterUnavailable` when the `@tenferro/os` binding cannot load here, and
    * `ArbiterVersionConflict` when another copy of `@tenferro/os` with a different arbiter ABI
    * already owns the process's arbiter — never a second, independent process arbiter.
+   *
+   * @example
+   * ```ts
+   * import { ProcessArbiter } from '@tenferro/core';
+   *
+   * const arbiter = ProcessArbiter.open({ isolated: true }); // a private state: shared with nobody
+   * console.log(arbiter.kind, arbiter.processStats()); // prints: process { active: 0, waiting: 0, clients: 1 }
+   * ```
    */
   static open(options: ProcessArbiterOptions = {}): ProcessArbiter {
     const op = 'ProcessArbiter.open';
@@ -108,7 +116,24 @@ export class ProcessArbiter implements Arbiter {
     });
   }
 
-  /** A permit for `request` once no held permit of another owner — in any isolate — conflicts with it and no earlier conflicting waiter is queued. */
+  /**
+   * A permit for `request` once no held permit of another owner — in any isolate — conflicts with it and no earlier conflicting waiter is queued.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ProcessArbiter } from '@tenferro/core';
+   *
+   * const arbiter = ProcessArbiter.open({ isolated: true });
+   * const first = await arbiter.acquire({ cpus: CpuSet.of([0, 1]) });
+   * const wanted = { cpus: CpuSet.parse('1-2') };
+   * const second = arbiter.acquire(wanted); // overlaps CPU 1: queued
+   * console.log(arbiter.stats().waiting); // prints: 1
+   * first.release(); // admits it (a release in another isolate would wake it too)
+   * const permit = await second;
+   * console.log(permit.request === wanted); // prints: true
+   * permit.release();
+   * ```
+   */
   acquire(request: ResourceRequest, options: AcquireOptions = {}): Promise<Permit> {
     const op = 'ProcessArbiter.acquire';
     try {
@@ -140,12 +165,38 @@ export class ProcessArbiter implements Arbiter {
     });
   }
 
-  /** The permits held and waiters queued through this client (this isolate's, for `processArbiter()`). */
+  /**
+   * The permits held and waiters queued through this client (this isolate's, for `processArbiter()`).
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ProcessArbiter } from '@tenferro/core';
+   *
+   * const arbiter = ProcessArbiter.open({ isolated: true });
+   * const permit = await arbiter.acquire({ cpus: CpuSet.of([0]) });
+   * console.log(arbiter.stats()); // prints: { active: 1, waiting: 0 }
+   * permit.release();
+   * console.log(arbiter.stats()); // prints: { active: 0, waiting: 0 }
+   * ```
+   */
   stats(): ArbiterStats {
     return { active: this.#active, waiting: this.#waiting.size };
   }
 
-  /** The permits and waiters of every isolate, and the clients, of the state this client is on. */
+  /**
+   * The permits and waiters of every isolate, and the clients, of the state this client is on.
+   *
+   * @example
+   * ```ts
+   * import { ProcessArbiter } from '@tenferro/core';
+   *
+   * const arbiter = ProcessArbiter.open({ isolated: true });
+   * using permit = await arbiter.acquire({ providerExclusive: true });
+   * // The whole state: permits of every client (every isolate, for the process-wide state).
+   * console.log(arbiter.processStats()); // prints: { active: 1, waiting: 0, clients: 1 }
+   * console.log(permit.request); // prints: { providerExclusive: true }
+   * ```
+   */
   processStats(): ProcessArbiterStats {
     const s = this.#os.arbiterStats(this.#client);
     return s === null ? { active: 0, waiting: 0, clients: 0 } : { active: s.active, waiting: s.waiting, clients: s.clients };

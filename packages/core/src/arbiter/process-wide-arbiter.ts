@@ -12,6 +12,16 @@ const GLOBAL_KEY = Symbol.for('tenferro.core.v0.arbiter');
  * the `@tenferro/os` binding loads, else a `ResourceArbiter` of this isolate (`kind` says which).
  * Throws `ArbiterVersionConflict` when another copy of `@tenferro/os` with a different arbiter
  * ABI owns the process's arbiter (never two independent arbiters silently).
+ *
+ * @example
+ * ```ts
+ * import { CpuSet, processArbiter } from '@tenferro/core';
+ *
+ * const arbiter = processArbiter();
+ * console.log(arbiter === processArbiter(), arbiter.kind); // prints: true process
+ * const permit = await arbiter.acquire({ cpus: CpuSet.of([0]) });
+ * permit.release();
+ * ```
  */
 export function processArbiter(): Arbiter {
   const g = globalThis as Record<symbol, unknown>;

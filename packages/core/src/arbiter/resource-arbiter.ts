@@ -36,7 +36,26 @@ export class ResourceArbiter implements Arbiter {
   readonly #waiting: Waiter[] = [];
   readonly #ownerCounts = new Map<ExecutionOwner, number>();
 
-  /** A permit for `request` once no held permit conflicts with it (overlapping CPUs, or either exclusive) and no earlier conflicting waiter is queued. */
+  /**
+   * A permit for `request` once no held permit conflicts with it (overlapping CPUs, or either exclusive) and no earlier conflicting waiter is queued.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ResourceArbiter, newExecutionOwner } from '@tenferro/core';
+   *
+   * const arbiter = new ResourceArbiter();
+   * const owner = newExecutionOwner();
+   * const a = await arbiter.acquire({ cpus: CpuSet.of([0, 1]) }, { owner });
+   * const disjoint = await arbiter.acquire({ cpus: CpuSet.of([2]) }); // no overlap: admitted at once
+   * const again = await arbiter.acquire({ cpus: CpuSet.of([1]) }, { owner }); // same owner re-enters (R30)
+   * console.log(again.reentrant, disjoint.reentrant); // prints: true false
+   * const controller = new AbortController();
+   * const waiting = arbiter.acquire({ providerExclusive: true }, { signal: controller.signal });
+   * controller.abort();
+   * await waiting.catch((e: { code: string }) => console.log(e.code)); // prints: AdmissionAborted
+   * for (const p of [a, disjoint, again]) p.release();
+   * ```
+   */
   acquire(request: ResourceRequest, options: AcquireOptions = {}): Promise<Permit> {
     const op = 'ResourceArbiter.acquire';
     try {
@@ -62,7 +81,22 @@ export class ResourceArbiter implements Arbiter {
     });
   }
 
-  /** The permits held and waiters queued now. */
+  /**
+   * The permits held and waiters queued now.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ResourceArbiter } from '@tenferro/core';
+   *
+   * const arbiter = new ResourceArbiter();
+   * const exclusive = await arbiter.acquire({ providerExclusive: true });
+   * const queued = arbiter.acquire({ cpus: CpuSet.of([3]) }); // conflicts with the exclusive permit
+   * console.log(arbiter.stats()); // prints: { active: 1, waiting: 1 }
+   * exclusive.release(); // admits the waiter
+   * (await queued).release();
+   * console.log(arbiter.stats()); // prints: { active: 0, waiting: 0 }
+   * ```
+   */
   stats(): ArbiterStats {
     return { active: this.#active.length, waiting: this.#waiting.length };
   }

@@ -120,6 +120,24 @@ export class CpuExecSession {
   /**
    * Grouped GEMM on the session's entry (R110): inside an entered session there is no engine
    * fan-out, so the group is one provider-owned call in the GEMM's dispatch mode.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4], { order: 'row' });
+   * const aa = Tensor.zeros('f64', [2, 2]);
+   * const twice = Tensor.zeros('f64', [2, 2]);
+   * await backend.withBackendSession((session) =>
+   *   session.gemmGrouped([
+   *     { out: aa, lhs: a, rhs: a },
+   *     { out: twice, lhs: a, rhs: Tensor.fromArray('f64', [2, 2], [2, 0, 0, 2]) },
+   *   ]),
+   * );
+   * console.log(aa.toArray({ order: 'row' }), twice.toArray({ order: 'row' })); // prints: [ 7, 10, 15, 22 ] [ 2, 4, 6, 8 ]
+   * await backend.close();
+   * ```
    */
   async gemmGrouped<D extends DType>(jobs: readonly GemmJob<D>[], options?: GemmGroupedOptions): Promise<void> {
     this.#assertLive('CpuExecSession.gemmGrouped');
@@ -130,6 +148,19 @@ export class CpuExecSession {
    * R77 in a session: `fn` reads `tensor` densely — a dense tensor as it is, a view materialised
    * on the session's entry into storage borrowed from the session's buffer pool, returned to that
    * pool when `fn` settles (success or error). The dense tensor is valid only inside `fn`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const m = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4], { order: 'row' });
+   * const sums = await backend.withBackendSession((session) =>
+   *   session.withMaterializedTensorRead(m.transpose(), (dense) => dense.toTypedArray().reduce((s, x) => s + x, 0)),
+   * );
+   * console.log(sums); // prints: 10
+   * await backend.close();
+   * ```
    */
   async withMaterializedTensorRead<D extends DType, R>(tensor: Tensor<D>, fn: (dense: Tensor<D>) => R | Promise<R>): Promise<R> {
     const op = 'CpuExecSession.withMaterializedTensorRead';
@@ -137,7 +168,20 @@ export class CpuExecSession {
     return withMaterializedTensorRead(this.#runner, this.#bundle, tensor, fn, undefined, op);
   }
 
-  /** The allocation domain the session's fresh outputs come from (its handle's), or `undefined` (R2). */
+  /**
+   * The allocation domain the session's fresh outputs come from (its handle's), or `undefined` (R2).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, type SharedTensorAllocationDomain } from '@tenferro/core';
+   *
+   * const arena: SharedTensorAllocationDomain = { name: 'arena', allocate: (bytes) => new SharedArrayBuffer(bytes), release: () => {} };
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const name = await backend.withAllocationDomain(arena).withBackendSession((session) => session.sharedAllocationDomain()?.name);
+   * console.log(name); // prints: arena
+   * await backend.close();
+   * ```
+   */
   sharedAllocationDomain(): SharedTensorAllocationDomain | undefined {
     return this.#entry.allocationDomain;
   }

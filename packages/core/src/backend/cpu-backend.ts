@@ -350,6 +350,23 @@ export class CpuBackend {
    * anything runs). With the bundle's `engineOuter` scheduling, more than one job and a budget
    * above 1, the engine runs the jobs over `min(jobs, budget)` outer lanes, one Sequential `gemm`
    * call per job; otherwise one provider-owned call. See docs/grouped-gemm.md.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4], { order: 'row' });
+   * const b = Tensor.fromArray('f64', [2, 2], [0, 1, 1, 0], { order: 'row' });
+   * const ab = Tensor.zeros('f64', [2, 2]);
+   * const ba = Tensor.zeros('f64', [2, 2]);
+   * await backend.gemmGrouped([
+   *   { out: ab, lhs: a, rhs: b },
+   *   { out: ba, lhs: b, rhs: a, alpha: 2 },
+   * ]);
+   * console.log(ab.toArray({ order: 'row' }), ba.toArray({ order: 'row' })); // prints: [ 2, 1, 4, 3 ] [ 6, 8, 2, 4 ]
+   * await backend.close();
+   * ```
    */
   async gemmGrouped<D extends DType>(jobs: readonly GemmJob<D>[], options?: GemmGroupedOptions): Promise<void> {
     return gemmGrouped(this.#s.runner, this.#s.bundle, jobs, options, 'CpuBackend.gemmGrouped');
@@ -552,7 +569,19 @@ export class CpuBackend {
     this.#s.coordinator.setAnalysisCapacity(capacity, 'CpuBackend.setAnalysisCacheCapacity');
   }
 
-  /** The indexed-plan cache limits of every engine of this coordinator (R118). */
+  /**
+   * The indexed-plan cache limits of every engine of this coordinator (R118).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * backend.setIndexedPlanCacheLimits({ maxEntries: 64, maxBytes: 1 << 20 });
+   * console.log(backend.indexedPlanCacheLimits()); // prints: { maxEntries: 64, maxBytes: 1048576 }
+   * await backend.close();
+   * ```
+   */
   indexedPlanCacheLimits(): IndexedPlanCacheLimits {
     return this.#s.coordinator.indexedPlanLimits;
   }
@@ -561,19 +590,55 @@ export class CpuBackend {
    * Bound the indexed-plan cache of every engine, current and future (R5, R118): `{ maxEntries,
    * maxBytes }`, a zero bound retaining nothing; shrinking evicts least recently used plans at
    * once. `InvalidArgument` (and no engine changed) for a malformed argument.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * backend.setIndexedPlanCacheLimits({ maxEntries: 0, maxBytes: 0 }); // retain no plan at all
+   * console.log(backend.indexedPlanCacheStats().entries); // prints: 0
+   * await backend.close();
+   * ```
    */
   setIndexedPlanCacheLimits(limits: IndexedPlanCacheLimits): void {
     this.#s.coordinator.setIndexedPlanLimits(limits, 'CpuBackend.setIndexedPlanCacheLimits');
   }
 
-  /** The indexed-plan caches of every built engine, each counted once (R6), with the current limits. */
+  /**
+   * The indexed-plan caches of every built engine, each counted once (R6), with the current limits.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * await backend.install((ctx) => ctx.indexedPlans.getOrBuild('example', [2, 3], () => ({ plan: [1, 2, 3], bytes: 24 })));
+   * const stats = backend.indexedPlanCacheStats();
+   * console.log(stats.entries, stats.bytes, stats.misses); // prints: 1 24 1
+   * await backend.close();
+   * ```
+   */
   indexedPlanCacheStats(): IndexedPlanCacheStats {
     const engines = this.#s.coordinator.builtEngines();
     const sum = (f: (s: IndexedPlanCacheStats) => number) => engines.reduce((acc, e) => acc + f(e.indexedPlans.stats()), 0);
     return { ...this.#s.coordinator.indexedPlanLimits, entries: sum((s) => s.entries), bytes: sum((s) => s.bytes), hits: sum((s) => s.hits), misses: sum((s) => s.misses), evictions: sum((s) => s.evictions) };
   }
 
-  /** Drop every plan of every engine's indexed-plan cache (R5). */
+  /**
+   * Drop every plan of every engine's indexed-plan cache (R5).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * await backend.install((ctx) => ctx.indexedPlans.getOrBuild('example', [2, 3], () => ({ plan: 'plan', bytes: 8 })));
+   * backend.clearIndexedPlanCache();
+   * console.log(backend.indexedPlanCacheStats().entries); // prints: 0
+   * await backend.close();
+   * ```
+   */
   clearIndexedPlanCache(): void {
     for (const e of this.#s.coordinator.builtEngines()) e.indexedPlans.clear();
   }
@@ -583,6 +648,18 @@ export class CpuBackend {
    * borrowed from this handle's engine pool, which goes back to that pool when `fn` settles
    * (success or error). The dense tensor is valid only inside `fn`; `fn` runs outside any
    * execution, so it may call the backend.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const m = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6], { order: 'row' });
+   * const column = m.slice([0, 2], [1, 2]); // a strided view: the middle column
+   * const values = await backend.withMaterializedTensorRead(column, (dense) => Array.from(dense.toTypedArray()));
+   * console.log(column.isDense('col'), values); // prints: false [ 2, 5 ]
+   * await backend.close();
+   * ```
    */
   async withMaterializedTensorRead<D extends DType, R>(tensor: Tensor<D>, fn: (dense: Tensor<D>) => R | Promise<R>, options?: RunOptions): Promise<R> {
     const op = 'CpuBackend.withMaterializedTensorRead';
@@ -594,6 +671,24 @@ export class CpuBackend {
    * same coordinator, engines, bundle and placement; everything else behaves as on this handle.
    * Storage goes back to `domain.release` when its last tensor is disposed or collected, or when
    * the operation fails. `InvalidArgument` for a malformed domain.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, type SharedTensorAllocationDomain, Tensor } from '@tenferro/core';
+   *
+   * const allocated: number[] = [];
+   * const arena: SharedTensorAllocationDomain = {
+   *   name: 'arena',
+   *   allocate: (bytes) => (allocated.push(bytes), new SharedArrayBuffer(bytes)),
+   *   release: () => {},
+   * };
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const fromArena = backend.withAllocationDomain(arena);
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * await fromArena.matmul(a, a);
+   * console.log(allocated); // prints: [ 32 ]
+   * await backend.close();
+   * ```
    */
   withAllocationDomain(domain: SharedTensorAllocationDomain): CpuBackend {
     const op = 'CpuBackend.withAllocationDomain';
@@ -602,12 +697,23 @@ export class CpuBackend {
     return this.#derive({ allocationDomain: d });
   }
 
-  /** The allocation domain this handle's fresh outputs come from, or `undefined` (the engine's buffer pool). */
+  /**
+   * The allocation domain this handle's fresh outputs come from, or `undefined` (the engine's buffer pool).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, type SharedTensorAllocationDomain } from '@tenferro/core';
+   *
+   * const arena: SharedTensorAllocationDomain = { name: 'arena', allocate: (bytes) => new SharedArrayBuffer(bytes), release: () => {} };
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * console.log(backend.sharedAllocationDomain(), backend.withAllocationDomain(arena).sharedAllocationDomain()?.name); // prints: undefined arena
+   * await backend.close();
+   * ```
+   */
   sharedAllocationDomain(): SharedTensorAllocationDomain | undefined {
     return this.#s.allocationDomain;
   }
 
-  /**
   /**
    * The GEMM-analysis cache of this handle's engine (R116); `undefined` until the engine is built.
    *
@@ -915,6 +1021,18 @@ export class CpuBackend {
    * packages report (`CpuProviderPackage.threads()`, e.g. OpenBLAS's pool), the main thread,
    * Node's libuv and V8 platform threads — with the threads tenferro or a provider owns whose mask
    * leaves their domain flagged (`outsideDomain`). Reads procfs only; works after `close()` too.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * await backend.ready();
+   * const census = backend.census();
+   * console.log(census.threads.some((t) => t.tid === process.pid)); // prints: true
+   * console.log(census.outsideDomain); // prints: []
+   * await backend.close();
+   * ```
    */
   census(): ThreadCensus {
     return takeThreadCensus(this.#s);

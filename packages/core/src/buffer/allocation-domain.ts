@@ -16,12 +16,53 @@ export interface SharedTensorAllocationDomain {
    * A `SharedArrayBuffer` of at least `bytes` bytes for one fresh output (its content need not be
    * zero: core zeroes what it must). Throwing, or returning anything else, fails the operation
    * with `AllocationFailed` before anything was written.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, type SharedTensorAllocationDomain, Tensor } from '@tenferro/core';
+   *
+   * const requests: number[] = [];
+   * const domain: SharedTensorAllocationDomain = {
+   *   name: 'counting',
+   *   allocate(bytes) {
+   *     requests.push(bytes);
+   *     return new SharedArrayBuffer(bytes);
+   *   },
+   *   release() {},
+   * };
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const a = Tensor.fromArray('f32', [2, 3], new Float32Array(6));
+   * await backend.withAllocationDomain(domain).matmul(a.transpose(), a); // a 3×3 f32 output
+   * console.log(requests); // prints: [ 36 ]
+   * await backend.close();
+   * ```
    */
   allocate(bytes: number): SharedArrayBuffer;
   /**
    * `buffer` comes back: the last tensor over it was disposed or collected, or the operation it
    * was allocated for failed. Called at most once per allocated buffer; errors it throws are
    * ignored (it may run from a finalizer).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, type SharedTensorAllocationDomain, Tensor } from '@tenferro/core';
+   *
+   * const free: SharedArrayBuffer[] = [];
+   * const recycling: SharedTensorAllocationDomain = {
+   *   name: 'recycling',
+   *   allocate(bytes) {
+   *     const i = free.findIndex((b) => b.byteLength >= bytes);
+   *     return i < 0 ? new SharedArrayBuffer(bytes) : free.splice(i, 1)[0]!;
+   *   },
+   *   release: (buffer) => void free.push(buffer),
+   * };
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * const c = await backend.withAllocationDomain(recycling).matmul(a, a);
+   * c.dispose(); // its storage goes back to the domain
+   * console.log(free.length); // prints: 1
+   * await backend.close();
+   * ```
    */
   release(buffer: SharedArrayBuffer): void;
   /**

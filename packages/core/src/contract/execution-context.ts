@@ -36,11 +36,49 @@ export interface CpuExecutionContext {
    * `setIndexedPlanCacheLimits`, shared by every execution on the engine.
    */
   readonly indexedPlans: CpuIndexedPlans;
-  /** The pool an Inner-mode provider may fan out on, capped at `threadBudget`; `undefined` unless Inner ∧ pool ∧ budget > 1 (R75). */
+  /**
+   * The pool an Inner-mode provider may fan out on, capped at `threadBudget`; `undefined` unless Inner ∧ pool ∧ budget > 1 (R75).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(await backend.install((ctx) => ctx.workerPool())); // prints: undefined
+   * // A session enters in Inner mode: with a budget of 2 its context exposes a pool of 2.
+   * console.log(await backend.withBackendSession((s) => s.context?.workerPool()?.size)); // e.g. 2
+   * await backend.close();
+   * ```
+   */
   workerPool(): WorkerPool | undefined;
-  /** Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75). */
+  /**
+   * Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * console.log(await backend.install((ctx) => [ctx.parallelMode, ctx.nativeThreadCount()])); // prints: [ 'sequential', 1 ]
+   * console.log(await backend.withBackendSession((s) => s.context?.nativeThreadCount())); // e.g. 2
+   * await backend.close();
+   * ```
+   */
   nativeThreadCount(): number;
-  /** Run one kernel task on this context's worker. */
+  /**
+   * Run one kernel task on this context's worker.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, defineKernel } from '@tenferro/core';
+   *
+   * // A kernel gets its payload and a KernelTaskInfo; a provider names its compiled module, not a data: URL.
+   * const whereAmI = defineKernel<string, string>('data:text/javascript,export const where = (tag, info) => `${tag} on worker ${info.workerIndex}`;', 'where');
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * console.log(await backend.install((ctx) => ctx.run(whereAmI, 'hello'))); // prints: hello on worker 0
+   * await backend.close();
+   * ```
+   */
   run<P, R>(kernel: KernelRef<P, R>, payload?: P): Promise<R>;
 }
 

@@ -42,6 +42,19 @@ export class ExternalCpuDomain {
   /**
    * Cooperative CPU-set admission (Rust `ExternalCpuDomain::new`): arbitrated on `placement.cpus`.
    * Errors (R37): `EmptyPlacementCpuSet`, `ZeroExecutorWorkers`, `ThreadBudgetExceedsWorkerCount`.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, ExternalCpuDomain, WorkerThreadsDomainExecutor, discoverCpuTopology } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 1 });
+   * const cpus = discoverCpuTopology().allowedCpus;
+   * const domain = ExternalCpuDomain.cooperative(1, { allAllowed: true, cpus }, executor, 1); // arbitrated on `cpus`
+   * const backend = await CpuBackend.fromExternalDomains({ defaultDomain: 1, domains: [domain] });
+   * console.log(domain.admissionMode(), backend.numThreads()); // prints: cooperativeCpuSet 1
+   * await backend.close();
+   * await executor.close();
+   * ```
    */
   static cooperative(id: CpuDomainId, placement: ExternalPlacement, executor: CpuDomainExecutor, threadBudget: number): ExternalCpuDomain {
     const op = 'ExternalCpuDomain.cooperative';
@@ -66,6 +79,19 @@ export class ExternalCpuDomain {
   /**
    * Caller-managed admission (Rust `new_caller_managed`): no CPU set; the executor's workers are
    * the whole CPU universe of the domain and the caller owns admission across such domains.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, ExternalCpuDomain, Tensor, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 1 });
+   * const domain = ExternalCpuDomain.callerManaged(2, executor, 1); // no CPU set, never enters the arbiter
+   * const backend = await CpuBackend.fromExternalDomains({ defaultDomain: 2, domains: [domain] });
+   * const a = Tensor.fromArray('f64', [1, 1], [3]);
+   * console.log((await backend.matmul(a, a)).toArray(), domain.cpus()); // prints: [ 9 ] undefined
+   * await backend.close();
+   * await executor.close();
+   * ```
    */
   static callerManaged(id: CpuDomainId, executor: CpuDomainExecutor, threadBudget: number): ExternalCpuDomain {
     const op = 'ExternalCpuDomain.callerManaged';
@@ -92,7 +118,19 @@ export class ExternalCpuDomain {
     return this.#placement === undefined ? 'callerManaged' : 'cooperativeCpuSet';
   }
 
-  /** The declared placement; `undefined` for caller-managed domains (no placement claim, R38). */
+  /**
+   * The declared placement; `undefined` for caller-managed domains (no placement claim, R38).
+   *
+   * @example
+   * ```ts
+   * import { CpuSet, ExternalCpuDomain, WorkerThreadsDomainExecutor } from '@tenferro/core';
+   *
+   * const executor = await WorkerThreadsDomainExecutor.create({ workers: 1 });
+   * const onNode = ExternalCpuDomain.cooperative(1, { numaNode: 0, cpus: CpuSet.of([0]) }, executor, 1);
+   * console.log(onNode.placement()?.kind, ExternalCpuDomain.callerManaged(2, executor, 1).placement()); // prints: numaNode undefined
+   * await executor.close();
+   * ```
+   */
   placement(): ResolvedCpuPlacement | undefined {
     return this.#placement;
   }

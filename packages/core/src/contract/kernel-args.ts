@@ -38,6 +38,22 @@ class PackedKernelArgs implements KernelArgs {
 /**
  * Pack `words` and `buffers` as a kernel payload: `ctx.run(kernel, kernelArgs(desc, [a, b, c]))`.
  * The words are read when the task is posted; neither array is kept.
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend, type KernelArgs, defineKernel, kernelArgs } from '@tenferro/core';
+ *
+ * // Sums `words[0]` f64 values of buffers[0]: the numbers and the buffer travel through shared memory.
+ * const sum = defineKernel<KernelArgs, number>(
+ *   'data:text/javascript,export const sum = ({ words, buffers }) => new Float64Array(buffers[0], 0, words[0]).reduce((s, x) => s + x, 0);',
+ *   'sum',
+ * );
+ * const storage = new SharedArrayBuffer(4 * 8);
+ * new Float64Array(storage).set([1, 2, 3, 4]);
+ * const backend = await CpuBackend.create({ threads: 1 });
+ * console.log(await backend.install((ctx) => ctx.run(sum, kernelArgs(new Float64Array([3]), [storage])))); // prints: 6
+ * await backend.close();
+ * ```
  */
 export function kernelArgs(words: Float64Array, buffers: readonly SharedArrayBuffer[]): KernelArgs {
   const op = 'kernelArgs';
@@ -51,7 +67,17 @@ export function kernelArgs(words: Float64Array, buffers: readonly SharedArrayBuf
   return new PackedKernelArgs(words, buffers.slice());
 }
 
-/** Whether `value` was made by {@link kernelArgs}. */
+/**
+ * Whether `value` was made by {@link kernelArgs}.
+ *
+ * @example
+ * ```ts
+ * import { isKernelArgs, kernelArgs } from '@tenferro/core';
+ *
+ * const packed = kernelArgs(new Float64Array([1, 2]), [new SharedArrayBuffer(8)]);
+ * console.log(isKernelArgs(packed), isKernelArgs({ words: packed.words, buffers: packed.buffers })); // prints: true false
+ * ```
+ */
 export function isKernelArgs(value: unknown): value is KernelArgs {
   return PackedKernelArgs.is(value);
 }

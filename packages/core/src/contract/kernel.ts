@@ -27,6 +27,19 @@ let lastId = 0;
  * runner, `tsx`), that file does not exist there; a worker isolate cannot load TypeScript either,
  * so the ref then names the same path under the package's `dist/`. The file system is looked at
  * once, on the first dispatch of the kernel, never at definition.
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend, defineKernel } from '@tenferro/core';
+ *
+ * // A package names its compiled module: defineKernel(new URL('./kernels.js', import.meta.url), 'double').
+ * // A data: URL keeps this example self-contained.
+ * const double = defineKernel<number, number>('data:text/javascript,export const double = (x) => 2 * x;', 'double');
+ * console.log(double === defineKernel('data:text/javascript,export const double = (x) => 2 * x;', 'double')); // prints: true
+ * const backend = await CpuBackend.create({ threads: 1 });
+ * console.log(await backend.install((ctx) => ctx.run(double, 21))); // prints: 42
+ * await backend.close();
+ * ```
  */
 export function defineKernel<P = unknown, R = unknown>(module: string | URL, exportName: string): KernelRef<P, R> {
   const op = 'defineKernel';

@@ -61,6 +61,19 @@ export class GemmAnalysisCache {
   /**
    * Whether the cache is bound to `bundle` (the bundle of the last dispatch that used it, while that
    * bundle is alive): `clear()` keeps the binding, a dispatch with another bundle moves it (R117).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, GemmAnalysisCache, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const cache = new GemmAnalysisCache(8);
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * console.log(cache.isBoundTo(backend.providerBundle())); // prints: false
+   * await backend.withBackendSession((session) => session.dotGeneral(a, a, { contracting: [[1], [0]] }), { gemmCache: cache });
+   * console.log(cache.isBoundTo(backend.providerBundle())); // prints: true
+   * await backend.close();
+   * ```
    */
   isBoundTo(bundle: object): boolean {
     return this.#bound !== undefined && this.#bound.deref() === bundle;
@@ -99,7 +112,18 @@ export class GemmAnalysisCache {
     if (slot < this.#capacity) this.#slots[slot] = { key, analysis };
   }
 
-  /** Change the capacity; shrinking clears every slot (R116). `InvalidArgument` for a capacity that is not a non-negative integer. */
+  /**
+   * Change the capacity; shrinking clears every slot (R116). `InvalidArgument` for a capacity that is not a non-negative integer.
+   *
+   * @example
+   * ```ts
+   * import { GemmAnalysisCache } from '@tenferro/core';
+   *
+   * const cache = new GemmAnalysisCache(4);
+   * cache.setCapacity(64);
+   * console.log(cache.stats().capacity); // prints: 64
+   * ```
+   */
   setCapacity(capacity: number): void {
     const next = validCapacity(capacity);
     if (next < this.#capacity) this.#slots = [];
@@ -107,13 +131,45 @@ export class GemmAnalysisCache {
     this.#capacity = next;
   }
 
-  /** Drop every analysis; the bundle binding stays (R117). */
+  /**
+   * Drop every analysis; the bundle binding stays (R117).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, GemmAnalysisCache, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const cache = new GemmAnalysisCache();
+   * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+   * await backend.withBackendSession((session) => session.dotGeneral(a, a, { contracting: [[1], [0]] }, { analysisSlot: 0 }), { gemmCache: cache });
+   * console.log(cache.stats().stored); // prints: 1
+   * cache.clear();
+   * console.log(cache.stats().stored, cache.isBoundTo(backend.providerBundle())); // prints: 0 true
+   * await backend.close();
+   * ```
+   */
   clear(): void {
     this.#slots = [];
     this.#auto.clear();
   }
 
-  /** The capacity, what is stored, and the hits and misses so far. */
+  /**
+   * The capacity, what is stored, and the hits and misses so far.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, GemmAnalysisCache, Tensor } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const cache = new GemmAnalysisCache(16);
+   * const a = Tensor.fromArray('f64', [3, 3], new Float64Array(9));
+   * await backend.withBackendSession(async (session) => {
+   *   for (let i = 0; i < 3; i++) await session.dotGeneral(a, a, { contracting: [[1], [0]] }, { analysisSlot: 5 });
+   * }, { gemmCache: cache });
+   * console.log(cache.stats()); // prints: { capacity: 16, stored: 1, hits: 2, misses: 1 }
+   * await backend.close();
+   * ```
+   */
   stats(): GemmAnalysisCacheStats {
     return { capacity: this.#capacity, stored: this.#slots.filter(Boolean).length + this.#auto.size, hits: this.#hits, misses: this.#misses };
   }

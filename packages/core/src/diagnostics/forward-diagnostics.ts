@@ -40,7 +40,25 @@ export type DiagnosticsSink = DiagnosticsPort | ((event: ForwardedDiagnosticsEve
 
 /** The part of a `MessagePort` (or `parentPort`) that {@link forwardDiagnostics} uses. */
 export interface DiagnosticsPort {
-  /** Send one forwarded event (structured-cloned to the other end). */
+  /**
+   * Send one forwarded event (structured-cloned to the other end).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, forwardDiagnostics } from '@tenferro/core';
+   * import { MessageChannel } from 'node:worker_threads';
+   *
+   * const { port1, port2 } = new MessageChannel(); // in a worker: forwardDiagnostics(parentPort!)
+   * const first = new Promise<{ channel: string }>((resolve) => port2.once('message', resolve));
+   * const stop = forwardDiagnostics(port1, { channels: ['execution'] });
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * await backend.install(() => 1);
+   * console.log((await first).channel); // prints: tenferro:execution
+   * stop();
+   * port1.close();
+   * await backend.close();
+   * ```
+   */
   postMessage(message: ForwardedDiagnosticsEvent): void;
 }
 
@@ -56,6 +74,20 @@ const TRACED: ReadonlySet<DiagnosticsChannelName> = new Set(['execution', 'provi
  * with a function, so that every isolate's events arrive in one shape. Returns the function that
  * unsubscribes; a sink that throws (a closed port) is unsubscribed. `InvalidArgument` for a bad
  * sink, an unknown option key or channel name — before anything is subscribed.
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend, type ForwardedDiagnosticsEvent, Tensor, forwardDiagnostics } from '@tenferro/core';
+ *
+ * const events: ForwardedDiagnosticsEvent[] = [];
+ * const stop = forwardDiagnostics((e) => events.push(e), { channels: ['execution'] }); // or a MessagePort, in a worker
+ * const backend = await CpuBackend.create({ threads: 1 });
+ * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
+ * await backend.matmul(a, a);
+ * stop();
+ * console.log(events.map((e) => `${e.channel} ${e.phase}`).slice(0, 2)); // prints: [ 'tenferro:execution start', 'tenferro:execution end' ]
+ * await backend.close();
+ * ```
  */
 export function forwardDiagnostics(sink: DiagnosticsSink, options?: ForwardDiagnosticsOptions): () => void {
   const post = sinkFunction(sink);

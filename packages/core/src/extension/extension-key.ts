@@ -33,6 +33,17 @@ function registry(): Map<string, ExtensionKey<unknown>> {
  * with the same name — from any module, any copy of the defining package or of core — returns the
  * same frozen object, so a family's `contract` entry can define its key lazily on first use and two
  * copies of that package still read and write the same bundle slot.
+ *
+ * @example
+ * ```ts
+ * import { defineExtensionKey } from '@tenferro/core';
+ *
+ * interface Greeter {
+ *   hello(): string;
+ * }
+ * const key = defineExtensionKey<Greeter>('example.greeter');
+ * console.log(key.name, key === defineExtensionKey<Greeter>('example.greeter')); // prints: example.greeter true
+ * ```
  */
 export function defineExtensionKey<T>(name: string): ExtensionKey<T> {
   const op = 'defineExtensionKey';

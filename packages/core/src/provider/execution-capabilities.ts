@@ -79,14 +79,34 @@ export function snapshotCapabilities(provider: { readonly name?: string; executi
   });
 }
 
-/** R59: what "accepts mode" means. */
+/**
+ * R59: what "accepts mode" means.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_EXECUTION_CAPABILITIES, acceptsMode } from '@tenferro/core';
+ *
+ * const sequentialOnly = { ...DEFAULT_EXECUTION_CAPABILITIES, workerLocalSequential: true, acceptsSequential: true, acceptsOuter: false, acceptsInner: false };
+ * console.log(acceptsMode(sequentialOnly, 'sequential'), acceptsMode(sequentialOnly, 'inner')); // prints: true false
+ * ```
+ */
 export function acceptsMode(c: CpuProviderExecutionCapabilities, mode: 'sequential' | 'outer' | 'inner'): boolean {
   if (mode === 'sequential') return c.acceptsSequential && c.workerLocalSequential;
   if (mode === 'outer') return c.acceptsOuter && c.workerLocalSequential;
   return c.acceptsInner;
 }
 
-/** R55: the thread limit a control enforces under `budget`, or undefined when none can be. */
+/**
+ * R55: the thread limit a control enforces under `budget`, or undefined when none can be.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_EXECUTION_CAPABILITIES, enforcedThreadLimit } from '@tenferro/core';
+ *
+ * console.log(enforcedThreadLimit({ ...DEFAULT_EXECUTION_CAPABILITIES, threadCount: 'perCallUpperBound' }, 4)); // prints: 4
+ * console.log(enforcedThreadLimit({ ...DEFAULT_EXECUTION_CAPABILITIES, threadCount: 'sequential' }, 4)); // prints: 1
+ * ```
+ */
 export function enforcedThreadLimit(c: CpuProviderExecutionCapabilities, budget: number): number | undefined {
   switch (c.threadCount) {
     case 'sequential':

@@ -31,6 +31,24 @@ export interface CpuProviderPackage {
    * thread census (`CpuBackend.census()`), which flags those whose CPU mask leaves the backend's
    * domains. Optional; must be cheap and must not start anything. Threads an engine worker runs
    * on are the engine's, not the provider's.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, type CpuProviderPackage, referenceGemmProvider, referenceLayoutProvider } from '@tenferro/core';
+   *
+   * // A package whose runtime started one thread of its own (here: pretend the main thread is it).
+   * const pkg: CpuProviderPackage = {
+   *   kind: 'faer',
+   *   name: 'example',
+   *   gemm: referenceGemmProvider,
+   *   layoutTransform: referenceLayoutProvider,
+   *   threads: () => [{ tid: process.pid, role: 'example pool' }],
+   * };
+   * console.log(pkg.threads?.()); // e.g. [ { tid: 12345, role: 'example pool' } ]
+   * const backend = await CpuBackend.create({ threads: 1, providers: [pkg] });
+   * console.log(backend.census().threads.find((t) => t.tid === process.pid)?.owner); // prints: { kind: 'provider', provider: 'example', role: 'example pool' }
+   * await backend.close();
+   * ```
    */
   threads?(): readonly ProviderThread[];
 }

@@ -32,6 +32,21 @@ function isScalar(v: unknown): boolean {
 /**
  * Check `request` (see the module comment); returns its dtype's element size in bytes, or
  * `undefined` for a dtype that is not a contraction dtype (the provider declines it).
+ *
+ * @example
+ * ```ts
+ * import { type CpuGemmRequest, TenferroError, validateGemmRequest } from '@tenferro/core';
+ *
+ * const buffer = new SharedArrayBuffer(4 * 8); // a 2×2 f64 matrix, row-major
+ * const operand = { buffer, offset: 0, rowStride: 2, colStride: 1, batchStrides: [] };
+ * const request: CpuGemmRequest = { dtype: 'f64', m: 2, n: 2, k: 2, batch: [], lhs: operand, rhs: operand, out: operand, alpha: 1, beta: 0, conjLhs: false, conjRhs: false };
+ * console.log(validateGemmRequest('myGemm', request)); // prints: 8
+ * try {
+ *   validateGemmRequest('myGemm', { ...request, lhs: { ...operand, offset: 1 } });
+ * } catch (e) {
+ *   console.log(TenferroError.is(e) && e.code); // prints: ViewOutOfBounds
+ * }
+ * ```
  */
 export function validateGemmRequest(op: string, request: CpuGemmRequest): number | undefined {
   if (typeof request !== 'object' || request === null) throw TenferroError.invalidArgument(op, 'request', 'a GEMM request object', request);

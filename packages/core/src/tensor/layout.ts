@@ -72,6 +72,13 @@ export function elementCount(shape: readonly number[], op: string): number {
 /**
  * Dense strides of `shape` in column-major (`col`, first axis fastest) or row-major (`row`) order.
  * For a zero-size shape no element is addressed; any stride that would not be a safe integer is 0.
+ *
+ * @example
+ * ```ts
+ * import { denseStrides } from '@tenferro/core';
+ *
+ * console.log(denseStrides([2, 3, 4], 'col'), denseStrides([2, 3, 4], 'row')); // prints: [ 1, 2, 6 ] [ 12, 4, 1 ]
+ * ```
  */
 export function denseStrides(shape: readonly number[], order: DenseOrder): number[] {
   const strides = new Array<number>(shape.length);
@@ -107,6 +114,19 @@ export function storageLength(buffer: SharedArrayBuffer, dtype: DType): number {
  * non-negative safe integers (`InvalidArgument`); the element count and the largest reachable
  * offset fit in 2^53-1 (`IntegerOverflow`); every reachable element lies inside the storage, or for
  * a zero-size view the offset is at most the storage length (`ViewOutOfBounds`).
+ *
+ * @example
+ * ```ts
+ * import { TenferroError, validateLayout } from '@tenferro/core';
+ *
+ * const buffer = new SharedArrayBuffer(6 * 8); // six f64
+ * validateLayout({ dtype: 'f64', buffer, shape: [2, 3], strides: [1, 2], offset: 0 }, 'myOp', 'lhs'); // fits: no error
+ * try {
+ *   validateLayout({ dtype: 'f64', buffer, shape: [2, 3], strides: [1, 2], offset: 1 }, 'myOp', 'lhs');
+ * } catch (e) {
+ *   console.log(TenferroError.is(e) && e.code); // prints: ViewOutOfBounds
+ * }
+ * ```
  */
 export function validateLayout(d: LayoutLike, op: string, role: string): void {
   if (typeof d !== 'object' || d === null) throw invalidArgument(op, role, 'a tensor descriptor', d);
@@ -165,6 +185,15 @@ export function validateLayout(d: LayoutLike, op: string, role: string): void {
  * each have stride ≥ previous stride × previous extent; a zero stride with extent > 1 aliases.
  * Layouts that fail the rule (stepped slices can) are decided exactly up to 2^16 elements and
  * refused above. Zero-size layouts are injective.
+ *
+ * @example
+ * ```ts
+ * import { layoutIsInjective } from '@tenferro/core';
+ *
+ * console.log(layoutIsInjective([2, 3], [3, 1])); // prints: true
+ * console.log(layoutIsInjective([2, 3], [0, 1])); // prints: false
+ * console.log(layoutIsInjective([2, 3], [3, 4])); // prints: true
+ * ```
  */
 export function layoutIsInjective(shape: readonly number[], strides: readonly number[]): boolean {
   if (shape.includes(0)) return true;
@@ -208,7 +237,17 @@ function distinctOffsets(extents: readonly number[], strides: readonly number[])
   }
 }
 
-/** First and last reachable element offsets (inclusive), or `undefined` for a zero-size layout. */
+/**
+ * First and last reachable element offsets (inclusive), or `undefined` for a zero-size layout.
+ *
+ * @example
+ * ```ts
+ * import { reachableSpan } from '@tenferro/core';
+ *
+ * console.log(reachableSpan({ shape: [2, 3], strides: [1, 4], offset: 5 })); // prints: { first: 5, last: 14 }
+ * console.log(reachableSpan({ shape: [0, 3], strides: [1, 4], offset: 5 })); // prints: undefined
+ * ```
+ */
 export function reachableSpan(d: { readonly shape: readonly number[]; readonly strides: readonly number[]; readonly offset: number }):
   | { first: number; last: number }
   | undefined {

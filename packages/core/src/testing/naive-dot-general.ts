@@ -6,6 +6,16 @@ import type { Tensor } from '../tensor/tensor.js';
  * The oracle: dot-general by definition on logical elements (no GEMM planning, no strides
  * beyond `toArray`), in float64 arithmetic. Returns interleaved `[re, im]` values for complex
  * dtypes, in column-major order of the output shape `[lhs free…, rhs free…, batch…]`.
+ *
+ * @example
+ * ```ts
+ * import { Tensor } from '@tenferro/core';
+ * import { naiveDotGeneral } from '@tenferro/core/testing';
+ *
+ * const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4], { order: 'row' });
+ * const { shape, values } = naiveDotGeneral(a, a, { contracting: [[1], [0]] }); // a·a, column-major values
+ * console.log(shape, values); // prints: [ 2, 2 ] [ 7, 15, 10, 22 ]
+ * ```
  */
 export function naiveDotGeneral(lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, options: { conjLhs?: boolean; conjRhs?: boolean } = {}): { shape: number[]; values: number[] } {
   const complex = DTYPE_INFO[lhs.dtype].complex;
@@ -71,12 +81,31 @@ export function naiveDotGeneral(lhs: Tensor, rhs: Tensor, dims: DotGeneralDims, 
   return { shape: outShape, values };
 }
 
-/** Relative tolerance by dtype for results against the oracle. */
+/**
+ * Relative tolerance by dtype for results against the oracle.
+ *
+ * @example
+ * ```ts
+ * import { toleranceFor } from '@tenferro/core/testing';
+ *
+ * console.log(toleranceFor('f32'), toleranceFor('f64')); // prints: 0.0002 1e-10
+ * ```
+ */
 export function toleranceFor(dtype: string): number {
   return dtype === 'f32' || dtype === 'c64' ? 2e-4 : 1e-10;
 }
 
-/** Largest error of `actual` against `expected`, relative to the largest magnitude of `expected` (and 1). */
+/**
+ * Largest error of `actual` against `expected`, relative to the largest magnitude of `expected` (and 1).
+ *
+ * @example
+ * ```ts
+ * import { relativeError, toleranceFor } from '@tenferro/core/testing';
+ *
+ * const err = relativeError([1, 2.000001, 4], [1, 2, 4]); // scaled by the largest magnitude, 4
+ * console.log(err < toleranceFor('f32'), relativeError([1], [1, 2])); // prints: true Infinity
+ * ```
+ */
 export function relativeError(actual: readonly number[], expected: readonly number[]): number {
   let scale = 1;
   for (const v of expected) scale = Math.max(scale, Math.abs(v));

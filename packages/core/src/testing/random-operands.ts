@@ -1,7 +1,19 @@
 import { DTYPE_INFO, type DType } from '../tensor/dtype.js';
 import { Tensor } from '../tensor/tensor.js';
 
-/** A small seeded PRNG (mulberry32), so failing conformance cases can be replayed. */
+/**
+ * A small seeded PRNG (mulberry32), so failing conformance cases can be replayed.
+ *
+ * @example
+ * ```ts
+ * import { seededRandom } from '@tenferro/core/testing';
+ *
+ * const a = seededRandom(42);
+ * const b = seededRandom(42);
+ * const x = a();
+ * console.log(x === b() && x >= 0 && x < 1); // prints: true
+ * ```
+ */
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
@@ -27,7 +39,17 @@ export function seededRandom(seed: number): () => number {
  */
 export const int = (rand: () => number, lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
 
-/** Values in [-1, 1) (small integers/4 for exactness in f32), interleaved for complex. */
+/**
+ * Values in [-1, 1) (small integers/4 for exactness in f32), interleaved for complex.
+ *
+ * @example
+ * ```ts
+ * import { randomValues, seededRandom } from '@tenferro/core/testing';
+ *
+ * const values = randomValues(seededRandom(7), 'c64', 3); // 3 complex values: 6 numbers, re/im interleaved
+ * console.log(values.length, values.every((v) => v >= -2 && v < 2 && Number.isInteger(v * 4))); // prints: 6 true
+ * ```
+ */
 export function randomValues(rand: () => number, dtype: DType, count: number): number[] {
   return Array.from({ length: count * DTYPE_INFO[dtype].components }, () => (int(rand, -8, 7) / 4));
 }
@@ -36,6 +58,16 @@ export function randomValues(rand: () => number, dtype: DType, count: number): n
  * A random matrix-like operand of logical shape `shape`: dense column-major, or — when `strided`
  * — a view that is permuted, padded (slice of a larger base) or both, the layouts providers
  * must handle. Without `strided`: column- or row-major only (what a BLAS expresses).
+ *
+ * @example
+ * ```ts
+ * import { randomOperand, seededRandom } from '@tenferro/core/testing';
+ *
+ * const rand = seededRandom(3);
+ * const dense = randomOperand(rand, 'f64', [3, 4], false);
+ * const view = randomOperand(rand, 'f64', [3, 4], true); // maybe permuted, maybe padded
+ * console.log(dense.shape, view.shape, dense.isDense('col') || dense.isDense('row')); // prints: [ 3, 4 ] [ 3, 4 ] true
+ * ```
  */
 export function randomOperand(rand: () => number, dtype: DType, shape: readonly number[], strided: boolean): Tensor {
   const rank = shape.length;

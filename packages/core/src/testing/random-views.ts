@@ -12,7 +12,18 @@ export interface RandomViewOptions {
   readonly values?: (rand: () => number, dtype: DType, count: number) => (number | bigint)[];
 }
 
-/** Small values exact in every dtype: multiples of 1/4 for floats, small integers, 0/1 for bool; complex interleaved. */
+/**
+ * Small values exact in every dtype: multiples of 1/4 for floats, small integers, 0/1 for bool; complex interleaved.
+ *
+ * @example
+ * ```ts
+ * import { randomElementValues, seededRandom } from '@tenferro/core/testing';
+ *
+ * const rand = seededRandom(5);
+ * console.log(randomElementValues(rand, 'i64', 2).every((v) => typeof v === 'bigint')); // prints: true
+ * console.log(randomElementValues(rand, 'bool', 4).every((v) => v === 0 || v === 1)); // prints: true
+ * ```
+ */
 export function randomElementValues(rand: () => number, dtype: DType, count: number): (number | bigint)[] {
   const n = count * DTYPE_INFO[dtype].components;
   if (dtype === 'bool') return Array.from({ length: n }, () => int(rand, 0, 1));
@@ -26,6 +37,16 @@ export function randomElementValues(rand: () => number, dtype: DType, count: num
  * padded base (an offset into it), or a stepped slice; with `broadcast`, axes of extent 1 may
  * instead be a stride-0 view of one element. Its base storage is a fresh tensor filled with
  * `values`, so views never share memory with anything else.
+ *
+ * @example
+ * ```ts
+ * import { randomView, seededRandom } from '@tenferro/core/testing';
+ *
+ * const rand = seededRandom(11);
+ * const view = randomView(rand, 'i32', [2, 3], { strided: true, broadcast: true });
+ * console.log(view.shape, view.dtype); // prints: [ 2, 3 ] i32
+ * console.log(randomView(rand, 'f32', [4], { strided: false }).isDense('col')); // prints: true
+ * ```
  */
 export function randomView(rand: () => number, dtype: DType, shape: readonly number[], options: RandomViewOptions = {}): Tensor {
   const strided = options.strided ?? true;

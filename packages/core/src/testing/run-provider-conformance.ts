@@ -75,6 +75,16 @@ export interface ProviderConformanceCase {
  * `groupedGemm` and its ledger audited when it has one), and thread-control honesty — the
  * threads created (a census of `/proc/self/task`) and the pool lanes used during a GEMM, against
  * what its thread and placement controls allow.
+ *
+ * It registers a vitest suite (`describe`/`it`), so it runs only in a vitest test file — no
+ * standalone `@example`; {@link providerConformanceCases} has one. In `test/conformance.test.ts`:
+ *
+ * ```ts
+ * import { runProviderConformance } from '@tenferro/core/testing';
+ * import { createMyProvider } from '../src/index.js';
+ *
+ * runProviderConformance(() => createMyProvider(), { budgets: [1, 2] });
+ * ```
  */
 export function runProviderConformance(factory: () => CpuProviderPackage | Promise<CpuProviderPackage>, options: ProviderConformanceOptions = {}): void {
   const timeout = options.timeout ?? 60_000;
@@ -92,7 +102,21 @@ export function runProviderConformance(factory: () => CpuProviderPackage | Promi
   });
 }
 
-/** The cases of {@link runProviderConformance}, unregistered: run them yourself with `await c.run()`. */
+/**
+ * The cases of {@link runProviderConformance}, unregistered: run them yourself with `await c.run()`.
+ *
+ * @example
+ * ```ts
+ * import { referenceGemmProvider, referenceLayoutProvider } from '@tenferro/core';
+ * import { providerConformanceCases } from '@tenferro/core/testing';
+ *
+ * const pkg = { kind: 'faer', name: 'reference', gemm: referenceGemmProvider, layoutTransform: referenceLayoutProvider } as const;
+ * const cases = providerConformanceCases(() => pkg, { budgets: [1], cases: 1 });
+ * // In a vitest file: for (const c of cases) it(c.name, async () => void (await c.run()));
+ * const outcome = await cases[0]!.run(); // throws when the provider does not conform
+ * console.log(cases.length > 1, outcome === undefined || 'skipped' in outcome); // prints: true true
+ * ```
+ */
 export function providerConformanceCases(factory: () => CpuProviderPackage | Promise<CpuProviderPackage>, options: ProviderConformanceOptions = {}): ProviderConformanceCase[] {
   const budgets = options.budgets ?? [1, 2];
   const cases = options.cases ?? 10;

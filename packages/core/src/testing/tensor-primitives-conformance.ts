@@ -39,7 +39,16 @@ const EXACT: ReadonlySet<string> = new Set(['add', 'sub', 'maximum', 'minimum', 
 /** Exact on real operands only (correctly rounded in IEEE arithmetic); complex ones combine several roundings. */
 const EXACT_IF_REAL: ReadonlySet<string> = new Set(['mul', 'div', 'scale', 'sqrt', 'abs']);
 
-/** Relative tolerance of the non-exact operations: 2^-20 for f32/c64 results, 2^-45 for f64/c128 (a few hundred ulps: summation order, FMA, libm). */
+/**
+ * Relative tolerance of the non-exact operations: 2^-20 for f32/c64 results, 2^-45 for f64/c128 (a few hundred ulps: summation order, FMA, libm).
+ *
+ * @example
+ * ```ts
+ * import { primitiveTolerance } from '@tenferro/core/testing';
+ *
+ * console.log(primitiveTolerance('c64') === 2 ** -20, primitiveTolerance('f64') === 2 ** -45); // prints: true true
+ * ```
+ */
 export function primitiveTolerance(dtype: DType): number {
   return dtype === 'f32' || dtype === 'c64' ? 2 ** -20 : 2 ** -45;
 }
@@ -88,6 +97,17 @@ type AnyOp = (...args: unknown[]) => Promise<Tensor>;
  * reference implementation (exact for IEEE-exact, integer, selection and layout results; within
  * {@link primitiveTolerance} otherwise); every request of a declared dtype executed, every decline
  * before writing; and no more threads or pool lanes than the declared controls allow.
+ *
+ * @example
+ * ```ts
+ * import { referenceGemmProvider, referenceLayoutProvider, referenceTensorPrimitivesProvider } from '@tenferro/core';
+ * import { tensorPrimitivesConformanceCases } from '@tenferro/core/testing';
+ *
+ * const pkg = { kind: 'faer', name: 'reference', gemm: referenceGemmProvider, layoutTransform: referenceLayoutProvider, tensorPrimitives: referenceTensorPrimitivesProvider } as const;
+ * const cases = tensorPrimitivesConformanceCases(() => pkg, { budgets: [1], cases: 1 });
+ * const outcome = await cases[0]!.run(); // throws when the provider does not conform
+ * console.log(cases.length > 1, outcome === undefined || 'skipped' in outcome); // prints: true true
+ * ```
  */
 export function tensorPrimitivesConformanceCases(factory: () => CpuProviderPackage | Promise<CpuProviderPackage>, options: TensorPrimitivesConformanceOptions = {}): ProviderConformanceCase[] {
   const budgets = options.budgets ?? [1, 2];
@@ -236,7 +256,19 @@ function compare(op: string, src: DType, got: Tensor, want: Tensor, label: strin
   }
 }
 
-/** Register {@link tensorPrimitivesConformanceCases} as vitest tests (a provider package's own test file calls this). */
+/**
+ * Register {@link tensorPrimitivesConformanceCases} as vitest tests (a provider package's own test file calls this).
+ *
+ * It registers a vitest suite (`describe`/`it`), so it runs only in a vitest test file — no
+ * standalone `@example`; {@link tensorPrimitivesConformanceCases} has one. In a test file:
+ *
+ * ```ts
+ * import { runTensorPrimitivesConformance } from '@tenferro/core/testing';
+ * import { createMyProvider } from '../src/index.js';
+ *
+ * runTensorPrimitivesConformance(() => createMyProvider(), { budgets: [1, 2] });
+ * ```
+ */
 export function runTensorPrimitivesConformance(factory: () => CpuProviderPackage | Promise<CpuProviderPackage>, options: TensorPrimitivesConformanceOptions = {}): void {
   const timeout = options.timeout ?? 120_000;
   describe('tensor-primitives conformance', () => {

@@ -106,7 +106,18 @@ export class CpuSet {
     return [...this.#ids];
   }
 
-  /** The CPU ids in ascending order. */
+  /**
+   * The CPU ids in ascending order.
+   *
+   * @example
+   * ```ts
+   * import { CpuSet } from '@tenferro/core';
+   *
+   * const ids: number[] = [];
+   * for (const id of CpuSet.parse('6,0-2')) ids.push(id);
+   * console.log(ids, Math.max(...CpuSet.of([4, 9]))); // prints: [ 0, 1, 2, 6 ] 9
+   * ```
+   */
   [Symbol.iterator](): Iterator<number> {
     return this.#ids[Symbol.iterator]();
   }

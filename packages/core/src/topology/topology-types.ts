@@ -56,9 +56,32 @@ export interface CpuTopology {
   readonly nodes: readonly CpuNode[];
   readonly effectiveCapacity: EffectiveCapacity;
   readonly source: TopologySource;
-  /** The usable node with this OS id, if any. */
+  /**
+   * The usable node with this OS id, if any.
+   *
+   * @example
+   * ```ts
+   * import { discoverCpuTopology } from '@tenferro/core';
+   *
+   * const topology = discoverCpuTopology();
+   * const first = topology.nodes[0];
+   * console.log(first === undefined || topology.node(first.id) === first); // prints: true
+   * console.log(topology.node(-1)); // prints: undefined
+   * ```
+   */
   node(id: number): CpuNode | undefined;
-  /** True when at least one usable NUMA node was discovered. */
+  /**
+   * True when at least one usable NUMA node was discovered.
+   *
+   * @example
+   * ```ts
+   * import { discoverCpuTopology } from '@tenferro/core';
+   *
+   * const topology = discoverCpuTopology();
+   * console.log(topology.hasNumaNodes() === topology.nodes.length > 0); // prints: true
+   * console.log(topology.hasNumaNodes()); // e.g. true
+   * ```
+   */
   hasNumaNodes(): boolean;
 }
 

@@ -35,6 +35,20 @@ export interface CpuIndexedPlans {
    * `'tprims.avx2'`); `key` lists every number the plan depends on (extents, strides, dtype and
    * operation codes, lane count). A plan must never be mutated by its users. `bytes` is what the
    * plan holds, for the byte bound.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * let builds = 0;
+   * const plan = (extent: number) => ({ plan: { blocks: Math.ceil(extent / 64) }, bytes: 16 });
+   * await backend.install((ctx) => {
+   *   for (let i = 0; i < 3; i++) ctx.indexedPlans.getOrBuild('example.copy', [1000, 8], () => (builds++, plan(1000)));
+   * });
+   * console.log(builds, backend.indexedPlanCacheStats().hits); // prints: 1 2
+   * await backend.close();
+   * ```
    */
   getOrBuild<P>(namespace: string, key: readonly number[], build: () => { readonly plan: P; readonly bytes: number }): P;
 }

@@ -10,7 +10,20 @@ import { type CpuExecutionContext, type CpuProviderOutcome, type ExtensionKey, d
 /** The name of the extension key: `'tenferro.linalg.kernels'`. */
 export const LINALG_KERNELS_KEY_NAME = 'tenferro.linalg.kernels';
 
-/** The bundle extension key of `CpuLinalgKernels` (defined lazily, same object on every call). */
+/**
+ * The bundle extension key of `CpuLinalgKernels` (defined lazily, same object on every call).
+ *
+ * @example
+ * ```ts
+ * import { CpuProviderBundle } from '@tenferro/core';
+ * import { BUILTIN_KERNELS, linalgKernelsKey } from '@tenferro/linalg';
+ *
+ * const key = linalgKernelsKey();
+ * console.log(key.name, key === linalgKernelsKey()); // prints: tenferro.linalg.kernels true
+ * const bundle = CpuProviderBundle.builder('faer').extension(key, BUILTIN_KERNELS).build();
+ * console.log(bundle.extension(key) === BUILTIN_KERNELS); // prints: true
+ * ```
+ */
 export function linalgKernelsKey(): ExtensionKey<CpuLinalgKernels> {
   return defineExtensionKey<CpuLinalgKernels>(LINALG_KERNELS_KEY_NAME);
 }

@@ -83,7 +83,7 @@ function maxDiff(x: ArrayLike<number>, y: ArrayLike<number>): number {
  *
  * const cases = linalgConformanceCases(() => BUILTIN_KERNELS, { sizes: [2], dtypes: ['f64'] });
  * for (const c of cases) await c.run(); // in a test file: for (const c of cases) it(c.name, c.run);
- * console.log(cases.length); // prints: 6
+ * console.log(cases.length); // prints: 10
  * ```
  */
 export function linalgConformanceCases(factory: () => CpuLinalgKernels, options: LinalgConformanceOptions = {}): LinalgConformanceCase[] {
