@@ -84,6 +84,12 @@ describe('public API of @tenferro/core', () => {
     expectTypeOf<keyof typeof Piscina>().toEqualTypeOf<(typeof PISCINA_VALUES)[number]>();
   });
 
+  it('CpuExecSession has exactly the pinned methods', async () => {
+    const { CpuExecSession } = await import('../src/index.js');
+    const own = Object.getOwnPropertyNames(CpuExecSession.prototype).filter((n) => n !== 'constructor').sort();
+    expect(own).toEqual(sorted(['context', 'domainId', 'dotGeneral', 'dotGeneralInto', 'end', 'freshTensor', 'gemmGrouped', 'kind', 'providerExtension', 'run', 'sharedAllocationDomain', 'withMaterializedTensorRead']));
+  });
+
   it('no runtime internals are reachable through the package exports map', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown> };
     expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', './piscina', './testing']);

@@ -4,7 +4,10 @@
 // routines called from C++ (bench/anchor/lapack-anchor.cc, a child process on the same library and
 // core) — at 1 and 2 threads, in one run; plus a batch of 10,000 8×8 solves against a C loop over
 // dgesv_. Median of repeated calls (one warm-up call first, except at n ≥ 2048).
-//   node bench/run.mjs [--sizes 64,256,1024,2048] [--threads 1,2] [--reps 5] [--ops luFactor,qr] [--coretype X]
+//   node bench/run.mjs [--sizes 64,256,1024,2048] [--threads 1,2] [--reps 5] [--ops luFactor,qr] [--rounds 1] [--coretype X]
+// `--rounds R` times la LAPACK and C LAPACK R times each, alternating (la, C, la, C, …), and reports
+// the medians and the median of the per-round C/la ratios: on a busy machine a pair measured back
+// to back sees the same load, where one la median and one C median taken minutes apart need not.
 // OPENBLAS_CORETYPE: `--coretype X` when given, else SkylakeX on an AVX-512 CPU (as the core
 // hot-path bench: OpenBLAS 0.3.21 picks slower kernels on these VMs), else the environment's; the
 // anchor inherits the same value, and the table prints both sides' core.
@@ -27,6 +30,8 @@ const { linalg } = await import('../dist/index.js');
 const sizes = arg('sizes', '64,256,1024,2048').split(',').map(Number);
 const threadsList = arg('threads', '1,2').split(',').map(Number);
 const baseReps = Number(arg('reps', '5'));
+const rounds = Math.max(1, Number(arg('rounds', '1')));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const repsFor = (n) => (n >= 2048 ? 1 : n >= 1024 ? Math.min(baseReps, 3) : baseReps);
 
 function spd(n) {
@@ -89,10 +94,18 @@ for (const threads of threadsList) {
       row.builtinMs = await time(() => fn(lf, a), reps, n < 2048);
       if (blas !== undefined) {
         const lb = linalg(blas);
-        row.blasMs = await time(() => fn(lb, a), reps, n < 2048);
+        const laTimes = [], cTimes = [], ratios = [];
+        for (let round = 0; round < rounds; round++) {
+          const t = await time(() => fn(lb, a), reps, n < 2048);
+          const c = anchorMs(routine, n, threads, reps);
+          laTimes.push(t);
+          if (c !== undefined) { cTimes.push(c); ratios.push(c / t); }
+        }
+        row.blasMs = median(laTimes);
         row.blasKernel = lb.takeCallRecords().at(-1)?.kernel;
-        row.cMs = anchorMs(routine, n, threads, reps);
-        row.overhead = row.cMs === undefined ? undefined : row.cMs / row.blasMs; // ≥ 0.95: la.* costs ≤ 5% over C
+        row.cMs = cTimes.length > 0 ? median(cTimes) : undefined;
+        // ≥ 0.95: la.* costs ≤ 5% over C (the median of the rounds' ratios)
+        row.overhead = ratios.length > 0 ? median(ratios) : undefined;
         row.builtinVsLapack = row.blasMs / row.builtinMs; // > 1: the built-in is faster
       }
       rows.push(row);
@@ -106,12 +119,18 @@ for (const threads of threadsList) {
   for (let b = 0; b < count; b++) for (let i = 0; i < m; i++) for (let j = 0; j < m; j++) data[b * m * m + i + j * m] = (i === j ? 9 : 0) + Math.sin(b + i * 3 + j);
   const A = Tensor.from(data, [m, m, count]);
   const B = Tensor.from(new Float64Array(m * count).fill(1), [m, 1, count]);
-  const cMs = anchorMs('gesv', m, threads, 9, count);
   for (const [name, backend] of [['builtin', builtin], ['blas', blas]]) {
     if (backend === undefined) continue;
     const la = linalg(backend);
-    const t = await time(() => la.solve(A, B), 9);
-    const row = { op: 'batched solve 10000×8×8', n: m, threads, backend: name, kernel: la.takeCallRecords().at(-1)?.kernel, ms: t, nsPerMatrix: (t * 1e6) / count, cMs, cNsPerMatrix: cMs === undefined ? undefined : (cMs * 1e6) / count, vsC: cMs === undefined ? undefined : cMs / t };
+    const laTimes = [], cTimes = [], ratios = [];
+    for (let round = 0; round < rounds; round++) {
+      const t = await time(() => la.solve(A, B), 9);
+      const c = anchorMs('gesv', m, threads, 9, count);
+      laTimes.push(t);
+      if (c !== undefined) { cTimes.push(c); ratios.push(c / t); }
+    }
+    const t = median(laTimes), cMs = cTimes.length > 0 ? median(cTimes) : undefined;
+    const row = { op: 'batched solve 10000×8×8', n: m, threads, backend: name, kernel: la.takeCallRecords().at(-1)?.kernel, ms: t, nsPerMatrix: (t * 1e6) / count, cMs, cNsPerMatrix: cMs === undefined ? undefined : (cMs * 1e6) / count, vsC: ratios.length > 0 ? median(ratios) : undefined };
     rows.push(row);
     console.log(JSON.stringify(row));
   }

@@ -65,6 +65,9 @@ async function runBuiltin(ctx: CpuExecutionContext, r: LinalgRequest): Promise<C
 /** The built-in kernels: every primitive, every dtype (f32, f64, c64, c128). */
 export const BUILTIN_KERNELS: CpuLinalgKernels = Object.freeze({
   name: 'tenferro built-in (Eigen)',
+  // Every op writes every element of its outputs (failed batches: zeros, or an error that disposes them); never declines.
+  overwritesOutputs: true,
+  declinesBeforeWriting: true,
   cholesky: runBuiltin,
   solveTriangular: runBuiltin,
   luFactor: runBuiltin,

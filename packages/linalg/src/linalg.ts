@@ -6,7 +6,7 @@
  * `CpuLinalgKernels` extension first, the built-in kernel when it is absent or declines before
  * writing.
  */
-import { CpuBackend, CpuExecSession, type CpuExecutionContext, type DType, Tensor, TenferroError, acceptsMode, enforcedThreadLimit } from '@tenferro/core';
+import { CpuBackend, CpuExecSession, type CpuExecutionContext, DTYPE_INFO, type DType, Tensor, TenferroError, acceptsMode, enforcedThreadLimit } from '@tenferro/core';
 import { BUILTIN_KERNELS } from './builtin.js';
 import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
 import { MAX_BATCH_AXES } from './native/binding.js';
@@ -100,13 +100,19 @@ function operand(t: Tensor<F>): LinalgOperand {
 
 const count = (batch: readonly number[]): number => batch.reduce((p, e) => p * e, 1);
 
-function untouched(r: LinalgRequest): boolean {
-  for (const o of r.out) {
-    if (o === undefined) continue;
-    const v = new Uint8Array(o);
+/** One primitive call before its outputs exist: the request's fields, and each output slot's dtype and shape (or none). */
+interface LinalgPlan extends Omit<LinalgRequest, 'out' | 'info'> {
+  readonly outs: readonly (readonly [DType, readonly number[]] | undefined)[];
+}
+
+/** The zeroed outputs and info words are still all zero (an extension that declined wrote nothing). */
+function untouched(outs: readonly (Tensor | undefined)[], info: Int32Array): boolean {
+  for (const t of outs) {
+    if (t === undefined) continue;
+    const v = new Uint8Array(t.buffer, 0, t.size * DTYPE_INFO[t.dtype].bytes);
     for (let i = 0; i < v.length; i++) if (v[i] !== 0) return false;
   }
-  for (let i = 0; i < r.info.length; i++) if (r.info[i] !== 0) return false;
+  for (let i = 0; i < info.length; i++) if (info[i] !== 0) return false;
   return true;
 }
 
@@ -214,8 +220,7 @@ export class Linalg {
     const A = matrix(op, 'a', a);
     square(op, 'a', A);
     const n = A.shape[0]!, batch = A.shape.slice(2);
-    const L = Tensor.zeros(A.dtype, A.shape);
-    await this.#execute(op, o, { op: 'cholesky', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, upper }, a: operand(A), out: [L.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [L], 'NotPositiveDefinite');
+    const [L] = await this.#execute(op, o, { op: 'cholesky', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, upper }, a: operand(A), outs: [[A.dtype, A.shape]] }, 'NotPositiveDefinite');
     return L as Tensor<D>;
   }
 
@@ -247,8 +252,7 @@ export class Linalg {
     const m = B.shape[0]!, n = B.shape[1]!;
     if (A.shape[0] !== (left ? m : n)) throw new TenferroError('ShapeMismatch', `${op}: a is ${A.shape[0]}×${A.shape[0]} but b is ${m}×${n} (${left ? 'rows' : 'columns'} must agree)`, { op, detail: { a: A.shape, b: B.shape } });
     const batch = A.shape.slice(2);
-    const X = Tensor.zeros(A.dtype, B.shape);
-    await this.#execute(op, o, { op: 'solveTriangular', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, upper: o.upper, left, unitDiagonal }, a: operand(A), b: operand(B), out: [X.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [X], undefined);
+    const [X] = await this.#execute(op, o, { op: 'solveTriangular', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, upper: o.upper, left, unitDiagonal }, a: operand(A), b: operand(B), outs: [[A.dtype, B.shape]] }, undefined);
     return X as Tensor<D>;
   }
 
@@ -274,10 +278,8 @@ export class Linalg {
     const o = checkOptions(op, options, ['signal']);
     const A = matrix(op, 'a', a);
     const [m, n] = [A.shape[0]!, A.shape[1]!], batch = A.shape.slice(2);
-    const LU = Tensor.zeros(A.dtype, A.shape);
-    const piv = Tensor.zeros('i32', [Math.min(m, n), ...batch]);
-    await this.#execute(op, o, { op: 'luFactor', dtype: A.dtype, m, n, batch, flags: NO_FLAGS, a: operand(A), out: [LU.buffer, piv.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [LU, piv], undefined);
-    return { lu: LU as Tensor<D>, pivots: piv };
+    const [LU, piv] = await this.#execute(op, o, { op: 'luFactor', dtype: A.dtype, m, n, batch, flags: NO_FLAGS, a: operand(A), outs: [[A.dtype, A.shape], ['i32', [Math.min(m, n), ...batch]]] }, undefined);
+    return { lu: LU as Tensor<D>, pivots: piv as Tensor<'i32'> };
   }
 
   /**
@@ -301,8 +303,7 @@ export class Linalg {
     const o = checkOptions(op, options, ['signal']);
     const A = matrix(op, 'a', a);
     const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
-    const P = Tensor.zeros(A.dtype, [m, m, ...batch]), L = Tensor.zeros(A.dtype, [m, k, ...batch]), U = Tensor.zeros(A.dtype, [k, n, ...batch]);
-    await this.#execute(op, o, { op: 'lu', dtype: A.dtype, m, n, batch, flags: NO_FLAGS, a: operand(A), out: [P.buffer, L.buffer, U.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [P, L, U], undefined);
+    const [P, L, U] = await this.#execute(op, o, { op: 'lu', dtype: A.dtype, m, n, batch, flags: NO_FLAGS, a: operand(A), outs: [[A.dtype, [m, m, ...batch]], [A.dtype, [m, k, ...batch]], [A.dtype, [k, n, ...batch]]] }, undefined);
     return { p: P as Tensor<D>, l: L as Tensor<D>, u: U as Tensor<D> };
   }
 
@@ -331,9 +332,8 @@ export class Linalg {
     const A = matrix(op, 'a', a);
     square(op, 'a', A);
     const n = A.shape[0]!, batch = A.shape.slice(2);
-    const LU = Tensor.zeros(A.dtype, A.shape), piv = Tensor.zeros('i32', [n, ...batch]), cpiv = Tensor.zeros('i32', [n, ...batch]);
-    await this.#execute(op, o, { op: 'luFullPivot', dtype: A.dtype, m: n, n, batch, flags: NO_FLAGS, a: operand(A), out: [LU.buffer, piv.buffer, cpiv.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [LU, piv, cpiv], undefined);
-    return { lu: LU as Tensor<D>, pivots: piv, colPivots: cpiv };
+    const [LU, piv, cpiv] = await this.#execute(op, o, { op: 'luFullPivot', dtype: A.dtype, m: n, n, batch, flags: NO_FLAGS, a: operand(A), outs: [[A.dtype, A.shape], ['i32', [n, ...batch]], ['i32', [n, ...batch]]] }, undefined);
+    return { lu: LU as Tensor<D>, pivots: piv as Tensor<'i32'>, colPivots: cpiv as Tensor<'i32'> };
   }
 
   /**
@@ -361,8 +361,7 @@ export class Linalg {
     sameBatch(op, A, B);
     if (B.shape[0] !== A.shape[0]) throw new TenferroError('ShapeMismatch', `${op}: a is ${A.shape[0]}×${A.shape[0]} but b has ${B.shape[0]} rows`, { op, detail: { a: A.shape, b: B.shape } });
     const batch = A.shape.slice(2);
-    const X = Tensor.zeros(A.dtype, B.shape);
-    await this.#execute(op, o, { op: 'solve', dtype: A.dtype, m: A.shape[0]!, n: B.shape[1]!, batch, flags: NO_FLAGS, a: operand(A), b: operand(B), out: [X.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [X], 'SingularMatrix');
+    const [X] = await this.#execute(op, o, { op: 'solve', dtype: A.dtype, m: A.shape[0]!, n: B.shape[1]!, batch, flags: NO_FLAGS, a: operand(A), b: operand(B), outs: [[A.dtype, B.shape]] }, 'SingularMatrix');
     return X as Tensor<D>;
   }
 
@@ -391,9 +390,7 @@ export class Linalg {
     const A = matrix(op, 'a', a);
     const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
     const full = mode === 'complete';
-    const Q = mode === 'r' ? undefined : Tensor.zeros(A.dtype, [m, full ? m : k, ...batch]);
-    const R = Tensor.zeros(A.dtype, [full ? m : k, n, ...batch]);
-    await this.#execute(op, o, { op: 'qr', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, full, rOnly: mode === 'r' }, a: operand(A), out: [Q?.buffer, R.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, Q ? [Q, R] : [R], undefined);
+    const [Q, R] = await this.#execute(op, o, { op: 'qr', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, full, rOnly: mode === 'r' }, a: operand(A), outs: [mode === 'r' ? undefined : [A.dtype, [m, full ? m : k, ...batch]], [A.dtype, [full ? m : k, n, ...batch]]] }, undefined);
     return { q: Q as Tensor<D> | undefined, r: R as Tensor<D> };
   }
 
@@ -419,8 +416,7 @@ export class Linalg {
     const full = bool(op, o, 'fullMatrices', true);
     const A = matrix(op, 'a', a);
     const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
-    const U = Tensor.zeros(A.dtype, [m, full ? m : k, ...batch]), S = Tensor.zeros(realOf(A.dtype), [k, ...batch]), Vh = Tensor.zeros(A.dtype, [full ? n : k, n, ...batch]);
-    await this.#execute(op, o, { op: 'svd', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, full, vectors: true }, a: operand(A), out: [U.buffer, S.buffer, Vh.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [U, S, Vh], 'NoConvergence');
+    const [U, S, Vh] = await this.#execute(op, o, { op: 'svd', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, full, vectors: true }, a: operand(A), outs: [[A.dtype, [m, full ? m : k, ...batch]], [realOf(A.dtype), [k, ...batch]], [A.dtype, [full ? n : k, n, ...batch]]] }, 'NoConvergence');
     return { u: U as Tensor<D>, s: S as Tensor<RealOf<D>>, vh: Vh as Tensor<D> };
   }
 
@@ -444,8 +440,7 @@ export class Linalg {
     const o = checkOptions(op, options, ['signal']);
     const A = matrix(op, 'a', a);
     const [m, n] = [A.shape[0]!, A.shape[1]!], k = Math.min(m, n), batch = A.shape.slice(2);
-    const S = Tensor.zeros(realOf(A.dtype), [k, ...batch]);
-    await this.#execute(op, o, { op: 'svd', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, vectors: false }, a: operand(A), out: [undefined, S.buffer, undefined], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [S], 'NoConvergence');
+    const [, S] = await this.#execute(op, o, { op: 'svd', dtype: A.dtype, m, n, batch, flags: { ...NO_FLAGS, vectors: false }, a: operand(A), outs: [undefined, [realOf(A.dtype), [k, ...batch]], undefined] }, 'NoConvergence');
     return S as Tensor<RealOf<D>>;
   }
 
@@ -612,9 +607,8 @@ export class Linalg {
     const eye = Tensor.zeros(A.dtype, [n, n]);
     const ev = new (realOf(A.dtype) === 'f32' ? Float32Array : Float64Array)(eye.buffer as unknown as ArrayBuffer);
     for (let i = 0; i < n; i++) ev[(cplx ? 2 : 1) * (i + i * n)] = 1;
-    const X = Tensor.zeros(A.dtype, A.shape);
     const b: LinalgOperand = { buffer: eye.buffer, offset: 0, rowStride: 1, colStride: n, batchStrides: batch.map(() => 0) };
-    await this.#execute(op, o, { op: 'solve', dtype: A.dtype, m: n, n, batch, flags: NO_FLAGS, a: operand(A), b, out: [X.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, [X], 'SingularMatrix');
+    const [X] = await this.#execute(op, o, { op: 'solve', dtype: A.dtype, m: n, n, batch, flags: NO_FLAGS, a: operand(A), b, outs: [[A.dtype, A.shape]] }, 'SingularMatrix');
     return X as Tensor<D>;
   }
 
@@ -819,10 +813,8 @@ export class Linalg {
     const A = matrix(op, 'a', a);
     square(op, 'a', A);
     const n = A.shape[0]!, batch = A.shape.slice(2);
-    const W = Tensor.zeros(realOf(A.dtype), [n, ...batch]);
-    const V = vectors ? Tensor.zeros(A.dtype, A.shape) : undefined;
-    await this.#execute(op, o, { op: 'eigh', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, upper: uplo === 'U', vectors }, a: operand(A), out: [W.buffer, V?.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, V ? [W, V] : [W], 'NoConvergence');
-    return { eigenvalues: W, eigenvectors: V as Tensor<F> };
+    const [W, V] = await this.#execute(op, o, { op: 'eigh', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, upper: uplo === 'U', vectors }, a: operand(A), outs: [[realOf(A.dtype), [n, ...batch]], vectors ? [A.dtype, A.shape] : undefined] }, 'NoConvergence');
+    return { eigenvalues: W as Tensor<F>, eigenvectors: V as Tensor<F> };
   }
 
   async #eig(op: string, a: Tensor<F>, options: unknown, vectors: boolean): Promise<{ eigenvalues: Tensor<F>; eigenvectors: Tensor<F> }> {
@@ -830,10 +822,8 @@ export class Linalg {
     const A = matrix(op, 'a', a);
     square(op, 'a', A);
     const n = A.shape[0]!, batch = A.shape.slice(2);
-    const W = Tensor.zeros(complexOf(A.dtype), [n, ...batch]);
-    const V = vectors ? Tensor.zeros(complexOf(A.dtype), [n, n, ...batch]) : undefined;
-    await this.#execute(op, o, { op: 'eig', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, vectors }, a: operand(A), out: [W.buffer, V?.buffer], info: new Int32Array(new SharedArrayBuffer(4 * count(batch))) }, V ? [W, V] : [W], 'NoConvergence');
-    return { eigenvalues: W, eigenvectors: V as Tensor<F> };
+    const [W, V] = await this.#execute(op, o, { op: 'eig', dtype: A.dtype, m: n, n, batch, flags: { ...NO_FLAGS, vectors }, a: operand(A), outs: [[complexOf(A.dtype), [n, ...batch]], vectors ? [complexOf(A.dtype), [n, n, ...batch]] : undefined] }, 'NoConvergence');
+    return { eigenvalues: W as Tensor<F>, eigenvectors: V as Tensor<F> };
   }
 
   async #slogdet(op: string, a: Tensor<F>, options: unknown): Promise<{ sign: Tensor<F>; logabsdet: Tensor<F> }> {
@@ -867,38 +857,51 @@ export class Linalg {
 
   /**
    * Run one primitive: one execution (a backend) or one run on the session's entry; the
-   * extension's kernel first, the built-in one when absent or declined before writing. Outputs are
-   * disposed on every failure.
+   * extension's kernel first, the built-in one when absent or declined before writing. The outputs
+   * (and the `info` words) are fresh tensors from the session's buffer pool (R108), made inside the
+   * session after validation: not zeroed when the kernel that runs overwrites every element (the
+   * built-in kernels, and an extension declaring `overwritesOutputs` and `declinesBeforeWriting`),
+   * zeroed otherwise (so that a write before a decline shows). Outputs are disposed — their storage
+   * goes back to the pool — on every failure; the info words always.
    */
-  async #execute(op: string, o: Record<string, unknown>, request: LinalgRequest, outputs: Tensor[], errorCode: 'NotPositiveDefinite' | 'SingularMatrix' | 'NoConvergence' | undefined): Promise<void> {
-    const frozen = Object.freeze(request);
+  async #execute(op: string, o: Record<string, unknown>, plan: LinalgPlan, errorCode: 'NotPositiveDefinite' | 'SingularMatrix' | 'NoConvergence' | undefined): Promise<(Tensor | undefined)[]> {
     const signal = o.signal as AbortSignal | undefined;
     if (this.#target instanceof CpuBackend) this.#validateExtension(op, this.#target);
-    const body = async (session: CpuExecSession): Promise<void> => {
+    const nb = count(plan.batch);
+    const body = async (session: CpuExecSession): Promise<(Tensor | undefined)[]> => {
       const ext = session.providerExtension(linalgKernelsKey());
+      const byExtension = ext !== undefined && typeof ext[plan.op] === 'function';
+      const zeroed = byExtension && !(ext.overwritesOutputs === true && ext.declinesBeforeWriting === true);
       let budget = 1;
       try { budget = session.context.threadBudget; } catch { budget = 1; }
-      await session.run(budget > 1 ? 'inner' : 'sequential', (ctx) => this.#call(op, ctx, ext, frozen));
-    };
-    try {
-      if (this.#target instanceof CpuBackend) await this.#target.withBackendSession(body, signal ? { signal } : undefined);
-      else {
-        if (signal?.aborted) throw new TenferroError('AdmissionAborted', `${op}: aborted before it started`, { op, cause: signal.reason });
-        await body(this.#target);
-      }
-      if (errorCode !== undefined) {
-        const info = frozen.info;
-        for (let b = 0; b < info.length; b++) {
-          if (info[b] !== 0) {
-            const what = errorCode === 'NotPositiveDefinite' ? `the leading minor of order ${info[b]} is not positive definite` : errorCode === 'SingularMatrix' ? `U(${info[b]}, ${info[b]}) is exactly zero: the matrix is singular` : `the iteration did not converge (info ${info[b]})`;
-            throw new TenferroError(errorCode, `${op}: batch ${b} [${batchIndex(frozen.batch, b).join(', ')}]: ${what}`, { op, detail: { batchIndex: b, batch: batchIndex(frozen.batch, b), info: info[b] } });
+      const outs: (Tensor | undefined)[] = [];
+      let infoWords: Tensor | undefined;
+      try {
+        for (const spec of plan.outs) outs.push(spec === undefined ? undefined : session.freshTensor(spec[0], spec[1], { zeroed }));
+        infoWords = session.freshTensor('i32', [nb]);
+        const info = new Int32Array(infoWords.buffer, 0, nb);
+        const request: LinalgRequest = Object.freeze({ op: plan.op, dtype: plan.dtype, m: plan.m, n: plan.n, batch: plan.batch, flags: plan.flags, a: plan.a, ...(plan.b === undefined ? {} : { b: plan.b }), out: Object.freeze(outs.map((t) => t?.buffer)), info });
+        const guard = byExtension && ext.declinesBeforeWriting !== true ? outs : undefined;
+        await session.run(budget > 1 ? 'inner' : 'sequential', (ctx) => this.#call(op, ctx, ext, request, guard));
+        if (errorCode !== undefined) {
+          for (let b = 0; b < nb; b++) {
+            if (info[b] !== 0) {
+              const what = errorCode === 'NotPositiveDefinite' ? `the leading minor of order ${info[b]} is not positive definite` : errorCode === 'SingularMatrix' ? `U(${info[b]}, ${info[b]}) is exactly zero: the matrix is singular` : `the iteration did not converge (info ${info[b]})`;
+              throw new TenferroError(errorCode, `${op}: batch ${b} [${batchIndex(plan.batch, b).join(', ')}]: ${what}`, { op, detail: { batchIndex: b, batch: batchIndex(plan.batch, b), info: info[b] } });
+            }
           }
         }
+        return outs;
+      } catch (e) {
+        for (const t of outs) t?.dispose();
+        throw e;
+      } finally {
+        infoWords?.dispose();
       }
-    } catch (e) {
-      for (const t of outputs) t.dispose();
-      throw e;
-    }
+    };
+    if (this.#target instanceof CpuBackend) return this.#target.withBackendSession(body, signal ? { signal } : undefined);
+    if (signal?.aborted) throw new TenferroError('AdmissionAborted', `${op}: aborted before it started`, { op, cause: signal.reason });
+    return body(this.#target);
   }
 
   /**
@@ -921,7 +924,7 @@ export class Linalg {
     }
   }
 
-  async #call(op: string, ctx: CpuExecutionContext, ext: CpuLinalgKernels | undefined, r: LinalgRequest): Promise<void> {
+  async #call(op: string, ctx: CpuExecutionContext, ext: CpuLinalgKernels | undefined, r: LinalgRequest, guard: readonly (Tensor | undefined)[] | undefined): Promise<void> {
     const kernel = ext?.[r.op];
     if (ext !== undefined && typeof kernel === 'function') {
       let outcome;
@@ -935,7 +938,7 @@ export class Linalg {
         this.#calls.push({ op: r.op, kernel: 'extension' });
         return;
       }
-      if (!untouched(r)) {
+      if (guard !== undefined && !untouched(guard, r.info)) {
         throw new TenferroError('ProviderContractViolation', `${op}: the ${ext.name} ${r.op} kernel wrote its output and then declined (R64)`, { op, detail: { provider: ext.name, primitive: r.op } });
       }
       await BUILTIN_KERNELS[r.op]!(ctx, r);

@@ -118,6 +118,11 @@ export function createLapackKernels(session: BlasSession, binding: BlasBinding):
   return Object.freeze({
     name: 'LAPACK (provider-blas)',
     executionCapabilities: () => session.declared.capabilities,
+    // native/src/lapack.cc writes every element of every output of an executed call (a failed
+    // batch: zeros; an empty matrix: identities where the factor has entries), and every decline
+    // above happens before the kernel runs: outputs may come unzeroed from the pool (R108).
+    overwritesOutputs: true,
+    declinesBeforeWriting: true,
     /** Calls executed and declined per op (a snapshot). */
     callCounts: (): LapackCallCounts => ({ executed: { ...executed }, declined: { ...declined } }),
     cholesky: call('cholesky'),

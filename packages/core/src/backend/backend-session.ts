@@ -7,6 +7,7 @@ import type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '.
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import type { ExtensionKey } from '../extension/extension-key.js';
 import * as ops from '../ops/dot-general.js';
+import { freshTensor } from '../ops/fresh-output.js';
 import { gemmGrouped } from '../ops/gemm-grouped.js';
 import { withMaterializedTensorRead } from '../ops/materialized-read.js';
 import type { SharedTensorAllocationDomain } from '../buffer/allocation-domain.js';
@@ -15,6 +16,7 @@ import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import { type OperationRunner, admissionAborted } from '../runtime/execution/admission.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { DType } from '../tensor/dtype.js';
+import { checkDType, checkShape } from '../tensor/layout.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { operationTargets } from './operation-targets.js';
 
@@ -166,6 +168,50 @@ export class CpuExecSession {
     const op = 'CpuExecSession.withMaterializedTensorRead';
     this.#assertLive(op);
     return withMaterializedTensorRead(this.#runner, this.#bundle, tensor, fn, undefined, op);
+  }
+
+  /**
+   * A fresh dense column-major tensor for an extension's operation in this session to write (R108):
+   * storage from the engine's buffer pool (or the handle's allocation domain, R2) — storage given
+   * back by `dispose`, `tidy` or collection is reused, so a loop pays no allocation or page faults
+   * after warm-up — tagged with the session's domain like core's own outputs (R96). `zeroed`
+   * (default true) clears it; with `zeroed: false` its contents are unspecified (whatever the storage
+   * last held) and the kernel must overwrite every element. Give it back with `dispose()` when the
+   * operation fails (or its result is dropped); the storage is then handed out again only after
+   * every tensor over it is disposed. Reading `tensor.buffer` (to hand it to a kernel) means only a
+   * dispose, not collection, brings it back.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const out = await backend.withBackendSession(async (session) => {
+   *   const t = session.freshTensor('f64', [2, 2], { zeroed: false }); // the kernel writes all of it
+   *   await session.run('sequential', () => new Float64Array(t.buffer, 0, 4).set([1, 2, 3, 4]));
+   *   return t;
+   * });
+   * console.log(out.toArray()); // prints: [ 1, 2, 3, 4 ]
+   * out.dispose(); // its storage goes back to the engine's pool
+   * console.log(backend.bufferPoolStats().returnedByDispose); // prints: 1
+   * await backend.close();
+   * ```
+   */
+  freshTensor<D extends DType>(dtype: D, shape: readonly number[], options?: { readonly zeroed?: boolean }): Tensor<D> {
+    const op = 'CpuExecSession.freshTensor';
+    this.#assertLive(op);
+    checkDType(dtype, op, 'dtype');
+    checkShape(shape, op, 'shape');
+    let zeroed = true;
+    if (options !== undefined) {
+      if (typeof options !== 'object' || options === null) throw invalidArgument(op, 'options', 'an options object', options);
+      for (const key of Object.keys(options)) if (key !== 'zeroed') throw invalidArgument(op, `options.${key}`, 'the option zeroed', key);
+      if (options.zeroed !== undefined) {
+        if (typeof options.zeroed !== 'boolean') throw invalidArgument(op, 'options.zeroed', 'a boolean', options.zeroed);
+        zeroed = options.zeroed;
+      }
+    }
+    return freshTensor(this.#entry, dtype, [...shape], zeroed, op);
   }
 
   /**

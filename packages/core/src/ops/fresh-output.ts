@@ -8,6 +8,36 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 /** The storage home of each allocation domain's outputs (one per domain object). */
 const homes = new WeakMap<object, AllocationDomainHome>();
 
+function homeOf(domain: NonNullable<CpuOperationEntry['allocationDomain']>): AllocationDomainHome {
+  let home = homes.get(domain);
+  if (home === undefined) homes.set(domain, (home = new AllocationDomainHome(domain)));
+  return home;
+}
+
+/**
+ * A fresh dense column-major tensor of `shape` on `entry`'s storage — the engine's buffer pool,
+ * or the handle's allocation domain (R2) — tagged with the executing domain (R96), for an
+ * extension to write within its operation (`CpuExecSession.freshTensor`). Not `zeroed`, its
+ * contents are whatever the storage last held (R108): the writer must overwrite every element.
+ * Its storage goes back when its last tensor is disposed (the writer disposes it on failure) or collected.
+ * `shape` and `dtype` are validated by the caller.
+ */
+export function freshTensor<D extends DType>(entry: CpuOperationEntry, dtype: D, shape: readonly number[], zeroed: boolean, op: string): Tensor<D> {
+  const placement = { cpuAffinity: entry.engine.domain.id };
+  const domain = entry.allocationDomain;
+  if (domain !== undefined) {
+    const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
+    const buffer = allocateFromDomain(domain, bytes, op);
+    if (zeroed) new Uint8Array(buffer, 0, bytes).fill(0);
+    return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), placement);
+  }
+  const buffers = entry.engine.bufferPool;
+  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed, op });
+  // The storage belongs to the tensor from here on; it comes back when its last tensor goes.
+  buffers.detach(loan);
+  return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, placement);
+}
+
 /**
  * Run `fill` on fresh dense column-major storage of `shape` from the engine's buffer pool
  * (storage handed back by `dispose`, `tidy` or collection is reused, so a loop pays no page faults after warm-up) and
@@ -36,9 +66,7 @@ export async function freshOutput<D extends DType>(
       releaseQuietly(domain, buffer);
       throw e;
     }
-    let home = homes.get(domain);
-    if (home === undefined) homes.set(domain, (home = new AllocationDomainHome(domain)));
-    return tensorInternals.fresh(dtype, shape, buffer, home, { cpuAffinity: entry.engine.domain.id });
+    return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), { cpuAffinity: entry.engine.domain.id });
   }
   const buffers = entry.engine.bufferPool;
   const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed: !overwritten, op });

@@ -52,7 +52,12 @@ export interface LinalgOperand {
 
 /**
  * One primitive call over a batch of matrices. Inputs may be strided; outputs are fresh, dense,
- * column-major and batch-contiguous (batch b of output o starts at element b·size(o)), zeroed.
+ * column-major and batch-contiguous (batch b of output o starts at element b·size(o); a buffer may
+ * be longer than the output), taken from the engine's buffer pool: zeroed, unless the kernels
+ * declare `overwritesOutputs` and `declinesBeforeWriting` — then their contents are unspecified
+ * (whatever the storage last held) and an executing kernel must write every element of every output
+ * it is given — except a batch whose `info` makes the call fail (NotPositiveDefinite, SingularMatrix,
+ * NoConvergence: the outputs are then disposed unread). `info` starts zeroed.
  *
  * Shapes (m = `m`, n = `n`, k = min(m, n)) and outputs per op:
  * - `cholesky`: a m×m (lower triangle read) → out[0] m×m, L or (flags.upper) Lᴴ.
@@ -120,6 +125,14 @@ export interface CpuLinalgKernels {
   readonly name: string;
   /** Declared like a GEMM provider's (R52): validated against every domain before anything runs. */
   readonly executionCapabilities?: () => import('@tenferro/core').CpuProviderExecutionCapabilities;
+  /**
+   * Every method that executes writes every element of every output it is given (R108). With
+   * `declinesBeforeWriting` too, outputs are handed over unzeroed (no zero-fill on the caller's
+   * thread, no check after a decline); without, they are zeroed.
+   */
+  readonly overwritesOutputs?: boolean;
+  /** Every method decides to decline before it writes anything (R64): no output check after a decline. */
+  readonly declinesBeforeWriting?: boolean;
   readonly cholesky?: LinalgKernel;
   readonly solveTriangular?: LinalgKernel;
   readonly luFactor?: LinalgKernel;

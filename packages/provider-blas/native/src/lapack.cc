@@ -233,6 +233,9 @@ struct Runner {
   const Operand &A, &B;
   uint8_t *out0, *out1, *out2;
   int32_t* info;
+  // Per-call scratch, reused from one batch to the next.
+  std::vector<T> scratchT{};
+  std::vector<int> scratchPiv{};
 
   template <typename F>
   F fn(Routine r) const { return reinterpret_cast<F>(L.fn[r][idx]); }
@@ -341,11 +344,11 @@ struct Runner {
 
   int lu(int64_t b, int64_t offA) {
     const int64_t k = std::min(m, n);
-    std::vector<int> ipiv(static_cast<size_t>(k));
-    std::vector<T> scratch;
+    std::vector<int>& ipiv = scratchPiv;
+    ipiv.resize(static_cast<size_t>(k));
     T* f;
     if (op == 2) f = at<T>(out0, b, m * n);
-    else { scratch.resize(static_cast<size_t>(m * n)); f = scratch.data(); }
+    else { scratchT.resize(static_cast<size_t>(m * n)); f = scratchT.data(); }
     gather(A, offA, m, n, f, m);
     int li = getrf(f, m, n, ipiv.data());
     if (li < 0) return kStatusBadArguments;
@@ -377,8 +380,11 @@ struct Runner {
 
   int solve(int64_t b, int64_t offA, int64_t offB) {
     using Getrs = void (*)(const char*, const int*, const int*, const T*, const int*, const int*, T*, const int*, int*, size_t);
-    std::vector<T> a(static_cast<size_t>(m * m));
-    std::vector<int> ipiv(static_cast<size_t>(m));
+    // Scratch kept across the batch (a batch of small solves pays no allocation per matrix).
+    std::vector<T>& a = scratchT;
+    std::vector<int>& ipiv = scratchPiv;
+    a.resize(static_cast<size_t>(m * m));
+    ipiv.resize(static_cast<size_t>(m));
     gather(A, offA, m, m, a.data(), m);
     T* o = at<T>(out0, b, m * n);
     int li = getrf(a.data(), m, m, ipiv.data());
@@ -429,13 +435,19 @@ struct Runner {
       std::copy(w.begin(), w.begin() + m * qc, Q);
     }
     // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
+    // R is scaled a column at a time (contiguous), only where it is non-zero (rows i ≤ c).
+    std::vector<T>& cps = scratchT;
+    cps.resize(static_cast<size_t>(k));
     for (int64_t i = 0; i < k; i++) {
-      T p = phase(r[i + i * rr]), cp = conj_of(p);
-      for (int64_t c = 0; c < n; c++) r[i + c * rr] *= cp;
+      T p = phase(r[i + i * rr]);
+      cps[static_cast<size_t>(i)] = conj_of(p);
       if (Q != nullptr)
         for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
-      if constexpr (is_cplx_v<T>) r[i + i * rr] = T(std::real(r[i + i * rr]));
     }
+    for (int64_t c = 0; c < n; c++)
+      for (int64_t i = 0, last = std::min(c + 1, k); i < last; i++) r[i + c * rr] *= cps[static_cast<size_t>(i)];
+    if constexpr (is_cplx_v<T>)
+      for (int64_t i = 0; i < k; i++) r[i + i * rr] = T(std::real(r[i + i * rr]));
     return kStatusOk;
   }
 
@@ -484,10 +496,11 @@ struct Runner {
     if (!vec) return kStatusOk;
     // U's column c times cp, V's column c too (Vᴴ's row c times conj(cp)): U·S·Vᴴ unchanged.
     std::vector<T> f = normalize_columns(u, m, uc, m);
-    for (int64_t c = 0; c < std::min(uc, vr); c++) {
-      T g = conj_of(f[static_cast<size_t>(c)]);
-      for (int64_t x = 0; x < n; x++) vt[c + x * vr] *= g;
-    }
+    const int64_t rows = std::min(uc, vr);
+    for (int64_t c = 0; c < rows; c++) f[static_cast<size_t>(c)] = conj_of(f[static_cast<size_t>(c)]);
+    // Vᴴ is column-major: scale it a column at a time (contiguous), row c by conj(f[c]).
+    for (int64_t x = 0; x < n; x++)
+      for (int64_t c = 0; c < rows; c++) vt[c + x * vr] *= f[static_cast<size_t>(c)];
     return kStatusOk;
   }
 
