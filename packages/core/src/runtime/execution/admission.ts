@@ -11,7 +11,7 @@ import type { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js
 import type { SharedTensorAllocationDomain } from '../../buffer/allocation-domain.js';
 import type { Coordinator } from '../engine/coordinator.js';
 import type { DomainPlan } from '../placement.js';
-import { type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame } from './execution-frame.js';
+import { type ExecutionFrame, type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame, withFrame } from './execution-frame.js';
 import { CpuOperationEntry } from './operation-entry.js';
 
 /** What a handle is admitted with: its coordinator, its resolved plan and its runtime identity (the scope witness, R83). */
@@ -86,39 +86,46 @@ export async function admit<R>(
   const engine = c.builtEngine(target.plan) ?? (await c.engine(target.plan, op));
   const owner = newExecutionOwner();
   const request = target.plan.request;
-  return runInFrame({ owner, live: true, scope: undefined }, async () => {
-    if (request === undefined) {
-      const t0 = admissionStart();
-      await timedAdmission(t0, engine.claim(owner, signal, op), owner, target, op, undefined);
+  const own: ExecutionFrame = { owner, live: true, scope: undefined };
+  // One async frame for the whole execution (admission, supervision, release): every promise
+  // on this path is paid per operation, and more so while AsyncLocalStorage's hooks are on.
+  return withFrame(own, async () => {
+    try {
+      if (request === undefined) {
+        const t0 = admissionStart();
+        await timedAdmission(t0, engine.claim(owner, signal, op), owner, target, op, undefined);
+        try {
+          c.assertOpen(op);
+          const entry = new CpuOperationEntry(engine, undefined, owner, target.allocationDomain);
+          return await supervise(c, entry, op, signal, () => body(entry, false));
+        } finally {
+          engine.release(owner);
+        }
+      }
+      const permit = await acquirePermit(target, request, owner, op, signal);
       try {
         c.assertOpen(op);
-        const entry = new CpuOperationEntry(engine, undefined, owner, target.allocationDomain);
+        const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
         return await supervise(c, entry, op, signal, () => body(entry, false));
       } finally {
-        engine.release(owner);
+        permit.release();
       }
-    }
-    const permit = await acquirePermit(target, request, owner, op, signal);
-    try {
-      c.assertOpen(op);
-      const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
-      return await supervise(c, entry, op, signal, () => body(entry, false));
     } finally {
-      permit.release();
+      own.live = false;
     }
   });
 }
 
-/** A permit from the arbiter (`AdmissionAborted` rephrased for `op`), `tenferro:admission` told of the outcome. */
-function acquirePermit(target: AdmissionTarget, request: ResourceRequest, owner: ExecutionOwner, op: string, signal: AbortSignal | undefined): Promise<Permit> {
+async function acquirePermit(target: AdmissionTarget, request: ResourceRequest, owner: ExecutionOwner, op: string, signal: AbortSignal | undefined): Promise<Permit> {
   const t0 = admissionStart();
   const wait = target.coordinator.arbiter.acquire(request, { owner, signal });
-  return timedAdmission(t0, wait, owner, target, op, request).catch((e: unknown) => {
+  try {
+    return await timedAdmission(t0, wait, owner, target, op, request);
+  } catch (e) {
     throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
-  });
+  }
 }
 
-/** When `tenferro:admission` has a subscriber, the time an admission starts waiting. */
 function admissionStart(): bigint | undefined {
   return admissionChannel().hasSubscribers ? process.hrtime.bigint() : undefined;
 }
@@ -165,46 +172,59 @@ function admitted(t0: bigint, owner: ExecutionOwner, target: AdmissionTarget, op
  *   at once, even if its body never would; it returns (and the caller releases the permit) only
  *   when the engines' workers have exited.
  */
-async function supervise<R>(c: Coordinator, entry: CpuOperationEntry, op: string, signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
-  let stopped: 'aborted' | 'closed' | undefined;
-  let settleStop!: (e: TenferroError) => void;
-  const stop = new Promise<never>((_, reject) => {
-    settleStop = reject;
+function supervise<R>(c: Coordinator, entry: CpuOperationEntry, op: string, signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+  // One promise settled by whichever comes first — the operation, or its stop (an abort once the
+  // running tasks have settled; a close at once) — instead of a race over a second promise.
+  return new Promise<R>((resolve, reject) => {
+    let stopped: 'aborted' | 'closed' | undefined;
+    let settled = false;
+    let unsubscribeAbort: (() => void) | undefined;
+    let unsubscribeClose: (() => void) | undefined;
+    const settle = (ok: boolean, value: R | undefined, error: unknown) => {
+      if (settled) return;
+      settled = true;
+      unsubscribeAbort?.();
+      unsubscribeClose?.();
+      if (stopped === 'aborted') return reject(executionAborted(op, signal!));
+      if (stopped === 'closed') {
+        const closed = new TenferroError('BackendClosed', 'the backend was closed while this operation ran', { op, cause: error });
+        return void c.whenClosed().then(
+          () => reject(closed),
+          () => reject(closed),
+        );
+      }
+      if (ok) resolve(value as R);
+      else reject(error);
+    };
+    if (signal !== undefined) {
+      unsubscribeAbort = onAbort(signal, () => {
+        if (stopped !== undefined || settled) return;
+        stopped = 'aborted';
+        const error = executionAborted(op, signal);
+        entry.stop(ABORT_SIGNALLED, error);
+        void entry.settleTasks().then(() => settle(false, undefined, error));
+      });
+    }
+    unsubscribeClose = c.onClose(() => {
+      if (stopped === 'closed' || settled) return;
+      stopped = 'closed';
+      const error = new TenferroError('BackendClosed', 'the backend was closed while this operation ran', { op });
+      entry.stop(ABORT_CLOSED, error);
+      settle(false, undefined, error);
+    });
+    let running: Promise<R>;
+    try {
+      running = run();
+    } catch (e) {
+      running = Promise.reject(e);
+    }
+    running.then(
+      (value) => settle(true, value, undefined),
+      (e: unknown) => settle(false, undefined, e),
+    );
   });
-  stop.catch(() => undefined);
-  const unsubscribeAbort =
-    signal === undefined
-      ? undefined
-      : onAbort(signal, () => {
-          if (stopped !== undefined) return;
-          stopped = 'aborted';
-          const error = executionAborted(op, signal);
-          entry.stop(ABORT_SIGNALLED, error);
-          void entry.settleTasks().then(() => settleStop(error));
-        });
-  const unsubscribeClose = c.onClose(() => {
-    if (stopped === 'closed') return;
-    stopped = 'closed';
-    const error = new TenferroError('BackendClosed', 'the backend was closed while this operation ran', { op });
-    entry.stop(ABORT_CLOSED, error);
-    settleStop(error);
-  });
-  try {
-    const value = await Promise.race([run(), stop]);
-    if (stopped === 'aborted') throw executionAborted(op, signal!);
-    return value;
-  } catch (e) {
-    if (stopped === 'aborted') throw executionAborted(op, signal!);
-    if (stopped === 'closed') throw new TenferroError('BackendClosed', 'the backend was closed while this operation ran', { op, cause: e });
-    throw e;
-  } finally {
-    unsubscribeAbort?.();
-    unsubscribeClose();
-    if (stopped === 'closed') await c.whenClosed();
-  }
 }
 
-/** A handle as an {@link OperationRunner}: each operation is admitted, then enters the executor once in its mode (or reuses a scope's entry). */
 export function handleRunner(target: AdmissionTarget): OperationRunner {
   return {
     domain: target.plan.domain,

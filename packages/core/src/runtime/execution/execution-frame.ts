@@ -44,6 +44,14 @@ export function currentFrame(): ExecutionFrame | undefined {
   return frame?.live === true ? frame : undefined;
 }
 
+/**
+ * Run `fn` inside `frame` without a wrapper of its own: `fn` must end the frame
+ * (`frame.live = false`) when it settles, in its own `finally` (one promise less per operation).
+ */
+export function withFrame<R>(frame: ExecutionFrame, fn: () => Promise<R>): Promise<R> {
+  return storage.run(frame, fn);
+}
+
 /** Run `fn` inside `frame`; the frame dies when `fn` settles. */
 export async function runInFrame<R>(frame: ExecutionFrame, fn: () => Promise<R>): Promise<R> {
   try {

@@ -149,7 +149,7 @@ export class CpuOperationEntry {
     } finally {
       returned = true;
       lifetime.live = false;
-      const orphanError = await this.#tasks.settle();
+      const orphanError = this.#tasks.busy ? await this.#tasks.settle() : undefined;
       this.engine.markInactive(this.owner);
       // The body succeeded but left a task behind that then failed: that failure is the outcome.
       if (!failed && orphanError !== undefined) throw orphanError; // eslint-disable-line no-unsafe-finally

@@ -8,6 +8,8 @@ import type { TenferroError } from '../../errors/tenferro-error.js';
  * ever outlives the permit it ran under, even one a failing `Promise.all` branch or an un-awaited
  * `ctx.run` left behind.
  */
+const SETTLED: Promise<unknown> = Promise.resolve(undefined);
+
 export class TaskTracker implements LaneRunner {
   readonly #runner: LaneRunner;
   readonly #inFlight = new Set<Promise<unknown>>();
@@ -39,7 +41,18 @@ export class TaskTracker implements LaneRunner {
    * Wait until no task is in flight. Returns the first error of a task that was still running
    * when this was called (an orphan nobody awaited), or `undefined`.
    */
-  async settle(): Promise<unknown> {
+  /** Whether a task is still in flight. */
+  get busy(): boolean {
+    return this.#inFlight.size > 0;
+  }
+
+  settle(): Promise<unknown> {
+    // Nothing in flight (the common case): no async frame to pay for.
+    if (this.#inFlight.size === 0) return SETTLED;
+    return this.#settleAll();
+  }
+
+  async #settleAll(): Promise<unknown> {
     let orphanError: unknown;
     while (this.#inFlight.size > 0) {
       const results = await Promise.allSettled([...this.#inFlight]);
@@ -47,4 +60,5 @@ export class TaskTracker implements LaneRunner {
     }
     return orphanError;
   }
+
 }

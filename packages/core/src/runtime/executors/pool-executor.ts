@@ -24,8 +24,14 @@ export abstract class PoolExecutor implements CpuDomainExecutor {
   }
 
   /** Run `job` once on the calling isolate: it orchestrates there, its compute goes to the pool as kernel tasks. */
-  async install<R>(job: () => Promise<R> | R): Promise<R> {
-    return await job();
+  install<R>(job: () => Promise<R> | R): Promise<R> {
+    // Not an async function: the job's own promise is returned as it is (one promise less per operation).
+    try {
+      const value = job();
+      return value instanceof Promise ? value : Promise.resolve(value);
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /** Run every indexed job and join. */

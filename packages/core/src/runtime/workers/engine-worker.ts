@@ -299,98 +299,96 @@ export class EngineWorker {
   async run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
     if (this.#busy) await new Promise<void>((resume) => this.#waiting.push(resume));
     else this.#busy = true;
+    // The task itself runs in this frame (no inner async function: one promise less per task).
     try {
-      return await this.#runNow(kernel, payload, op);
+      if (this.#dead) throw this.#deadError(op);
+      const m = this.#mailbox;
+      const sendKernel = !this.#known.has(kernel.id);
+      let flags = 0;
+      let message: TaskMessage | undefined;
+      if (isKernelArgs(payload)) {
+        // Packed: words and buffer ids go through the argument area; only buffers this worker has
+        // not seen yet (and the kernel's module, the first time) travel by message.
+        const { words, buffers } = payload;
+        this.#argWords.set(words);
+        const table = this.#buffers.prepare(buffers, this.#argIds);
+        m[Mailbox.WORDS] = words.length;
+        m[Mailbox.BUFFERS] = buffers.length;
+        flags = TaskFlag.PACKED;
+        if (sendKernel || table !== undefined) {
+          message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, table } : { table };
+        }
+      } else if (sendKernel || payload !== undefined) {
+        message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
+      }
+      if (message !== undefined) {
+        try {
+          this.#port.postMessage(message);
+        } catch (e) {
+          // Nothing reached the worker: the payload cannot cross to it (a function, a class instance with private state, …).
+          throw new TenferroError('InvalidArgument', `the payload of kernel ${kernel.exportName} cannot be sent to a worker: ${e instanceof Error ? e.message : String(e)}`, {
+            op,
+            cause: e,
+            detail: { param: 'payload' },
+          });
+        }
+        flags |= TaskFlag.HAS_MESSAGE;
+        this.#known.add(kernel.id);
+      }
+      m[Mailbox.TASK_FLAGS] = flags;
+      m[Mailbox.KERNEL_ID] = kernel.id;
+      const seq = ++this.#seq;
+      this.#worker.ref();
+      const started = process.hrtime.bigint();
+      Atomics.store(m, Mailbox.REQUEST, seq);
+      Atomics.notify(m, Mailbox.REQUEST);
+      inFlight++;
+      const pending: PendingTask = { mailbox: m, seq, expectedNs: 3 * this.#averageNs };
+      let r: number;
+      try {
+        // Let the other tasks of a fan-out post first: polling blocks this thread.
+        await null;
+        const expected = pending.expectedNs;
+        if (inFlight !== 1) {
+          // A lane of a fan-out: sleep in the kernel rather than spin, leaving the CPUs to the lanes.
+          r = sleepUntilAnswered(m, seq, Math.min(expected, MAX_POLL_NS));
+        } else {
+          r = pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
+        }
+        if (r !== seq && r !== DEAD && inFlight === 1 && expected <= TURN_POLL_MAX_NS) {
+          r = await pollOverTurns(m, seq, started + BigInt(Math.round(expected)));
+        }
+        if (r !== seq && r !== DEAD) parked.add(pending);
+        while (r !== seq && r !== DEAD) {
+          const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
+          if (wait.async) await wait.value;
+          r = Atomics.load(m, Mailbox.RESPONSE);
+        }
+      } finally {
+        parked.delete(pending);
+        inFlight--;
+      }
+      // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
+      // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
+      if (parked.size > 0) awaitParked();
+      if (!this.#dead) this.#worker.unref();
+      if (r === DEAD) throw this.#deadError(op);
+      this.#averageNs += (Number(process.hrtime.bigint() - started) - this.#averageNs) / 8;
+      const resultFlags = m[Mailbox.RESULT_FLAGS]!;
+      if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
+      const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;
+      if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
+      if ((resultFlags & ResultFlag.ERROR) !== 0) {
+        if (sendKernel) this.#known.delete(kernel.id);
+        throw kernelFailed(result.error!, kernel, op, { worker: this.observed.index });
+      }
+      return result.value as R;
+  
     } finally {
       const next = this.#waiting.shift();
       if (next !== undefined) next();
       else this.#busy = false;
     }
-  }
-
-  async #runNow<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
-    if (this.#dead) throw this.#deadError(op);
-    const m = this.#mailbox;
-    const sendKernel = !this.#known.has(kernel.id);
-    let flags = 0;
-    let message: TaskMessage | undefined;
-    if (isKernelArgs(payload)) {
-      // Packed: words and buffer ids go through the argument area; only buffers this worker has
-      // not seen yet (and the kernel's module, the first time) travel by message.
-      const { words, buffers } = payload;
-      this.#argWords.set(words);
-      const table = this.#buffers.prepare(buffers, this.#argIds);
-      m[Mailbox.WORDS] = words.length;
-      m[Mailbox.BUFFERS] = buffers.length;
-      flags = TaskFlag.PACKED;
-      if (sendKernel || table !== undefined) {
-        message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, table } : { table };
-      }
-    } else if (sendKernel || payload !== undefined) {
-      message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
-    }
-    if (message !== undefined) {
-      try {
-        this.#port.postMessage(message);
-      } catch (e) {
-        // Nothing reached the worker: the payload cannot cross to it (a function, a class instance with private state, …).
-        throw new TenferroError('InvalidArgument', `the payload of kernel ${kernel.exportName} cannot be sent to a worker: ${e instanceof Error ? e.message : String(e)}`, {
-          op,
-          cause: e,
-          detail: { param: 'payload' },
-        });
-      }
-      flags |= TaskFlag.HAS_MESSAGE;
-      this.#known.add(kernel.id);
-    }
-    m[Mailbox.TASK_FLAGS] = flags;
-    m[Mailbox.KERNEL_ID] = kernel.id;
-    const seq = ++this.#seq;
-    this.#worker.ref();
-    const started = process.hrtime.bigint();
-    Atomics.store(m, Mailbox.REQUEST, seq);
-    Atomics.notify(m, Mailbox.REQUEST);
-    inFlight++;
-    const pending: PendingTask = { mailbox: m, seq, expectedNs: 3 * this.#averageNs };
-    let r: number;
-    try {
-      // Let the other tasks of a fan-out post first: polling blocks this thread.
-      await null;
-      const expected = pending.expectedNs;
-      if (inFlight !== 1) {
-        // A lane of a fan-out: sleep in the kernel rather than spin, leaving the CPUs to the lanes.
-        r = sleepUntilAnswered(m, seq, Math.min(expected, MAX_POLL_NS));
-      } else {
-        r = pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
-      }
-      if (r !== seq && r !== DEAD && inFlight === 1 && expected <= TURN_POLL_MAX_NS) {
-        r = await pollOverTurns(m, seq, started + BigInt(Math.round(expected)));
-      }
-      if (r !== seq && r !== DEAD) parked.add(pending);
-      while (r !== seq && r !== DEAD) {
-        const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
-        if (wait.async) await wait.value;
-        r = Atomics.load(m, Mailbox.RESPONSE);
-      }
-    } finally {
-      parked.delete(pending);
-      inFlight--;
-    }
-    // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
-    // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
-    if (parked.size > 0) awaitParked();
-    if (!this.#dead) this.#worker.unref();
-    if (r === DEAD) throw this.#deadError(op);
-    this.#averageNs += (Number(process.hrtime.bigint() - started) - this.#averageNs) / 8;
-    const resultFlags = m[Mailbox.RESULT_FLAGS]!;
-    if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
-    const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;
-    if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
-    if ((resultFlags & ResultFlag.ERROR) !== 0) {
-      if (sendKernel) this.#known.delete(kernel.id);
-      throw kernelFailed(result.error!, kernel, op, { worker: this.observed.index });
-    }
-    return result.value as R;
   }
 
   async close(): Promise<void> {
