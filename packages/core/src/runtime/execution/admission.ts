@@ -89,7 +89,7 @@ export async function admit<R>(
   const own: ExecutionFrame = { owner, live: true, scope: undefined };
   // One async frame for the whole execution (admission, supervision, release): every promise
   // on this path is paid per operation, and more so while AsyncLocalStorage's hooks are on.
-  return withFrame(own, async () => {
+  return await withFrame(own, async () => {
     try {
       if (request === undefined) {
         const t0 = admissionStart();
@@ -102,7 +102,12 @@ export async function admit<R>(
           engine.release(owner);
         }
       }
-      const permit = await acquirePermit(target, request, owner, op, signal);
+      let permit: Permit;
+      try {
+        permit = await timedAdmission(admissionStart(), c.arbiter.acquire(request, { owner, signal }), owner, target, op, request);
+      } catch (e) {
+        throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
+      }
       try {
         c.assertOpen(op);
         const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
