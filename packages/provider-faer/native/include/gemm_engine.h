@@ -352,82 +352,134 @@ struct ComplexPolicy {
 // The direct paths poll the abort word per column chunk and every kPollK steps along K (at most
 // 128 x 2^14 multiply-adds between polls), so a thin GEMM with a huge K stops early too.
 constexpr idx kPollK = idx{1} << 14;
+// Products (m·n·k) up to which the axpy-style direct loop below beats packing when A has no
+// unit row stride in either orientation (bench/tune-small.mjs).
+constexpr double kSmallStrided = 20.0 * 20 * 20;
 
-template <class T, int MV, int NJ>
-static inline __attribute__((always_inline)) void fixed_rows_columns(const RealGemm<T>& g, idx j, bool overwrite) {
+// The small-matrix kernel (no packing): C in register tiles of MV vectors (rows) x NJ columns
+// computed straight from the operands — A column-major (unit row stride, any column stride): each
+// K step loads MV vectors of one column of A (the last one masked when the tile has fewer rows),
+// and broadcasts NJ entries of B (any strides) — the accumulators stay in registers for the whole
+// K loop and C is written once (vector stores, masked on the last vector, when C's rows are
+// unit-stride; lane by lane otherwise). The tile is the packed micro-kernel's (MV x NR), so the
+// same registers hold it. Packing costs a pass over A and B that a product this small never earns
+// back; a masked lane is neither read nor written. The row panels of C are the outer loop (a
+// panel of A — MR x K — stays in L1 while the columns of B stream past it).
+template <class T, int MV, int NJ, bool TAIL>
+static inline __attribute__((always_inline)) void small_tile(const RealGemm<T>& g, const T* __restrict a, const T* __restrict b, T* c,
+                                                             typename Vec<T>::M tail, int last, bool overwrite) {
   using V = Vec<T>;
+  using R = typename V::R;
   constexpr int W = V::W;
-  // NJ columns of C at once, MV vectors each: NJ·MV independent accumulator chains hide the FMA
-  // latency, and each step loads the A column once for all NJ columns.
-  typename V::R acc[NJ][MV];
-  for (int jj = 0; jj < NJ; ++jj)
+  R acc[NJ][MV];
+#pragma GCC unroll 8
+  for (int jj = 0; jj < NJ; ++jj) {
+#pragma GCC unroll 4
     for (int v = 0; v < MV; ++v) acc[jj][v] = V::zero();
-  const T* bcol = g.b + j * g.csb;
+  }
+  const idx csa = g.csa, rsb = g.rsb, csb = g.csb;
+#pragma GCC unroll 2
   for (idx p = 0; p < g.k; ++p) {
-    const T* ap = g.a + p * g.csa;
-    typename V::R av[MV];
-    for (int v = 0; v < MV; ++v) av[v] = V::load(ap + v * W);
+    R av[MV];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) av[v] = TAIL && v == MV - 1 ? V::load_m(a + v * W, tail) : V::load(a + v * W);
+#pragma GCC unroll 8
     for (int jj = 0; jj < NJ; ++jj) {
-      const typename V::R bv = V::set1(bcol[p * g.rsb + jj * g.csb]);
+      const R bv = V::set1(b[jj * csb]);
+#pragma GCC unroll 4
       for (int v = 0; v < MV; ++v) acc[jj][v] = V::fma(av[v], bv, acc[jj][v]);
     }
+    a += csa;
+    b += rsb;
   }
-  const typename V::R alpha = V::set1(g.alpha);
+  const R va = V::set1(g.alpha);
+  const R vb = V::set1(g.beta);
+#pragma GCC unroll 8
   for (int jj = 0; jj < NJ; ++jj) {
-    T* c = g.c + (j + jj) * g.csc;
-    for (int v = 0; v < MV; ++v) {
-      typename V::R out = V::mul(acc[jj][v], alpha);
-      if (g.rsc == 1) {
-        if (!overwrite) out = V::fma(V::set1(g.beta), V::load(c + v * W), out);
-        V::store(c + v * W, out);
-      } else {
-        alignas(64) T lanes[W];
-        V::store(lanes, out);
-        for (int i = 0; i < W; ++i) {
-          T* cp = c + (v * W + i) * g.rsc;
-          *cp = overwrite ? lanes[i] : lanes[i] + g.beta * *cp;
+    T* cj = c + jj * g.csc;
+    if (g.rsc == 1) {
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) {
+        R out = V::mul(va, acc[jj][v]);
+        if (TAIL && v == MV - 1) {
+          if (!overwrite) out = V::fma(vb, V::load_m(cj + v * W, tail), out);
+          V::store_m(cj + v * W, out, tail);
+        } else {
+          if (!overwrite) out = V::fma(vb, V::load(cj + v * W), out);
+          V::store(cj + v * W, out);
         }
+      }
+    } else {
+      // Through a buffer (acc is only ever indexed by unrolled constants, so it stays in registers).
+      alignas(64) T lanes[MV * W];
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) V::store(lanes + v * W, V::mul(va, acc[jj][v]));
+      const int count = (MV - 1) * W + (TAIL ? last : W);
+      for (int l = 0; l < count; ++l) {
+        T* cp = cj + l * g.rsc;
+        *cp = overwrite ? lanes[l] : lanes[l] + g.beta * *cp;
       }
     }
   }
 }
 
-// Column-major A (rsa == 1) with M a small multiple of the vector width: the accumulators of a
-// few columns of C stay in registers — what a batch of tiny GEMMs (the tensor-network workload)
-// spends its time on. Only reached for K up to kPollK; the abort word is polled every 64 columns
-// (at most 64 x 4 vectors x 2^14 multiply-adds between polls).
-template <class T, int MV>
-static int direct_fixed_rows(const RealGemm<T>& g) {
-  const bool overwrite = g.beta == T(0);
-  // As many columns per step as the vector registers hold (MV·NJ accumulators, MV A vectors and
-  // a broadcast): 32 registers with AVX-512, 16 otherwise; then pairs, then single columns.
-  constexpr int kRegs = sizeof(typename Vec<T>::R) == 64 ? 32 : 16;
-  constexpr int kFit = (kRegs - MV - 1) / MV;
-  constexpr int NJ = kFit >= 4 ? 4 : kFit >= 2 ? 2 : 1;
+// The last `rest` (< NR) columns of a row panel: the tile of exactly that width.
+template <class T, int MV, bool TAIL, int NJ>
+static inline __attribute__((always_inline)) void small_last_columns(const RealGemm<T>& g, idx rest, const T* a, const T* b, T* c,
+                                                                     typename Vec<T>::M tail, int last, bool overwrite) {
+  if constexpr (NJ >= 1) {
+    if (rest == NJ) return small_tile<T, MV, NJ, TAIL>(g, a, b, c, tail, last, overwrite);
+    small_last_columns<T, MV, TAIL, NJ - 1>(g, rest, a, b, c, tail, last, overwrite);
+  }
+}
+
+// One row panel of C (MV vectors of rows starting at row i) across all columns.
+template <class T, int MV, bool TAIL>
+static void small_row_panel(const RealGemm<T>& g, idx i, typename Vec<T>::M tail, int last, bool overwrite) {
+  constexpr int NR = Cfg<T>::NR;
+  const T* a = g.a + i;  // rsa == 1
+  T* c = g.c + i * g.rsc;
   idx j = 0;
-  for (; j + NJ <= g.n; j += NJ) {
-    if ((j & 63) < NJ && j > 0 && abort_raised(g.abort)) return kEngineAborted;
-    fixed_rows_columns<T, MV, NJ>(g, j, overwrite);
+  for (; j + NR <= g.n; j += NR) small_tile<T, MV, NR, TAIL>(g, a, g.b + j * g.csb, c + j * g.csc, tail, last, overwrite);
+  if (j < g.n) small_last_columns<T, MV, TAIL, NR - 1>(g, g.n - j, a, g.b + j * g.csb, c + j * g.csc, tail, last, overwrite);
+}
+
+// The last rows (fewer than MR): `nv` vectors, the last one holding `last` rows.
+template <class T, int NV>
+static void small_last_rows(const RealGemm<T>& g, idx i, int nv, int last, bool overwrite) {
+  using V = Vec<T>;
+  if constexpr (NV >= 1) {
+    if (nv == NV) {
+      if (last == V::W) return small_row_panel<T, NV, false>(g, i, V::mask(V::W), last, overwrite);
+      return small_row_panel<T, NV, true>(g, i, V::mask(last), last, overwrite);
+    }
+    small_last_rows<T, NV - 1>(g, i, nv, last, overwrite);
   }
-  if constexpr (NJ > 2) {
-    for (; j + 2 <= g.n; j += 2) fixed_rows_columns<T, MV, 2>(g, j, overwrite);
+}
+
+// The abort word is polled before each row panel (MR x n x k multiply-adds; the small path only
+// takes products of at most `Blocking::small` multiply-adds with K at most kPollK).
+template <class T>
+static int small_real(const RealGemm<T>& g) {
+  using V = Vec<T>;
+  constexpr int W = V::W, MV = Cfg<T>::MV, MR = Cfg<T>::MR;
+  const bool overwrite = g.beta == T(0);
+  idx i = 0;
+  for (; i + MR <= g.m; i += MR) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    small_row_panel<T, MV, false>(g, i, V::mask(W), W, overwrite);
   }
-  for (; j < g.n; ++j) fixed_rows_columns<T, MV, 1>(g, j, overwrite);
+  if (i < g.m) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    const idx rest = g.m - i;
+    const int nv = static_cast<int>((rest + W - 1) / W);
+    small_last_rows<T, MV>(g, i, nv, static_cast<int>(rest - static_cast<idx>(nv - 1) * W), overwrite);
+  }
   return kEngineDone;
 }
 
 template <class T>
 static int direct_real(const RealGemm<T>& g) {
-  constexpr int W = Vec<T>::W;
-  if (g.rsa == 1 && g.k <= kPollK && g.m % W == 0) {
-    switch (g.m / W) {
-      case 1: return direct_fixed_rows<T, 1>(g);
-      case 2: return direct_fixed_rows<T, 2>(g);
-      case 3: return direct_fixed_rows<T, 3>(g);
-      case 4: return direct_fixed_rows<T, 4>(g);
-      default: break;
-    }
-  }
   constexpr idx CH = 128;
   alignas(64) T acc[CH];
   const bool overwrite = g.beta == T(0);
@@ -545,11 +597,13 @@ static int run_real(RealGemm<T> g, const Blocking& bl) {
   // Put C's unit stride (if any) along M: C^T = B^T A^T.
   if (g.rsc != 1 && g.csc == 1) g = transposed(g);
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (work <= bl.small || g.m < 4 || g.n < 2) return direct_real<T>(g);
-  // One small GEMM of a batch (M at most 4 vectors, column-major A, N and K at most 64): packing
-  // would copy A and B once more for a product that fits in L1 — the register-blocked direct path
-  // streams them once.
-  if (g.rsa == 1 && g.m % Vec<T>::W == 0 && g.m <= 4 * Vec<T>::W && g.n <= 64 && g.k <= 64) return direct_real<T>(g);
+  // Small products run unpacked when one of the two orientations has a column-major A (C's
+  // strides are free): Cᵀ = Bᵀ·Aᵀ turns a row-major B into a column-major A.
+  if (work <= bl.small && g.k <= kPollK) {
+    if (g.rsa == 1) return small_real<T>(g);
+    if (g.csb == 1) return small_real<T>(transposed(g));
+  }
+  if (work <= kSmallStrided || g.m < 4 || g.n < 2) return direct_real<T>(g);
   RealPolicy<T> pol{g};
   return drive<T>(pol, g.m, g.n, g.k, bl, g.abort);
 }

@@ -29,6 +29,11 @@ struct Vec<double> {
   static inline __attribute__((always_inline)) R set1(double x) { return _mm256_set1_pd(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm256_fmadd_pd(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm256_mul_pd(a, b); }
+  // The first `n` lanes (1 <= n <= W); masked-off lanes are neither read nor written (vmaskmov).
+  using M = __m256i;
+  static inline __attribute__((always_inline)) M mask(int n) { return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3)); }
+  static inline __attribute__((always_inline)) R load_m(const double* p, M m) { return _mm256_maskload_pd(p, m); }
+  static inline __attribute__((always_inline)) void store_m(double* p, R v, M m) { _mm256_maskstore_pd(p, m, v); }
 };
 template <>
 struct Vec<float> {
@@ -40,6 +45,10 @@ struct Vec<float> {
   static inline __attribute__((always_inline)) R set1(float x) { return _mm256_set1_ps(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm256_mul_ps(a, b); }
+  using M = __m256i;
+  static inline __attribute__((always_inline)) M mask(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+  static inline __attribute__((always_inline)) R load_m(const float* p, M m) { return _mm256_maskload_ps(p, m); }
+  static inline __attribute__((always_inline)) void store_m(float* p, R v, M m) { _mm256_maskstore_ps(p, m, v); }
 };
 
 template <class T>

@@ -31,6 +31,11 @@ struct Vec<double> {
   static inline __attribute__((always_inline)) R set1(double x) { return _mm512_set1_pd(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm512_mul_pd(a, b); }
+  // The first `n` lanes (1 <= n <= W); masked-off lanes are neither read nor written.
+  using M = __mmask8;
+  static inline __attribute__((always_inline)) M mask(int n) { return static_cast<M>((1u << n) - 1u); }
+  static inline __attribute__((always_inline)) R load_m(const double* p, M m) { return _mm512_maskz_loadu_pd(m, p); }
+  static inline __attribute__((always_inline)) void store_m(double* p, R v, M m) { _mm512_mask_storeu_pd(p, m, v); }
 };
 template <>
 struct Vec<float> {
@@ -42,6 +47,10 @@ struct Vec<float> {
   static inline __attribute__((always_inline)) R set1(float x) { return _mm512_set1_ps(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+  using M = __mmask16;
+  static inline __attribute__((always_inline)) M mask(int n) { return static_cast<M>((1u << n) - 1u); }
+  static inline __attribute__((always_inline)) R load_m(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
+  static inline __attribute__((always_inline)) void store_m(float* p, R v, M m) { _mm512_mask_storeu_ps(p, m, v); }
 };
 
 #ifndef FAER_AVX512_MV

@@ -19,6 +19,11 @@ struct Vec {
   static inline R set1(T x) { return x; }
   static inline R fma(R a, R b, R c) { return a * b + c; }
   static inline R mul(R a, R b) { return a * b; }
+  // One lane: a mask of n >= 1 lanes is the whole register.
+  using M = int;
+  static inline M mask(int n) { return n; }
+  static inline R load_m(const T* p, M) { return *p; }
+  static inline void store_m(T* p, R v, M) { *p = v; }
 };
 
 template <class T>
