@@ -355,6 +355,8 @@ constexpr idx kPollK = idx{1} << 14;
 // Products (m·n·k) up to which the axpy-style direct loop below beats packing when A has no
 // unit row stride in either orientation (bench/tune-small.mjs).
 constexpr double kSmallStrided = 20.0 * 20 * 20;
+// The same for the scalar complex direct loop.
+constexpr double kSmallComplexStrided = 10.0 * 10 * 10;
 
 // The small-matrix kernel (no packing): C in register tiles of MV vectors (rows) x NJ columns
 // computed straight from the operands — A column-major (unit row stride, any column stride): each
@@ -517,6 +519,164 @@ static int direct_real(const RealGemm<T>& g) {
   return kEngineDone;
 }
 
+// The complex small-matrix kernel (vector ISAs only: a complex takes two lanes). A column-major in
+// complex elements (its interleaved (re, im) pairs contiguous down a column), B and C any strides.
+// A tile of MV vectors (W/2 complex rows each) by NJ columns keeps two accumulators per vector:
+// sum a·re(b) and sum a·im(b) (conj(B) negates im(b) at the broadcast); the epilogue forms the
+// complex products with one pair swap — x = accR + swap(accI)·(−1, 1) (conj(A):
+// x = accR·(1, −1) + swap(accI)) — then alpha·x + beta·C the same way.
+template <class T>
+struct ComplexSmallShape {
+  static constexpr int kRegs = sizeof(typename Vec<T>::R) == 64 ? 32 : 16;
+  // 2·MV·NJ accumulators + MV A vectors + 1 broadcast.
+  static constexpr int MV = kRegs == 32 ? 2 : 2;
+  static constexpr int NJ = kRegs == 32 ? 6 : 3;
+};
+
+template <class T>
+static inline __attribute__((always_inline)) typename Vec<T>::R alternating(T even, T odd) {
+  alignas(64) T v[Vec<T>::W];
+  for (int l = 0; l < Vec<T>::W; ++l) v[l] = l % 2 == 0 ? even : odd;
+  return Vec<T>::load(v);
+}
+
+template <class T, int MV, int NJ, bool TAIL>
+static inline __attribute__((always_inline)) void csmall_tile(const ComplexGemm<T>& g, const T* __restrict a, const T* __restrict b, T* c,
+                                                              typename Vec<T>::M tail, int last, bool overwrite) {
+  using V = Vec<T>;
+  using R = typename V::R;
+  constexpr int W = V::W;
+  R accr[NJ][MV], acci[NJ][MV];
+#pragma GCC unroll 8
+  for (int jj = 0; jj < NJ; ++jj) {
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) accr[jj][v] = acci[jj][v] = V::zero();
+  }
+  const idx csa = 2 * g.csa, rsb = 2 * g.rsb, csb = 2 * g.csb;
+  const T sb = g.conj_b ? T(-1) : T(1);
+#pragma GCC unroll 2
+  for (idx p = 0; p < g.k; ++p) {
+    R av[MV];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) av[v] = TAIL && v == MV - 1 ? V::load_m(a + v * W, tail) : V::load(a + v * W);
+#pragma GCC unroll 8
+    for (int jj = 0; jj < NJ; ++jj) {
+      const R br = V::set1(b[jj * csb]);
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) accr[jj][v] = V::fma(av[v], br, accr[jj][v]);
+      const R bi = V::set1(sb * b[jj * csb + 1]);
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) acci[jj][v] = V::fma(av[v], bi, acci[jj][v]);
+    }
+    a += csa;
+    b += rsb;
+  }
+  const R neg_even = alternating<T>(T(-1), T(1)), neg_odd = alternating<T>(T(1), T(-1));
+  const R ar = V::set1(g.alpha_re), ai = alternating<T>(-g.alpha_im, g.alpha_im);
+  const R br = V::set1(g.beta_re), bi = alternating<T>(-g.beta_im, g.beta_im);
+  const idx rsc = 2 * g.rsc;
+#pragma GCC unroll 8
+  for (int jj = 0; jj < NJ; ++jj) {
+    T* cj = c + jj * 2 * g.csc;
+    R out[MV];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) {
+      const R y = V::swap_pairs(acci[jj][v]);
+      const R x = g.conj_a ? V::fma(accr[jj][v], neg_odd, y) : V::fma(y, neg_even, accr[jj][v]);
+      out[v] = V::fma(V::swap_pairs(x), ai, V::mul(x, ar));
+    }
+    if (rsc == 2) {
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) {
+        R o = out[v];
+        if (TAIL && v == MV - 1) {
+          if (!overwrite) {
+            const R cv = V::load_m(cj + v * W, tail);
+            o = V::fma(V::swap_pairs(cv), bi, V::fma(cv, br, o));
+          }
+          V::store_m(cj + v * W, o, tail);
+        } else {
+          if (!overwrite) {
+            const R cv = V::load(cj + v * W);
+            o = V::fma(V::swap_pairs(cv), bi, V::fma(cv, br, o));
+          }
+          V::store(cj + v * W, o);
+        }
+      }
+    } else {
+      alignas(64) T lanes[MV * W];
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) V::store(lanes + v * W, out[v]);
+      const int count = ((MV - 1) * W + (TAIL ? last : W)) / 2;
+      for (int l = 0; l < count; ++l) {
+        T* cp = cj + l * rsc;
+        T vr = lanes[2 * l], vi = lanes[2 * l + 1];
+        if (!overwrite) {
+          const T cr = cp[0], ci = cp[1];
+          vr += g.beta_re * cr - g.beta_im * ci;
+          vi += g.beta_re * ci + g.beta_im * cr;
+        }
+        cp[0] = vr;
+        cp[1] = vi;
+      }
+    }
+  }
+}
+
+template <class T, int MV, bool TAIL, int NJ>
+static inline __attribute__((always_inline)) void csmall_last_columns(const ComplexGemm<T>& g, idx rest, const T* a, const T* b, T* c,
+                                                                      typename Vec<T>::M tail, int last, bool overwrite) {
+  if constexpr (NJ >= 1) {
+    if (rest == NJ) return csmall_tile<T, MV, NJ, TAIL>(g, a, b, c, tail, last, overwrite);
+    csmall_last_columns<T, MV, TAIL, NJ - 1>(g, rest, a, b, c, tail, last, overwrite);
+  }
+}
+
+template <class T, int MV, bool TAIL>
+static void csmall_row_panel(const ComplexGemm<T>& g, idx i, typename Vec<T>::M tail, int last, bool overwrite) {
+  constexpr int NJ = ComplexSmallShape<T>::NJ;
+  const T* a = g.a + 2 * i;  // rsa == 1
+  T* c = g.c + 2 * i * g.rsc;
+  const idx csb = 2 * g.csb, csc = 2 * g.csc;
+  idx j = 0;
+  for (; j + NJ <= g.n; j += NJ) csmall_tile<T, MV, NJ, TAIL>(g, a, g.b + j * csb, c + j * csc, tail, last, overwrite);
+  if (j < g.n) csmall_last_columns<T, MV, TAIL, NJ - 1>(g, g.n - j, a, g.b + j * csb, c + j * csc, tail, last, overwrite);
+}
+
+// `nv` vectors of rows, the last holding `last` real lanes (an even count).
+template <class T, int NV>
+static void csmall_last_rows(const ComplexGemm<T>& g, idx i, int nv, int last, bool overwrite) {
+  using V = Vec<T>;
+  if constexpr (NV >= 1) {
+    if (nv == NV) {
+      if (last == V::W) return csmall_row_panel<T, NV, false>(g, i, V::mask(V::W), last, overwrite);
+      return csmall_row_panel<T, NV, true>(g, i, V::mask(last), last, overwrite);
+    }
+    csmall_last_rows<T, NV - 1>(g, i, nv, last, overwrite);
+  }
+}
+
+// Polls the abort word before each row panel, like small_real.
+template <class T>
+static int small_complex(const ComplexGemm<T>& g) {
+  using V = Vec<T>;
+  constexpr int W = V::W, MV = ComplexSmallShape<T>::MV, CR = MV * W / 2;  // complex rows per panel
+  static_assert(W >= 2, "the complex small kernel needs two lanes per complex");
+  const bool overwrite = g.beta_re == T(0) && g.beta_im == T(0);
+  idx i = 0;
+  for (; i + CR <= g.m; i += CR) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    csmall_row_panel<T, MV, false>(g, i, V::mask(W), W, overwrite);
+  }
+  if (i < g.m) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    const idx lanes = 2 * (g.m - i);
+    const int nv = static_cast<int>((lanes + W - 1) / W);
+    csmall_last_rows<T, MV>(g, i, nv, static_cast<int>(lanes - static_cast<idx>(nv - 1) * W), overwrite);
+  }
+  return kEngineDone;
+}
+
 template <class T>
 static int direct_complex(const ComplexGemm<T>& g) {
   constexpr idx CH = 64;
@@ -631,7 +791,20 @@ static int run_complex(ComplexGemm<T> g, const Blocking& bl) {
     g.conj_b = conj_a;
   }
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (work <= bl.small_complex || g.m < 2 || g.n < 2) return direct_complex<T>(g);
+  // As for real products: unpacked when either orientation has a column-major A (vector ISAs).
+  if constexpr (Vec<T>::W >= 2) {
+    if (work <= bl.small_complex && g.k <= kPollK) {
+      if (g.rsa == 1) return small_complex<T>(g);
+      if (g.csb == 1) {
+        const bool conj_a = g.conj_a;
+        ComplexGemm<T> t = transposed(g);
+        t.conj_a = g.conj_b;
+        t.conj_b = conj_a;
+        return small_complex<T>(t);
+      }
+    }
+  }
+  if (work <= kSmallComplexStrided || g.m < 2 || g.n < 2) return direct_complex<T>(g);
   ComplexPolicy<T> pol{g};
   return drive<T>(pol, 2 * g.m, g.n, 2 * g.k, bl, g.abort);
 }

@@ -34,6 +34,8 @@ struct Vec<double> {
   static inline __attribute__((always_inline)) M mask(int n) { return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3)); }
   static inline __attribute__((always_inline)) R load_m(const double* p, M m) { return _mm256_maskload_pd(p, m); }
   static inline __attribute__((always_inline)) void store_m(double* p, R v, M m) { _mm256_maskstore_pd(p, m, v); }
+  // (x0, x1, x2, x3) -> (x1, x0, x3, x2): re and im of each interleaved complex swapped.
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm256_permute_pd(x, 0x5); }
 };
 template <>
 struct Vec<float> {
@@ -49,6 +51,7 @@ struct Vec<float> {
   static inline __attribute__((always_inline)) M mask(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
   static inline __attribute__((always_inline)) R load_m(const float* p, M m) { return _mm256_maskload_ps(p, m); }
   static inline __attribute__((always_inline)) void store_m(float* p, R v, M m) { _mm256_maskstore_ps(p, m, v); }
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm256_permute_ps(x, 0xB1); }
 };
 
 template <class T>

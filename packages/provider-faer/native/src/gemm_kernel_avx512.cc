@@ -36,6 +36,8 @@ struct Vec<double> {
   static inline __attribute__((always_inline)) M mask(int n) { return static_cast<M>((1u << n) - 1u); }
   static inline __attribute__((always_inline)) R load_m(const double* p, M m) { return _mm512_maskz_loadu_pd(m, p); }
   static inline __attribute__((always_inline)) void store_m(double* p, R v, M m) { _mm512_mask_storeu_pd(p, m, v); }
+  // (x0, x1, x2, x3, ...) -> (x1, x0, x3, x2, ...): re and im of each interleaved complex swapped.
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm512_shuffle_pd(x, x, 0x55); }
 };
 template <>
 struct Vec<float> {
@@ -51,6 +53,7 @@ struct Vec<float> {
   static inline __attribute__((always_inline)) M mask(int n) { return static_cast<M>((1u << n) - 1u); }
   static inline __attribute__((always_inline)) R load_m(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
   static inline __attribute__((always_inline)) void store_m(float* p, R v, M m) { _mm512_mask_storeu_ps(p, m, v); }
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm512_shuffle_ps(x, x, 0xB1); }
 };
 
 #ifndef FAER_AVX512_MV

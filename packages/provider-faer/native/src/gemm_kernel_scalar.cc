@@ -24,6 +24,8 @@ struct Vec {
   static inline M mask(int n) { return n; }
   static inline R load_m(const T* p, M) { return *p; }
   static inline void store_m(T* p, R v, M) { *p = v; }
+  // A complex needs two lanes: the engine never takes its vector complex path with W = 1.
+  static inline R swap_pairs(R x) { return x; }
 };
 
 template <class T>
