@@ -435,10 +435,21 @@ static inline __attribute__((always_inline)) void small_last_columns(const RealG
   }
 }
 
+// Columns per tile for a panel of MV vectors: the micro-kernel's NR for a full panel; narrower
+// panels (the last rows, or all of a tiny GEMM such as 8 x 8) take up to 8 columns while
+// MV·NJ accumulators + MV A vectors + 1 broadcast fit the register file — more independent FMA
+// chains (an 8 x 8 x 8 product is one 8-wide tile: 8 chains, not 6 + 2).
+template <class T, int MV>
+struct SmallCols {
+  static constexpr int kRegs = sizeof(typename Vec<T>::R) == 64 ? 32 : 16;
+  static constexpr int kFit = (kRegs - MV - 1) / MV;
+  static constexpr int value = MV == Cfg<T>::MV ? Cfg<T>::NR : kFit > 8 ? 8 : kFit < Cfg<T>::NR ? Cfg<T>::NR : kFit;
+};
+
 // One row panel of C (MV vectors of rows starting at row i) across all columns.
 template <class T, int MV, bool TAIL>
 static void small_row_panel(const RealGemm<T>& g, idx i, typename Vec<T>::M tail, int last, bool overwrite) {
-  constexpr int NR = Cfg<T>::NR;
+  constexpr int NR = SmallCols<T, MV>::value;
   const T* a = g.a + i;  // rsa == 1
   T* c = g.c + i * g.rsc;
   idx j = 0;
@@ -809,6 +820,75 @@ static int run_complex(ComplexGemm<T> g, const Blocking& bl) {
   return drive<T>(pol, 2 * g.m, g.n, 2 * g.k, bl, g.abort);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Batches: the items share m, n, k and strides, so the path (small kernel, and in which
+// orientation, or the general entry) is decided once and the loop runs it item after item.
+template <class G, class Fn>
+static int walk_batch(G g, const BatchWalk& w, Fn&& one) {
+  idx index[kMaxBatchRank];
+  for (int t = 0; t < w.rank; ++t) index[t] = w.index[t];
+  for (idx l = 0; l < w.count; ++l) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    const int r = one(g);
+    if (r != kEngineDone) return r;
+    for (int t = w.rank - 1; t >= 0; --t) {
+      if (++index[t] < w.ext[t]) {
+        g.a += w.sa[t];
+        g.b += w.sb[t];
+        g.c += w.sc[t];
+        break;
+      }
+      index[t] = 0;
+      g.a -= (w.ext[t] - 1) * w.sa[t];
+      g.b -= (w.ext[t] - 1) * w.sb[t];
+      g.c -= (w.ext[t] - 1) * w.sc[t];
+    }
+  }
+  return kEngineDone;
+}
+
+template <class T>
+static int batch_real(const RealGemm<T>& g, const BatchWalk& w, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0 || w.count <= 0) return kEngineDone;
+  // run_real's choice, made once: C's unit stride along M, then the small kernel in the
+  // orientation with a column-major A.
+  const bool tc = g.k > 0 && g.rsc != 1 && g.csc == 1;
+  const RealGemm<T> o = tc ? transposed(g) : g;
+  const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  const bool small = g.k > 0 && work <= bl.small && g.k <= kPollK && (o.rsa == 1 || o.csb == 1);
+  if (!small) return walk_batch(g, w, [&](const RealGemm<T>& x) { return run_real<T>(x, bl); });
+  const bool ts = o.rsa != 1;
+  return walk_batch(g, w, [&](const RealGemm<T>& x) {
+    const RealGemm<T> y = tc ? transposed(x) : x;
+    return small_real<T>(ts ? transposed(y) : y);
+  });
+}
+
+template <class T>
+static int batch_complex(const ComplexGemm<T>& g, const BatchWalk& w, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0 || w.count <= 0) return kEngineDone;
+  if constexpr (Vec<T>::W >= 2) {
+    const bool tc = g.k > 0 && g.rsc != 1 && g.csc == 1;
+    auto flip = [](const ComplexGemm<T>& x) {
+      ComplexGemm<T> t = transposed(x);
+      t.conj_a = x.conj_b;
+      t.conj_b = x.conj_a;
+      return t;
+    };
+    const ComplexGemm<T> o = tc ? flip(g) : g;
+    const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+    const bool small = g.k > 0 && work <= bl.small_complex && g.k <= kPollK && (o.rsa == 1 || o.csb == 1);
+    if (small) {
+      const bool ts = o.rsa != 1;
+      return walk_batch(g, w, [&](const ComplexGemm<T>& x) {
+        const ComplexGemm<T> y = tc ? flip(x) : x;
+        return small_complex<T>(ts ? flip(y) : y);
+      });
+    }
+  }
+  return walk_batch(g, w, [&](const ComplexGemm<T>& x) { return run_complex<T>(x, bl); });
+}
+
 // Independent FMA chains in registers: the single-thread FMA throughput of this path.
 template <class T>
 static double fma_peak_impl(double seconds) {
@@ -843,3 +923,7 @@ static int gemm_f32(const RealGemm<float>& g, const Blocking& bl) { return run_r
 static int gemm_f64(const RealGemm<double>& g, const Blocking& bl) { return run_real<double>(g, bl); }
 static int gemm_c64(const ComplexGemm<float>& g, const Blocking& bl) { return run_complex<float>(g, bl); }
 static int gemm_c128(const ComplexGemm<double>& g, const Blocking& bl) { return run_complex<double>(g, bl); }
+static int batch_f32(const RealGemm<float>& g, const BatchWalk& w, const Blocking& bl) { return batch_real<float>(g, w, bl); }
+static int batch_f64(const RealGemm<double>& g, const BatchWalk& w, const Blocking& bl) { return batch_real<double>(g, w, bl); }
+static int batch_c64(const ComplexGemm<float>& g, const BatchWalk& w, const Blocking& bl) { return batch_complex<float>(g, w, bl); }
+static int batch_c128(const ComplexGemm<double>& g, const BatchWalk& w, const Blocking& bl) { return batch_complex<double>(g, w, bl); }

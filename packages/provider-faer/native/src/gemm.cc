@@ -76,7 +76,7 @@ enum Desc : int {
   kHeader = 27,
 };
 
-constexpr int kMaxRank = 32;
+constexpr int kMaxRank = faer::kMaxBatchRank;
 constexpr size_t kDescMax = kHeader + 4 * kMaxRank;  // the longest descriptor read
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 
@@ -186,9 +186,9 @@ bool typed(const Napi::Value& v, napi_typedarray_type want, void** data, size_t*
   return true;
 }
 
+// The engine request of the task's first batch item (offsets oa, ob, oc in elements).
 template <class T>
-int run_real(const faer::Blocking& bl, int (*fn)(const faer::RealGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b, T* c,
-             const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
+faer::RealGemm<T> real_request(const Request& r, const T* a, const T* b, T* c, const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
   faer::RealGemm<T> g;
   g.m = r.m1 - r.m0;
   g.n = r.n1 - r.n0;
@@ -205,12 +205,12 @@ int run_real(const faer::Blocking& bl, int (*fn)(const faer::RealGemm<T>&, const
   g.alpha = static_cast<T>(r.alpha_re);
   g.beta = static_cast<T>(r.beta_re);
   g.abort = abort;
-  return fn(g, bl);
+  return g;
 }
 
 template <class T>
-int run_complex(const faer::Blocking& bl, int (*fn)(const faer::ComplexGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b, T* c,
-                const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
+faer::ComplexGemm<T> complex_request(const Request& r, const T* a, const T* b, T* c, const idx* oa, const idx* ob, const idx* oc,
+                                     const int32_t* abort) {
   faer::ComplexGemm<T> g;
   g.m = r.m1 - r.m0;
   g.n = r.n1 - r.n0;
@@ -231,7 +231,7 @@ int run_complex(const faer::Blocking& bl, int (*fn)(const faer::ComplexGemm<T>&,
   g.conj_a = r.conj_a;
   g.conj_b = r.conj_b;
   g.abort = abort;
-  return fn(g, bl);
+  return g;
 }
 
 }  // namespace
@@ -282,55 +282,47 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
   const faer::IsaEngine& e = faer::engine(isa);
   const faer::Blocking& bl = faer::blocking(isa, f32 ? 4 : 8);
 
-  // Odometer over batch indices [b0, b1) (last axis fastest).
-  idx index[kMaxRank] = {};
+  // The first item's multi-index and offsets (last axis fastest); the engine walks the rest.
+  faer::BatchWalk w;
+  w.rank = r.rank;
+  w.count = r.b1 - r.b0;
   idx oa = r.a.off, ob = r.b.off, oc = r.c.off;
   {
     idx l = r.b0;
     for (int t = r.rank - 1; t >= 0; --t) {
-      index[t] = l % r.ext[t];
+      w.ext[t] = r.ext[t];
+      w.index[t] = l % r.ext[t];
       l /= r.ext[t];
-      oa += index[t] * r.a.bs[t];
-      ob += index[t] * r.b.bs[t];
-      oc += index[t] * r.c.bs[t];
+      oa += w.index[t] * r.a.bs[t];
+      ob += w.index[t] * r.b.bs[t];
+      oc += w.index[t] * r.c.bs[t];
+      w.sa[t] = r.a.bs[t] * lanes;
+      w.sb[t] = r.b.bs[t] * lanes;
+      w.sc[t] = r.c.bs[t] * lanes;
     }
   }
-  for (idx l = r.b0; l < r.b1; ++l) {
-    if (faer::abort_raised(abort)) return status(kAborted);
-    int done = faer::kEngineDone;
-    switch (r.dtype) {
-      case 0:
-        done = run_real<float>(bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc,
-                               abort);
-        break;
-      case 1:
-        done = run_real<double>(bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
-                                &oc, abort);
-        break;
-      case 2:
-        done = run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob,
-                                  &oc, abort);
-        break;
-      default:
-        done = run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa,
-                                   &ob, &oc, abort);
-        break;
-    }
-    if (done == faer::kEngineAborted) return status(kAborted);
-    if (done == faer::kEngineNoMemory) return status(kNoMemory);
-    for (int t = r.rank - 1; t >= 0; --t) {
-      if (++index[t] < r.ext[t]) {
-        oa += r.a.bs[t];
-        ob += r.b.bs[t];
-        oc += r.c.bs[t];
-        break;
-      }
-      index[t] = 0;
-      oa -= (r.ext[t] - 1) * r.a.bs[t];
-      ob -= (r.ext[t] - 1) * r.b.bs[t];
-      oc -= (r.ext[t] - 1) * r.c.bs[t];
-    }
+  int done = faer::kEngineDone;
+  switch (r.dtype) {
+    case 0:
+      done = e.batch_f32(real_request<float>(r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc, abort),
+                         w, bl);
+      break;
+    case 1:
+      done = e.batch_f64(
+          real_request<double>(r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc, abort), w, bl);
+      break;
+    case 2:
+      done = e.batch_c64(
+          complex_request<float>(r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc, abort), w, bl);
+      break;
+    default:
+      done = e.batch_c128(
+          complex_request<double>(r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc, abort), w,
+          bl);
+      break;
   }
+  if (done == faer::kEngineAborted) return status(kAborted);
+  if (done == faer::kEngineNoMemory) return status(kNoMemory);
   return status(kOk);
 }
 

@@ -74,6 +74,10 @@ const IsaEngine kEngineAvx2 = {
     isa_avx2::gemm_f64,
     isa_avx2::gemm_c64,
     isa_avx2::gemm_c128,
+    isa_avx2::batch_f32,
+    isa_avx2::batch_f64,
+    isa_avx2::batch_c64,
+    isa_avx2::batch_c128,
     isa_avx2::fma_peak,
 };
 

@@ -82,6 +82,10 @@ const IsaEngine kEngineAvx512 = {
     isa_avx512::gemm_f64,
     isa_avx512::gemm_c64,
     isa_avx512::gemm_c128,
+    isa_avx512::batch_f32,
+    isa_avx512::batch_f64,
+    isa_avx512::batch_c64,
+    isa_avx512::batch_c128,
     isa_avx512::fma_peak,
 };
 

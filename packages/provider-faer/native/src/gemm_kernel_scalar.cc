@@ -48,6 +48,10 @@ const IsaEngine kEngineScalar = {
     isa_scalar::gemm_f64,
     isa_scalar::gemm_c64,
     isa_scalar::gemm_c128,
+    isa_scalar::batch_f32,
+    isa_scalar::batch_f64,
+    isa_scalar::batch_c64,
+    isa_scalar::batch_c128,
     isa_scalar::fma_peak,
 };
 
