@@ -76,7 +76,11 @@ function makeCase(r) {
   // --- a valid descriptor -------------------------------------------------------------------
   const dt = r.int(0, 3);
   const lanes = dt >= 2 ? 2 : 1;
-  const dim = () => (r.chance(0.08) ? 0 : r.int(1, r.chance(0.03) ? 160 : r.chance(0.2) ? 40 : 9));
+  // Sizes around the vector widths and register tiles (the small kernels' masked row tails and
+  // column remainders: 8 f64 / 16 f32 lanes with AVX-512, 4 / 8 with AVX2; 6- and 8-wide tiles),
+  // else mostly tiny, sometimes medium or large.
+  const EDGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 63, 64, 65];
+  const dim = () => (r.chance(0.08) ? 0 : r.chance(0.2) ? r.pick(EDGES) : r.int(1, r.chance(0.03) ? 160 : r.chance(0.2) ? 40 : 9));
   const m = dim(), n = dim(), k = dim();
   const layout = (rows, cols, input) => {
     const kind = r.pick(input ? ['col', 'row', 'strided', 'bcast'] : ['col', 'row', 'strided']);
@@ -87,7 +91,8 @@ function makeCase(r) {
   };
   const [rsA, csA] = layout(m, k, true), [rsB, csB] = layout(k, n, true), [rsC, csC] = layout(m, n, false);
   const rank = r.chance(0.4) ? 0 : r.int(1, 3);
-  const ext = Array.from({ length: rank }, () => (r.chance(0.05) ? 0 : r.int(1, 3)));
+  // Sometimes a long batch (the engine's batch walk over many small items).
+  const ext = Array.from({ length: rank }, () => (r.chance(0.05) ? 0 : r.chance(0.1) ? r.int(8, 64) : r.int(1, 3)));
   const span = (rows, cols, rs, cs) => (rows > 0 && cols > 0 ? 1 + (rows - 1) * rs + (cols - 1) * cs : 0);
   const strides = (sp) => {
     const out = [];
