@@ -7,6 +7,13 @@
 // Returns 0, or a status code > 0 (nothing is written unless the status is 0, or kAborted: then C
 // is partly written, as core documents for ExecutionAborted).
 //
+// Optional sixth to eighth arguments `counter, axis, size` share the task's M (axis 0) or N
+// (axis 1) range between the lanes of a split: each claims chunk c = counter++ (a relaxed atomic
+// fetch-add on counter[0], an Int32Array the lanes share) and runs rows/columns
+// [lo + c·size, lo + (c+1)·size) of its range, until the range is used up — a lane that starts
+// late takes fewer chunks. Everything is checked before the first chunk runs; a chunk's refusal
+// (only kNoMemory or kAborted can happen then) leaves the chunks already run written.
+//
 // An optional fifth argument, `abort` (an Int32Array over a SharedArrayBuffer: core's
 // ctx.abortWord), is polled by the engines at block boundaries (relaxed atomic loads, see
 // gemm_engine.h); once it is non-zero the call stops and answers kAborted, with C partly written.
@@ -234,50 +241,10 @@ faer::ComplexGemm<T> complex_request(const Request& r, const T* a, const T* b, T
   return g;
 }
 
-}  // namespace
-
-namespace faer {
-
-const int kGemmDescHeader = kHeader;
-
-namespace js {
-
-Napi::Value gemm(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  auto status = [&](int s) { return Napi::Number::New(env, s); };
-  if (info.Length() < 4) return status(kBadArguments);
-  void* dptr = nullptr;
-  size_t dlen = 0;
-  if (!typed(info[0], napi_float64_array, &dptr, &dlen)) return status(kBadArguments);
-  // The abort word: absent/undefined (never stops early) or an Int32Array of at least one element.
-  const int32_t* abort = nullptr;
-  if (info.Length() >= 5 && !info[4].IsUndefined()) {
-    void* wptr = nullptr;
-    size_t wlen = 0;
-    if (!typed(info[4], napi_int32_array, &wptr, &wlen) || wlen < 1) return status(kBadArguments);
-    abort = static_cast<const int32_t*>(wptr);
-  }
-  // Read the descriptor once, into a copy nothing else can change.
-  double desc[kDescMax] = {};
-  if (dlen > kDescMax) dlen = kDescMax;
-  if (dlen > 0) std::memcpy(desc, dptr, dlen * sizeof(double));
-  Request r;
-  const int ps = parse(desc, dlen, &r);
-  if (ps != kOk) return status(ps);
-  const bool f32 = r.dtype == 0 || r.dtype == 2;
-  const int lanes = r.dtype >= 2 ? 2 : 1;
-  const napi_typedarray_type want = f32 ? napi_float32_array : napi_float64_array;
-  void *pa = nullptr, *pb = nullptr, *pc = nullptr;
-  size_t la = 0, lb = 0, lc = 0;
-  if (!typed(info[1], want, &pa, &la) || !typed(info[2], want, &pb, &lb) || !typed(info[3], want, &pc, &lc)) return status(kBadArguments);
-  if (extent_of(r, r.a, r.m, r.k, lanes) > static_cast<__int128>(la) || extent_of(r, r.b, r.k, r.n, lanes) > static_cast<__int128>(lb) ||
-      extent_of(r, r.c, r.m, r.n, lanes) > static_cast<__int128>(lc)) {
-    return status(kOutOfBounds);
-  }
-  if (r.m1 == r.m0 || r.n1 == r.n0 || r.b1 == r.b0) return status(kOk);
+// Runs the (bounds-checked) task `r` on the engine of its ISA: one engine call over its batch range.
+int run_task(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
   // k = 0 reads neither A nor B and their reach was not bounded above: follow no offset into them.
   if (r.k == 0) r.a = r.b = Operand{};
-
   const faer::Isa isa = static_cast<faer::Isa>(r.isa);
   const faer::IsaEngine& e = faer::engine(isa);
   const faer::Blocking& bl = faer::blocking(isa, f32 ? 4 : 8);
@@ -321,8 +288,87 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
           bl);
       break;
   }
-  if (done == faer::kEngineAborted) return status(kAborted);
-  if (done == faer::kEngineNoMemory) return status(kNoMemory);
+  if (done == faer::kEngineAborted) return kAborted;
+  if (done == faer::kEngineNoMemory) return kNoMemory;
+  return kOk;
+}
+
+}  // namespace
+
+namespace faer {
+
+const int kGemmDescHeader = kHeader;
+
+namespace js {
+
+Napi::Value gemm(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  auto status = [&](int s) { return Napi::Number::New(env, s); };
+  if (info.Length() < 4) return status(kBadArguments);
+  void* dptr = nullptr;
+  size_t dlen = 0;
+  if (!typed(info[0], napi_float64_array, &dptr, &dlen)) return status(kBadArguments);
+  // The abort word: absent/undefined (never stops early) or an Int32Array of at least one element.
+  const int32_t* abort = nullptr;
+  if (info.Length() >= 5 && !info[4].IsUndefined()) {
+    void* wptr = nullptr;
+    size_t wlen = 0;
+    if (!typed(info[4], napi_int32_array, &wptr, &wlen) || wlen < 1) return status(kBadArguments);
+    abort = static_cast<const int32_t*>(wptr);
+  }
+  // Dynamic chunks (a split whose lanes share work): `counter` (an Int32Array of at least one
+  // element, shared by the lanes), the axis (0: M, 1: N) and the chunk size (an integer in
+  // [1, 2^31)). All three or none.
+  int32_t* counter = nullptr;
+  int chunk_axis = 0;
+  idx chunk_size = 0;
+  if (info.Length() >= 6 && !info[5].IsUndefined()) {
+    void* cptr = nullptr;
+    size_t clen = 0;
+    if (!typed(info[5], napi_int32_array, &cptr, &clen) || clen < 1 || info.Length() < 8 || !info[6].IsNumber() || !info[7].IsNumber()) {
+      return status(kBadArguments);
+    }
+    const double axis = info[6].As<Napi::Number>().DoubleValue(), size = info[7].As<Napi::Number>().DoubleValue();
+    if (!(axis == 0 || axis == 1) || !as_index(size, &chunk_size) || chunk_size < 1 || chunk_size > 0x7fffffff) return status(kBadArguments);
+    counter = static_cast<int32_t*>(cptr);
+    chunk_axis = static_cast<int>(axis);
+  }
+  // Read the descriptor once, into a copy nothing else can change.
+  double desc[kDescMax] = {};
+  if (dlen > kDescMax) dlen = kDescMax;
+  if (dlen > 0) std::memcpy(desc, dptr, dlen * sizeof(double));
+  Request r;
+  const int ps = parse(desc, dlen, &r);
+  if (ps != kOk) return status(ps);
+  const bool f32 = r.dtype == 0 || r.dtype == 2;
+  const int lanes = r.dtype >= 2 ? 2 : 1;
+  const napi_typedarray_type want = f32 ? napi_float32_array : napi_float64_array;
+  void *pa = nullptr, *pb = nullptr, *pc = nullptr;
+  size_t la = 0, lb = 0, lc = 0;
+  if (!typed(info[1], want, &pa, &la) || !typed(info[2], want, &pb, &lb) || !typed(info[3], want, &pc, &lc)) return status(kBadArguments);
+  if (extent_of(r, r.a, r.m, r.k, lanes) > static_cast<__int128>(la) || extent_of(r, r.b, r.k, r.n, lanes) > static_cast<__int128>(lb) ||
+      extent_of(r, r.c, r.m, r.n, lanes) > static_cast<__int128>(lc)) {
+    return status(kOutOfBounds);
+  }
+  if (r.m1 == r.m0 || r.n1 == r.n0 || r.b1 == r.b0) return status(kOk);
+
+  if (counter == nullptr) return status(run_task(r, f32, lanes, pa, pb, pc, abort));
+  // Dynamic chunks: claim chunk c = counter++ (the lanes of a split share the counter) until the
+  // range is used up; each chunk is this task with its M or N range narrowed.
+  const idx lo = chunk_axis == 0 ? r.m0 : r.n0, hi = chunk_axis == 0 ? r.m1 : r.n1;
+  for (;;) {
+    if (faer::abort_raised(abort)) return status(kAborted);
+    const int32_t c = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    if (c < 0) break;
+    const __int128 start = static_cast<__int128>(lo) + static_cast<__int128>(c) * chunk_size;
+    if (start >= hi) break;
+    const idx end = start + chunk_size < hi ? static_cast<idx>(start + chunk_size) : hi;
+    Request sub = r;
+    if (chunk_axis == 0) sub.m0 = static_cast<idx>(start), sub.m1 = end;
+    else sub.n0 = static_cast<idx>(start), sub.n1 = end;
+    const int st = run_task(sub, f32, lanes, pa, pb, pc, abort);
+    if (st != kOk) return status(st);
+  }
   return status(kOk);
 }
 
