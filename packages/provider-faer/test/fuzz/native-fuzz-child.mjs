@@ -175,6 +175,21 @@ function makeCase(r) {
   if (abort === 'raised') word[0] = r.pick([1, 2, -1]);
   const argv = [desc, ...ops.map((o, i) => o.view(kinds[i]))];
   if (abort !== 'none') argv.push(abort === 'bad' ? r.pick([new Int32Array(0), new Uint32Array(1), new Float64Array(1), 0, null, {}]) : word);
+  // Dynamic-chunk arguments (counter, axis, size) now and then: valid ones change nothing the
+  // model predicts (one call with a fresh counter claims every chunk), malformed ones are refused.
+  let badChunk = false;
+  if (r.chance(0.08)) {
+    if (argv.length === 4) argv.push(undefined);
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const chunk = [counter, r.int(0, 1), r.int(1, 50)];
+    if (r.chance(0.3)) {
+      badChunk = true;
+      const at = r.int(0, 2);
+      chunk[at] = r.pick(at === 0 ? [new Int32Array(0), new Uint32Array(1), new Float64Array(1), 0, null, {}] : at === 1 ? [2, -1, 0.5, NaN, '0'] : [0, -1, 1.5, NaN, 2 ** 31, Infinity, '4']);
+      if (r.chance(0.2)) chunk.length = r.int(1, 2);
+    }
+    argv.push(...chunk);
+  }
   let expect = predicted.status;
   if (r.chance(0.02)) {
     // Arguments of the wrong kind: the descriptor and the abort word are checked before the
@@ -197,8 +212,11 @@ function makeCase(r) {
       if (expect === S.Ok && model(d, lengths, names, abort).work > MAX_WORK) argv[slot] = null, (expect = S.BadArguments);
     }
   }
+  // Chunk arguments are checked after the descriptor's and the abort word's types, before the
+  // descriptor is parsed.
+  if (badChunk && argv.length >= 4 && ArrayBuffer.isView(argv[0]) && argv[0] instanceof Float64Array && abort !== 'bad') expect = S.BadArguments;
   return {
-    describe: { desc: d.map(num), lens: elementLens, kinds: kinds.map((c) => c.name), abort, args: argv.length, expect },
+    describe: { desc: d.map(num), lens: elementLens, kinds: kinds.map((c) => c.name), abort, args: argv.length, chunk: badChunk ? 'bad' : argv.length > 5 ? 'ok' : 'none', expect },
     operands: [...new Set(ops)],
     call: () => binding.gemm(...argv),
     expect,
