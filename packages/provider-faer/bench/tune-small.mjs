@@ -12,7 +12,7 @@ const addon = fileURLToPath(new URL('../native/build/Release/tenferro_faer.node'
 const child = `
 const b = require(${JSON.stringify(addon)});
 const out = {};
-for (const dt of [1, 0, 3]) for (const n of [4, 8, 12, 16, 20, 24, 32, 40, 48, 64, 96]) {
+for (const dt of (process.env.DTYPES ?? "1,0,3,2").split(",").map(Number)) for (const n of (process.env.SIZES ?? "4,8,12,16,20,24,32,40,48,64,96,128,160,192,256").split(",").map(Number)) {
   const L = dt >= 2 ? 2 : 1, Arr = dt === 0 || dt === 2 ? Float32Array : Float64Array;
   const A = new Arr(n * n * L).map(() => Math.random()), B = A.slice(), C = new Arr(n * n * L);
   const d = new Float64Array(27);

@@ -20,7 +20,7 @@ import {
 } from '@tenferro/core';
 import { type FaerGemmTask, packGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
-import { BATCH_SPLIT_MAX_WORK } from './options.js';
+import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK } from './options.js';
 
 /** Batch axes the native GEMM takes (native/src/gemm.cc kMaxRank); more are declined. */
 export const MAX_BATCH_RANK = 32;
@@ -97,6 +97,36 @@ export function planParts(
   return splitRange(m, shape.mr, lanes).map(([m0, m1]) => ({ ...whole, m0, m1 }));
 }
 
+/** How the lanes of a split share the rows (`axis` 0) or columns (1) in chunks of `size`. */
+export interface ChunkPlan {
+  readonly axis: 0 | 1;
+  readonly size: number;
+}
+
+/**
+ * Dynamic chunks for a split of `parts` (as {@link planParts} made them): when they split M or N
+ * (not batches) and the whole request is at most `maxWork` real multiply-adds, `CHUNKS_PER_LANE`
+ * chunks per lane along the same axis, on the same granule; otherwise undefined (fixed parts).
+ */
+export function planChunks(
+  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType },
+  parts: readonly GemmPart[],
+  shape: PartitionShape,
+  maxWork: number = DYNAMIC_SPLIT_MAX_WORK,
+): ChunkPlan | undefined {
+  if (parts.length < 2) return undefined;
+  const { m, n, k } = request;
+  const batches = request.batch.reduce((a, b) => a * b, 1);
+  if (m * n * Math.max(k, 1) * batches * realMultiplyAdds(request.dtype) > maxWork) return undefined;
+  const first = parts[0]!;
+  const axis: 0 | 1 | undefined = first.m1 - first.m0 < m ? 0 : first.n1 - first.n0 < n ? 1 : undefined;
+  if (axis === undefined) return undefined;
+  const extent = axis === 0 ? m : n;
+  const granule = axis === 0 ? shape.mr : shape.nr;
+  const size = Math.ceil(Math.ceil(extent / (CHUNKS_PER_LANE * parts.length)) / granule) * granule;
+  return { axis, size };
+}
+
 const KERNEL_MODULE = './kernels/gemm.js';
 
 /** The partition granules for `dtype` under the chosen path (complex: one complex row is two real rows). */
@@ -134,8 +164,16 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
       const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
       const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
+      const chunks = pool === undefined ? undefined : planChunks(request, parts, shape);
       if (pool === undefined || parts.length === 1) {
         await ctx.run(kernel, task(parts[0]!));
+      } else if (chunks !== undefined) {
+        // Every lane gets the whole range and claims chunks through one shared counter.
+        const counter = new SharedArrayBuffer(4);
+        const whole: GemmPart = { m0: 0, m1: request.m, n0: 0, n1: request.n, b0: 0, b1: parts[0]!.b1 };
+        const chunked = (): KernelArgs =>
+          packGemmTask({ request, isa: config.isa, ...whole, chunk: { ...chunks, counter }, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
+        await pool.map(kernel, parts.map(chunked));
       } else {
         await pool.map(kernel, parts.map(task));
       }

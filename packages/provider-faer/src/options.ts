@@ -32,6 +32,20 @@ export const DEFAULT_PARALLEL_MIN_WORK = 200 * 200 * 200;
  */
 export const BATCH_SPLIT_MAX_WORK = 256 * 256 * 256;
 
+/**
+ * Real multiply-adds (m·n·k·batches, ×4 complex) up to which a split GEMM shares its rows or
+ * columns between the lanes in dynamic chunks (`CHUNKS_PER_LANE` per lane, claimed through a
+ * shared counter) instead of one fixed part per lane: at these sizes a lane that wakes late (an
+ * idle pool lane sleeps; its wake-up is tens to hundreds of µs) would otherwise finish its fixed
+ * part that much after the others. Each chunk runs unpacked (the small-matrix kernel, up to 256³
+ * per chunk), so chunking repacks nothing; above this the parts are fixed (each packs its
+ * operands once).
+ */
+export const DYNAMIC_SPLIT_MAX_WORK = 2 * 256 * 256 * 256;
+
+/** Chunks per lane of a dynamic split. */
+export const CHUNKS_PER_LANE = 4;
+
 /** {@link FaerProviderOptions} checked, with the defaults filled in. */
 export type ValidatedFaerProviderOptions = Readonly<Required<FaerProviderOptions>>;
 

@@ -37,6 +37,8 @@ export interface Case {
   /** Fill C with NaN first (with beta = 0 it must not be read). */
   readonly nanC?: boolean;
   readonly seed?: number;
+  /** Dynamic chunks: `calls` calls (the lanes of a split, here one after another) share one counter. */
+  readonly chunk?: { readonly axis: 0 | 1; readonly size: number; readonly calls: number };
 }
 
 const complexOf = (d: Dt) => d === 'c64' || d === 'c128';
@@ -128,7 +130,13 @@ export function runCase(c: Case): CaseResult {
   const beta = c.beta ?? (cplx ? ([0, 0] as const) : 0);
   const request: CpuGemmRequest = { dtype, m, n, k, batch, lhs: a, rhs: b, out: o, alpha, beta, conjLhs: c.conjA ?? false, conjRhs: c.conjB ?? false };
   const part = c.part ?? { m0: 0, m1: m, n0: 0, n1: n, b0: 0, b1: batches };
-  const status = binding().gemm(describeTask({ request, isa: c.isa ?? -1, ...part }), A, B, C);
+  const desc = describeTask({ request, isa: c.isa ?? -1, ...part });
+  let status = 0;
+  if (c.chunk === undefined) status = binding().gemm(desc, A, B, C);
+  else {
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    for (let call = 0; call < c.chunk.calls && status === 0; call++) status = binding().gemm(desc, A, B, C, undefined, counter, c.chunk.axis, c.chunk.size);
+  }
 
   const [ar, ai] = typeof alpha === 'number' ? [alpha, 0] : alpha;
   const [br, bi] = typeof beta === 'number' ? [beta, 0] : beta;

@@ -64,6 +64,24 @@ struct ComplexGemm {
   const std::int32_t* abort;  // polled at block boundaries; null: never stops early
 };
 
+/** Batch axes a request may have (gemm.cc kMaxRank, MAX_BATCH_RANK in src/gemm-provider.ts). */
+constexpr int kMaxBatchRank = 32;
+
+/**
+ * The batch items one engine call runs: `count` items from multi-index `index` (last axis
+ * fastest) over extents `ext`; sa/sb/sc step A, B and C between items, in elements of the real
+ * type (a complex element counts twice). The request's pointers address the first item. gemm.cc
+ * has bounds-checked every item's reach; the engine decides the path once for all items (they
+ * share shape and strides) and polls the abort word before each.
+ */
+struct BatchWalk {
+  int rank;
+  idx count;
+  idx ext[kMaxBatchRank];
+  idx index[kMaxBatchRank];
+  idx sa[kMaxBatchRank], sb[kMaxBatchRank], sc[kMaxBatchRank];
+};
+
 /** The register tile (MR x NR real elements) of one micro-kernel. */
 struct KernelShape {
   int mr;
@@ -80,6 +98,11 @@ struct IsaEngine {
   int (*gemm_f64)(const RealGemm<double>&, const Blocking&);
   int (*gemm_c64)(const ComplexGemm<float>&, const Blocking&);
   int (*gemm_c128)(const ComplexGemm<double>&, const Blocking&);
+  // The same over the items of a batch (one call per task, no per-item dispatch).
+  int (*batch_f32)(const RealGemm<float>&, const BatchWalk&, const Blocking&);
+  int (*batch_f64)(const RealGemm<double>&, const BatchWalk&, const Blocking&);
+  int (*batch_c64)(const ComplexGemm<float>&, const BatchWalk&, const Blocking&);
+  int (*batch_c128)(const ComplexGemm<double>&, const BatchWalk&, const Blocking&);
   /** Single-thread FMA throughput over about `seconds` in GFLOP/s (0 if the path has no vector FMA). */
   double (*fma_peak)(double seconds);
 };

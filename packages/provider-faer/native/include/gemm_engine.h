@@ -352,82 +352,147 @@ struct ComplexPolicy {
 // The direct paths poll the abort word per column chunk and every kPollK steps along K (at most
 // 128 x 2^14 multiply-adds between polls), so a thin GEMM with a huge K stops early too.
 constexpr idx kPollK = idx{1} << 14;
+// Products (m·n·k) up to which the axpy-style direct loop below beats packing when A has no
+// unit row stride in either orientation (bench/tune-small.mjs).
+constexpr double kSmallStrided = 20.0 * 20 * 20;
+// The same for the scalar complex direct loop.
+constexpr double kSmallComplexStrided = 10.0 * 10 * 10;
 
-template <class T, int MV, int NJ>
-static inline __attribute__((always_inline)) void fixed_rows_columns(const RealGemm<T>& g, idx j, bool overwrite) {
+// The small-matrix kernel (no packing): C in register tiles of MV vectors (rows) x NJ columns
+// computed straight from the operands — A column-major (unit row stride, any column stride): each
+// K step loads MV vectors of one column of A (the last one masked when the tile has fewer rows),
+// and broadcasts NJ entries of B (any strides) — the accumulators stay in registers for the whole
+// K loop and C is written once (vector stores, masked on the last vector, when C's rows are
+// unit-stride; lane by lane otherwise). The tile is the packed micro-kernel's (MV x NR), so the
+// same registers hold it. Packing costs a pass over A and B that a product this small never earns
+// back; a masked lane is neither read nor written. The row panels of C are the outer loop (a
+// panel of A — MR x K — stays in L1 while the columns of B stream past it).
+template <class T, int MV, int NJ, bool TAIL>
+static inline __attribute__((always_inline)) void small_tile(const RealGemm<T>& g, const T* __restrict a, const T* __restrict b, T* c,
+                                                             typename Vec<T>::M tail, int last, bool overwrite) {
   using V = Vec<T>;
+  using R = typename V::R;
   constexpr int W = V::W;
-  // NJ columns of C at once, MV vectors each: NJ·MV independent accumulator chains hide the FMA
-  // latency, and each step loads the A column once for all NJ columns.
-  typename V::R acc[NJ][MV];
-  for (int jj = 0; jj < NJ; ++jj)
+  R acc[NJ][MV];
+#pragma GCC unroll 8
+  for (int jj = 0; jj < NJ; ++jj) {
+#pragma GCC unroll 4
     for (int v = 0; v < MV; ++v) acc[jj][v] = V::zero();
-  const T* bcol = g.b + j * g.csb;
+  }
+  const idx csa = g.csa, rsb = g.rsb, csb = g.csb;
+#pragma GCC unroll 2
   for (idx p = 0; p < g.k; ++p) {
-    const T* ap = g.a + p * g.csa;
-    typename V::R av[MV];
-    for (int v = 0; v < MV; ++v) av[v] = V::load(ap + v * W);
+    R av[MV];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) av[v] = TAIL && v == MV - 1 ? V::load_m(a + v * W, tail) : V::load(a + v * W);
+#pragma GCC unroll 8
     for (int jj = 0; jj < NJ; ++jj) {
-      const typename V::R bv = V::set1(bcol[p * g.rsb + jj * g.csb]);
+      const R bv = V::set1(b[jj * csb]);
+#pragma GCC unroll 4
       for (int v = 0; v < MV; ++v) acc[jj][v] = V::fma(av[v], bv, acc[jj][v]);
     }
+    a += csa;
+    b += rsb;
   }
-  const typename V::R alpha = V::set1(g.alpha);
+  const R va = V::set1(g.alpha);
+  const R vb = V::set1(g.beta);
+#pragma GCC unroll 8
   for (int jj = 0; jj < NJ; ++jj) {
-    T* c = g.c + (j + jj) * g.csc;
-    for (int v = 0; v < MV; ++v) {
-      typename V::R out = V::mul(acc[jj][v], alpha);
-      if (g.rsc == 1) {
-        if (!overwrite) out = V::fma(V::set1(g.beta), V::load(c + v * W), out);
-        V::store(c + v * W, out);
-      } else {
-        alignas(64) T lanes[W];
-        V::store(lanes, out);
-        for (int i = 0; i < W; ++i) {
-          T* cp = c + (v * W + i) * g.rsc;
-          *cp = overwrite ? lanes[i] : lanes[i] + g.beta * *cp;
+    T* cj = c + jj * g.csc;
+    if (g.rsc == 1) {
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) {
+        R out = V::mul(va, acc[jj][v]);
+        if (TAIL && v == MV - 1) {
+          if (!overwrite) out = V::fma(vb, V::load_m(cj + v * W, tail), out);
+          V::store_m(cj + v * W, out, tail);
+        } else {
+          if (!overwrite) out = V::fma(vb, V::load(cj + v * W), out);
+          V::store(cj + v * W, out);
         }
+      }
+    } else {
+      // Through a buffer (acc is only ever indexed by unrolled constants, so it stays in registers).
+      alignas(64) T lanes[MV * W];
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) V::store(lanes + v * W, V::mul(va, acc[jj][v]));
+      const int count = (MV - 1) * W + (TAIL ? last : W);
+      for (int l = 0; l < count; ++l) {
+        T* cp = cj + l * g.rsc;
+        *cp = overwrite ? lanes[l] : lanes[l] + g.beta * *cp;
       }
     }
   }
 }
 
-// Column-major A (rsa == 1) with M a small multiple of the vector width: the accumulators of a
-// few columns of C stay in registers — what a batch of tiny GEMMs (the tensor-network workload)
-// spends its time on. Only reached for K up to kPollK; the abort word is polled every 64 columns
-// (at most 64 x 4 vectors x 2^14 multiply-adds between polls).
+// The last `rest` (< NR) columns of a row panel: the tile of exactly that width.
+template <class T, int MV, bool TAIL, int NJ>
+static inline __attribute__((always_inline)) void small_last_columns(const RealGemm<T>& g, idx rest, const T* a, const T* b, T* c,
+                                                                     typename Vec<T>::M tail, int last, bool overwrite) {
+  if constexpr (NJ >= 1) {
+    if (rest == NJ) return small_tile<T, MV, NJ, TAIL>(g, a, b, c, tail, last, overwrite);
+    small_last_columns<T, MV, TAIL, NJ - 1>(g, rest, a, b, c, tail, last, overwrite);
+  }
+}
+
+// Columns per tile for a panel of MV vectors: the micro-kernel's NR for a full panel; narrower
+// panels (the last rows, or all of a tiny GEMM such as 8 x 8) take up to 8 columns while
+// MV·NJ accumulators + MV A vectors + 1 broadcast fit the register file — more independent FMA
+// chains (an 8 x 8 x 8 product is one 8-wide tile: 8 chains, not 6 + 2).
 template <class T, int MV>
-static int direct_fixed_rows(const RealGemm<T>& g) {
-  const bool overwrite = g.beta == T(0);
-  // As many columns per step as the vector registers hold (MV·NJ accumulators, MV A vectors and
-  // a broadcast): 32 registers with AVX-512, 16 otherwise; then pairs, then single columns.
-  constexpr int kRegs = sizeof(typename Vec<T>::R) == 64 ? 32 : 16;
-  constexpr int kFit = (kRegs - MV - 1) / MV;
-  constexpr int NJ = kFit >= 4 ? 4 : kFit >= 2 ? 2 : 1;
+struct SmallCols {
+  static constexpr int kRegs = sizeof(typename Vec<T>::R) == 64 ? 32 : 16;
+  static constexpr int kFit = (kRegs - MV - 1) / MV;
+  static constexpr int value = MV == Cfg<T>::MV ? Cfg<T>::NR : kFit > 8 ? 8 : kFit < Cfg<T>::NR ? Cfg<T>::NR : kFit;
+};
+
+// One row panel of C (MV vectors of rows starting at row i) across all columns.
+template <class T, int MV, bool TAIL>
+static void small_row_panel(const RealGemm<T>& g, idx i, typename Vec<T>::M tail, int last, bool overwrite) {
+  constexpr int NR = SmallCols<T, MV>::value;
+  const T* a = g.a + i;  // rsa == 1
+  T* c = g.c + i * g.rsc;
   idx j = 0;
-  for (; j + NJ <= g.n; j += NJ) {
-    if ((j & 63) < NJ && j > 0 && abort_raised(g.abort)) return kEngineAborted;
-    fixed_rows_columns<T, MV, NJ>(g, j, overwrite);
+  for (; j + NR <= g.n; j += NR) small_tile<T, MV, NR, TAIL>(g, a, g.b + j * g.csb, c + j * g.csc, tail, last, overwrite);
+  if (j < g.n) small_last_columns<T, MV, TAIL, NR - 1>(g, g.n - j, a, g.b + j * g.csb, c + j * g.csc, tail, last, overwrite);
+}
+
+// The last rows (fewer than MR): `nv` vectors, the last one holding `last` rows.
+template <class T, int NV>
+static void small_last_rows(const RealGemm<T>& g, idx i, int nv, int last, bool overwrite) {
+  using V = Vec<T>;
+  if constexpr (NV >= 1) {
+    if (nv == NV) {
+      if (last == V::W) return small_row_panel<T, NV, false>(g, i, V::mask(V::W), last, overwrite);
+      return small_row_panel<T, NV, true>(g, i, V::mask(last), last, overwrite);
+    }
+    small_last_rows<T, NV - 1>(g, i, nv, last, overwrite);
   }
-  if constexpr (NJ > 2) {
-    for (; j + 2 <= g.n; j += 2) fixed_rows_columns<T, MV, 2>(g, j, overwrite);
+}
+
+// The abort word is polled before each row panel (MR x n x k multiply-adds; the small path only
+// takes products of at most `Blocking::small` multiply-adds with K at most kPollK).
+template <class T>
+static int small_real(const RealGemm<T>& g) {
+  using V = Vec<T>;
+  constexpr int W = V::W, MV = Cfg<T>::MV, MR = Cfg<T>::MR;
+  const bool overwrite = g.beta == T(0);
+  idx i = 0;
+  for (; i + MR <= g.m; i += MR) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    small_row_panel<T, MV, false>(g, i, V::mask(W), W, overwrite);
   }
-  for (; j < g.n; ++j) fixed_rows_columns<T, MV, 1>(g, j, overwrite);
+  if (i < g.m) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    const idx rest = g.m - i;
+    const int nv = static_cast<int>((rest + W - 1) / W);
+    small_last_rows<T, MV>(g, i, nv, static_cast<int>(rest - static_cast<idx>(nv - 1) * W), overwrite);
+  }
   return kEngineDone;
 }
 
 template <class T>
 static int direct_real(const RealGemm<T>& g) {
-  constexpr int W = Vec<T>::W;
-  if (g.rsa == 1 && g.k <= kPollK && g.m % W == 0) {
-    switch (g.m / W) {
-      case 1: return direct_fixed_rows<T, 1>(g);
-      case 2: return direct_fixed_rows<T, 2>(g);
-      case 3: return direct_fixed_rows<T, 3>(g);
-      case 4: return direct_fixed_rows<T, 4>(g);
-      default: break;
-    }
-  }
   constexpr idx CH = 128;
   alignas(64) T acc[CH];
   const bool overwrite = g.beta == T(0);
@@ -461,6 +526,164 @@ static int direct_real(const RealGemm<T>& g) {
         *cp = overwrite ? v : v + g.beta * *cp;
       }
     }
+  }
+  return kEngineDone;
+}
+
+// The complex small-matrix kernel (vector ISAs only: a complex takes two lanes). A column-major in
+// complex elements (its interleaved (re, im) pairs contiguous down a column), B and C any strides.
+// A tile of MV vectors (W/2 complex rows each) by NJ columns keeps two accumulators per vector:
+// sum a·re(b) and sum a·im(b) (conj(B) negates im(b) at the broadcast); the epilogue forms the
+// complex products with one pair swap — x = accR + swap(accI)·(−1, 1) (conj(A):
+// x = accR·(1, −1) + swap(accI)) — then alpha·x + beta·C the same way.
+template <class T>
+struct ComplexSmallShape {
+  static constexpr int kRegs = sizeof(typename Vec<T>::R) == 64 ? 32 : 16;
+  // 2·MV·NJ accumulators + MV A vectors + 1 broadcast.
+  static constexpr int MV = kRegs == 32 ? 2 : 2;
+  static constexpr int NJ = kRegs == 32 ? 6 : 3;
+};
+
+template <class T>
+static inline __attribute__((always_inline)) typename Vec<T>::R alternating(T even, T odd) {
+  alignas(64) T v[Vec<T>::W];
+  for (int l = 0; l < Vec<T>::W; ++l) v[l] = l % 2 == 0 ? even : odd;
+  return Vec<T>::load(v);
+}
+
+template <class T, int MV, int NJ, bool TAIL>
+static inline __attribute__((always_inline)) void csmall_tile(const ComplexGemm<T>& g, const T* __restrict a, const T* __restrict b, T* c,
+                                                              typename Vec<T>::M tail, int last, bool overwrite) {
+  using V = Vec<T>;
+  using R = typename V::R;
+  constexpr int W = V::W;
+  R accr[NJ][MV], acci[NJ][MV];
+#pragma GCC unroll 8
+  for (int jj = 0; jj < NJ; ++jj) {
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) accr[jj][v] = acci[jj][v] = V::zero();
+  }
+  const idx csa = 2 * g.csa, rsb = 2 * g.rsb, csb = 2 * g.csb;
+  const T sb = g.conj_b ? T(-1) : T(1);
+#pragma GCC unroll 2
+  for (idx p = 0; p < g.k; ++p) {
+    R av[MV];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) av[v] = TAIL && v == MV - 1 ? V::load_m(a + v * W, tail) : V::load(a + v * W);
+#pragma GCC unroll 8
+    for (int jj = 0; jj < NJ; ++jj) {
+      const R br = V::set1(b[jj * csb]);
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) accr[jj][v] = V::fma(av[v], br, accr[jj][v]);
+      const R bi = V::set1(sb * b[jj * csb + 1]);
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) acci[jj][v] = V::fma(av[v], bi, acci[jj][v]);
+    }
+    a += csa;
+    b += rsb;
+  }
+  const R neg_even = alternating<T>(T(-1), T(1)), neg_odd = alternating<T>(T(1), T(-1));
+  const R ar = V::set1(g.alpha_re), ai = alternating<T>(-g.alpha_im, g.alpha_im);
+  const R br = V::set1(g.beta_re), bi = alternating<T>(-g.beta_im, g.beta_im);
+  const idx rsc = 2 * g.rsc;
+#pragma GCC unroll 8
+  for (int jj = 0; jj < NJ; ++jj) {
+    T* cj = c + jj * 2 * g.csc;
+    R out[MV];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) {
+      const R y = V::swap_pairs(acci[jj][v]);
+      const R x = g.conj_a ? V::fma(accr[jj][v], neg_odd, y) : V::fma(y, neg_even, accr[jj][v]);
+      out[v] = V::fma(V::swap_pairs(x), ai, V::mul(x, ar));
+    }
+    if (rsc == 2) {
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) {
+        R o = out[v];
+        if (TAIL && v == MV - 1) {
+          if (!overwrite) {
+            const R cv = V::load_m(cj + v * W, tail);
+            o = V::fma(V::swap_pairs(cv), bi, V::fma(cv, br, o));
+          }
+          V::store_m(cj + v * W, o, tail);
+        } else {
+          if (!overwrite) {
+            const R cv = V::load(cj + v * W);
+            o = V::fma(V::swap_pairs(cv), bi, V::fma(cv, br, o));
+          }
+          V::store(cj + v * W, o);
+        }
+      }
+    } else {
+      alignas(64) T lanes[MV * W];
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) V::store(lanes + v * W, out[v]);
+      const int count = ((MV - 1) * W + (TAIL ? last : W)) / 2;
+      for (int l = 0; l < count; ++l) {
+        T* cp = cj + l * rsc;
+        T vr = lanes[2 * l], vi = lanes[2 * l + 1];
+        if (!overwrite) {
+          const T cr = cp[0], ci = cp[1];
+          vr += g.beta_re * cr - g.beta_im * ci;
+          vi += g.beta_re * ci + g.beta_im * cr;
+        }
+        cp[0] = vr;
+        cp[1] = vi;
+      }
+    }
+  }
+}
+
+template <class T, int MV, bool TAIL, int NJ>
+static inline __attribute__((always_inline)) void csmall_last_columns(const ComplexGemm<T>& g, idx rest, const T* a, const T* b, T* c,
+                                                                      typename Vec<T>::M tail, int last, bool overwrite) {
+  if constexpr (NJ >= 1) {
+    if (rest == NJ) return csmall_tile<T, MV, NJ, TAIL>(g, a, b, c, tail, last, overwrite);
+    csmall_last_columns<T, MV, TAIL, NJ - 1>(g, rest, a, b, c, tail, last, overwrite);
+  }
+}
+
+template <class T, int MV, bool TAIL>
+static void csmall_row_panel(const ComplexGemm<T>& g, idx i, typename Vec<T>::M tail, int last, bool overwrite) {
+  constexpr int NJ = ComplexSmallShape<T>::NJ;
+  const T* a = g.a + 2 * i;  // rsa == 1
+  T* c = g.c + 2 * i * g.rsc;
+  const idx csb = 2 * g.csb, csc = 2 * g.csc;
+  idx j = 0;
+  for (; j + NJ <= g.n; j += NJ) csmall_tile<T, MV, NJ, TAIL>(g, a, g.b + j * csb, c + j * csc, tail, last, overwrite);
+  if (j < g.n) csmall_last_columns<T, MV, TAIL, NJ - 1>(g, g.n - j, a, g.b + j * csb, c + j * csc, tail, last, overwrite);
+}
+
+// `nv` vectors of rows, the last holding `last` real lanes (an even count).
+template <class T, int NV>
+static void csmall_last_rows(const ComplexGemm<T>& g, idx i, int nv, int last, bool overwrite) {
+  using V = Vec<T>;
+  if constexpr (NV >= 1) {
+    if (nv == NV) {
+      if (last == V::W) return csmall_row_panel<T, NV, false>(g, i, V::mask(V::W), last, overwrite);
+      return csmall_row_panel<T, NV, true>(g, i, V::mask(last), last, overwrite);
+    }
+    csmall_last_rows<T, NV - 1>(g, i, nv, last, overwrite);
+  }
+}
+
+// Polls the abort word before each row panel, like small_real.
+template <class T>
+static int small_complex(const ComplexGemm<T>& g) {
+  using V = Vec<T>;
+  constexpr int W = V::W, MV = ComplexSmallShape<T>::MV, CR = MV * W / 2;  // complex rows per panel
+  static_assert(W >= 2, "the complex small kernel needs two lanes per complex");
+  const bool overwrite = g.beta_re == T(0) && g.beta_im == T(0);
+  idx i = 0;
+  for (; i + CR <= g.m; i += CR) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    csmall_row_panel<T, MV, false>(g, i, V::mask(W), W, overwrite);
+  }
+  if (i < g.m) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    const idx lanes = 2 * (g.m - i);
+    const int nv = static_cast<int>((lanes + W - 1) / W);
+    csmall_last_rows<T, MV>(g, i, nv, static_cast<int>(lanes - static_cast<idx>(nv - 1) * W), overwrite);
   }
   return kEngineDone;
 }
@@ -545,11 +768,13 @@ static int run_real(RealGemm<T> g, const Blocking& bl) {
   // Put C's unit stride (if any) along M: C^T = B^T A^T.
   if (g.rsc != 1 && g.csc == 1) g = transposed(g);
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (work <= bl.small || g.m < 4 || g.n < 2) return direct_real<T>(g);
-  // One small GEMM of a batch (M at most 4 vectors, column-major A, N and K at most 64): packing
-  // would copy A and B once more for a product that fits in L1 — the register-blocked direct path
-  // streams them once.
-  if (g.rsa == 1 && g.m % Vec<T>::W == 0 && g.m <= 4 * Vec<T>::W && g.n <= 64 && g.k <= 64) return direct_real<T>(g);
+  // Small products run unpacked when one of the two orientations has a column-major A (C's
+  // strides are free): Cᵀ = Bᵀ·Aᵀ turns a row-major B into a column-major A.
+  if (work <= bl.small && g.k <= kPollK) {
+    if (g.rsa == 1) return small_real<T>(g);
+    if (g.csb == 1) return small_real<T>(transposed(g));
+  }
+  if (work <= kSmallStrided || g.m < 4 || g.n < 2) return direct_real<T>(g);
   RealPolicy<T> pol{g};
   return drive<T>(pol, g.m, g.n, g.k, bl, g.abort);
 }
@@ -577,9 +802,91 @@ static int run_complex(ComplexGemm<T> g, const Blocking& bl) {
     g.conj_b = conj_a;
   }
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  if (work <= bl.small_complex || g.m < 2 || g.n < 2) return direct_complex<T>(g);
+  // As for real products: unpacked when either orientation has a column-major A (vector ISAs).
+  if constexpr (Vec<T>::W >= 2) {
+    if (work <= bl.small_complex && g.k <= kPollK) {
+      if (g.rsa == 1) return small_complex<T>(g);
+      if (g.csb == 1) {
+        const bool conj_a = g.conj_a;
+        ComplexGemm<T> t = transposed(g);
+        t.conj_a = g.conj_b;
+        t.conj_b = conj_a;
+        return small_complex<T>(t);
+      }
+    }
+  }
+  if (work <= kSmallComplexStrided || g.m < 2 || g.n < 2) return direct_complex<T>(g);
   ComplexPolicy<T> pol{g};
   return drive<T>(pol, 2 * g.m, g.n, 2 * g.k, bl, g.abort);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Batches: the items share m, n, k and strides, so the path (small kernel, and in which
+// orientation, or the general entry) is decided once and the loop runs it item after item.
+template <class G, class Fn>
+static int walk_batch(G g, const BatchWalk& w, Fn&& one) {
+  idx index[kMaxBatchRank];
+  for (int t = 0; t < w.rank; ++t) index[t] = w.index[t];
+  for (idx l = 0; l < w.count; ++l) {
+    if (abort_raised(g.abort)) return kEngineAborted;
+    const int r = one(g);
+    if (r != kEngineDone) return r;
+    for (int t = w.rank - 1; t >= 0; --t) {
+      if (++index[t] < w.ext[t]) {
+        g.a += w.sa[t];
+        g.b += w.sb[t];
+        g.c += w.sc[t];
+        break;
+      }
+      index[t] = 0;
+      g.a -= (w.ext[t] - 1) * w.sa[t];
+      g.b -= (w.ext[t] - 1) * w.sb[t];
+      g.c -= (w.ext[t] - 1) * w.sc[t];
+    }
+  }
+  return kEngineDone;
+}
+
+template <class T>
+static int batch_real(const RealGemm<T>& g, const BatchWalk& w, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0 || w.count <= 0) return kEngineDone;
+  // run_real's choice, made once: C's unit stride along M, then the small kernel in the
+  // orientation with a column-major A.
+  const bool tc = g.k > 0 && g.rsc != 1 && g.csc == 1;
+  const RealGemm<T> o = tc ? transposed(g) : g;
+  const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+  const bool small = g.k > 0 && work <= bl.small && g.k <= kPollK && (o.rsa == 1 || o.csb == 1);
+  if (!small) return walk_batch(g, w, [&](const RealGemm<T>& x) { return run_real<T>(x, bl); });
+  const bool ts = o.rsa != 1;
+  return walk_batch(g, w, [&](const RealGemm<T>& x) {
+    const RealGemm<T> y = tc ? transposed(x) : x;
+    return small_real<T>(ts ? transposed(y) : y);
+  });
+}
+
+template <class T>
+static int batch_complex(const ComplexGemm<T>& g, const BatchWalk& w, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0 || w.count <= 0) return kEngineDone;
+  if constexpr (Vec<T>::W >= 2) {
+    const bool tc = g.k > 0 && g.rsc != 1 && g.csc == 1;
+    auto flip = [](const ComplexGemm<T>& x) {
+      ComplexGemm<T> t = transposed(x);
+      t.conj_a = x.conj_b;
+      t.conj_b = x.conj_a;
+      return t;
+    };
+    const ComplexGemm<T> o = tc ? flip(g) : g;
+    const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
+    const bool small = g.k > 0 && work <= bl.small_complex && g.k <= kPollK && (o.rsa == 1 || o.csb == 1);
+    if (small) {
+      const bool ts = o.rsa != 1;
+      return walk_batch(g, w, [&](const ComplexGemm<T>& x) {
+        const ComplexGemm<T> y = tc ? flip(x) : x;
+        return small_complex<T>(ts ? flip(y) : y);
+      });
+    }
+  }
+  return walk_batch(g, w, [&](const ComplexGemm<T>& x) { return run_complex<T>(x, bl); });
 }
 
 // Independent FMA chains in registers: the single-thread FMA throughput of this path.
@@ -616,3 +923,7 @@ static int gemm_f32(const RealGemm<float>& g, const Blocking& bl) { return run_r
 static int gemm_f64(const RealGemm<double>& g, const Blocking& bl) { return run_real<double>(g, bl); }
 static int gemm_c64(const ComplexGemm<float>& g, const Blocking& bl) { return run_complex<float>(g, bl); }
 static int gemm_c128(const ComplexGemm<double>& g, const Blocking& bl) { return run_complex<double>(g, bl); }
+static int batch_f32(const RealGemm<float>& g, const BatchWalk& w, const Blocking& bl) { return batch_real<float>(g, w, bl); }
+static int batch_f64(const RealGemm<double>& g, const BatchWalk& w, const Blocking& bl) { return batch_real<double>(g, w, bl); }
+static int batch_c64(const ComplexGemm<float>& g, const BatchWalk& w, const Blocking& bl) { return batch_complex<float>(g, w, bl); }
+static int batch_c128(const ComplexGemm<double>& g, const BatchWalk& w, const Blocking& bl) { return batch_complex<double>(g, w, bl); }

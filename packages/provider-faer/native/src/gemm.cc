@@ -7,6 +7,13 @@
 // Returns 0, or a status code > 0 (nothing is written unless the status is 0, or kAborted: then C
 // is partly written, as core documents for ExecutionAborted).
 //
+// Optional sixth to eighth arguments `counter, axis, size` share the task's M (axis 0) or N
+// (axis 1) range between the lanes of a split: each claims chunk c = counter++ (a relaxed atomic
+// fetch-add on counter[0], an Int32Array the lanes share) and runs rows/columns
+// [lo + c·size, lo + (c+1)·size) of its range, until the range is used up — a lane that starts
+// late takes fewer chunks. Everything is checked before the first chunk runs; a chunk's refusal
+// (only kNoMemory or kAborted can happen then) leaves the chunks already run written.
+//
 // An optional fifth argument, `abort` (an Int32Array over a SharedArrayBuffer: core's
 // ctx.abortWord), is polled by the engines at block boundaries (relaxed atomic loads, see
 // gemm_engine.h); once it is non-zero the call stops and answers kAborted, with C partly written.
@@ -76,7 +83,7 @@ enum Desc : int {
   kHeader = 27,
 };
 
-constexpr int kMaxRank = 32;
+constexpr int kMaxRank = faer::kMaxBatchRank;
 constexpr size_t kDescMax = kHeader + 4 * kMaxRank;  // the longest descriptor read
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 
@@ -172,24 +179,23 @@ __int128 extent_of(const Request& r, const Operand& o, idx rows, idx cols, int l
   return hi * lanes + lanes;
 }
 
+// One N-API call per array: napi_get_typedarray_info fails (napi_invalid_arg) on anything that is
+// not a typed array, so no separate type test is needed (each saved call is ~20 ns of a small
+// GEMM's fixed cost).
 bool typed(const Napi::Value& v, napi_typedarray_type want, void** data, size_t* length) {
-  if (!v.IsTypedArray()) return false;
-  Napi::TypedArray t = v.As<Napi::TypedArray>();
-  if (t.TypedArrayType() != want) return false;
   napi_typedarray_type type;
   size_t len = 0;
   void* ptr = nullptr;
-  napi_value ab;
-  size_t byte_offset = 0;
-  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, &ab, &byte_offset) != napi_ok) return false;
+  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, nullptr, nullptr) != napi_ok || type != want) return false;
+  if (ptr == nullptr && len != 0) return false;
   *data = ptr;
   *length = len;
   return true;
 }
 
+// The engine request of the task's first batch item (offsets oa, ob, oc in elements).
 template <class T>
-int run_real(const faer::Blocking& bl, int (*fn)(const faer::RealGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b, T* c,
-             const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
+faer::RealGemm<T> real_request(const Request& r, const T* a, const T* b, T* c, const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
   faer::RealGemm<T> g;
   g.m = r.m1 - r.m0;
   g.n = r.n1 - r.n0;
@@ -206,12 +212,12 @@ int run_real(const faer::Blocking& bl, int (*fn)(const faer::RealGemm<T>&, const
   g.alpha = static_cast<T>(r.alpha_re);
   g.beta = static_cast<T>(r.beta_re);
   g.abort = abort;
-  return fn(g, bl);
+  return g;
 }
 
 template <class T>
-int run_complex(const faer::Blocking& bl, int (*fn)(const faer::ComplexGemm<T>&, const faer::Blocking&), const Request& r, const T* a, const T* b, T* c,
-                const idx* oa, const idx* ob, const idx* oc, const int32_t* abort) {
+faer::ComplexGemm<T> complex_request(const Request& r, const T* a, const T* b, T* c, const idx* oa, const idx* ob, const idx* oc,
+                                     const int32_t* abort) {
   faer::ComplexGemm<T> g;
   g.m = r.m1 - r.m0;
   g.n = r.n1 - r.n0;
@@ -232,7 +238,59 @@ int run_complex(const faer::Blocking& bl, int (*fn)(const faer::ComplexGemm<T>&,
   g.conj_a = r.conj_a;
   g.conj_b = r.conj_b;
   g.abort = abort;
-  return fn(g, bl);
+  return g;
+}
+
+// Runs the (bounds-checked) task `r` on the engine of its ISA: one engine call over its batch range.
+int run_task(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
+  // k = 0 reads neither A nor B and their reach was not bounded above: follow no offset into them.
+  if (r.k == 0) r.a = r.b = Operand{};
+  const faer::Isa isa = static_cast<faer::Isa>(r.isa);
+  const faer::IsaEngine& e = faer::engine(isa);
+  const faer::Blocking& bl = faer::blocking(isa, f32 ? 4 : 8);
+
+  // The first item's multi-index and offsets (last axis fastest); the engine walks the rest.
+  faer::BatchWalk w;
+  w.rank = r.rank;
+  w.count = r.b1 - r.b0;
+  idx oa = r.a.off, ob = r.b.off, oc = r.c.off;
+  {
+    idx l = r.b0;
+    for (int t = r.rank - 1; t >= 0; --t) {
+      w.ext[t] = r.ext[t];
+      w.index[t] = l % r.ext[t];
+      l /= r.ext[t];
+      oa += w.index[t] * r.a.bs[t];
+      ob += w.index[t] * r.b.bs[t];
+      oc += w.index[t] * r.c.bs[t];
+      w.sa[t] = r.a.bs[t] * lanes;
+      w.sb[t] = r.b.bs[t] * lanes;
+      w.sc[t] = r.c.bs[t] * lanes;
+    }
+  }
+  int done = faer::kEngineDone;
+  switch (r.dtype) {
+    case 0:
+      done = e.batch_f32(real_request<float>(r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc, abort),
+                         w, bl);
+      break;
+    case 1:
+      done = e.batch_f64(
+          real_request<double>(r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc, abort), w, bl);
+      break;
+    case 2:
+      done = e.batch_c64(
+          complex_request<float>(r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc, abort), w, bl);
+      break;
+    default:
+      done = e.batch_c128(
+          complex_request<double>(r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob, &oc, abort), w,
+          bl);
+      break;
+  }
+  if (done == faer::kEngineAborted) return kAborted;
+  if (done == faer::kEngineNoMemory) return kNoMemory;
+  return kOk;
 }
 
 }  // namespace
@@ -258,6 +316,23 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
     if (!typed(info[4], napi_int32_array, &wptr, &wlen) || wlen < 1) return status(kBadArguments);
     abort = static_cast<const int32_t*>(wptr);
   }
+  // Dynamic chunks (a split whose lanes share work): `counter` (an Int32Array of at least one
+  // element, shared by the lanes), the axis (0: M, 1: N) and the chunk size (an integer in
+  // [1, 2^31)). All three or none.
+  int32_t* counter = nullptr;
+  int chunk_axis = 0;
+  idx chunk_size = 0;
+  if (info.Length() >= 6 && !info[5].IsUndefined()) {
+    void* cptr = nullptr;
+    size_t clen = 0;
+    if (!typed(info[5], napi_int32_array, &cptr, &clen) || clen < 1 || info.Length() < 8 || !info[6].IsNumber() || !info[7].IsNumber()) {
+      return status(kBadArguments);
+    }
+    const double axis = info[6].As<Napi::Number>().DoubleValue(), size = info[7].As<Napi::Number>().DoubleValue();
+    if (!(axis == 0 || axis == 1) || !as_index(size, &chunk_size) || chunk_size < 1 || chunk_size > 0x7fffffff) return status(kBadArguments);
+    counter = static_cast<int32_t*>(cptr);
+    chunk_axis = static_cast<int>(axis);
+  }
   // Read the descriptor once, into a copy nothing else can change.
   double desc[kDescMax] = {};
   if (dlen > kDescMax) dlen = kDescMax;
@@ -276,61 +351,23 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
     return status(kOutOfBounds);
   }
   if (r.m1 == r.m0 || r.n1 == r.n0 || r.b1 == r.b0) return status(kOk);
-  // k = 0 reads neither A nor B and their reach was not bounded above: follow no offset into them.
-  if (r.k == 0) r.a = r.b = Operand{};
 
-  const faer::Isa isa = static_cast<faer::Isa>(r.isa);
-  const faer::IsaEngine& e = faer::engine(isa);
-  const faer::Blocking& bl = faer::blocking(isa, f32 ? 4 : 8);
-
-  // Odometer over batch indices [b0, b1) (last axis fastest).
-  idx index[kMaxRank] = {};
-  idx oa = r.a.off, ob = r.b.off, oc = r.c.off;
-  {
-    idx l = r.b0;
-    for (int t = r.rank - 1; t >= 0; --t) {
-      index[t] = l % r.ext[t];
-      l /= r.ext[t];
-      oa += index[t] * r.a.bs[t];
-      ob += index[t] * r.b.bs[t];
-      oc += index[t] * r.c.bs[t];
-    }
-  }
-  for (idx l = r.b0; l < r.b1; ++l) {
+  if (counter == nullptr) return status(run_task(r, f32, lanes, pa, pb, pc, abort));
+  // Dynamic chunks: claim chunk c = counter++ (the lanes of a split share the counter) until the
+  // range is used up; each chunk is this task with its M or N range narrowed.
+  const idx lo = chunk_axis == 0 ? r.m0 : r.n0, hi = chunk_axis == 0 ? r.m1 : r.n1;
+  for (;;) {
     if (faer::abort_raised(abort)) return status(kAborted);
-    int done = faer::kEngineDone;
-    switch (r.dtype) {
-      case 0:
-        done = run_real<float>(bl, e.gemm_f32, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob, &oc,
-                               abort);
-        break;
-      case 1:
-        done = run_real<double>(bl, e.gemm_f64, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa, &ob,
-                                &oc, abort);
-        break;
-      case 2:
-        done = run_complex<float>(bl, e.gemm_c64, r, static_cast<const float*>(pa), static_cast<const float*>(pb), static_cast<float*>(pc), &oa, &ob,
-                                  &oc, abort);
-        break;
-      default:
-        done = run_complex<double>(bl, e.gemm_c128, r, static_cast<const double*>(pa), static_cast<const double*>(pb), static_cast<double*>(pc), &oa,
-                                   &ob, &oc, abort);
-        break;
-    }
-    if (done == faer::kEngineAborted) return status(kAborted);
-    if (done == faer::kEngineNoMemory) return status(kNoMemory);
-    for (int t = r.rank - 1; t >= 0; --t) {
-      if (++index[t] < r.ext[t]) {
-        oa += r.a.bs[t];
-        ob += r.b.bs[t];
-        oc += r.c.bs[t];
-        break;
-      }
-      index[t] = 0;
-      oa -= (r.ext[t] - 1) * r.a.bs[t];
-      ob -= (r.ext[t] - 1) * r.b.bs[t];
-      oc -= (r.ext[t] - 1) * r.c.bs[t];
-    }
+    const int32_t c = __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    if (c < 0) break;
+    const __int128 start = static_cast<__int128>(lo) + static_cast<__int128>(c) * chunk_size;
+    if (start >= hi) break;
+    const idx end = start + chunk_size < hi ? static_cast<idx>(start + chunk_size) : hi;
+    Request sub = r;
+    if (chunk_axis == 0) sub.m0 = static_cast<idx>(start), sub.m1 = end;
+    else sub.n0 = static_cast<idx>(start), sub.n1 = end;
+    const int st = run_task(sub, f32, lanes, pa, pb, pc, abort);
+    if (st != kOk) return status(st);
   }
   return status(kOk);
 }

@@ -29,6 +29,13 @@ struct Vec<double> {
   static inline __attribute__((always_inline)) R set1(double x) { return _mm256_set1_pd(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm256_fmadd_pd(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm256_mul_pd(a, b); }
+  // The first `n` lanes (1 <= n <= W); masked-off lanes are neither read nor written (vmaskmov).
+  using M = __m256i;
+  static inline __attribute__((always_inline)) M mask(int n) { return _mm256_cmpgt_epi64(_mm256_set1_epi64x(n), _mm256_setr_epi64x(0, 1, 2, 3)); }
+  static inline __attribute__((always_inline)) R load_m(const double* p, M m) { return _mm256_maskload_pd(p, m); }
+  static inline __attribute__((always_inline)) void store_m(double* p, R v, M m) { _mm256_maskstore_pd(p, m, v); }
+  // (x0, x1, x2, x3) -> (x1, x0, x3, x2): re and im of each interleaved complex swapped.
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm256_permute_pd(x, 0x5); }
 };
 template <>
 struct Vec<float> {
@@ -40,6 +47,11 @@ struct Vec<float> {
   static inline __attribute__((always_inline)) R set1(float x) { return _mm256_set1_ps(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm256_mul_ps(a, b); }
+  using M = __m256i;
+  static inline __attribute__((always_inline)) M mask(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+  static inline __attribute__((always_inline)) R load_m(const float* p, M m) { return _mm256_maskload_ps(p, m); }
+  static inline __attribute__((always_inline)) void store_m(float* p, R v, M m) { _mm256_maskstore_ps(p, m, v); }
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm256_permute_ps(x, 0xB1); }
 };
 
 template <class T>
@@ -62,6 +74,10 @@ const IsaEngine kEngineAvx2 = {
     isa_avx2::gemm_f64,
     isa_avx2::gemm_c64,
     isa_avx2::gemm_c128,
+    isa_avx2::batch_f32,
+    isa_avx2::batch_f64,
+    isa_avx2::batch_c64,
+    isa_avx2::batch_c128,
     isa_avx2::fma_peak,
 };
 

@@ -31,6 +31,13 @@ struct Vec<double> {
   static inline __attribute__((always_inline)) R set1(double x) { return _mm512_set1_pd(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm512_fmadd_pd(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm512_mul_pd(a, b); }
+  // The first `n` lanes (1 <= n <= W); masked-off lanes are neither read nor written.
+  using M = __mmask8;
+  static inline __attribute__((always_inline)) M mask(int n) { return static_cast<M>((1u << n) - 1u); }
+  static inline __attribute__((always_inline)) R load_m(const double* p, M m) { return _mm512_maskz_loadu_pd(m, p); }
+  static inline __attribute__((always_inline)) void store_m(double* p, R v, M m) { _mm512_mask_storeu_pd(p, m, v); }
+  // (x0, x1, x2, x3, ...) -> (x1, x0, x3, x2, ...): re and im of each interleaved complex swapped.
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm512_shuffle_pd(x, x, 0x55); }
 };
 template <>
 struct Vec<float> {
@@ -42,6 +49,11 @@ struct Vec<float> {
   static inline __attribute__((always_inline)) R set1(float x) { return _mm512_set1_ps(x); }
   static inline __attribute__((always_inline)) R fma(R a, R b, R c) { return _mm512_fmadd_ps(a, b, c); }
   static inline __attribute__((always_inline)) R mul(R a, R b) { return _mm512_mul_ps(a, b); }
+  using M = __mmask16;
+  static inline __attribute__((always_inline)) M mask(int n) { return static_cast<M>((1u << n) - 1u); }
+  static inline __attribute__((always_inline)) R load_m(const float* p, M m) { return _mm512_maskz_loadu_ps(m, p); }
+  static inline __attribute__((always_inline)) void store_m(float* p, R v, M m) { _mm512_mask_storeu_ps(p, m, v); }
+  static inline __attribute__((always_inline)) R swap_pairs(R x) { return _mm512_shuffle_ps(x, x, 0xB1); }
 };
 
 #ifndef FAER_AVX512_MV
@@ -70,6 +82,10 @@ const IsaEngine kEngineAvx512 = {
     isa_avx512::gemm_f64,
     isa_avx512::gemm_c64,
     isa_avx512::gemm_c128,
+    isa_avx512::batch_f32,
+    isa_avx512::batch_f64,
+    isa_avx512::batch_c64,
+    isa_avx512::batch_c128,
     isa_avx512::fma_peak,
 };
 

@@ -19,6 +19,13 @@ struct Vec {
   static inline R set1(T x) { return x; }
   static inline R fma(R a, R b, R c) { return a * b + c; }
   static inline R mul(R a, R b) { return a * b; }
+  // One lane: a mask of n >= 1 lanes is the whole register.
+  using M = int;
+  static inline M mask(int n) { return n; }
+  static inline R load_m(const T* p, M) { return *p; }
+  static inline void store_m(T* p, R v, M) { *p = v; }
+  // A complex needs two lanes: the engine never takes its vector complex path with W = 1.
+  static inline R swap_pairs(R x) { return x; }
 };
 
 template <class T>
@@ -41,6 +48,10 @@ const IsaEngine kEngineScalar = {
     isa_scalar::gemm_f64,
     isa_scalar::gemm_c64,
     isa_scalar::gemm_c128,
+    isa_scalar::batch_f32,
+    isa_scalar::batch_f64,
+    isa_scalar::batch_c64,
+    isa_scalar::batch_c128,
     isa_scalar::fma_peak,
 };
 

@@ -26,6 +26,11 @@ export interface FaerGemmTask {
   readonly b1: number;
   /** The execution's abort word (`ctx.abortWord`): its buffer and byte offset; absent: never stops early. */
   readonly abort?: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number };
+  /**
+   * Dynamic chunks shared by the lanes of a split (every lane gets the same range): chunk
+   * `counter++` of `size` rows (`axis` 0) or columns (1), until the range is used up.
+   */
+  readonly chunk?: { readonly axis: 0 | 1; readonly size: number; readonly counter: SharedArrayBuffer };
 }
 
 const STATUS_TEXT: Readonly<Record<Exclude<GemmStatusName, 'Ok'>, string>> = {
@@ -109,17 +114,31 @@ function fillDescriptor(task: FaerGemmTask, d: Float64Array): Float64Array {
   return d;
 }
 
-/** Word 0 of a packed task: the abort word's byte offset in the last buffer, or -1 without one; the descriptor follows. */
+/**
+ * Words of a packed task before the descriptor: the abort word's byte offset in buffer 3 (-1:
+ * none), the chunk counter's buffer index (-1: no chunks), the chunk axis and size.
+ */
 const ABORT_OFFSET = 0;
+const COUNTER_BUFFER = 1;
+const CHUNK_AXIS = 2;
+const CHUNK_SIZE = 3;
+const DESC_AT = 4;
 
-/** The packed kernel arguments of `task`: `[abort offset, descriptor…]` and `[A, B, C, abort buffer?]`. */
+/** The packed kernel arguments of `task`: `[abort offset, counter buffer, chunk axis, chunk size, descriptor…]` and `[A, B, C, abort buffer?, counter buffer?]`. */
 export function packGemmTask(task: FaerGemmTask): KernelArgs {
-  const words = new Float64Array(1 + DESC.HEADER + 4 * task.request.batch.length);
+  const words = new Float64Array(DESC_AT + DESC.HEADER + 4 * task.request.batch.length);
   words[ABORT_OFFSET] = task.abort === undefined ? -1 : task.abort.byteOffset;
-  fillDescriptor(task, words.subarray(1));
+  fillDescriptor(task, words.subarray(DESC_AT));
   const r = task.request;
   const buffers = [r.lhs.buffer, r.rhs.buffer, r.out.buffer];
   if (task.abort !== undefined) buffers.push(task.abort.buffer);
+  words[COUNTER_BUFFER] = -1;
+  if (task.chunk !== undefined) {
+    words[COUNTER_BUFFER] = buffers.length;
+    words[CHUNK_AXIS] = task.chunk.axis;
+    words[CHUNK_SIZE] = task.chunk.size;
+    buffers.push(task.chunk.counter);
+  }
   return kernelArgs(words, buffers);
 }
 
@@ -135,13 +154,18 @@ export function faerGemm(args: KernelArgs): void {
   const status = loadFaer();
   if (!status.available) throw new Error(`@tenferro/provider-faer: ${status.reason}`);
   const { words, buffers } = args;
-  const single = words[1 + DESC.dtype] === DTYPE_CODE.f32 || words[1 + DESC.dtype] === DTYPE_CODE.c64;
+  const single = words[DESC_AT + DESC.dtype] === DTYPE_CODE.f32 || words[DESC_AT + DESC.dtype] === DTYPE_CODE.c64;
   const a = lanes(single, buffers[0]!);
   const b = lanes(single, buffers[1]!);
   const c = lanes(single, buffers[2]!);
   const abortAt = words[ABORT_OFFSET]!;
   const abort = abortAt >= 0 && buffers[3] !== undefined ? new Int32Array(buffers[3], abortAt, 1) : undefined;
-  const code = status.binding.gemm(words.subarray(1), a, b, c, abort);
+  const at = words[COUNTER_BUFFER]!;
+  const counter = at >= 0 ? buffers[at] : undefined;
+  const code =
+    counter === undefined
+      ? status.binding.gemm(words.subarray(DESC_AT), a, b, c, abort)
+      : status.binding.gemm(words.subarray(DESC_AT), a, b, c, abort, new Int32Array(counter, 0, 1), words[CHUNK_AXIS] as 0 | 1, words[CHUNK_SIZE]!);
   if (code !== GemmStatus.Ok) throw refusal(code);
 }
 

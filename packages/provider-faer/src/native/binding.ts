@@ -108,9 +108,11 @@ export interface FaerBinding {
   /**
    * Run the GEMM task described by `desc` on the calling thread; returns a {@link GemmStatus}.
    * `abort` (core's `ctx.abortWord` or a view of its buffer) is polled at block boundaries: once
-   * `abort[0]` is non-zero the call stops with `Aborted`.
+   * `abort[0]` is non-zero the call stops with `Aborted`. With `counter, axis, size` the lanes of
+   * a split share the task's M (`axis` 0) or N (1) range: each claims chunk `counter[0]++` of
+   * `size` rows/columns until the range is used up (native/src/gemm.cc).
    */
-  gemm(desc: Float64Array, a: Lanes, b: Lanes, c: Lanes, abort?: Int32Array): number;
+  gemm(desc: Float64Array, a: Lanes, b: Lanes, c: Lanes, abort?: Int32Array, counter?: Int32Array, axis?: 0 | 1, size?: number): number;
   /** The ISA path `isa` (default: the process's best), or null when it cannot run here. */
   info(isa?: number): NativeInfo | null;
   /** Single-thread FMA throughput (GFLOP/s, f64) of path `isa` measured for about `seconds` on the calling thread. */

@@ -76,7 +76,11 @@ function makeCase(r) {
   // --- a valid descriptor -------------------------------------------------------------------
   const dt = r.int(0, 3);
   const lanes = dt >= 2 ? 2 : 1;
-  const dim = () => (r.chance(0.08) ? 0 : r.int(1, r.chance(0.03) ? 160 : r.chance(0.2) ? 40 : 9));
+  // Sizes around the vector widths and register tiles (the small kernels' masked row tails and
+  // column remainders: 8 f64 / 16 f32 lanes with AVX-512, 4 / 8 with AVX2; 6- and 8-wide tiles),
+  // else mostly tiny, sometimes medium or large.
+  const EDGES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 63, 64, 65];
+  const dim = () => (r.chance(0.08) ? 0 : r.chance(0.2) ? r.pick(EDGES) : r.int(1, r.chance(0.03) ? 160 : r.chance(0.2) ? 40 : 9));
   const m = dim(), n = dim(), k = dim();
   const layout = (rows, cols, input) => {
     const kind = r.pick(input ? ['col', 'row', 'strided', 'bcast'] : ['col', 'row', 'strided']);
@@ -87,7 +91,8 @@ function makeCase(r) {
   };
   const [rsA, csA] = layout(m, k, true), [rsB, csB] = layout(k, n, true), [rsC, csC] = layout(m, n, false);
   const rank = r.chance(0.4) ? 0 : r.int(1, 3);
-  const ext = Array.from({ length: rank }, () => (r.chance(0.05) ? 0 : r.int(1, 3)));
+  // Sometimes a long batch (the engine's batch walk over many small items).
+  const ext = Array.from({ length: rank }, () => (r.chance(0.05) ? 0 : r.chance(0.1) ? r.int(8, 64) : r.int(1, 3)));
   const span = (rows, cols, rs, cs) => (rows > 0 && cols > 0 ? 1 + (rows - 1) * rs + (cols - 1) * cs : 0);
   const strides = (sp) => {
     const out = [];
@@ -170,6 +175,21 @@ function makeCase(r) {
   if (abort === 'raised') word[0] = r.pick([1, 2, -1]);
   const argv = [desc, ...ops.map((o, i) => o.view(kinds[i]))];
   if (abort !== 'none') argv.push(abort === 'bad' ? r.pick([new Int32Array(0), new Uint32Array(1), new Float64Array(1), 0, null, {}]) : word);
+  // Dynamic-chunk arguments (counter, axis, size) now and then: valid ones change nothing the
+  // model predicts (one call with a fresh counter claims every chunk), malformed ones are refused.
+  let badChunk = false;
+  if (r.chance(0.08)) {
+    if (argv.length === 4) argv.push(undefined);
+    const counter = new Int32Array(new SharedArrayBuffer(4));
+    const chunk = [counter, r.int(0, 1), r.int(1, 50)];
+    if (r.chance(0.3)) {
+      badChunk = true;
+      const at = r.int(0, 2);
+      chunk[at] = r.pick(at === 0 ? [new Int32Array(0), new Uint32Array(1), new Float64Array(1), 0, null, {}] : at === 1 ? [2, -1, 0.5, NaN, '0'] : [0, -1, 1.5, NaN, 2 ** 31, Infinity, '4']);
+      if (r.chance(0.2)) chunk.length = r.int(1, 2);
+    }
+    argv.push(...chunk);
+  }
   let expect = predicted.status;
   if (r.chance(0.02)) {
     // Arguments of the wrong kind: the descriptor and the abort word are checked before the
@@ -192,8 +212,11 @@ function makeCase(r) {
       if (expect === S.Ok && model(d, lengths, names, abort).work > MAX_WORK) argv[slot] = null, (expect = S.BadArguments);
     }
   }
+  // Chunk arguments are checked after the descriptor's and the abort word's types, before the
+  // descriptor is parsed.
+  if (badChunk && argv.length >= 4 && ArrayBuffer.isView(argv[0]) && argv[0] instanceof Float64Array && abort !== 'bad') expect = S.BadArguments;
   return {
-    describe: { desc: d.map(num), lens: elementLens, kinds: kinds.map((c) => c.name), abort, args: argv.length, expect },
+    describe: { desc: d.map(num), lens: elementLens, kinds: kinds.map((c) => c.name), abort, args: argv.length, chunk: badChunk ? 'bad' : argv.length > 5 ? 'ok' : 'none', expect },
     operands: [...new Set(ops)],
     call: () => binding.gemm(...argv),
     expect,
