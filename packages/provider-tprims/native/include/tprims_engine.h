@@ -97,6 +97,13 @@ static inline void canon(Geo& g, int nops, int key) {
 // Whether the execution's abort word was raised (a relaxed load: the word only ever goes 0 → non-zero).
 static inline bool raised(const int32_t* abort) { return abort != nullptr && __atomic_load_n(abort, __ATOMIC_RELAXED) != 0; }
 
+// Elements of the (canonical) iteration shape.
+static inline idx elements(const Geo& g) {
+  idx n = 1;
+  for (int i = 0; i < g.rank; ++i) n *= g.n[i];  // the entry bounded the element count by 2^53
+  return n;
+}
+
 // Calls f(off) for every index of the axes `axes[0..count)` (the first fastest), with off[k]
 // the offset of operand k (NOPS of them) from `base`. Polls `g.abort` after each call (a call is
 // a row or a tile: thousands of elements at most between two polls for any large task) and
@@ -379,10 +386,35 @@ static inline void block8x8(const void* src, idx sa, void* dst, idx so, bool nt)
 }
 #endif
 
+// A contiguous row of n results g(i) into o. With `nt` (outputs of kNonTemporalBytes or more, the
+// AVX-512 path) whole 64-byte lines go out as non-temporal stores — no read-for-ownership of an
+// output that will not fit in cache anyway — after a scalar head up to the first aligned line.
+template <class TO, class G>
+static inline void fill_row(idx n, TO* __restrict o, bool nt, const G& g) {
+#if defined(TPRIMS_ISA_AVX512)
+  if constexpr (std::is_trivially_copyable<TO>::value && 64 % sizeof(TO) == 0) {
+    if (nt) {
+      constexpr idx L = 64 / static_cast<idx>(sizeof(TO));
+      idx i = 0;
+      for (; i < n && reinterpret_cast<uintptr_t>(o + i) % 64 != 0; ++i) o[i] = g(i);
+      for (; i + L <= n; i += L) {
+        alignas(64) TO line[L];
+        for (idx k = 0; k < L; ++k) line[k] = g(i + k);
+        _mm512_stream_si512(reinterpret_cast<__m512i*>(o + i), _mm512_load_si512(reinterpret_cast<const void*>(line)));
+      }
+      for (; i < n; ++i) o[i] = g(i);
+      return;
+    }
+  }
+#endif
+  (void)nt;
+  for (idx i = 0; i < n; ++i) o[i] = g(i);
+}
+
 template <class TI, class TO, class F>
-static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
+static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f, bool nt) {
   if (so == 1 && sa == 1) {
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i]);
+    fill_row(n, o, nt, [&](idx i) { return f(a[i]); });
   } else if (so == 1 && sa == 0) {
     const TO v = f(a[0]);
     for (idx i = 0; i < n; ++i) o[i] = v;
@@ -511,19 +543,22 @@ static int run_unary(const Task& t, const F& f) {
   }
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
   const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0];
-  return odometer<2>(g, rest, nrest, base, [&](const idx* off) {
-           for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
-             unary_row<TI, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, f);
-           }
-         })
-             ? kAborted
-             : kOk;
+  const bool nt = so == 1 && sa == 1 && elements(g) * static_cast<idx>(sizeof(TO)) >= kNonTemporalBytes;
+  const bool stopped = odometer<2>(g, rest, nrest, base, [&](const idx* off) {
+    for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
+      unary_row<TI, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, f, nt);
+    }
+  });
+#if defined(__x86_64__)
+  if (nt) _mm_sfence();
+#endif
+  return stopped ? kAborted : kOk;
 }
 
 template <class T, class TO, class F>
-static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restrict a, idx sa, const T* __restrict b, idx sb, const F& f) {
+static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restrict a, idx sa, const T* __restrict b, idx sb, const F& f, bool nt) {
   if (so == 1 && sa == 1 && sb == 1) {
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+    fill_row(n, o, nt, [&](idx i) { return f(a[i], b[i]); });
   } else if (so == 1 && sa == 1 && sb == 0) {
     const T bv = b[0];
     for (idx i = 0; i < n; ++i) o[i] = f(a[i], bv);
@@ -562,13 +597,16 @@ static int run_binary(const Task& t, const F& f) {
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
   const idx base[3] = {0, 0, 0};
   const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0], sb = g.s[2][0];
-  return odometer<3>(g, rest, nrest, base, [&](const idx* off) {
-           for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
-             binary_row<T, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, b + off[2] + i * sb, sb, f);
-           }
-         })
-             ? kAborted
-             : kOk;
+  const bool nt = so == 1 && sa == 1 && sb == 1 && elements(g) * static_cast<idx>(sizeof(TO)) >= kNonTemporalBytes;
+  const bool stopped = odometer<3>(g, rest, nrest, base, [&](const idx* off) {
+    for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
+      binary_row<T, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, b + off[2] + i * sb, sb, f, nt);
+    }
+  });
+#if defined(__x86_64__)
+  if (nt) _mm_sfence();
+#endif
+  return stopped ? kAborted : kOk;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -693,7 +731,7 @@ struct Red {
 
 constexpr idx kLeaf = 128;   // elements folded sequentially (in kLanes independent lanes) before pairwise combination
 constexpr int kLanes = 8;
-constexpr idx kChunk = 1024; // outputs folded at once when the innermost axis is kept
+constexpr idx kChunk = 4096; // outputs folded at once when the innermost axis is kept (a 4096-wide f64 row is read whole, sequentially)
 constexpr idx kLeafRows = 8; // rows folded sequentially before pairwise combination (kept innermost axis)
 constexpr int kLevels = 64;
 
@@ -817,20 +855,27 @@ static int run_reduce(const Task& t) {
   }
   // The innermost axis is kept: kChunk outputs at once, every reduced row folded into them.
   using S = typename P::State;
-  S* stack = static_cast<S*>(scratch(sizeof(S) * kChunk * (kLevels + 1)));
-  if (stack == nullptr) return kNoMemory;
   idx rows = 1;
   for (int q = 0; q < nr; ++q) rows *= g.n[red[q]];
   const idx n0 = g.n[0], so0 = g.s[0][0], sa0 = g.s[1][0];
+  // One accumulator row of `width` states per level of the pairwise tree the rows need (halving
+  // down to kLeafRows), capped at kLevels.
+  const idx width = std::min(kChunk, n0);
+  int levels = 2;
+  for (idx r = rows; r > kLeafRows && levels < kLevels; r = r - r / 2) ++levels;
+  S* stack = static_cast<S*>(scratch(sizeof(S) * static_cast<std::size_t>(width) * static_cast<std::size_t>(levels + 1)));
+  if (stack == nullptr) return kNoMemory;
   struct RecB {
     const TI* a;
     idx sa0;
     const int* red;
     int nr;
     S* stack;
+    idx width;
+    int max_level;
     decltype(unravel)& unr;
     void go(S* acc, idx cw, idx lo, idx hi, int level) const {
-      if (hi - lo <= kLeafRows || level >= kLevels - 1) {
+      if (hi - lo <= kLeafRows || level >= max_level) {
         for (idx w = 0; w < cw; ++w) acc[w] = P::init();
         for (idx r = lo; r < hi; ++r) {
           idx off = 0, lin = 0;
@@ -846,16 +891,16 @@ static int run_reduce(const Task& t) {
       }
       const idx mid = lo + (hi - lo) / 2;
       go(acc, cw, lo, mid, level + 1);
-      S* tmp = stack + static_cast<idx>(level + 1) * kChunk;
+      S* tmp = stack + static_cast<idx>(level + 1) * width;
       go(tmp, cw, mid, hi, level + 1);
       for (idx w = 0; w < cw; ++w) P::merge(acc[w], tmp[w]);
     }
   };
   return odometer<3>(g, kept + 1, nk - 1, base, [&](const idx* off) {
-    for (idx c0 = 0; c0 < n0; c0 += kChunk) {
+    for (idx c0 = 0; c0 < n0; c0 += width) {
       if (raised(g.abort)) return;
-      const idx cw = std::min(kChunk, n0 - c0);
-      RecB rec{a + off[1] + c0 * sa0, sa0, red, nr, stack, unravel};
+      const idx cw = std::min(width, n0 - c0);
+      RecB rec{a + off[1] + c0 * sa0, sa0, red, nr, stack, width, levels - 1, unravel};
       rec.go(stack, cw, 0, rows, 0);
       for (idx w = 0; w < cw; ++w) P::put(o + off[0] + (c0 + w) * so0, stack[w], count);
     }
