@@ -8,7 +8,10 @@
 //     of the source (reductions), and adjacent axes fused when every operand is contiguous across
 //     them (so a contiguous tensor is one long loop the compiler vectorises);
 //   - a unary task whose source runs along another axis than its output (a transpose) is walked
-//     in cache-blocked 2-D tiles over the output's and the source's fastest axes;
+//     in cache-blocked 2-D tiles over the output's and the source's fastest axes (8x8 register
+//     blocks for plain 8-byte copies on the AVX-512 path);
+//   - contiguous element-wise rows into outputs of kNonTemporalBytes or more are written as
+//     non-temporal 64-byte lines on the AVX-512 path;
 //   - reductions with a reduced innermost axis fold each output's elements pairwise (blocks of
 //     kLeaf with independent accumulators, pairwise above); with a kept innermost axis they fold
 //     kChunk outputs at once, rows of the reduced axes combined pairwise.
