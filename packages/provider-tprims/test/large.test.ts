@@ -55,7 +55,7 @@ describe.runIf(status().available)('large views against the reference', () => {
       expect(compareOutputs(got, want, 0)).toBeUndefined();
     });
 
-    // Contiguous element-wise outputs of 8 MiB or more go out as non-temporal 64-byte lines after a scalar head (offsets 3 and 5: unaligned starts) and before a tail.
+    // Long contiguous element-wise rows (8 MiB and more) at unaligned offsets (3 and 5 elements), split over the lanes.
     it(`add of f32 and neg of f64 over 2^21 + 7 contiguous elements at unaligned offsets (${lanes} lane${lanes > 1 ? 's' : ''})`, async () => {
       const n = 2 ** 21 + 7;
       const pkg = createTprimsProvider({ parallelMinElements: 0 });

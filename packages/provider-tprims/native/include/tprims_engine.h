@@ -10,8 +10,6 @@
 //   - a unary task whose source runs along another axis than its output (a transpose) is walked
 //     in cache-blocked 2-D tiles over the output's and the source's fastest axes (8x8 register
 //     blocks for plain 8-byte copies on the AVX-512 path);
-//   - contiguous element-wise rows into outputs of kNonTemporalBytes or more are written as
-//     non-temporal 64-byte lines on the AVX-512 path;
 //   - reductions with a reduced innermost axis fold each output's elements pairwise (blocks of
 //     kLeaf with independent accumulators, pairwise above); with a kept innermost axis they fold
 //     kChunk outputs at once, rows of the reduced axes combined pairwise.
@@ -99,13 +97,6 @@ static inline void canon(Geo& g, int nops, int key) {
 
 // Whether the execution's abort word was raised (a relaxed load: the word only ever goes 0 → non-zero).
 static inline bool raised(const int32_t* abort) { return abort != nullptr && __atomic_load_n(abort, __ATOMIC_RELAXED) != 0; }
-
-// Elements of the (canonical) iteration shape.
-static inline idx elements(const Geo& g) {
-  idx n = 1;
-  for (int i = 0; i < g.rank; ++i) n *= g.n[i];  // the entry bounded the element count by 2^53
-  return n;
-}
 
 // Calls f(off) for every index of the axes `axes[0..count)` (the first fastest), with off[k]
 // the offset of operand k (NOPS of them) from `base`. Polls `g.abort` after each call (a call is
@@ -389,35 +380,10 @@ static inline void block8x8(const void* src, idx sa, void* dst, idx so, bool nt)
 }
 #endif
 
-// A contiguous row of n results g(i) into o. With `nt` (outputs of kNonTemporalBytes or more, the
-// AVX-512 path) whole 64-byte lines go out as non-temporal stores — no read-for-ownership of an
-// output that will not fit in cache anyway — after a scalar head up to the first aligned line.
-template <class TO, class G>
-static inline void fill_row(idx n, TO* __restrict o, bool nt, const G& g) {
-#if defined(TPRIMS_ISA_AVX512)
-  if constexpr (std::is_trivially_copyable<TO>::value && 64 % sizeof(TO) == 0) {
-    if (nt) {
-      constexpr idx L = 64 / static_cast<idx>(sizeof(TO));
-      idx i = 0;
-      for (; i < n && reinterpret_cast<uintptr_t>(o + i) % 64 != 0; ++i) o[i] = g(i);
-      for (; i + L <= n; i += L) {
-        alignas(64) TO line[L];
-        for (idx k = 0; k < L; ++k) line[k] = g(i + k);
-        _mm512_stream_si512(reinterpret_cast<__m512i*>(o + i), _mm512_load_si512(reinterpret_cast<const void*>(line)));
-      }
-      for (; i < n; ++i) o[i] = g(i);
-      return;
-    }
-  }
-#endif
-  (void)nt;
-  for (idx i = 0; i < n; ++i) o[i] = g(i);
-}
-
 template <class TI, class TO, class F>
-static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f, bool nt) {
+static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
   if (so == 1 && sa == 1) {
-    fill_row(n, o, nt, [&](idx i) { return f(a[i]); });
+    for (idx i = 0; i < n; ++i) o[i] = f(a[i]);
   } else if (so == 1 && sa == 0) {
     const TO v = f(a[0]);
     for (idx i = 0; i < n; ++i) o[i] = v;
@@ -546,22 +512,19 @@ static int run_unary(const Task& t, const F& f) {
   }
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
   const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0];
-  const bool nt = so == 1 && sa == 1 && elements(g) * static_cast<idx>(sizeof(TO)) >= kNonTemporalBytes;
-  const bool stopped = odometer<2>(g, rest, nrest, base, [&](const idx* off) {
-    for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
-      unary_row<TI, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, f, nt);
-    }
-  });
-#if defined(__x86_64__)
-  if (nt) _mm_sfence();
-#endif
-  return stopped ? kAborted : kOk;
+  return odometer<2>(g, rest, nrest, base, [&](const idx* off) {
+           for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
+             unary_row<TI, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, f);
+           }
+         })
+             ? kAborted
+             : kOk;
 }
 
 template <class T, class TO, class F>
-static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restrict a, idx sa, const T* __restrict b, idx sb, const F& f, bool nt) {
+static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restrict a, idx sa, const T* __restrict b, idx sb, const F& f) {
   if (so == 1 && sa == 1 && sb == 1) {
-    fill_row(n, o, nt, [&](idx i) { return f(a[i], b[i]); });
+    for (idx i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
   } else if (so == 1 && sa == 1 && sb == 0) {
     const T bv = b[0];
     for (idx i = 0; i < n; ++i) o[i] = f(a[i], bv);
@@ -600,16 +563,13 @@ static int run_binary(const Task& t, const F& f) {
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
   const idx base[3] = {0, 0, 0};
   const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0], sb = g.s[2][0];
-  const bool nt = so == 1 && sa == 1 && sb == 1 && elements(g) * static_cast<idx>(sizeof(TO)) >= kNonTemporalBytes;
-  const bool stopped = odometer<3>(g, rest, nrest, base, [&](const idx* off) {
-    for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
-      binary_row<T, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, b + off[2] + i * sb, sb, f, nt);
-    }
-  });
-#if defined(__x86_64__)
-  if (nt) _mm_sfence();
-#endif
-  return stopped ? kAborted : kOk;
+  return odometer<3>(g, rest, nrest, base, [&](const idx* off) {
+           for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
+             binary_row<T, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, b + off[2] + i * sb, sb, f);
+           }
+         })
+             ? kAborted
+             : kOk;
 }
 
 // ---------------------------------------------------------------------------------------------
