@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  CONTRACTION_DTYPES,
   CpuBackend,
   type CpuGemmProvider,
   type CpuGemmRequest,
@@ -11,7 +12,7 @@ import {
   Tensor,
   Unsupported,
 } from '../src/index.js';
-import { naiveDotGeneral, relativeError } from '../src/testing/index.js';
+import { naiveDotGeneral, randomValues, relativeError, seededRandom, toleranceFor } from '../src/testing/index.js';
 import { expectCode } from './helpers.js';
 
 /** A GEMM provider wrapping the reference one, recording every request and deciding per call. */
@@ -29,6 +30,26 @@ function scriptedGemm(decide: (req: CpuGemmRequest, call: number) => ReturnType<
     },
   };
   return { provider, calls };
+}
+
+/** The reference layout provider, recording the source buffer of every materialisation. */
+function countedLayout() {
+  const sources: SharedArrayBuffer[] = [];
+  const provider: CpuLayoutTransformProvider = {
+    ...referenceLayoutProvider,
+    name: 'counted',
+    async materialize(ctx, req) {
+      sources.push(req.src.buffer);
+      return referenceLayoutProvider.materialize(ctx, req);
+    },
+  };
+  return { provider, sources };
+}
+
+/** Whether a GEMM operand is one a BLAS addresses: column- or row-major with a leading dimension covering it. */
+function blasExpressible(rows: number, cols: number, rs: number, cs: number): boolean {
+  const colMajor = (r: number, c: number, unit: number, ld: number) => (r <= 1 || unit === 1) && (c <= 1 || ld >= Math.max(1, r));
+  return colMajor(rows, cols, rs, cs) || colMajor(cols, rows, cs, rs);
 }
 
 let base: CpuBackend;
@@ -120,16 +141,19 @@ describe('dot-general retry (R104–R107)', () => {
     expect(h.bufferPoolStats().outstanding).toBe(0);
   });
 
-  it('layouts without a direct plan go straight to the canonical path (one GEMM call)', async () => {
+  it('layouts without a direct plan go straight to the canonical path (one GEMM call), materialising only the operand whose own axes do not fuse', async () => {
     const { provider, calls } = scriptedGemm(() => 'run');
-    const h = with_(provider);
     // contract two lhs axes of a padded view: their strides (2, 8) do not fuse (8 ≠ 2·3)
     const x = Tensor.fromArray('f64', [2, 4, 4], Array.from({ length: 32 }, (_, i) => i)).slice(undefined, [0, 3]);
     const y = Tensor.fromArray('f64', [4, 3, 5], Array.from({ length: 60 }, (_, i) => i % 7));
     const d = { contracting: [[1, 2], [1, 0]] as [number[], number[]] };
-    const got = await h.dotGeneral(x, y, d);
+    const { provider: layout, sources } = countedLayout();
+    const got = await with_(provider, layout).dotGeneral(x, y, d);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.lhs.buffer).not.toBe(x.buffer);
+    // y's own contracting axes fuse (strides 1, 4): y is used as it is, only x is materialised
+    expect(calls[0]!.rhs.buffer).toBe(y.buffer);
+    expect(sources).toEqual([x.buffer]);
     expect(relativeError(got.toArray() as number[], naiveDotGeneral(x, y, d).values)).toBeLessThan(1e-12);
   });
 
@@ -249,5 +273,107 @@ describe('an output layout the canonical contraction cannot represent (R106)', (
     // both outcomes were exercised (a property that only ever took one branch would prove little)
     expect(seen.refused).toBeGreaterThan(0);
     expect(seen.ran).toBeGreaterThan(0);
+  });
+  it('C[i,l] = Σ A[i,j,k]·B[k,j,l] on row-major operands: no direct plan; lhs is kept, only rhs is materialised (one layout call, one GEMM call), pool balanced', async () => {
+    const { provider, calls } = scriptedGemm(() => 'run');
+    const { provider: layout, sources } = countedLayout();
+    const h = with_(provider, layout);
+    const d = 4;
+    /** Row-major storage: column-major of the reversed shape, viewed back. */
+    const rowMajor = (seed: number) => Tensor.fromArray('f64', [d, d, d], Array.from({ length: d ** 3 }, (_, i) => ((i * seed) % 7) - 3)).permute([2, 1, 0]);
+    const A = rowMajor(3);
+    const B = rowMajor(5);
+    expect(A.strides).toEqual([d * d, d, 1]);
+    const dd = { contracting: [[1, 2], [1, 0]] as [number[], number[]] };
+    const got = await h.dotGeneral(A, B, dd);
+    expect(calls).toHaveLength(1);
+    expect(sources).toEqual([B.buffer]);
+    expect(calls[0]!.lhs.buffer).toBe(A.buffer);
+    expect(calls[0]!.rhs.buffer).not.toBe(B.buffer);
+    expect(calls[0]!.k).toBe(d * d);
+    expect(got.toArray()).toEqual(naiveDotGeneral(A, B, dd).values);
+    // conjugation requested on the candidate to keep (complex): the other operand is kept instead
+    const Ac = Tensor.fromArray('c128', [d, d, d], randomValues(seededRandom(1), 'c128', d ** 3)).permute([2, 1, 0]);
+    const Bc = Tensor.fromArray('c128', [d, d, d], randomValues(seededRandom(2), 'c128', d ** 3)).permute([2, 1, 0]);
+    sources.length = 0;
+    const conj = await h.dotGeneral(Ac, Bc, dd, { conjLhs: true });
+    expect(sources).toEqual([Ac.buffer]);
+    expect(calls.at(-1)!.rhs.buffer).toBe(Bc.buffer);
+    expect(calls.at(-1)!.conjLhs || calls.at(-1)!.conjRhs).toBe(false);
+    expect(relativeError(conj.toArray() as number[], naiveDotGeneral(Ac, Bc, dd, { conjLhs: true }).values)).toBeLessThan(1e-12);
+    // both conjugated: both materialised (conjugation is fused into the copies)
+    sources.length = 0;
+    await h.dotGeneral(Ac, Bc, dd, { conjLhs: true, conjRhs: true });
+    expect(sources).toEqual([Ac.buffer, Bc.buffer]);
+    expect(h.bufferPoolStats().outstanding).toBe(0);
+  });
+
+  it('a declined direct plan still retries on both operands canonical (the one-operand path is only for layouts without a direct plan)', async () => {
+    const { provider, calls } = scriptedGemm((_r, n) => (n === 1 ? Unsupported.layout('lhs') : 'run'));
+    const { provider: layout, sources } = countedLayout();
+    expectProduct(await with_(provider, layout).dotGeneral(a, b, dims));
+    expect(calls).toHaveLength(2);
+    expect(sources).toEqual([a.buffer, b.buffer]);
+  });
+
+  it('property: random storage orders of both operands and random pairings, every contraction dtype, a BLAS-like GEMM provider: one GEMM call, never declined; one operand kept as it is whenever its own axis groups admit it; equal to the reference', async () => {
+    const seen = { direct: 0, one: 0, two: 0 };
+    const caseArb = fc.record({
+      dtype: fc.constantFrom(...CONTRACTION_DTYPES),
+      ext: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 4, maxLength: 4 }),
+      permL: fc.shuffledSubarray([0, 1, 2], { minLength: 3, maxLength: 3 }),
+      permR: fc.shuffledSubarray([0, 1, 2], { minLength: 3, maxLength: 3 }),
+      swapPairs: fc.boolean(),
+      conjLhs: fc.boolean(),
+      conjRhs: fc.boolean(),
+      seed: fc.integer({ min: 1, max: 1 << 30 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(caseArb, async ({ dtype, ext, permL, permR, swapPairs, conjLhs, conjRhs, seed }) => {
+        // BLAS's rule: an operand that is neither column- nor row-major is declined as layout(lhs|rhs).
+        const { provider, calls } = scriptedGemm((req) =>
+          !blasExpressible(req.m, req.k, req.lhs.rowStride, req.lhs.colStride) ? Unsupported.layout('lhs') : !blasExpressible(req.k, req.n, req.rhs.rowStride, req.rhs.colStride) ? Unsupported.layout('rhs') : 'run',
+        );
+        const { provider: layout, sources } = countedLayout();
+        const h = with_(provider, layout);
+        const [i, j, k, l] = ext as [number, number, number, number];
+        const rand = seededRandom(seed);
+        /** A dense tensor of logical shape `shape` stored with its axes in the order `perm` (the first fastest). */
+        const stored = (shape: number[], perm: number[]) => {
+          const dense = Tensor.fromArray(dtype, perm.map((p) => shape[p]!), randomValues(rand, dtype, shape.reduce((x, y) => x * y, 1)));
+          return dense.permute(shape.map((_, ax) => perm.indexOf(ax)));
+        };
+        const A = stored([i, j, k], permL);
+        const B = stored([k, j, l], permR);
+        const dd = { contracting: (swapPairs ? [[2, 1], [0, 1]] : [[1, 2], [1, 0]]) as [number[], number[]] };
+        const got = await h.dotGeneral(A, B, dd, { conjLhs, conjRhs });
+        const want = naiveDotGeneral(A, B, dd, { conjLhs, conjRhs }).values;
+        expect(relativeError(got.toArray() as number[], want)).toBeLessThanOrEqual(toleranceFor(dtype));
+        // never a second decline; a retry only after a declined direct plan
+        expect(calls.length).toBeLessThanOrEqual(2);
+        const last = calls.at(-1)!;
+        if (sources.length === 1) {
+          seen.one++;
+          expect(calls).toHaveLength(1);
+          const keptLhs = last.lhs.buffer === A.buffer;
+          expect(keptLhs || last.rhs.buffer === B.buffer).toBe(true);
+          expect(sources).toEqual([keptLhs ? B.buffer : A.buffer]);
+          // the kept operand carries no conjugation: it was not requested on it (conjugation of a real dtype is nothing)
+          const complex = dtype === 'c64' || dtype === 'c128';
+          expect(complex && (keptLhs ? conjLhs : conjRhs)).toBe(false);
+          expect(last.conjLhs || last.conjRhs).toBe(false);
+        } else if (sources.length === 2) {
+          seen.two++;
+        } else {
+          seen.direct++;
+          expect(calls).toHaveLength(1);
+        }
+        expect(h.bufferPoolStats().outstanding).toBe(0);
+      }),
+      { numRuns: 120 },
+    );
+    expect(seen.one).toBeGreaterThan(0);
+    expect(seen.two).toBeGreaterThan(0);
+    expect(seen.direct).toBeGreaterThan(0);
   });
 });

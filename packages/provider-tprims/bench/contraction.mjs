@@ -10,9 +10,11 @@
 //   ORT      — onnxruntime-node's Einsum 'ijk,kjl->il' (only when bench/peers is installed)
 // The check: C equals between contenders (max abs difference printed).
 //
-//   node bench/contraction.mjs [--quick] [--json] [--d 64]
+//   node bench/contraction.mjs [--quick] [--json] [--d 64] [--kind faer|blas]
+// --kind blas runs the tenferro contenders on the blas kind (provider-blas's GEMM; a sibling package).
 import { CpuBackend, Tensor } from '@tenferro/core';
 import { createFaerProvider } from '../../provider-faer/dist/index.js'; // the faer GEMM (a sibling package, not a dependency of tprims)
+import { createBlasProvider } from '../../provider-blas/dist/index.js'; // the blas GEMM, for --kind blas (a sibling package too)
 import { createTprimsProvider, status } from '../dist/index.js';
 
 const argv = process.argv.slice(2);
@@ -20,6 +22,10 @@ const quick = argv.includes('--quick');
 const json = argv.includes('--json');
 const dAt = argv.indexOf('--d');
 const d = dAt >= 0 ? Number(argv[dAt + 1]) : 64;
+const kindAt = argv.indexOf('--kind');
+const kind = kindAt >= 0 ? argv[kindAt + 1] : 'faer';
+if (kind !== 'faer' && kind !== 'blas') throw new Error(`--kind faer|blas, not ${kind}`);
+const gemmProvider = () => (kind === 'blas' ? createBlasProvider() : createFaerProvider());
 const rounds = quick ? 3 : 7;
 const perRound = quick ? 5 : 15;
 const s = status();
@@ -45,8 +51,8 @@ const flops = 2 * d ** 4;
 
 async function contenders(threads) {
   const list = [];
-  const withT = await CpuBackend.create({ kind: 'faer', threads, providers: [createFaerProvider(), createTprimsProvider()] });
-  const without = await CpuBackend.create({ kind: 'faer', threads, providers: [createFaerProvider()] });
+  const withT = await CpuBackend.create({ kind, threads, providers: [gemmProvider(), createTprimsProvider()] });
+  const without = await CpuBackend.create({ kind, threads, providers: [gemmProvider()] });
   const A = rowMajor(aData);
   const B = rowMajor(bData);
   const ours = (backend) => async () => {
@@ -91,9 +97,9 @@ for (const threads of [1, 2]) {
   }
 }
 if (json) {
-  console.log(JSON.stringify({ d, isa: s.details.isa, ort: ort !== undefined, rows }, null, 2));
+  console.log(JSON.stringify({ d, kind, isa: s.details.isa, ort: ort !== undefined, rows }, null, 2));
 } else {
-  console.log(`C[i,l] = Σ A[i,j,k]·B[k,j,l], d=${d}, f64, row-major inputs — best/median ms of ${rounds}×${perRound} interleaved (tprims ${s.details.isa}${ort ? '' : '; onnxruntime-node not installed: cd bench/peers && ONNXRUNTIME_NODE_INSTALL=skip npm i --ignore-scripts'})`);
+  console.log(`C[i,l] = Σ A[i,j,k]·B[k,j,l], d=${d}, f64, row-major inputs, ${kind} kind — best/median ms of ${rounds}×${perRound} interleaved (tprims ${s.details.isa}${ort ? '' : '; onnxruntime-node not installed: cd bench/peers && ONNXRUNTIME_NODE_INSTALL=skip npm i --ignore-scripts'})`);
   for (const threads of [1, 2]) {
     const rs = rows.filter((r) => r.threads === threads);
     const ortRow = rs.find((r) => r.contender === 'ORT');

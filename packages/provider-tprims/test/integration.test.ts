@@ -4,7 +4,7 @@
 // options errors, and the unavailable addon.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { CpuBackend, type CpuProviderPackage, type CpuTensorPrimitivesProvider, ops, Tensor } from '@tenferro/core';
+import { CpuBackend, type CpuLayoutTransformProvider, type CpuProviderPackage, type CpuTensorPrimitivesProvider, ops, Tensor } from '@tenferro/core';
 import { peakThreadsDuring } from '@tenferro/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTprimsProvider, status, validateTprimsProviderOptions } from '../src/index.js';
@@ -17,8 +17,9 @@ function child(script: string, env: Record<string, string> = {}): Record<string,
 
 /** The tprims package with its tensor-primitives calls counted by outcome. */
 function counted(pkg: CpuProviderPackage) {
-  const calls = { executed: 0, declined: 0, lanes: 0 };
+  const calls = { executed: 0, declined: 0, lanes: 0, layouts: 0 };
   const inner = pkg.tensorPrimitives!;
+  const layout = pkg.layoutTransform!;
   const note = async (p: ReturnType<CpuTensorPrimitivesProvider['binary']>) => {
     const outcome = await p;
     calls[outcome.executed ? 'executed' : 'declined']++;
@@ -32,7 +33,13 @@ function counted(pkg: CpuProviderPackage) {
     unary: (ctx, r) => note(inner.unary(ctx, r)),
     reduce: (ctx, r) => note(inner.reduce(ctx, r)),
   };
-  return { pkg: { ...pkg, tensorPrimitives } as CpuProviderPackage, calls };
+  const layoutTransform: CpuLayoutTransformProvider = {
+    name: layout.name,
+    executionCapabilities: () => layout.executionCapabilities(),
+    declaredSupport: () => layout.declaredSupport!(),
+    materialize: (ctx, r) => (calls.layouts++, layout.materialize(ctx, r)),
+  };
+  return { pkg: { ...pkg, tensorPrimitives, layoutTransform } as CpuProviderPackage, calls };
 }
 
 const values = (n: number, seed: number) => Array.from({ length: n }, (_, i) => Math.sin(i * 0.37 + seed) * 3);
@@ -69,6 +76,19 @@ for (const threads of [1, 2]) {
       expect(calls.executed - before).toBe(4);
       // Inner mode with the budget: the provider was offered the pool (and split the add over it).
       expect(calls.lanes).toBe(threads);
+    });
+
+    it('C[i,l] = Σ A[i,j,k]·B[k,j,l] on row-major operands: dotGeneral permutes one operand through tprims (one layout call) and equals the reference backend', async () => {
+      const d = 12;
+      const rowMajor = (seed: number) => Tensor.fromArray('f64', [d, d, d], values(d ** 3, seed)).permute([2, 1, 0]);
+      const A = rowMajor(5);
+      const B = rowMajor(6);
+      const dims = { contracting: [[1, 2], [1, 0]] as [number[], number[]] };
+      const before = calls.layouts;
+      const got = (await backend.dotGeneral(A, B, dims)).toArray() as number[];
+      expect(calls.layouts - before).toBe(1);
+      const want = (await reference.dotGeneral(A, B, dims)).toArray() as number[];
+      got.forEach((x, i) => expect(x).toBeCloseTo(want[i]!, 9));
     });
 
     it('a declined case falls back to the reference and is still right', async () => {

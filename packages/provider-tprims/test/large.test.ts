@@ -43,8 +43,43 @@ describe.runIf(status().available)('large views against the reference', () => {
     }
   }
 
+  for (const lanes of [1, 2]) {
+    it(`transposing copy f64 1024×1024 into an aligned dense output (8 MiB: 8x8 register blocks, whole-line non-temporal stores; ${lanes} lane${lanes > 1 ? 's' : ''})`, async () => {
+      const src = dense('f64', [1024, 1024], [1024, 1], 3);
+      const dst = dense('f64', [1024, 1024], [1, 1024], 4, 0);
+      const want = cloneView(dst);
+      const got = cloneView(dst);
+      await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate: false });
+      const pkg = createTprimsProvider({ parallelMinElements: 0 });
+      expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate: false })).executed).toBe(true);
+      expect(compareOutputs(got, want, 0)).toBeUndefined();
+    });
+
+    // Long contiguous element-wise rows (8 MiB and more) at unaligned offsets (3 and 5 elements), split over the lanes.
+    it(`add of f32 and neg of f64 over 2^21 + 7 contiguous elements at unaligned offsets (${lanes} lane${lanes > 1 ? 's' : ''})`, async () => {
+      const n = 2 ** 21 + 7;
+      const pkg = createTprimsProvider({ parallelMinElements: 0 });
+      const lhs = dense('f32', [n], [1], 21, 3);
+      const rhs = dense('f32', [n], [1], 22, 5);
+      const out = dense('f32', [n], [1], 23, 3);
+      const want = cloneView(out);
+      const got = cloneView(out);
+      await referenceTensorPrimitivesProvider.binary(inlineContext(1), { op: 'add', lhs, rhs, out: want });
+      expect((await pkg.tensorPrimitives!.binary(inlineContext(lanes), { op: 'add', lhs, rhs, out: got })).executed).toBe(true);
+      expect(compareOutputs(got, want, 0)).toBeUndefined();
+      const src = dense('f64', [n], [1], 24, 5);
+      const o64 = dense('f64', [n], [1], 25, 3);
+      const want64 = cloneView(o64);
+      const got64 = cloneView(o64);
+      await referenceTensorPrimitivesProvider.unary(inlineContext(1), { op: 'neg', src, out: want64 });
+      expect((await pkg.tensorPrimitives!.unary(inlineContext(lanes), { op: 'neg', src, out: got64 })).executed).toBe(true);
+      expect(compareOutputs(got64, want64, 0)).toBeUndefined();
+    });
+  }
+
   for (const [shape, axes] of [
     [[3000, 5], [1]],
+    [[4100, 9], [1]],
     [[2500, 4, 3], [1, 2]],
     [[7, 30000], [1]],
     [[100000], [0]],

@@ -18,6 +18,13 @@ export interface GemmPlan {
   readonly out: OperandStrides;
 }
 
+/** Strides for lhs and rhs on the canonical path, and the plan over them. */
+export interface CanonicalPlan {
+  readonly lhsStrides: readonly number[];
+  readonly rhsStrides: readonly number[];
+  readonly plan: GemmPlan;
+}
+
 /**
  * The analysis of one dot-general for given operand layouts (what the GEMM-analysis cache
  * stores, R116): the direct plan when every axis group fuses on the operands as they are, and
@@ -27,7 +34,16 @@ export interface GemmAnalysis {
   /** `undefined` when the layouts admit no direct plan. */
   readonly direct: GemmPlan | undefined;
   /** Canonical dense strides for lhs and rhs, and the plan over them; `undefined` when the output cannot be represented. */
-  readonly canonical: { readonly lhsStrides: readonly number[]; readonly rhsStrides: readonly number[]; readonly plan: GemmPlan } | undefined;
+  readonly canonical: CanonicalPlan | undefined;
+  /**
+   * Only when there is no direct plan: the canonical path's plans that materialise one operand
+   * and use the other as it is (R105's Node reading). `lhs` keeps lhs (its strides are its own;
+   * rhs is materialised dense, its contracting axes in the order of lhs's strides), `rhs` keeps
+   * rhs; each is `undefined` unless the kept operand's own axis groups fuse and it is a
+   * column- or row-major matrix with a leading dimension covering it (a layout every GEMM
+   * provider, BLAS included, accepts).
+   */
+  readonly keep: { readonly lhs: CanonicalPlan | undefined; readonly rhs: CanonicalPlan | undefined };
 }
 
 interface Dim {
@@ -118,10 +134,22 @@ function denseInOrder(shape: readonly number[], order: readonly number[]): numbe
   return strides;
 }
 
+/** Whether a `rows × cols` operand with these strides is column-major, or row-major, with a leading dimension covering it. */
+function blasExpressible(rows: number, cols: number, rs: number, cs: number): boolean {
+  const columnMajor = (r: number, c: number, unit: number, ld: number) => (r <= 1 || unit === 1) && (c <= 1 || ld >= Math.max(1, r));
+  return columnMajor(rows, cols, rs, cs) || columnMajor(cols, rows, cs, rs);
+}
+
+/** Indices of the contracting pairs in ascending order of `strides` on the side whose axes are `axes` (stable). */
+function pairsByStride(axes: readonly number[], strides: readonly number[]): number[] {
+  return axes.map((_, i) => i).sort((x, y) => strides[axes[x]!]! - strides[axes[y]!]! || x - y);
+}
+
 /** Analyse `spec` with output strides `outStrides` (R104 steps 2 and 3). */
 export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[]): GemmAnalysis {
+  const none = Object.freeze({ lhs: undefined, rhs: undefined });
   const direct = planFor(spec, { lhs: spec.lhs.strides, rhs: spec.rhs.strides, out: outStrides });
-  if (direct.blocker === 'output') return Object.freeze({ direct: undefined, canonical: undefined });
+  if (direct.blocker === 'output') return Object.freeze({ direct: undefined, canonical: undefined, keep: none });
   // Canonical operands: lhs [free in the output's m order, contracting in pair order, batch],
   // rhs [contracting in pair order, free in the output's n order, batch], dense column-major.
   const nl = spec.lhsFree.length;
@@ -130,8 +158,30 @@ export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[])
   const lhsStrides = denseInOrder(spec.lhs.shape, [...mOrder, ...spec.lhsContracting, ...spec.lhsBatch]);
   const rhsStrides = denseInOrder(spec.rhs.shape, [...spec.rhsContracting, ...nOrder, ...spec.rhsBatch]);
   const canonical = planFor(spec, { lhs: lhsStrides, rhs: rhsStrides, out: outStrides });
+  let keep: GemmAnalysis['keep'] = none;
+  if (direct.plan === undefined && canonical.plan !== undefined) {
+    // Keep lhs: rhs dense with its contracting axes in the order of lhs's strides.
+    const byLhs = pairsByStride(spec.lhsContracting, spec.lhs.strides).map((i) => spec.rhsContracting[i]!);
+    const rhsForLhs = denseInOrder(spec.rhs.shape, [...byLhs, ...nOrder, ...spec.rhsBatch]);
+    const keepLhs = planFor(spec, { lhs: spec.lhs.strides, rhs: rhsForLhs, out: outStrides }).plan;
+    // Keep rhs: lhs dense with its contracting axes in the order of rhs's strides.
+    const byRhs = pairsByStride(spec.rhsContracting, spec.rhs.strides).map((i) => spec.lhsContracting[i]!);
+    const lhsForRhs = denseInOrder(spec.lhs.shape, [...mOrder, ...byRhs, ...spec.lhsBatch]);
+    const keepRhs = planFor(spec, { lhs: lhsForRhs, rhs: spec.rhs.strides, out: outStrides }).plan;
+    keep = Object.freeze({
+      lhs:
+        keepLhs !== undefined && blasExpressible(keepLhs.m, keepLhs.k, keepLhs.lhs.rowStride, keepLhs.lhs.colStride)
+          ? Object.freeze({ lhsStrides: spec.lhs.strides, rhsStrides: rhsForLhs, plan: keepLhs })
+          : undefined,
+      rhs:
+        keepRhs !== undefined && blasExpressible(keepRhs.k, keepRhs.n, keepRhs.rhs.rowStride, keepRhs.rhs.colStride)
+          ? Object.freeze({ lhsStrides: lhsForRhs, rhsStrides: spec.rhs.strides, plan: keepRhs })
+          : undefined,
+    });
+  }
   return Object.freeze({
     direct: direct.plan,
     canonical: canonical.plan === undefined ? undefined : Object.freeze({ lhsStrides, rhsStrides, plan: canonical.plan }),
+    keep,
   });
 }

@@ -43,7 +43,9 @@ export interface DotGeneralTrace {
  * the layouts admit one; a `layout(lhs)`, `layout(rhs)` or `conjugation` refusal of it — and
  * only those — retries the same GEMM provider exactly once on canonical operands materialised
  * through the layout provider (conjugation fused, flags cleared), whose buffers return to the
- * engine pool on every exit. Everything else is terminal.
+ * engine pool on every exit. When there was no direct plan at all and one operand's own layout
+ * admits the GEMM (see `keptOperand`), that operand is used as it is and only the other one is
+ * materialised. Everything else is terminal.
  */
 export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): Promise<DotGeneralTrace> {
   const { bundle, op } = run.dispatch;
@@ -95,21 +97,40 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
       detail: { slot: 'gemm', reason: 'layout of output' },
     });
   }
+  // Without a direct plan, one operand may be used as it is and only the other materialised (R105's Node reading).
+  const kept = gemmCalls === 0 ? keptOperand(spec, analysis) : undefined;
+  const chosen = kept === 'lhs' ? analysis.keep.lhs! : kept === 'rhs' ? analysis.keep.rhs! : canonical;
   await run.entry.engine.bufferPool.withLoans(async (take) => {
-    const lhsLoan = take(spec.dtype, spec.lhs.size, { zeroed: false, op });
-    const rhsLoan = take(spec.dtype, spec.rhs.size, { zeroed: false, op });
-    const lhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.lhs.shape, strides: canonical.lhsStrides, offset: 0, buffer: lhsLoan.buffer });
-    const rhs: TensorDescriptor = Object.freeze({ dtype: spec.dtype, shape: spec.rhs.shape, strides: canonical.rhsStrides, offset: 0, buffer: rhsLoan.buffer });
-    await materialize(run, tensorInternals.descriptor(spec.lhs), lhs, spec.conjLhs);
-    await materialize(run, tensorInternals.descriptor(spec.rhs), rhs, spec.conjRhs);
+    const temporary = (side: 'lhs' | 'rhs'): TensorDescriptor => {
+      const t = spec[side];
+      const loan = take(spec.dtype, t.size, { zeroed: false, op });
+      return Object.freeze({ dtype: spec.dtype, shape: t.shape, strides: side === 'lhs' ? chosen.lhsStrides : chosen.rhsStrides, offset: 0, buffer: loan.buffer });
+    };
+    const lhs = kept === 'lhs' ? tensorInternals.descriptor(spec.lhs) : temporary('lhs');
+    const rhs = kept === 'rhs' ? tensorInternals.descriptor(spec.rhs) : temporary('rhs');
+    if (kept !== 'lhs') await materialize(run, tensorInternals.descriptor(spec.lhs), lhs, spec.conjLhs);
+    if (kept !== 'rhs') await materialize(run, tensorInternals.descriptor(spec.rhs), rhs, spec.conjRhs);
     gemmCalls++;
-    const outcome = await gemm(run, request(spec, canonical.plan, lhs, rhs, out, false, false));
+    const outcome = await gemm(run, request(spec, chosen.plan, lhs, rhs, out, false, false));
     if (!outcome.executed) {
       checkDecline('gemm');
       throw terminal(op, 'gemm', outcome.reason, gemmCalls > 1 ? 'a second unsupported result' : undefined);
     }
   });
   return { path: gemmCalls > 1 ? 'retry' : 'canonical', gemmCalls };
+}
+
+/**
+ * Which operand the canonical path uses as it is, or undefined (both materialised): only when
+ * there was no direct plan (a declined direct plan retries on both operands canonical, R105), and
+ * only an operand without requested conjugation (the materialising copy is where conjugation is
+ * fused). Of two candidates the larger is kept — the smaller one is copied; lhs on a tie.
+ */
+function keptOperand(spec: DotGeneralSpec, analysis: GemmAnalysis): 'lhs' | 'rhs' | undefined {
+  const lhs = analysis.keep.lhs !== undefined && !spec.conjLhs;
+  const rhs = analysis.keep.rhs !== undefined && !spec.conjRhs;
+  if (lhs && rhs) return spec.rhs.size > spec.lhs.size ? 'rhs' : 'lhs';
+  return lhs ? 'lhs' : rhs ? 'rhs' : undefined;
 }
 
 function analyse(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): GemmAnalysis {

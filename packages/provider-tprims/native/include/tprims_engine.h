@@ -8,7 +8,8 @@
 //     of the source (reductions), and adjacent axes fused when every operand is contiguous across
 //     them (so a contiguous tensor is one long loop the compiler vectorises);
 //   - a unary task whose source runs along another axis than its output (a transpose) is walked
-//     in cache-blocked 2-D tiles over the output's and the source's fastest axes;
+//     in cache-blocked 2-D tiles over the output's and the source's fastest axes (8x8 register
+//     blocks for plain 8-byte copies on the AVX-512 path);
 //   - reductions with a reduced innermost axis fold each output's elements pairwise (blocks of
 //     kLeaf with independent accumulators, pairwise above); with a kept innermost axis they fold
 //     kChunk outputs at once, rows of the reduced axes combined pairwise.
@@ -347,6 +348,38 @@ static inline void put_elem(TO* p, TO v, bool nt) {
   *p = v;
 }
 
+// Whether F is the plain copy of T to T (the functor of `copy`): its transposes move bits only.
+template <class F> struct IsPlainCopy : std::false_type {};
+template <class T> struct IsPlainCopy<UnaryFn<kCopy, T, T>> : std::true_type {};
+
+constexpr idx kLineMacro = 256;  // plain transposes: 8x8 line blocks walked in macro tiles of this many elements per side
+
+#if defined(TPRIMS_ISA_AVX512)
+// One 8x8 block of 8-byte elements: rows a + k·sa (k < 8, each 8 contiguous elements) become
+// rows o + l·so of the output (o[l·so + k] = a[k·sa + l]), moved as bits through registers
+// (unpack + 128-bit lane shuffles: no arithmetic, NaN payloads kept). With `nt` every output row
+// is one aligned 64-byte non-temporal store (the caller checked the alignment).
+static inline void block8x8(const void* src, idx sa, void* dst, idx so, bool nt) {
+  const double* a = static_cast<const double*>(src);
+  double* o = static_cast<double*>(dst);
+  const __m512d r0 = _mm512_loadu_pd(a), r1 = _mm512_loadu_pd(a + sa), r2 = _mm512_loadu_pd(a + 2 * sa), r3 = _mm512_loadu_pd(a + 3 * sa);
+  const __m512d r4 = _mm512_loadu_pd(a + 4 * sa), r5 = _mm512_loadu_pd(a + 5 * sa), r6 = _mm512_loadu_pd(a + 6 * sa), r7 = _mm512_loadu_pd(a + 7 * sa);
+  const __m512d t0 = _mm512_unpacklo_pd(r0, r1), t1 = _mm512_unpackhi_pd(r0, r1), t2 = _mm512_unpacklo_pd(r2, r3), t3 = _mm512_unpackhi_pd(r2, r3);
+  const __m512d t4 = _mm512_unpacklo_pd(r4, r5), t5 = _mm512_unpackhi_pd(r4, r5), t6 = _mm512_unpacklo_pd(r6, r7), t7 = _mm512_unpackhi_pd(r6, r7);
+  const __m512d u0 = _mm512_shuffle_f64x2(t0, t2, 0x88), u1 = _mm512_shuffle_f64x2(t1, t3, 0x88), u2 = _mm512_shuffle_f64x2(t0, t2, 0xdd), u3 = _mm512_shuffle_f64x2(t1, t3, 0xdd);
+  const __m512d u4 = _mm512_shuffle_f64x2(t4, t6, 0x88), u5 = _mm512_shuffle_f64x2(t5, t7, 0x88), u6 = _mm512_shuffle_f64x2(t4, t6, 0xdd), u7 = _mm512_shuffle_f64x2(t5, t7, 0xdd);
+  const __m512d c0 = _mm512_shuffle_f64x2(u0, u4, 0x88), c4 = _mm512_shuffle_f64x2(u0, u4, 0xdd), c1 = _mm512_shuffle_f64x2(u1, u5, 0x88), c5 = _mm512_shuffle_f64x2(u1, u5, 0xdd);
+  const __m512d c2 = _mm512_shuffle_f64x2(u2, u6, 0x88), c6 = _mm512_shuffle_f64x2(u2, u6, 0xdd), c3 = _mm512_shuffle_f64x2(u3, u7, 0x88), c7 = _mm512_shuffle_f64x2(u3, u7, 0xdd);
+  if (nt) {
+    _mm512_stream_pd(o, c0); _mm512_stream_pd(o + so, c1); _mm512_stream_pd(o + 2 * so, c2); _mm512_stream_pd(o + 3 * so, c3);
+    _mm512_stream_pd(o + 4 * so, c4); _mm512_stream_pd(o + 5 * so, c5); _mm512_stream_pd(o + 6 * so, c6); _mm512_stream_pd(o + 7 * so, c7);
+  } else {
+    _mm512_storeu_pd(o, c0); _mm512_storeu_pd(o + so, c1); _mm512_storeu_pd(o + 2 * so, c2); _mm512_storeu_pd(o + 3 * so, c3);
+    _mm512_storeu_pd(o + 4 * so, c4); _mm512_storeu_pd(o + 5 * so, c5); _mm512_storeu_pd(o + 6 * so, c6); _mm512_storeu_pd(o + 7 * so, c7);
+  }
+}
+#endif
+
 template <class TI, class TO, class F>
 static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
   if (so == 1 && sa == 1) {
@@ -427,23 +460,41 @@ static int run_unary(const Task& t, const F& f) {
     // from a set-associative cache.
     constexpr idx lb = sizeof(TO) == sizeof(TI) && sizeof(TO) <= 16 ? 64 / static_cast<idx>(sizeof(TO)) : 0;
     const bool lines = lb != 0 && so0 == 1 && saj == 1 && n0 >= lb && nj >= lb;
+    // Whole-line non-temporal stores of the 8x8 register blocks: every output row of a block
+    // starts on a 64-byte boundary (an aligned base and a column stride of whole lines).
+    const bool ntl = nt && reinterpret_cast<uintptr_t>(o) % 64 == 0 && (soj * static_cast<idx>(sizeof(TO))) % 64 == 0;
     const bool stopped = odometer<2>(g, rest, nrest, base, [&](const idx* off) {
       TO* ob = o + off[0];
       const TI* ab = a + off[1];
       if constexpr (lb != 0) {
         if (lines) {
           const idx n0b = n0 - n0 % lb, njb = nj - nj % lb;
-          for (idx ii = 0; ii < n0b; ii += lb) {
-            if (raised(g.abort)) return;
-            for (idx jj = 0; jj < njb; jj += lb) {
-              TI blk[lb][lb];
-              for (idx k = 0; k < lb; ++k) {
-                const TI* __restrict ar = ab + (ii + k) * sa0 + jj;
-                for (idx l = 0; l < lb; ++l) blk[k][l] = ar[l];
-              }
-              for (idx l = 0; l < lb; ++l) {
-                TO* __restrict oc = ob + (jj + l) * soj + ii;
-                for (idx k = 0; k < lb; ++k) put_elem(oc + k, f(blk[k][l]), nt);
+          // Line blocks in macro tiles of kLineMacro² elements (a few hundred pages of each
+          // operand: the TLB keeps them), each tile walked column of blocks by column of blocks.
+          auto block = [&](idx ii, idx jj) {
+#if defined(TPRIMS_ISA_AVX512)
+            if constexpr (IsPlainCopy<F>::value && sizeof(TO) == 8) {
+              block8x8(ab + ii * sa0 + jj, sa0, ob + jj * soj + ii, soj, ntl && reinterpret_cast<uintptr_t>(ob) % 64 == 0);
+              return;
+            }
+#endif
+            TI blk[lb][lb];
+            for (idx k = 0; k < lb; ++k) {
+              const TI* __restrict ar = ab + (ii + k) * sa0 + jj;
+              for (idx l = 0; l < lb; ++l) blk[k][l] = ar[l];
+            }
+            for (idx l = 0; l < lb; ++l) {
+              TO* __restrict oc = ob + (jj + l) * soj + ii;
+              for (idx k = 0; k < lb; ++k) put_elem(oc + k, f(blk[k][l]), nt);
+            }
+          };
+          for (idx i0 = 0; i0 < n0b; i0 += kLineMacro) {
+            const idx i1 = std::min(n0b, i0 + kLineMacro);
+            for (idx j0 = 0; j0 < njb; j0 += kLineMacro) {
+              if (raised(g.abort)) return;
+              const idx j1 = std::min(njb, j0 + kLineMacro);
+              for (idx jj = j0; jj < j1; jj += lb) {
+                for (idx ii = i0; ii < i1; ii += lb) block(ii, jj);
               }
             }
           }
@@ -643,7 +694,7 @@ struct Red {
 
 constexpr idx kLeaf = 128;   // elements folded sequentially (in kLanes independent lanes) before pairwise combination
 constexpr int kLanes = 8;
-constexpr idx kChunk = 1024; // outputs folded at once when the innermost axis is kept
+constexpr idx kChunk = 4096; // outputs folded at once when the innermost axis is kept (a 4096-wide f64 row is read whole, sequentially)
 constexpr idx kLeafRows = 8; // rows folded sequentially before pairwise combination (kept innermost axis)
 constexpr int kLevels = 64;
 
@@ -767,20 +818,27 @@ static int run_reduce(const Task& t) {
   }
   // The innermost axis is kept: kChunk outputs at once, every reduced row folded into them.
   using S = typename P::State;
-  S* stack = static_cast<S*>(scratch(sizeof(S) * kChunk * (kLevels + 1)));
-  if (stack == nullptr) return kNoMemory;
   idx rows = 1;
   for (int q = 0; q < nr; ++q) rows *= g.n[red[q]];
   const idx n0 = g.n[0], so0 = g.s[0][0], sa0 = g.s[1][0];
+  // One accumulator row of `width` states per level of the pairwise tree the rows need (halving
+  // down to kLeafRows), capped at kLevels.
+  const idx width = std::min(kChunk, n0);
+  int levels = 2;
+  for (idx r = rows; r > kLeafRows && levels < kLevels; r = r - r / 2) ++levels;
+  S* stack = static_cast<S*>(scratch(sizeof(S) * static_cast<std::size_t>(width) * static_cast<std::size_t>(levels + 1)));
+  if (stack == nullptr) return kNoMemory;
   struct RecB {
     const TI* a;
     idx sa0;
     const int* red;
     int nr;
     S* stack;
+    idx width;
+    int max_level;
     decltype(unravel)& unr;
     void go(S* acc, idx cw, idx lo, idx hi, int level) const {
-      if (hi - lo <= kLeafRows || level >= kLevels - 1) {
+      if (hi - lo <= kLeafRows || level >= max_level) {
         for (idx w = 0; w < cw; ++w) acc[w] = P::init();
         for (idx r = lo; r < hi; ++r) {
           idx off = 0, lin = 0;
@@ -796,16 +854,16 @@ static int run_reduce(const Task& t) {
       }
       const idx mid = lo + (hi - lo) / 2;
       go(acc, cw, lo, mid, level + 1);
-      S* tmp = stack + static_cast<idx>(level + 1) * kChunk;
+      S* tmp = stack + static_cast<idx>(level + 1) * width;
       go(tmp, cw, mid, hi, level + 1);
       for (idx w = 0; w < cw; ++w) P::merge(acc[w], tmp[w]);
     }
   };
   return odometer<3>(g, kept + 1, nk - 1, base, [&](const idx* off) {
-    for (idx c0 = 0; c0 < n0; c0 += kChunk) {
+    for (idx c0 = 0; c0 < n0; c0 += width) {
       if (raised(g.abort)) return;
-      const idx cw = std::min(kChunk, n0 - c0);
-      RecB rec{a + off[1] + c0 * sa0, sa0, red, nr, stack, unravel};
+      const idx cw = std::min(width, n0 - c0);
+      RecB rec{a + off[1] + c0 * sa0, sa0, red, nr, stack, width, levels - 1, unravel};
       rec.go(stack, cw, 0, rows, 0);
       for (idx w = 0; w < cw; ++w) P::put(o + off[0] + (c0 + w) * so0, stack[w], count);
     }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #if defined(__x86_64__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 #include <limits>
 #include <type_traits>
@@ -22,7 +22,11 @@
 namespace tprims {
 namespace isa_avx512 {
 #define TPRIMS_ENGINE_NS isa_avx512
+#if defined(__x86_64__)
+#define TPRIMS_ISA_AVX512 1
+#endif
 #include "tprims_engine.h"
+#undef TPRIMS_ISA_AVX512
 #undef TPRIMS_ENGINE_NS
 }  // namespace isa_avx512
 

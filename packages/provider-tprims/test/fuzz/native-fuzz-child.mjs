@@ -83,17 +83,22 @@ function model(d, ops, nargs) {
 
 function makeCase(r) {
   // --- a valid descriptor -------------------------------------------------------------------
-  const kind = r.int(0, 2);
-  const op = r.int(0, OPS[kind] - 1);
-  let din = r.int(0, 6);
-  let dout = r.chance(0.7) ? din : r.int(0, 6);
+  // One case in six is a transpose the engine walks in line blocks (an 8x8 register-block kernel
+  // for 8-byte copies): a unary task of rank 2-3, extents 8-40, the output dense with axis 0
+  // fastest, the source with axis 1 fastest; mostly `copy` of f64/c64/i64.
+  const plain = r.chance(1 / 6);
+  const kind = plain ? 0 : r.int(0, 2);
+  const op = plain && r.chance(0.7) ? 0 : r.int(0, OPS[kind] - 1);
+  let din = plain && r.chance(0.8) ? r.pick([1, 2, 5]) : r.int(0, 6);
+  let dout = plain || r.chance(0.7) ? din : r.int(0, 6);
   if (kind === 1 && op >= 7) dout = 6;
   if (kind === 2 && (op === 5 || op === 6)) dout = 5;
-  const rank = r.chance(0.1) ? 0 : r.int(1, r.chance(0.1) ? 8 : 4);
-  const shape = Array.from({ length: rank }, () => (r.chance(0.05) ? 0 : r.int(1, r.chance(0.1) ? 40 : 6)));
+  const rank = plain ? r.int(2, 3) : r.chance(0.1) ? 0 : r.int(1, r.chance(0.1) ? 8 : 4);
+  const shape = Array.from({ length: rank }, () => (plain ? r.int(8, 40) : r.chance(0.05) ? 0 : r.int(1, r.chance(0.1) ? 40 : 6)));
   const reduced = shape.map(() => r.chance(0.4));
+  let transposeOrder = plain ? [0, 1, 2].slice(0, rank) : undefined;
   const layout = (n, bcast) => {
-    const order = n.map((_, i) => i).sort(() => r.next() - 0.5);
+    const order = transposeOrder ?? n.map((_, i) => i).sort(() => r.next() - 0.5);
     const s = new Array(rank).fill(0);
     let step = r.int(1, 2);
     for (const a of order) {
@@ -104,7 +109,9 @@ function makeCase(r) {
     return s;
   };
   const outShape = shape.map((e, i) => (kind === 2 && reduced[i] ? 1 : e));
-  const so = layout(outShape, false), sa = layout(shape, true), sb = layout(shape, true);
+  const so = layout(outShape, false);
+  if (transposeOrder !== undefined) transposeOrder = rank === 2 ? [1, 0] : r.pick([[1, 0, 2], [1, 2, 0]]);
+  const sa = layout(shape, !plain), sb = layout(shape, true);
   const offs = [r.int(0, 4), r.int(0, 4), r.int(0, 4)];
   const d = new Array(H + 4 * rank).fill(0);
   Object.assign(d, { [D.kind]: kind, [D.op]: op, [D.din]: din, [D.dout]: dout, [D.rank]: rank, [D.alphaRe]: r.next() * 4 - 2, [D.alphaIm]: r.next() - 0.5 });
