@@ -115,10 +115,11 @@ function planFor(spec: DotGeneralSpec, s: Layouts): { plan: GemmPlan; blocker: u
       m: m.extent,
       n: n.extent,
       k: k.extent,
-      batch: batchAxes.map((b) => b.extent),
-      lhs: { rowStride: m.b, colStride: k.a, batchStrides: batchAxes.map((b) => b.l) },
-      rhs: { rowStride: k.b, colStride: n.b, batchStrides: batchAxes.map((b) => b.r) },
-      out: { rowStride: m.a, colStride: n.a, batchStrides: batchAxes.map((b) => b.o) },
+      // Frozen all the way down: the GEMM requests built from a cached plan share these arrays.
+      batch: Object.freeze(batchAxes.map((b) => b.extent)),
+      lhs: Object.freeze({ rowStride: m.b, colStride: k.a, batchStrides: Object.freeze(batchAxes.map((b) => b.l)) }),
+      rhs: Object.freeze({ rowStride: k.b, colStride: n.b, batchStrides: Object.freeze(batchAxes.map((b) => b.r)) }),
+      out: Object.freeze({ rowStride: m.a, colStride: n.a, batchStrides: Object.freeze(batchAxes.map((b) => b.o)) }),
     }),
   };
 }

@@ -5,6 +5,7 @@ import type { CpuExecutionContext } from '../contract/execution-context.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { ProviderSlot } from '../provider/cpu-providers.js';
 import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
+import { trustedGemmRequest } from '../provider/validate-gemm-request.js';
 import { type CpuProviderOutcome, type CpuProviderUnsupported, describeUnsupported, isRetryable } from '../provider/provider-outcome.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import { DTYPE_INFO } from '../tensor/dtype.js';
@@ -173,8 +174,10 @@ function zeroFill(out: TensorDescriptor): void {
 }
 
 function request(spec: DotGeneralSpec, plan: GemmPlan, lhs: TensorDescriptor, rhs: TensorDescriptor, out: TensorDescriptor, conjLhs: boolean, conjRhs: boolean): CpuGemmRequest {
-  const operand = (d: TensorDescriptor, s: GemmPlan['lhs']): GemmOperand => Object.freeze({ buffer: d.buffer, offset: d.offset, ...s });
-  return Object.freeze({
+  const operand = (d: TensorDescriptor, s: GemmPlan['lhs']): GemmOperand =>
+    Object.freeze({ buffer: d.buffer, offset: d.offset, rowStride: s.rowStride, colStride: s.colStride, batchStrides: s.batchStrides });
+  // Built from validated tensors and a frozen plan, and frozen itself: providers' validateGemmRequest takes it as checked.
+  return trustedGemmRequest({
     dtype: spec.dtype,
     m: plan.m,
     n: plan.n,

@@ -16,6 +16,24 @@ import { TenferroError } from '../errors/tenferro-error.js';
 import { CONTRACTION_DTYPES, DTYPE_INFO, type DType } from '../tensor/dtype.js';
 import type { CpuGemmRequest } from './gemm-request.js';
 
+/**
+ * Requests this copy of core built from validated tensors and a plan, frozen to the last array
+ * (`trustedGemmRequest`): nothing can change them after the checks, so `validateGemmRequest`
+ * answers for them at once. A request from anywhere else — another copy of core, a test, a
+ * caller of a provider — is checked in full.
+ */
+const trusted = new WeakSet<object>();
+
+/**
+ * Freeze `request` (whose operands and arrays must already be frozen) and remember it as checked.
+ * For core's own dispatch only; not exported from the package.
+ */
+export function trustedGemmRequest(request: CpuGemmRequest): CpuGemmRequest {
+  const frozen = Object.freeze(request);
+  trusted.add(frozen);
+  return frozen;
+}
+
 function isIndex(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }
@@ -49,6 +67,7 @@ function isScalar(v: unknown): boolean {
  * ```
  */
 export function validateGemmRequest(op: string, request: CpuGemmRequest): number | undefined {
+  if (trusted.has(request)) return DTYPE_INFO[request.dtype].bytes;
   if (typeof request !== 'object' || request === null) throw TenferroError.invalidArgument(op, 'request', 'a GEMM request object', request);
   const r = request as unknown as Record<string, unknown>;
   if (typeof r.dtype !== 'string') throw TenferroError.invalidArgument(op, 'request.dtype', 'a dtype name', r.dtype);
