@@ -123,6 +123,39 @@ describe('AbortSignal', () => {
     }
   });
 
+  it('aborted while its body still unwinds → ExecutionAborted at once, but the CPUs stay held until the body has ended (no overlapping execution, never Internal)', async () => {
+    const backend = await CpuBackend.create({ threads: 1 });
+    try {
+      const controller = new AbortController();
+      let letBodyEnd!: () => void;
+      const bodyGate = new Promise<void>((resolve) => (letBodyEnd = resolve));
+      let bodyEnded = false;
+      const first = backend.install(
+        async () => {
+          controller.abort();
+          await bodyGate; // the body goes on after the abort (no kernel is running)
+          bodyEnded = true;
+        },
+        { signal: controller.signal },
+      );
+      await expectCode(first, 'ExecutionAborted', 'RuntimeState');
+      // A second execution on the same CPUs is queued behind the unfinished body.
+      let secondRan = false;
+      const second = backend.install((ctx) => {
+        secondRan = true;
+        expect(bodyEnded).toBe(true);
+        return ctx.run(noop).then(() => 'ran');
+      });
+      await until(() => processArbiter().stats().waiting === 1);
+      expect(secondRan).toBe(false);
+      letBodyEnd();
+      expect(await second).toBe('ran');
+      expect(processArbiter().stats()).toEqual({ active: 0, waiting: 0 });
+    } finally {
+      await backend.close();
+    }
+  });
+
   it('a signal shared by many queued operations adds one listener and no warning', async () => {
     const backend = await CpuBackend.create({ threads: 1 });
     const warnings: Error[] = [];

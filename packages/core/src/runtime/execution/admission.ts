@@ -94,13 +94,8 @@ export async function admit<R>(
       if (request === undefined) {
         const t0 = admissionStart();
         await timedAdmission(t0, engine.claim(owner, signal, op), owner, target, op, undefined);
-        try {
-          c.assertOpen(op);
-          const entry = new CpuOperationEntry(engine, undefined, owner, target.allocationDomain);
-          return await supervise(c, entry, op, signal, () => body(entry, false));
-        } finally {
-          engine.release(owner);
-        }
+        const entry = enterAdmitted(c, op, () => engine.release(owner), () => new CpuOperationEntry(engine, undefined, owner, target.allocationDomain));
+        return await supervise(c, entry, op, signal, () => body(entry, false), () => engine.release(owner));
       }
       let permit: Permit;
       try {
@@ -108,17 +103,23 @@ export async function admit<R>(
       } catch (e) {
         throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
       }
-      try {
-        c.assertOpen(op);
-        const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
-        return await supervise(c, entry, op, signal, () => body(entry, false));
-      } finally {
-        permit.release();
-      }
+      const entry = enterAdmitted(c, op, () => permit.release(), () => new CpuOperationEntry(engine, permit, owner, target.allocationDomain));
+      return await supervise(c, entry, op, signal, () => body(entry, false), () => permit.release());
     } finally {
       own.live = false;
     }
   });
+}
+
+/** The entry of an admitted execution; if the backend closed meanwhile, `release` first and throw. */
+function enterAdmitted(c: Coordinator, op: string, release: () => void, entry: () => CpuOperationEntry): CpuOperationEntry {
+  try {
+    c.assertOpen(op);
+    return entry();
+  } catch (e) {
+    release();
+    throw e;
+  }
 }
 
 async function acquirePermit(target: AdmissionTarget, request: ResourceRequest, owner: ExecutionOwner, op: string, signal: AbortSignal | undefined): Promise<Permit> {
@@ -174,15 +175,35 @@ function admitted(t0: bigint, owner: ExecutionOwner, target: AdmissionTarget, op
  *   running ones have returned (tenferro's kernels stop at their next block boundary) the
  *   execution settles with `ExecutionAborted`, whatever its body did meanwhile;
  * - the backend closes → the abort word is raised and the execution settles with `BackendClosed`
- *   at once, even if its body never would; it returns (and the caller releases the permit) only
- *   when the engines' workers have exited.
+ *   at once, even if its body never would, once the engines' workers have exited.
+ * `release` (the permit, or the caller-managed guard) is called exactly once, when both the body
+ * has ended (its engine marked idle again) and the execution has settled: an aborted body that
+ * is still unwinding keeps its CPUs, so no overlapping execution can start beside it (R27). After
+ * a close it is called once the workers have exited, whether or not the body ever ends.
  */
-function supervise<R>(c: Coordinator, entry: CpuOperationEntry, op: string, signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+function supervise<R>(
+  c: Coordinator,
+  entry: CpuOperationEntry,
+  op: string,
+  signal: AbortSignal | undefined,
+  run: () => Promise<R>,
+  release: () => void,
+): Promise<R> {
   // One promise settled by whichever comes first — the operation, or its stop (an abort once the
   // running tasks have settled; a close at once) — instead of a race over a second promise.
   return new Promise<R>((resolve, reject) => {
     let stopped: 'aborted' | 'closed' | undefined;
     let settled = false;
+    let pending = 2; // the body, and the execution's outcome
+    const done = () => {
+      if (--pending === 0) release();
+    };
+    const releaseNow = () => {
+      if (pending > 0) {
+        pending = 0;
+        release();
+      }
+    };
     let unsubscribeAbort: (() => void) | undefined;
     let unsubscribeClose: (() => void) | undefined;
     const settle = (ok: boolean, value: R | undefined, error: unknown) => {
@@ -190,14 +211,20 @@ function supervise<R>(c: Coordinator, entry: CpuOperationEntry, op: string, sign
       settled = true;
       unsubscribeAbort?.();
       unsubscribeClose?.();
-      if (stopped === 'aborted') return reject(executionAborted(op, signal!));
+      if (stopped === 'aborted') {
+        done();
+        return reject(executionAborted(op, signal!));
+      }
       if (stopped === 'closed') {
         const closed = new TenferroError('BackendClosed', 'the backend was closed while this operation ran', { op, cause: error });
-        return void c.whenClosed().then(
-          () => reject(closed),
-          () => reject(closed),
-        );
+        // The engines are gone: their CPUs are free whether or not the body ever ends.
+        const end = () => {
+          releaseNow();
+          reject(closed);
+        };
+        return void c.whenClosed().then(end, end);
       }
+      done();
       if (ok) resolve(value as R);
       else reject(error);
     };
@@ -224,8 +251,14 @@ function supervise<R>(c: Coordinator, entry: CpuOperationEntry, op: string, sign
       running = Promise.reject(e);
     }
     running.then(
-      (value) => settle(true, value, undefined),
-      (e: unknown) => settle(false, undefined, e),
+      (value) => {
+        settle(true, value, undefined);
+        done();
+      },
+      (e: unknown) => {
+        settle(false, undefined, e);
+        done();
+      },
     );
   });
 }
@@ -319,9 +352,13 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
   const owner = newExecutionOwner();
   return runInFrame({ owner, live: true, scope: undefined }, async () => {
     const permit = await acquirePermit(target, target.plan.request!, owner, op, signal);
-    try {
-      const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
-      return await supervise(c, entry, op, signal, () =>
+    const entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
+    return await supervise(
+      c,
+      entry,
+      op,
+      signal,
+      () =>
         entry.enter(
           entry.preferredEngineMode(),
           async () => {
@@ -336,10 +373,8 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
           },
           op,
         ),
-      );
-    } finally {
-      permit.release();
-    }
+      () => permit.release(),
+    );
   });
 }
 
