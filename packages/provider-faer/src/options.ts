@@ -20,11 +20,12 @@ export interface FaerProviderOptions {
  * Real multiply-adds below which a GEMM runs as a single task. A split costs a second task
  * round trip, and the second pool lane is usually asleep between calls (it spins only ~50 µs),
  * so its futex wake-up (~100 µs and far more on a loaded VM) lands on the critical path; each part
- * also re-packs the shared operand. Measured with bench/split.mjs on 2 threads (README): below
- * about n = 192 one task is faster for f32 and f64 alike (n = 128: ~1.4× faster sequential), at
- * n = 192 they tie, from n = 224 the split pays (n = 256: ~1.3–1.7× best-of).
+ * also re-packs the shared operand. Since the unpacked small-matrix kernel runs everything up to
+ * 256³ in one task at full speed, the split pays only above that in the median: on 2 threads
+ * (bench/split.mjs, quiet machine, median÷anchor) n = 256 runs 1.36 sequential vs 0.94 split for
+ * f64 and 1.16 vs 0.78 for f32; n = 512 runs 2.04 split vs 1.17 sequential.
  */
-export const DEFAULT_PARALLEL_MIN_WORK = 200 * 200 * 200;
+export const DEFAULT_PARALLEL_MIN_WORK = 300 * 300 * 300;
 
 /**
  * Per-GEMM m·n·k below which a batched GEMM is split over batches (each task runs whole GEMMs)
