@@ -138,7 +138,7 @@ struct Runner {
 
   int run() {
     for (int64_t b = j.b0; b < j.b1; b++) {
-      if (aborted(j.abort)) return kAborted;
+      if (aborted(j.abort)) { trim_scratch(); return kAborted; }
       j.info[b] = 0;
       if (j.m == 0 || j.n == 0) { empty(b); continue; }
       switch (j.op) {
@@ -152,9 +152,10 @@ struct Runner {
         case kEigh: eigh(b); break;
         case kEig: eig(b); break;
         case kLuFullPivot: lu_full(b); break;
-        default: return kBadOp;
+        default: trim_scratch(); return kBadOp;
       }
     }
+    trim_scratch();
     return kOk;
   }
 
@@ -299,8 +300,27 @@ struct Runner {
     return info;
   }
 
-  // Per-call scratch reused from one batch to the next (a batch of small problems allocates once).
-  Mat work_;
+  // This thread's scratch matrix storage (each engine worker is a thread): grown to the largest
+  // size a call needed and kept for the next call — the first touch of fresh memory costs ~13 µs per
+  // 4 KiB page on the VMs measured, 27 ms for an 8 MiB matrix — and released at the end of a call
+  // that grew it past kRetainBytes (Runner::run), or when the thread exits.
+  static constexpr size_t kRetainBytes = size_t{64} << 20;
+  static Eigen::Matrix<S, Eigen::Dynamic, 1>& tls_buffer() {
+    static thread_local Eigen::Matrix<S, Eigen::Dynamic, 1> buffer;
+    return buffer;
+  }
+  // `count` elements of scratch (uninitialised), valid until the next scratch() of this thread.
+  static S* scratch(Idx count) {
+    auto& buf = tls_buffer();
+    if (buf.size() < count) buf.resize(count);
+    return buf.data();
+  }
+  static void trim_scratch() {
+    auto& buf = tls_buffer();
+    if (static_cast<size_t>(buf.size()) * sizeof(S) > kRetainBytes) buf.resize(0);
+  }
+
+  // Per-call pivots and permutations, reused from one batch to the next.
   Eigen::Matrix<int32_t, Eigen::Dynamic, 1> piv_;
   Eigen::Matrix<Idx, Eigen::Dynamic, 1> perm_;
 
@@ -326,11 +346,11 @@ struct Runner {
       j.info[b] = getrf(f, m, m, n, p);
       return;
     }
-    work_.resize(m, n);
+    S* w = scratch(m * n);
     piv_.resize(k);
-    gather_into(j.a, b, m, n, work_.data());
-    j.info[b] = getrf(work_.data(), m, m, n, piv_.data());
-    const Mat& f = work_;
+    gather_into(j.a, b, m, n, w);
+    j.info[b] = getrf(w, m, m, n, piv_.data());
+    const auto f = view(w, m, n, m);
     // A = P L U: P is the inverse of the row permutation the swaps apply.
     perm_.resize(m);
     for (Idx i = 0; i < m; i++) perm_[i] = i;
@@ -348,10 +368,10 @@ struct Runner {
   void solve(int64_t b) {
     const Idx n = j.m, nr = j.n;
     S* o = static_cast<S*>(j.out[0]) + b * n * nr;
-    work_.resize(n, n);
+    S* w = scratch(n * n);
     piv_.resize(n);
-    gather_into(j.a, b, n, n, work_.data());
-    const int32_t info = getrf(work_.data(), n, n, n, piv_.data());
+    gather_into(j.a, b, n, n, w);
+    const int32_t info = getrf(w, n, n, n, piv_.data());
     if (info != 0) {
       j.info[b] = info;
       std::fill(o, o + n * nr, S(0));
@@ -360,31 +380,43 @@ struct Runner {
     gather_into(j.b, b, n, nr, o);
     laswp(o, n, nr, 0, n, piv_.data());
     auto x = view(o, n, nr, n);
-    work_.template triangularView<Eigen::UnitLower>().solveInPlace(x);
-    work_.template triangularView<Eigen::Upper>().solveInPlace(x);
+    const auto f = view(w, n, n, n);
+    f.template triangularView<Eigen::UnitLower>().solveInPlace(x);
+    f.template triangularView<Eigen::Upper>().solveInPlace(x);
   }
 
+  // Householder QR in place in this thread's scratch (Eigen's blocked HouseholderQR on a Ref), R
+  // copied out, Q formed in its output by applying the reflectors (blocked) to the identity.
   void qr(int64_t b) {
     const Idx m = j.m, n = j.n, k = std::min(m, n);
     const bool full = (j.flags & kFlagFull) != 0, ronly = (j.flags & kFlagROnly) != 0;
-    Mat a = gather(j.a, b, m, n);
-    Eigen::HouseholderQR<Mat> f(a);
+    S* w = scratch(m * n);
+    gather_into(j.a, b, m, n, w);
+    auto W = view(w, m, n, m);
+    Eigen::HouseholderQR<Eigen::Ref<Mat>> f(W);
     const Idx rr = full ? m : k, qc = full ? m : k;
-    Mat r = Mat::Zero(rr, n);
-    r.topRows(k) = f.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
-    Mat q;
-    if (!ronly) q = f.householderQ() * Mat::Identity(m, qc);
+    auto r = out<S>(j.out[1], b, rr, n);
+    r.setZero();
+    r.topRows(k) = W.topRows(k).template triangularView<Eigen::Upper>();
+    S* qd = nullptr;
+    if (!ronly) {
+      auto q = out<S>(j.out[0], b, m, qc);
+      q.setIdentity();
+      // Eigen's identity shortcut assumes a square destination (as its own operator* checks).
+      f.householderQ().applyThisOnTheLeft(q, qc == m);
+      qd = q.data();
+    }
     // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
     for (Idx i = 0; i < k; i++) {
       S p = phase(r(i, i));
       S cp;
       if constexpr (is_cplx<S>::value) cp = std::conj(p); else cp = p;
+      if (p == S(1)) continue;
       r.row(i) *= cp;
-      if (!ronly) q.col(i) *= p;
+      if (qd != nullptr)
+        for (Idx x = 0; x < m; x++) qd[x + i * m] *= p;
       if constexpr (is_cplx<S>::value) r(i, i) = S(std::real(r(i, i)));
     }
-    if (!ronly) out<S>(j.out[0], b, m, qc) = q;
-    out<S>(j.out[1], b, rr, n) = r;
   }
 
   void svd(int64_t b) {
@@ -403,18 +435,33 @@ struct Runner {
     out<S>(j.out[2], b, v.cols(), n) = v.adjoint();
   }
 
+  // Eigen's SelfAdjointEigenSolver, kept on this thread between calls (its n×n storage is reused
+  // by the next call of the same size; released past kRetainBytes), the input in scratch.
   void eigh(int64_t b) {
     const Idx n = j.m;
     const bool vec = (j.flags & kFlagVectors) != 0;
-    Mat a = gather(j.a, b, n, n);
-    if (j.flags & kFlagUpper) { Mat h = a.template selfadjointView<Eigen::Upper>(); a = h; }
-    Eigen::SelfAdjointEigenSolver<Mat> es(a, vec ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
-    if (es.info() != Eigen::Success) { j.info[b] = 1; return; }
-    out<R>(j.out[0], b, n, 1) = es.eigenvalues();
-    if (!vec) return;
-    Mat v = es.eigenvectors();
-    normalize_columns(v, static_cast<Mat*>(nullptr));
-    out<S>(j.out[1], b, n, n) = v;
+    static thread_local Eigen::SelfAdjointEigenSolver<Mat> es;
+    S* a = scratch(n * n);
+    gather_into(j.a, b, n, n, a);
+    // The solver reads the lower triangle: with uplo 'U', mirror the upper one into it.
+    if (j.flags & kFlagUpper)
+      for (Idx c = 0; c < n; c++)
+        for (Idx r = c + 1; r < n; r++) {
+          if constexpr (is_cplx<S>::value) a[r + c * n] = std::conj(a[c + r * n]); else a[r + c * n] = a[c + r * n];
+        }
+    es.compute(view(a, n, n, n), vec ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
+    const bool ok = es.info() == Eigen::Success;
+    if (ok) {
+      out<R>(j.out[0], b, n, 1) = es.eigenvalues();
+      if (vec) {
+        auto v = out<S>(j.out[1], b, n, n);
+        v = es.eigenvectors();
+        normalize_columns(v, static_cast<Mat*>(nullptr));
+      }
+    } else {
+      j.info[b] = 1;
+    }
+    if (static_cast<size_t>(n) * static_cast<size_t>(n) * sizeof(S) > kRetainBytes) es = Eigen::SelfAdjointEigenSolver<Mat>();
   }
 
   void eig(int64_t b) {
