@@ -25,7 +25,7 @@ else if (avx512) process.env.OPENBLAS_CORETYPE = 'SkylakeX';
 
 const { CpuBackend, Tensor } = await import('@tenferro/core');
 const { createBlasProvider, status: blasStatus } = await import('@tenferro/provider-blas');
-const { linalg } = await import('../dist/index.js');
+const { linalg, status: linalgStatus } = await import('../dist/index.js');
 
 const sizes = arg('sizes', '64,256,1024,2048').split(',').map(Number);
 const threadsList = arg('threads', '1,2').split(',').map(Number);
@@ -140,7 +140,8 @@ for (const threads of threadsList) {
   await blas?.close();
 }
 
-console.log(`\n@tenferro/linalg bench — f64; OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE ?? '(unset)'}; C anchor core ${anchorCore || '-'}`);
+const builtinStatus = linalgStatus();
+console.log(`\n@tenferro/linalg bench — f64; built-in: ${builtinStatus.available ? builtinStatus.name : 'unavailable'}; OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE ?? '(unset)'}; C anchor core ${anchorCore || '-'}`);
 console.log('ratios: C/la (LAPACK through la.* vs the same routine from C; goal ≥ 0.95), LAPACK/built-in (> 1: built-in faster; goals LU, Cholesky ≥ 0.6, QR ≥ 0.5, eigh/SVD ≥ 0.4 at 1024)');
 console.log('op        n     thr  built-in ms  la LAPACK ms   C LAPACK ms   C/la   LAPACK/built-in');
 for (const r of rows.filter((x) => x.builtinMs !== undefined)) {

@@ -11,14 +11,16 @@ export { BUILTIN_KERNELS } from './builtin.js';
 export * from './contract/index.js';
 
 /**
- * Whether the built-in kernels can run here (loads the addon on this thread).
+ * Whether the built-in kernels can run here (loads the addon on this thread), with the Eigen
+ * version they were compiled with and the instruction set they use on this CPU (`details.isa`:
+ * `generic`, `avx2` or `avx512`; `TENFERRO_LINALG_ISA=generic|avx2` lowers it).
  *
  * @example
  * ```ts
  * import { status } from '@tenferro/linalg';
  *
  * const s = status();
- * console.log(s.available ? s.name : s.reasons.join('; ')); // e.g. tenferro linalg built-in (Eigen 3.4.0)
+ * console.log(s.available ? s.name : s.reasons.join('; ')); // e.g. tenferro linalg built-in (Eigen 3.4.0, avx512)
  * ```
  */
 export function status(): ProviderPackageStatus {
@@ -27,5 +29,7 @@ export function status(): ProviderPackageStatus {
     return Object.freeze({ available: false, reasons: addon.reasons, possibleSolutions: [...addon.possibleSolutions, "a provider's CpuLinalgKernels (e.g. @tenferro/provider-blas) still runs where it applies"] });
   }
   const info = addon.binding.info();
-  return Object.freeze({ available: true, name: `tenferro linalg built-in (Eigen ${info.eigen})`, details: Object.freeze({ eigen: info.eigen }), warnings: [], addonPath: addon.path });
+  // isa: the instruction set the kernels run with here (the best of those compiled in — generic,
+  // avx2, avx512 — that the CPU supports; native/src/dispatch.cc).
+  return Object.freeze({ available: true, name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: Object.freeze({ eigen: info.eigen, isa: info.isa }), warnings: [], addonPath: addon.path });
 }

@@ -1,6 +1,6 @@
 // tenferro_linalg.node: the built-in linear-algebra kernels (contract: src/native/binding.ts).
 //   run(words: Float64Array, a, b, out0, out1, out2: TypedArray, info: Int32Array, abort?: Int32Array): number
-//   info(): { eigen: string, descHeader: number, maxBatchAxes: number }
+//   info(): { eigen: string, isa: string, descHeader: number, maxBatchAxes: number }
 // Every word is copied once, then checked in overflow-safe (128-bit) arithmetic: op, dtype, flags,
 // extents below 2^31, the batch range inside the batch count, every input offset the job reaches
 // inside its buffer, every output and the info array long enough, pointers aligned. A job that
@@ -180,20 +180,14 @@ Napi::Value run(const Napi::CallbackInfo& info) {
   Job j;
   int s = parse(info, j);
   if (s != tfl::kOk) return Napi::Number::New(env, s);
-  switch (j.dtype) {
-    case tfl::kF32: s = tfl::run_f32(j); break;
-    case tfl::kF64: s = tfl::run_f64(j); break;
-    case tfl::kC64: s = tfl::run_c64(j); break;
-    case tfl::kC128: s = tfl::run_c128(j); break;
-    default: s = tfl::kBadDtype;
-  }
-  return Napi::Number::New(env, s);
+  return Napi::Number::New(env, tfl::run(j));
 }
 
 Napi::Value info_fn(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object o = Napi::Object::New(env);
   o.Set("eigen", Napi::String::New(env, tfl::eigen_version()));
+  o.Set("isa", Napi::String::New(env, tfl::isa_name(tfl::isa())));
   o.Set("descHeader", Napi::Number::New(env, tfl::kHeader));
   o.Set("maxBatchAxes", Napi::Number::New(env, tfl::kMaxBatchAxes));
   return o;

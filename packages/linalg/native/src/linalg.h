@@ -61,10 +61,15 @@ inline int64_t batch_offset(const Job& j, const Operand& o, int64_t flat) {
 
 inline bool aborted(const int32_t* w) { return w != nullptr && __atomic_load_n(w, __ATOMIC_RELAXED) != 0; }
 
-int run_f32(const Job& j);
-int run_f64(const Job& j);
-int run_c64(const Job& j);
-int run_c128(const Job& j);
+// Runs a checked job on the kernels of the instruction set dispatch.cc chose for this process.
+int run(const Job& j);
+
+// The instruction sets the kernels are compiled for (binding.gyp); kIsaCount on other targets.
+enum Isa : int { kIsaGeneric = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaCount = 3 };
+// The set this process uses: the best the CPU (and OS) supports among those compiled in, lowered by
+// TENFERRO_LINALG_ISA=generic|avx2 (tests; an unknown or unsupported value changes nothing). Decided once.
+Isa isa();
+const char* isa_name(Isa i);
 
 // Sizes (in elements of each output's type) one batch of output `which` needs; -1: unused.
 int64_t out_elems(const Job& j, int which);

@@ -1,5 +1,9 @@
 // The op runners on one scalar type S (float, double, std::complex<float>, std::complex<double>),
-// on Eigen 3.4. Each runs batches [b0, b1) of a checked Job: it gathers the batch's input into a
+// on Eigen 3.4, compiled once per instruction set (binding.gyp: generic x86-64 or arm64, AVX2+FMA,
+// AVX-512) into the namespace tfl::TFL_ISA — with Eigen renamed per instruction set by the build
+// (-DEigen=tfl_eigen_<isa>) and no std:: container instantiated here, so that no inline function
+// compiled for one instruction set can stand in for another's at link time; dispatch.cc picks one
+// per process. Each runs batches [b0, b1) of a checked Job: it gathers the batch's input into a
 // dense Eigen matrix (reading only the offsets addon.cc proved inside the buffer), factors it, and
 // writes dense column-major outputs. Numerical outcomes go to info[batch] in LAPACK's convention.
 #pragma once
@@ -25,12 +29,34 @@
 
 #include "linalg.h"
 
+#ifndef TFL_ISA
+#define TFL_ISA generic
+#endif
+
 namespace tfl {
+namespace TFL_ISA {
 
 template <typename T> struct real_of { using type = T; };
 template <typename T> struct real_of<std::complex<T>> { using type = T; };
 template <typename T> struct is_cplx : std::false_type {};
 template <typename T> struct is_cplx<std::complex<T>> : std::true_type {};
+
+// A stable sort of indices (binary insertion: O(n log n) comparisons, O(n²) moves — nothing next to
+// the O(n³) eigensolver it orders). Not std::stable_sort: its helpers on long* (std::__rotate_adaptive
+// …) are the same symbols in every instruction set's object, and the linker keeps one of them.
+template <typename Less>
+void stable_sort(long* first, long* last, Less less) {
+  for (long* i = first + 1; i < last; i++) {
+    const long v = *i;
+    long *lo = first, *hi = i;
+    while (lo < hi) {
+      long* mid = lo + (hi - lo) / 2;
+      if (less(v, *mid)) hi = mid; else lo = mid + 1;
+    }
+    for (long* k = i; k > lo; k--) *k = *(k - 1);
+    *lo = v;
+  }
+}
 
 // The order of eig's eigenvalues, shared by every kernel: by real part; eigenvalues whose real parts
 // lie within δ = √ε·max|λ| of the first of their run (a conjugate pair, or equal real parts that
@@ -45,11 +71,11 @@ void eig_order(const C* w, long n, long* order) {
     const bool xn = std::isnan(x), yn = std::isnan(y);
     return (xn || yn) ? (!xn && yn) : x < y;
   };
-  std::stable_sort(order, order + n, [&](long x, long y) { return before(w[x].real(), w[y].real()); });
+  stable_sort(order, order + n, [&](long x, long y) { return before(w[x].real(), w[y].real()); });
   for (long i = 0; i < n;) {
     long j = i + 1;
     while (j < n && w[order[j]].real() - w[order[i]].real() <= delta) j++;
-    std::stable_sort(order + i, order + j, [&](long x, long y) { return before(w[x].imag(), w[y].imag()); });
+    stable_sort(order + i, order + j, [&](long x, long y) { return before(w[x].imag(), w[y].imag()); });
     i = j;
   }
 }
@@ -112,7 +138,7 @@ struct Runner {
 
   int run() {
     for (int64_t b = j.b0; b < j.b1; b++) {
-      if (aborted(j.abort)) return kAborted;
+      if (aborted(j.abort)) { trim_scratch(); return kAborted; }
       j.info[b] = 0;
       if (j.m == 0 || j.n == 0) { empty(b); continue; }
       switch (j.op) {
@@ -126,9 +152,10 @@ struct Runner {
         case kEigh: eigh(b); break;
         case kEig: eig(b); break;
         case kLuFullPivot: lu_full(b); break;
-        default: return kBadOp;
+        default: trim_scratch(); return kBadOp;
       }
     }
+    trim_scratch();
     return kOk;
   }
 
@@ -147,18 +174,30 @@ struct Runner {
 
   void cholesky(int64_t b) {
     const Idx n = j.m;
-    Mat a = gather(j.a, b, n, n);
-    // Eigen's blocked in-place Cholesky on the lower triangle: returns the 0-based column of the
-    // first non-positive pivot, or -1 (LAPACK potrf's info is that column + 1).
-    Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a);
-    auto o = out<S>(j.out[0], b, n, n);
+    // In place in the output: Eigen's blocked Cholesky on the lower triangle returns the 0-based
+    // column of the first non-positive pivot, or -1 (LAPACK potrf's info is that column + 1).
+    S* o = static_cast<S*>(j.out[0]) + b * n * n;
+    gather_into(j.a, b, n, n, o);
+    auto a = view(o, n, n, n);
+    const Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a);
     if (bad >= 0) {
       j.info[b] = static_cast<int32_t>(bad + 1);
-      o.setZero();
+      std::fill(o, o + n * n, S(0));
       return;
     }
-    Mat l = a.template triangularView<Eigen::Lower>();
-    if (j.flags & kFlagUpper) o = l.adjoint(); else o = l;
+    // L (strict upper triangle zeroed), or U = Lᴴ.
+    const bool upper = (j.flags & kFlagUpper) != 0;
+    for (Idx c = 0; c < n; c++) {
+      if (upper) {
+        if constexpr (is_cplx<S>::value) o[c + c * n] = std::conj(o[c + c * n]);
+        for (Idx r = c + 1; r < n; r++) {
+          if constexpr (is_cplx<S>::value) o[c + r * n] = std::conj(o[r + c * n]); else o[c + r * n] = o[r + c * n];
+          o[r + c * n] = S(0);
+        }
+      } else {
+        for (Idx r = 0; r < c; r++) o[r + c * n] = S(0);
+      }
+    }
   }
 
   void trsm(int64_t b) {
@@ -184,141 +223,200 @@ struct Runner {
     else return std::abs(x);
   }
 
-  // Rectangular LU with partial pivoting (LAPACK getf2's algorithm: the pivot is the first entry
-  // of largest abs1, as i?amax); returns info.
-  static int32_t getf2(Mat& a, int32_t* piv) {
-    const Idx m = a.rows(), n = a.cols(), k = std::min(m, n);
+  using Strided = Eigen::Map<Mat, 0, Eigen::OuterStride<>>;
+  // The rows×cols column-major block at p with leading dimension ld, as an Eigen expression.
+  static Strided view(S* p, Idx rows, Idx cols, Idx ld) { return Strided(p, rows, cols, Eigen::OuterStride<>(ld)); }
+
+  // LAPACK laswp on `cols` columns of the block at a (leading dimension ld): for i in [k1, k2),
+  // rows i and piv[i] − 1 swapped, in that order.
+  static void laswp(S* a, Idx ld, Idx cols, Idx k1, Idx k2, const int32_t* piv) {
+    for (Idx c = 0; c < cols; c++) {
+      S* col = a + c * ld;
+      for (Idx i = k1; i < k2; i++) {
+        const Idx p = piv[i] - 1;
+        if (p != i) std::swap(col[i], col[p]);
+      }
+    }
+  }
+
+  // Unblocked LU with partial pivoting of the m×n block at a (LAPACK getf2's algorithm: the pivot
+  // is the first entry of largest abs1, as i?amax); 1-based pivots relative to the block; returns
+  // info (the first exactly zero pivot, 1-based), as getf2.
+  static int32_t getf2(S* a, Idx ld, Idx m, Idx n, int32_t* piv) {
+    const Idx k = std::min(m, n);
     int32_t info = 0;
     for (Idx c = 0; c < k; c++) {
+      S* col = a + c * ld;
       Idx p = c;
       R best = -1;
       for (Idx r = c; r < m; r++) {
-        R v = abs1(a(r, c));
+        R v = abs1(col[r]);
         if (v > best) { best = v; p = r; }
       }
       piv[c] = static_cast<int32_t>(p + 1);
-      if (a(p, c) == S(0)) {
+      if (col[p] == S(0)) {
         if (info == 0) info = static_cast<int32_t>(c + 1);
         continue;
       }
-      if (p != c) a.row(p).swap(a.row(c));
+      if (p != c)
+        for (Idx x = 0; x < n; x++) std::swap(a[c + x * ld], a[p + x * ld]);
       // As LAPACK getf2: multiply by the reciprocal when it is representable, else divide entry by
       // entry; both through the scalar (C99 Annex G) division, never Eigen's vectorised complex
       // division, which squares |pivot| and underflows to NaN for |pivot| below √(min normal).
-      const S pivot = a(c, c);
+      const S pivot = col[c];
       if (std::abs(pivot) >= std::numeric_limits<R>::min()) {
         const S inv = S(1) / pivot;
-        for (Idx r = c + 1; r < m; r++) a(r, c) *= inv;
+        for (Idx r = c + 1; r < m; r++) col[r] *= inv;
       } else {
-        for (Idx r = c + 1; r < m; r++) a(r, c) = a(r, c) / pivot;
+        for (Idx r = c + 1; r < m; r++) col[r] = col[r] / pivot;
       }
-      a.bottomRightCorner(m - c - 1, n - c - 1).noalias() -= a.col(c).tail(m - c - 1) * a.row(c).tail(n - c - 1);
+      if (c + 1 < m && c + 1 < n)
+        view(a + (c + 1) + (c + 1) * ld, m - c - 1, n - c - 1, ld).noalias() -= view(col + c + 1, m - c - 1, 1, ld) * view(a + c + (c + 1) * ld, 1, n - c - 1, ld);
     }
     return info;
   }
 
-  // LU of batch b: square through Eigen's blocked PartialPivLU, rectangular through getf2.
-  // Pivots in LAPACK's convention (1-based; row i was swapped with row piv[i] at step i).
-  int32_t factor(int64_t b, Mat& lu, std::vector<int32_t>& piv, Idx m, Idx n) {
+  // Columns up to which getrf factors a block unblocked.
+  static constexpr Idx kLuBase = 16;
+
+  // Recursive LU with partial pivoting of the m×n block at a (LAPACK getrf2's recursion: the left
+  // half factored, its swaps applied to the right half, U12 = L11⁻¹ A12, A22 −= L21 U12 through
+  // Eigen's GEMM, the right half factored, its swaps applied back to the left), unblocked below
+  // kLuBase columns. Pivots and info exactly as getf2 (the same pivot sequence up to rounding).
+  static int32_t getrf(S* a, Idx ld, Idx m, Idx n, int32_t* piv) {
     const Idx k = std::min(m, n);
-    piv.assign(static_cast<size_t>(k), 0);
-    Mat a = gather(j.a, b, m, n);
-    // Rectangular, and complex (see getf2): the unblocked LU; real square: Eigen's blocked one.
-    if (m != n || m == 0 || is_cplx<S>::value) {
-      lu = std::move(a);
-      return getf2(lu, piv.data());
-    }
-    Eigen::PartialPivLU<Mat> f(a);
-    lu = f.matrixLU();
-    // P A = L U with P.indices()[i] = where row i of A went; turn P into LAPACK's swap sequence.
-    const auto& ind = f.permutationP().indices();
-    std::vector<Idx> inv(static_cast<size_t>(m)), cur(static_cast<size_t>(m)), where(static_cast<size_t>(m));
-    for (Idx i = 0; i < m; i++) { inv[static_cast<size_t>(ind[i])] = i; cur[static_cast<size_t>(i)] = i; where[static_cast<size_t>(i)] = i; }
-    for (Idx i = 0; i < k; i++) {
-      Idx target = inv[static_cast<size_t>(i)];
-      Idx p = where[static_cast<size_t>(target)];
-      piv[static_cast<size_t>(i)] = static_cast<int32_t>(p + 1);
-      Idx ri = cur[static_cast<size_t>(i)];
-      std::swap(cur[static_cast<size_t>(i)], cur[static_cast<size_t>(p)]);
-      where[static_cast<size_t>(ri)] = p;
-      where[static_cast<size_t>(target)] = i;
-    }
-    int32_t info = 0;
-    for (Idx i = 0; i < k; i++)
-      if (lu(i, i) == S(0)) { info = static_cast<int32_t>(i + 1); break; }
+    if (k <= kLuBase) return getf2(a, ld, m, n, piv);
+    const Idx n1 = k / 2, n2 = n - n1;
+    int32_t info = getrf(a, ld, m, n1, piv);
+    S* a12 = a + n1 * ld;
+    laswp(a12, ld, n2, 0, n1, piv);
+    view(a, n1, n1, ld).template triangularView<Eigen::UnitLower>().solveInPlace(view(a12, n1, n2, ld));
+    view(a12 + n1, m - n1, n2, ld).noalias() -= view(a + n1, m - n1, n1, ld) * view(a12, n1, n2, ld);
+    const int32_t info2 = getrf(a12 + n1, ld, m - n1, n2, piv + n1);
+    if (info == 0 && info2 > 0) info = static_cast<int32_t>(info2 + n1);
+    const Idx k2 = std::min(m - n1, n2);
+    for (Idx i = n1; i < n1 + k2; i++) piv[i] += static_cast<int32_t>(n1);
+    laswp(a, ld, n1, n1, n1 + k2, piv);
     return info;
   }
 
-  void lu(int64_t b, bool unpack) {
-    const Idx m = j.m, n = j.n, k = std::min(m, n);
-    Mat f;
-    std::vector<int32_t> piv;
-    j.info[b] = factor(b, f, piv, m, n);
-    if (!unpack) {
-      out<S>(j.out[0], b, m, n) = f;
-      int32_t* p = static_cast<int32_t*>(j.out[1]) + b * k;
-      for (Idx i = 0; i < k; i++) p[i] = piv[static_cast<size_t>(i)];
+  // This thread's scratch matrix storage (each engine worker is a thread): grown to the largest
+  // size a call needed and kept for the next call — the first touch of fresh memory costs ~13 µs per
+  // 4 KiB page on the VMs measured, 27 ms for an 8 MiB matrix — and released at the end of a call
+  // that grew it past kRetainBytes (Runner::run), or when the thread exits.
+  static constexpr size_t kRetainBytes = size_t{64} << 20;
+  static Eigen::Matrix<S, Eigen::Dynamic, 1>& tls_buffer() {
+    static thread_local Eigen::Matrix<S, Eigen::Dynamic, 1> buffer;
+    return buffer;
+  }
+  // `count` elements of scratch (uninitialised), valid until the next scratch() of this thread.
+  static S* scratch(Idx count) {
+    auto& buf = tls_buffer();
+    if (buf.size() < count) buf.resize(count);
+    return buf.data();
+  }
+  static void trim_scratch() {
+    auto& buf = tls_buffer();
+    if (static_cast<size_t>(buf.size()) * sizeof(S) > kRetainBytes) buf.resize(0);
+  }
+
+  // Per-call pivots and permutations, reused from one batch to the next.
+  Eigen::Matrix<int32_t, Eigen::Dynamic, 1> piv_;
+  Eigen::Matrix<Idx, Eigen::Dynamic, 1> perm_;
+
+  // Gather batch b's m×n A into dst (dense, leading dimension m).
+  void gather_into(const Operand& o, int64_t flat, Idx rows, Idx cols, S* dst) const {
+    const S* base = static_cast<const S*>(o.data) + batch_offset(j, o, flat);
+    if (o.rs == 1) {
+      for (Idx c = 0; c < cols; c++) std::copy(base + c * o.cs, base + c * o.cs + rows, dst + c * rows);
       return;
     }
+    for (Idx c = 0; c < cols; c++)
+      for (Idx r = 0; r < rows; r++) dst[r + c * rows] = base[r * o.rs + c * o.cs];
+  }
+
+  // LU of batch b (pivots in LAPACK's convention: 1-based; row i was swapped with row piv[i] at
+  // step i): luFactor factors in place in its output; lu unpacks A = P L U.
+  void lu(int64_t b, bool unpack) {
+    const Idx m = j.m, n = j.n, k = std::min(m, n);
+    if (!unpack) {
+      S* f = static_cast<S*>(j.out[0]) + b * m * n;
+      int32_t* p = static_cast<int32_t*>(j.out[1]) + b * k;
+      gather_into(j.a, b, m, n, f);
+      j.info[b] = getrf(f, m, m, n, p);
+      return;
+    }
+    S* w = scratch(m * n);
+    piv_.resize(k);
+    gather_into(j.a, b, m, n, w);
+    j.info[b] = getrf(w, m, m, n, piv_.data());
+    const auto f = view(w, m, n, m);
     // A = P L U: P is the inverse of the row permutation the swaps apply.
-    std::vector<Idx> perm(static_cast<size_t>(m));
-    for (Idx i = 0; i < m; i++) perm[static_cast<size_t>(i)] = i;
-    for (Idx i = 0; i < k; i++) std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(piv[static_cast<size_t>(i)] - 1)]);
+    perm_.resize(m);
+    for (Idx i = 0; i < m; i++) perm_[i] = i;
+    for (Idx i = 0; i < k; i++) std::swap(perm_[i], perm_[piv_[i] - 1]);
     auto P = out<S>(j.out[0], b, m, m);
     P.setZero();
-    for (Idx i = 0; i < m; i++) P(perm[static_cast<size_t>(i)], i) = S(1);
+    for (Idx i = 0; i < m; i++) P(perm_[i], i) = S(1);
     auto L = out<S>(j.out[1], b, m, k);
     L = f.leftCols(k).template triangularView<Eigen::UnitLower>();
     auto U = out<S>(j.out[2], b, k, n);
     U = f.topRows(k).template triangularView<Eigen::Upper>();
   }
 
+  // A X = B: getrf, then the swaps on B and two triangular solves (getrs), in the output.
   void solve(int64_t b) {
     const Idx n = j.m, nr = j.n;
-    auto o = out<S>(j.out[0], b, n, nr);
-    if (n == 0) return;
-    if constexpr (is_cplx<S>::value) {
-      // Complex: the robust unblocked LU (getf2), then row swaps and two triangular solves.
-      Mat f;
-      std::vector<int32_t> piv;
-      int32_t info = factor(b, f, piv, n, n);
-      if (info != 0) { j.info[b] = info; o.setZero(); return; }
-      Mat x = gather(j.b, b, n, nr);
-      for (Idx i = 0; i < n; i++) if (piv[static_cast<size_t>(i)] - 1 != i) x.row(i).swap(x.row(piv[static_cast<size_t>(i)] - 1));
-      f.template triangularView<Eigen::UnitLower>().solveInPlace(x);
-      f.template triangularView<Eigen::Upper>().solveInPlace(x);
-      o = x;
+    S* o = static_cast<S*>(j.out[0]) + b * n * nr;
+    S* w = scratch(n * n);
+    piv_.resize(n);
+    gather_into(j.a, b, n, n, w);
+    const int32_t info = getrf(w, n, n, n, piv_.data());
+    if (info != 0) {
+      j.info[b] = info;
+      std::fill(o, o + n * nr, S(0));
       return;
     }
-    Mat a = gather(j.a, b, n, n);
-    Eigen::PartialPivLU<Mat> f(a);
-    const Mat& lu = f.matrixLU();
-    for (Idx i = 0; i < n; i++)
-      if (lu(i, i) == S(0)) { j.info[b] = static_cast<int32_t>(i + 1); o.setZero(); return; }
-    o = f.solve(gather(j.b, b, n, nr));
+    gather_into(j.b, b, n, nr, o);
+    laswp(o, n, nr, 0, n, piv_.data());
+    auto x = view(o, n, nr, n);
+    const auto f = view(w, n, n, n);
+    f.template triangularView<Eigen::UnitLower>().solveInPlace(x);
+    f.template triangularView<Eigen::Upper>().solveInPlace(x);
   }
 
+  // Householder QR in place in this thread's scratch (Eigen's blocked HouseholderQR on a Ref), R
+  // copied out, Q formed in its output by applying the reflectors (blocked) to the identity.
   void qr(int64_t b) {
     const Idx m = j.m, n = j.n, k = std::min(m, n);
     const bool full = (j.flags & kFlagFull) != 0, ronly = (j.flags & kFlagROnly) != 0;
-    Mat a = gather(j.a, b, m, n);
-    Eigen::HouseholderQR<Mat> f(a);
+    S* w = scratch(m * n);
+    gather_into(j.a, b, m, n, w);
+    auto W = view(w, m, n, m);
+    Eigen::HouseholderQR<Eigen::Ref<Mat>> f(W);
     const Idx rr = full ? m : k, qc = full ? m : k;
-    Mat r = Mat::Zero(rr, n);
-    r.topRows(k) = f.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
-    Mat q;
-    if (!ronly) q = f.householderQ() * Mat::Identity(m, qc);
+    auto r = out<S>(j.out[1], b, rr, n);
+    r.setZero();
+    r.topRows(k) = W.topRows(k).template triangularView<Eigen::Upper>();
+    S* qd = nullptr;
+    if (!ronly) {
+      auto q = out<S>(j.out[0], b, m, qc);
+      q.setIdentity();
+      // Eigen's identity shortcut assumes a square destination (as its own operator* checks).
+      f.householderQ().applyThisOnTheLeft(q, qc == m);
+      qd = q.data();
+    }
     // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
     for (Idx i = 0; i < k; i++) {
       S p = phase(r(i, i));
       S cp;
       if constexpr (is_cplx<S>::value) cp = std::conj(p); else cp = p;
+      if (p == S(1)) continue;
       r.row(i) *= cp;
-      if (!ronly) q.col(i) *= p;
+      if (qd != nullptr)
+        for (Idx x = 0; x < m; x++) qd[x + i * m] *= p;
       if constexpr (is_cplx<S>::value) r(i, i) = S(std::real(r(i, i)));
     }
-    if (!ronly) out<S>(j.out[0], b, m, qc) = q;
-    out<S>(j.out[1], b, rr, n) = r;
   }
 
   void svd(int64_t b) {
@@ -337,18 +435,33 @@ struct Runner {
     out<S>(j.out[2], b, v.cols(), n) = v.adjoint();
   }
 
+  // Eigen's SelfAdjointEigenSolver, kept on this thread between calls (its n×n storage is reused
+  // by the next call of the same size; released past kRetainBytes), the input in scratch.
   void eigh(int64_t b) {
     const Idx n = j.m;
     const bool vec = (j.flags & kFlagVectors) != 0;
-    Mat a = gather(j.a, b, n, n);
-    if (j.flags & kFlagUpper) { Mat h = a.template selfadjointView<Eigen::Upper>(); a = h; }
-    Eigen::SelfAdjointEigenSolver<Mat> es(a, vec ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
-    if (es.info() != Eigen::Success) { j.info[b] = 1; return; }
-    out<R>(j.out[0], b, n, 1) = es.eigenvalues();
-    if (!vec) return;
-    Mat v = es.eigenvectors();
-    normalize_columns(v, static_cast<Mat*>(nullptr));
-    out<S>(j.out[1], b, n, n) = v;
+    static thread_local Eigen::SelfAdjointEigenSolver<Mat> es;
+    S* a = scratch(n * n);
+    gather_into(j.a, b, n, n, a);
+    // The solver reads the lower triangle: with uplo 'U', mirror the upper one into it.
+    if (j.flags & kFlagUpper)
+      for (Idx c = 0; c < n; c++)
+        for (Idx r = c + 1; r < n; r++) {
+          if constexpr (is_cplx<S>::value) a[r + c * n] = std::conj(a[c + r * n]); else a[r + c * n] = a[c + r * n];
+        }
+    es.compute(view(a, n, n, n), vec ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
+    const bool ok = es.info() == Eigen::Success;
+    if (ok) {
+      out<R>(j.out[0], b, n, 1) = es.eigenvalues();
+      if (vec) {
+        auto v = out<S>(j.out[1], b, n, n);
+        v = es.eigenvectors();
+        normalize_columns(v, static_cast<Mat*>(nullptr));
+      }
+    } else {
+      j.info[b] = 1;
+    }
+    if (static_cast<size_t>(n) * static_cast<size_t>(n) * sizeof(S) > kRetainBytes) es = Eigen::SelfAdjointEigenSolver<Mat>();
   }
 
   void eig(int64_t b) {
@@ -369,13 +482,13 @@ struct Runner {
     }
     // Eigenvalues in eig_order's order, so that every kernel — Eigen's, LAPACK's geev — gives the
     // same order; vectors follow.
-    std::vector<long> order(static_cast<size_t>(n));
-    eig_order(w.data(), static_cast<long>(n), order.data());
+    perm_.resize(n);
+    eig_order(w.data(), static_cast<long>(n), perm_.data());
     auto wo = out<C>(j.out[0], b, n, 1);
-    for (Idx i = 0; i < n; i++) wo(i) = w(order[static_cast<size_t>(i)]);
+    for (Idx i = 0; i < n; i++) wo(i) = w(perm_[i]);
     if (!vec) return;
     CMat vs(n, n);
-    for (Idx c = 0; c < n; c++) vs.col(c) = v.col(order[static_cast<size_t>(c)]);
+    for (Idx c = 0; c < n; c++) vs.col(c) = v.col(perm_[c]);
     for (Idx c = 0; c < n; c++) { R nr = vs.col(c).norm(); if (nr > 0) vs.col(c) /= nr; }
     normalize_columns(vs, static_cast<CMat*>(nullptr));
     out<C>(j.out[1], b, n, n) = vs;
@@ -428,4 +541,5 @@ struct Runner {
   }
 };
 
+}  // namespace TFL_ISA
 }  // namespace tfl

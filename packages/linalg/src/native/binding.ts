@@ -2,7 +2,7 @@
 
 export interface LinalgBinding {
   run(words: Float64Array, a: ArrayBufferView, b: ArrayBufferView, out0: ArrayBufferView, out1: ArrayBufferView, out2: ArrayBufferView, info: Int32Array, abort?: Int32Array): number;
-  info(): { readonly eigen: string; readonly descHeader: number; readonly maxBatchAxes: number };
+  info(): { readonly eigen: string; readonly isa: 'generic' | 'avx2' | 'avx512'; readonly descHeader: number; readonly maxBatchAxes: number };
   readonly descHeader: number;
 }
 

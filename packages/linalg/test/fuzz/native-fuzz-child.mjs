@@ -1,7 +1,8 @@
 // The native fuzz driver of tenferro_linalg.node (run by test/native-fuzz.test.ts, and by
-// `npm run test:asan` against the sanitizer build): seeded jobs for every op and dtype straight
-// into `run(words, a, b, out0, out1, out2, info, abort?)`, every buffer between guard bands, then
-// mutated words, short buffers, wrong argument kinds. A well-formed job with large enough buffers
+// `npm run test:asan` against the sanitizer build): seeded jobs for every op (0–9) and dtype straight
+// into `run(words, a, b, out0, out1, out2, info, abort?)`, every buffer between guard bands, some
+// with an abort word (raised: Aborted before anything is written), then mutated words, short
+// buffers, wrong argument kinds; and `info()` once. A well-formed job with large enough buffers
 // must succeed; any other must return a documented status; no guard byte may change, and a
 // refusal must leave every buffer untouched. Matrices are at most 12×12, batches at most 8.
 //
@@ -35,22 +36,23 @@ function outBytes(op, m, n, flags, s, r) {
     case 5: return [flags & FLAG.rOnly ? 0 : (full ? m * m : m * k) * s, (full ? m * n : k * n) * s, 0];
     case 6: return [vec ? (full ? m * m : m * k) * s : 0, k * r, vec ? (full ? n * n : k * n) * s : 0];
     case 7: return [m * r, vec ? m * m * s : 0, 0];
+    case 9: return [m * m * s, m * 4, m * 4];
     default: return [m * 2 * r, vec ? m * m * 2 * r : 0, 0];
   }
 }
 
 function inShape(op, m, n, flags, which) {
-  if (op === 0 || op === 7 || op === 8) return which === 0 ? [m, m] : null;
+  if (op === 0 || op === 7 || op === 8 || op === 9) return which === 0 ? [m, m] : null;
   if (op === 1) return which === 1 ? [m, n] : flags & FLAG.left ? [m, m] : [n, n];
   if (op === 4) return which === 1 ? [m, n] : [m, m];
   return which === 0 ? [m, n] : null;
 }
 
 function makeCase(r) {
-  const op = r.int(0, 8), dt = r.int(0, 3);
+  const op = r.int(0, 9), dt = r.int(0, 3);
   const s = [4, 8, 8, 16][dt], rs = dt === 0 || dt === 2 ? 4 : 8;
   let m = r.chance(0.05) ? 0 : r.int(1, 12), n = r.chance(0.05) ? 0 : r.int(1, 12);
-  if (op === 0 || op === 7 || op === 8) n = m;
+  if (op === 0 || op === 7 || op === 8 || op === 9) n = m;
   const flags = r.int(0, 63);
   const rank = r.chance(0.5) ? 0 : r.int(1, 3);
   const ext = Array.from({ length: rank }, () => (r.chance(0.05) ? 0 : r.int(1, 2)));
@@ -90,16 +92,27 @@ function makeCase(r) {
   for (let t = 0; t < rank; t++) if (d[H + t] > 4 && Number.isFinite(d[H + t])) d[H + t] = 1;
   const ops = lens.map((l) => new Guarded(Math.max(0, l)));
   ops.slice(0, 2).forEach((o) => o.fillWith(Uint8Array, () => r.int(0, 255)));
+  // An abort word (word 9 ≥ 0 and an eighth argument), raised or not.
+  const abort = r.chance(0.15) ? new Int32Array([r.chance(0.5) ? 1 : 0]) : undefined;
+  if (abort !== undefined && mutations === 0) d[9] = 0;
   const words = Float64Array.from(d);
   const argv = [words, ...ops.slice(0, 5).map((o) => o.view(Uint8Array)), ops[5].view(Int32Array)];
+  if (abort !== undefined) argv.push(abort);
+  const aborts = abort !== undefined && abort[0] !== 0 && mutations === 0 && b1 > b0;
   if (r.chance(0.05)) { argv[r.int(0, 6)] = r.pick([undefined, null, 7, {}, new Float32Array(4)]); wellFormed = false; }
   if (r.chance(0.03)) { argv.length = r.int(0, 6); wellFormed = false; }
   return {
-    describe: { words: d.map(num), lens, argc: argv.length },
+    describe: { words: d.map(num), lens, argc: argv.length, abort: abort === undefined ? null : abort[0] },
     operands: ops,
     call: () => binding.run(...argv),
-    expect: wellFormed ? [S.Ok] : DOCUMENTED,
+    expect: wellFormed ? [aborts ? S.Aborted : S.Ok] : DOCUMENTED,
   };
+}
+
+const about = binding.info();
+if (typeof about.eigen !== 'string' || typeof about.isa !== 'string' || about.descHeader !== H) {
+  process.stderr.write(`tenferro_linalg.info() returned ${JSON.stringify(about)}\n`);
+  process.exit(1);
 }
 
 runFuzz({ name: 'tenferro_linalg.run', seed: args.seed, count: args.count, trace: args.trace, makeCase, documented: DOCUMENTED });

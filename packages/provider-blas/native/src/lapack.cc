@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
@@ -82,6 +83,45 @@ unsigned needs(int op, int flags) {
     default: return 0;
   }
 }
+
+// Per-thread workspace (each engine worker is a thread): the column-major copies and LAPACK's
+// work arrays, in a few slots, each grown to the largest size a call needed and kept for the next
+// call — repeated calls neither zero-fill nor page-fault their workspaces (std::vector did both on
+// every call: a 1024×1024 gesdd's ~30 MB per call). A call that grew the slots past kRetainBytes
+// releases them when it ends; the rest is released when the thread exits.
+// Slots hold any element type: kSlotA a matrix copy, kSlotWork LAPACK's work, the others the
+// small arrays (pivots, tau, iwork, rwork).
+enum Slot : int { kSlotA = 0, kSlotWork = 1, kSlotAux = 2, kSlotAux2 = 3, kSlots = 4 };
+constexpr size_t kRetainBytes = size_t{64} << 20;
+
+struct Arena {
+  void* ptr[kSlots] = {};
+  size_t size[kSlots] = {};
+  ~Arena() {
+    for (void* p : ptr) free(p);
+  }
+  // At least `bytes` (64-byte aligned, uninitialised), or nullptr when the allocation fails.
+  void* get(int slot, size_t bytes) {
+    if (bytes == 0) bytes = 64;
+    if (size[slot] >= bytes) return ptr[slot];
+    free(ptr[slot]);
+    const size_t rounded = (bytes + 63) / 64 * 64;
+    ptr[slot] = aligned_alloc(64, rounded);
+    size[slot] = ptr[slot] != nullptr ? rounded : 0;
+    return ptr[slot];
+  }
+  void trim() {
+    size_t total = 0;
+    for (size_t z : size) total += z;
+    if (total <= kRetainBytes) return;
+    for (int i = 0; i < kSlots; i++) {
+      free(ptr[i]);
+      ptr[i] = nullptr;
+      size[i] = 0;
+    }
+  }
+};
+thread_local Arena t_arena;
 
 constexpr int kHeader = 16;
 constexpr int kMaxAxes = 16;
@@ -233,15 +273,26 @@ struct Runner {
   const Operand &A, &B;
   uint8_t *out0, *out1, *out2;
   int32_t* info;
-  // Per-call scratch, reused from one batch to the next.
-  std::vector<T> scratchT{};
+  // Per-call pivots, reused from one batch to the next.
   std::vector<int> scratchPiv{};
 
   template <typename F>
   F fn(Routine r) const { return reinterpret_cast<F>(L.fn[r][idx]); }
 
+  // `count` elements of type U in workspace slot `slot` (uninitialised), or nullptr.
+  template <typename U = T>
+  static U* ws(Slot slot, int64_t count) {
+    const size_t n = static_cast<size_t>(std::max<int64_t>(count, 1));
+    if (n > SIZE_MAX / sizeof(U)) return nullptr;
+    return static_cast<U*>(t_arena.get(slot, n * sizeof(U)));
+  }
+
   void gather(const Operand& o, int64_t base, int64_t rows, int64_t cols, T* dst, int64_t ld) const {
     const T* src = reinterpret_cast<const T*>(o.data) + base;
+    if (o.rs == 1) {  // columns contiguous: a copy per column
+      for (int64_t c = 0; c < cols; c++) memcpy(dst + c * ld, src + c * o.cs, static_cast<size_t>(rows) * sizeof(T));
+      return;
+    }
     for (int64_t c = 0; c < cols; c++)
       for (int64_t r = 0; r < rows; r++) dst[r + c * ld] = src[r * o.rs + c * o.cs];
   }
@@ -298,7 +349,16 @@ struct Runner {
     using Potrf = void (*)(const char*, const int*, T*, const int*, int*, size_t);
     const int im = static_cast<int>(m);
     T* o = at<T>(out0, b, m * m);
-    gather(A, offA, m, m, o, m);
+    // potrf('L') reads and writes only the lower triangle: copy it in and zero the strict upper
+    // triangle in the same pass (no second pass over L).
+    const T* src = reinterpret_cast<const T*>(A.data) + offA;
+    for (int64_t c = 0; c < m; c++) {
+      T* col = o + c * m;
+      std::fill(col, col + c, T(0));
+      if (A.rs == 1) memcpy(col + c, src + c + c * A.cs, static_cast<size_t>(m - c) * sizeof(T));
+      else
+        for (int64_t r = c; r < m; r++) col[r] = src[r * A.rs + c * A.cs];
+    }
     int li = 0;
     fn<Potrf>(kPotrf)("L", &im, o, &im, &li, 1);
     if (li < 0) return kStatusBadArguments;
@@ -307,8 +367,6 @@ struct Runner {
       std::fill(o, o + m * m, T(0));
       return kStatusOk;
     }
-    for (int64_t c = 0; c < m; c++)
-      for (int64_t r = 0; r < c; r++) o[r + c * m] = T(0);
     if (flags & kFlagUpper)
       for (int64_t c = 0; c < m; c++) {
         o[c + c * m] = conj_of(o[c + c * m]);
@@ -325,12 +383,13 @@ struct Runner {
     const bool left = (flags & kFlagLeft) != 0;
     const int64_t na = left ? m : n;
     const int im = static_cast<int>(m), in = static_cast<int>(n), ia = static_cast<int>(na);
-    std::vector<T> a(static_cast<size_t>(na * na));
-    gather(A, offA, na, na, a.data(), na);
+    T* a = ws(kSlotA, na * na);
+    if (a == nullptr) return kStatusTooLarge;
+    gather(A, offA, na, na, a, na);
     T* o = at<T>(out0, b, m * n);
     gather(B, offB, m, n, o, m);
     const T one(1);
-    fn<Trsm>(kTrsm)(left ? "L" : "R", (flags & kFlagUpper) ? "U" : "L", "N", (flags & kFlagUnit) ? "U" : "N", &im, &in, &one, a.data(), &ia, o, &im, 1, 1, 1, 1);
+    fn<Trsm>(kTrsm)(left ? "L" : "R", (flags & kFlagUpper) ? "U" : "L", "N", (flags & kFlagUnit) ? "U" : "N", &im, &in, &one, a, &ia, o, &im, 1, 1, 1, 1);
     return kStatusOk;
   }
 
@@ -348,7 +407,7 @@ struct Runner {
     ipiv.resize(static_cast<size_t>(k));
     T* f;
     if (op == 2) f = at<T>(out0, b, m * n);
-    else { scratchT.resize(static_cast<size_t>(m * n)); f = scratchT.data(); }
+    else if ((f = ws(kSlotA, m * n)) == nullptr) return kStatusTooLarge;
     gather(A, offA, m, n, f, m);
     int li = getrf(f, m, n, ipiv.data());
     if (li < 0) return kStatusBadArguments;
@@ -380,14 +439,13 @@ struct Runner {
 
   int solve(int64_t b, int64_t offA, int64_t offB) {
     using Getrs = void (*)(const char*, const int*, const int*, const T*, const int*, const int*, T*, const int*, int*, size_t);
-    // Scratch kept across the batch (a batch of small solves pays no allocation per matrix).
-    std::vector<T>& a = scratchT;
-    std::vector<int>& ipiv = scratchPiv;
-    a.resize(static_cast<size_t>(m * m));
-    ipiv.resize(static_cast<size_t>(m));
-    gather(A, offA, m, m, a.data(), m);
+    // Workspace kept across the batch and across calls (a batch of small solves allocates nothing).
+    T* a = ws(kSlotA, m * m);
+    int* ipiv = ws<int>(kSlotAux, m);
+    if (a == nullptr || ipiv == nullptr) return kStatusTooLarge;
+    gather(A, offA, m, m, a, m);
     T* o = at<T>(out0, b, m * n);
-    int li = getrf(a.data(), m, m, ipiv.data());
+    int li = getrf(a, m, m, ipiv);
     if (li < 0) return kStatusBadArguments;
     if (li > 0) {
       info[b] = li;
@@ -396,7 +454,7 @@ struct Runner {
     }
     gather(B, offB, m, n, o, m);
     const int im = static_cast<int>(m), in = static_cast<int>(n);
-    fn<Getrs>(kGetrs)("N", &im, &in, a.data(), &im, ipiv.data(), o, &im, &li, 1);
+    fn<Getrs>(kGetrs)("N", &im, &in, a, &im, ipiv, o, &im, &li, 1);
     return li < 0 ? kStatusBadArguments : kStatusOk;
   }
 
@@ -406,46 +464,53 @@ struct Runner {
     const int64_t k = std::min(m, n);
     const bool full = (flags & kFlagFull) != 0, ronly = (flags & kFlagROnly) != 0;
     const int64_t rr = full ? m : k, qc = full ? m : k;
-    // Working matrix m × max(n, qc): orgqr forms Q in its first qc columns.
+    // Working matrix m × max(n, qc): orgqr forms Q in its first qc columns. When Q is wanted and
+    // has at least n columns (m ≥ n, or complete), that is Q's output itself (no copy); else a
+    // workspace.
+    const bool inPlace = !ronly && qc >= n;
     const int64_t wc = std::max(n, ronly ? n : qc);
-    std::vector<T> w(static_cast<size_t>(m * wc), T(0)), tau(static_cast<size_t>(k));
-    gather(A, offA, m, n, w.data(), m);
+    T* w = inPlace ? at<T>(out0, b, m * qc) : ws(kSlotA, m * wc);
+    T* tau = ws(kSlotAux, k);
+    if (w == nullptr || tau == nullptr) return kStatusTooLarge;
+    gather(A, offA, m, n, w, m);
+    std::fill(w + m * n, w + m * wc, T(0));
     const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k), iq = static_cast<int>(qc);
     int li = 0, lw = -1;
     T q;
-    fn<Geqrf>(kGeqrf)(&im, &in, w.data(), &im, tau.data(), &q, &lw, &li);
+    fn<Geqrf>(kGeqrf)(&im, &in, w, &im, tau, &q, &lw, &li);
     if (li < 0) return kStatusBadArguments;
     lw = lwork_of(q, std::max<int64_t>(1, n));
-    std::vector<T> work(static_cast<size_t>(lw));
-    fn<Geqrf>(kGeqrf)(&im, &in, w.data(), &im, tau.data(), work.data(), &lw, &li);
+    T* work = ws(kSlotWork, lw);
+    if (work == nullptr) return kStatusTooLarge;
+    fn<Geqrf>(kGeqrf)(&im, &in, w, &im, tau, work, &lw, &li);
     if (li < 0) return kStatusBadArguments;
     T* r = at<T>(out1, b, rr * n);
     for (int64_t c = 0; c < n; c++)
-      for (int64_t i = 0; i < rr; i++) r[i + c * rr] = (i <= c && i < k) ? w[static_cast<size_t>(i + c * m)] : T(0);
+      for (int64_t i = 0; i < rr; i++) r[i + c * rr] = (i <= c && i < k) ? w[i + c * m] : T(0);
     T* Q = nullptr;
     if (!ronly) {
       lw = -1;
-      fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w.data(), &im, tau.data(), &q, &lw, &li);
+      fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w, &im, tau, &q, &lw, &li);
       if (li < 0) return kStatusBadArguments;
       lw = lwork_of(q, std::max<int64_t>(1, qc));
-      work.resize(static_cast<size_t>(lw));
-      fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w.data(), &im, tau.data(), work.data(), &lw, &li);
+      if ((work = ws(kSlotWork, lw)) == nullptr) return kStatusTooLarge;
+      fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w, &im, tau, work, &lw, &li);
       if (li < 0) return kStatusBadArguments;
       Q = at<T>(out0, b, m * qc);
-      std::copy(w.begin(), w.begin() + m * qc, Q);
+      if (!inPlace) std::copy(w, w + m * qc, Q);
     }
     // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
     // R is scaled a column at a time (contiguous), only where it is non-zero (rows i ≤ c).
-    std::vector<T>& cps = scratchT;
-    cps.resize(static_cast<size_t>(k));
+    T* cps = ws(kSlotAux2, k);
+    if (cps == nullptr) return kStatusTooLarge;
     for (int64_t i = 0; i < k; i++) {
       T p = phase(r[i + i * rr]);
-      cps[static_cast<size_t>(i)] = conj_of(p);
-      if (Q != nullptr)
+      cps[i] = conj_of(p);
+      if (Q != nullptr && p != T(1))
         for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
     }
     for (int64_t c = 0; c < n; c++)
-      for (int64_t i = 0, last = std::min(c + 1, k); i < last; i++) r[i + c * rr] *= cps[static_cast<size_t>(i)];
+      for (int64_t i = 0, last = std::min(c + 1, k); i < last; i++) r[i + c * rr] *= cps[i];
     if constexpr (is_cplx_v<T>)
       for (int64_t i = 0; i < k; i++) r[i + i * rr] = T(std::real(r[i + i * rr]));
     return kStatusOk;
@@ -456,32 +521,36 @@ struct Runner {
     const bool vec = (flags & kFlagVectors) != 0, full = (flags & kFlagFull) != 0;
     const char* jobz = vec ? (full ? "A" : "S") : "N";
     const int64_t uc = full ? m : k, vr = full ? n : k;
-    std::vector<T> a(static_cast<size_t>(m * n));
-    gather(A, offA, m, n, a.data(), m);
+    T* a = ws(kSlotA, m * n);
+    int* iwork = ws<int>(kSlotAux, 8 * k);
+    if (a == nullptr || iwork == nullptr) return kStatusTooLarge;
+    gather(A, offA, m, n, a, m);
     R* s = at<R>(out1, b, k);
     T dummy[1] = {T(0)};
     T* u = vec ? at<T>(out0, b, m * uc) : dummy;
     T* vt = vec ? at<T>(out2, b, vr * n) : dummy;
     const int im = static_cast<int>(m), in = static_cast<int>(n), ldu = static_cast<int>(vec ? m : 1), ldvt = static_cast<int>(vec ? std::max<int64_t>(1, vr) : 1);
-    std::vector<int> iwork(static_cast<size_t>(8 * k));
     int li = 0, lw = -1;
     T q;
     if constexpr (is_cplx_v<T>) {
       using Gesdd = void (*)(const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*, const int*, T*, const int*, R*, int*, int*, size_t);
       const int64_t lr = vec ? std::max(5 * k * k + 5 * k, 2 * mx * k + 2 * k * k + k) : 7 * k;
-      std::vector<R> rwork(static_cast<size_t>(std::max<int64_t>(1, lr)));
-      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, &q, &lw, rwork.data(), iwork.data(), &li, 1);
+      R* rwork = ws<R>(kSlotAux2, std::max<int64_t>(1, lr));
+      if (rwork == nullptr) return kStatusTooLarge;
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a, &im, s, u, &ldu, vt, &ldvt, &q, &lw, rwork, iwork, &li, 1);
       if (li < 0) return kStatusBadArguments;
       lw = lwork_of(q, 1);
-      std::vector<T> work(static_cast<size_t>(lw));
-      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, work.data(), &lw, rwork.data(), iwork.data(), &li, 1);
+      T* work = ws(kSlotWork, lw);
+      if (work == nullptr) return kStatusTooLarge;
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a, &im, s, u, &ldu, vt, &ldvt, work, &lw, rwork, iwork, &li, 1);
     } else {
       using Gesdd = void (*)(const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*, const int*, T*, const int*, int*, int*, size_t);
-      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, &q, &lw, iwork.data(), &li, 1);
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a, &im, s, u, &ldu, vt, &ldvt, &q, &lw, iwork, &li, 1);
       if (li < 0) return kStatusBadArguments;
       lw = lwork_of(q, 1);
-      std::vector<T> work(static_cast<size_t>(lw));
-      fn<Gesdd>(kGesdd)(jobz, &im, &in, a.data(), &im, s, u, &ldu, vt, &ldvt, work.data(), &lw, iwork.data(), &li, 1);
+      T* work = ws(kSlotWork, lw);
+      if (work == nullptr) return kStatusTooLarge;
+      fn<Gesdd>(kGesdd)(jobz, &im, &in, a, &im, s, u, &ldu, vt, &ldvt, work, &lw, iwork, &li, 1);
     }
     if (li < 0) return kStatusBadArguments;
     if (li > 0) {
@@ -508,10 +577,8 @@ struct Runner {
     const bool vec = (flags & kFlagVectors) != 0;
     const char* jobz = vec ? "V" : "N";
     const char* uplo = (flags & kFlagUpper) ? "U" : "L";
-    std::vector<T> scratch;
-    T* a;
-    if (vec) a = at<T>(out1, b, m * m);
-    else { scratch.resize(static_cast<size_t>(m * m)); a = scratch.data(); }
+    T* a = vec ? at<T>(out1, b, m * m) : ws(kSlotA, m * m);
+    if (a == nullptr) return kStatusTooLarge;
     gather(A, offA, m, m, a, m);
     R* w = at<R>(out0, b, m);
     const int im = static_cast<int>(m);
@@ -526,19 +593,21 @@ struct Runner {
       lw = lwork_of(q, 1);
       lrw = lwork_of(rq, 1);
       liw = std::max(1, iq);
-      std::vector<T> work(static_cast<size_t>(lw));
-      std::vector<R> rwork(static_cast<size_t>(lrw));
-      std::vector<int> iwork(static_cast<size_t>(liw));
-      fn<Heevd>(kSyevd)(jobz, uplo, &im, a, &im, w, work.data(), &lw, rwork.data(), &lrw, iwork.data(), &liw, &li, 1, 1);
+      T* work = ws(kSlotWork, lw);
+      R* rwork = ws<R>(kSlotAux2, lrw);
+      int* iwork = ws<int>(kSlotAux, liw);
+      if (work == nullptr || rwork == nullptr || iwork == nullptr) return kStatusTooLarge;
+      fn<Heevd>(kSyevd)(jobz, uplo, &im, a, &im, w, work, &lw, rwork, &lrw, iwork, &liw, &li, 1, 1);
     } else {
       using Syevd = void (*)(const char*, const char*, const int*, T*, const int*, R*, T*, const int*, int*, const int*, int*, size_t, size_t);
       fn<Syevd>(kSyevd)(jobz, uplo, &im, a, &im, w, &q, &lw, &iq, &liw, &li, 1, 1);
       if (li < 0) return kStatusBadArguments;
       lw = lwork_of(q, 1);
       liw = std::max(1, iq);
-      std::vector<T> work(static_cast<size_t>(lw));
-      std::vector<int> iwork(static_cast<size_t>(liw));
-      fn<Syevd>(kSyevd)(jobz, uplo, &im, a, &im, w, work.data(), &lw, iwork.data(), &liw, &li, 1, 1);
+      T* work = ws(kSlotWork, lw);
+      int* iwork = ws<int>(kSlotAux, liw);
+      if (work == nullptr || iwork == nullptr) return kStatusTooLarge;
+      fn<Syevd>(kSyevd)(jobz, uplo, &im, a, &im, w, work, &lw, iwork, &liw, &li, 1, 1);
     }
     if (li < 0) return kStatusBadArguments;
     if (li > 0) {
@@ -734,6 +803,9 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   for (int r = 0; r < kRoutines; r++)
     if ((need & (1u << r)) && L->fn[r][dt] == nullptr) return status(kStatusNotLoaded);
   ThreadScope scope(threads);
+  struct Trim {
+    ~Trim() { t_arena.trim(); }
+  } trim;
   int32_t* infoOut = reinterpret_cast<int32_t*>(inf.data);
   const int64_t c = static_cast<int64_t>(count);
   int s = kStatusBadDType;

@@ -1,0 +1,39 @@
+// The per-instruction-set kernel objects share no inline function with each other or with the
+// baseline objects (binding.gyp, native/src/ops.h): the linker keeps one copy of a function defined
+// in several objects, so a shared one compiled for AVX-512 could run on a CPU without it. Weak
+// symbols (`nm`: W, V, u) of every object of a source build are compared; skipped where no objects
+// are present (a prebuilt binary) or `nm` is missing.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const objDir = fileURLToPath(new URL('../native/build/Release/obj.target/', import.meta.url));
+const hasNm = spawnSync('nm', ['--version']).status === 0;
+const targets = existsSync(objDir) ? readdirSync(objDir).filter((d) => d.startsWith('tenferro_linalg')) : [];
+
+function weakSymbols(target: string): Set<string> {
+  const dir = join(objDir, target, 'src');
+  const out = new Set<string>();
+  for (const f of readdirSync(dir).filter((x) => x.endsWith('.o'))) {
+    const r = spawnSync('nm', ['--defined-only', join(dir, f)], { encoding: 'utf8' });
+    for (const line of r.stdout.split('\n')) {
+      const [, kind, name] = line.trim().split(/\s+/);
+      if (name !== undefined && /^[WVu]$/.test(kind ?? '')) out.add(name);
+    }
+  }
+  return out;
+}
+
+describe.skipIf(!hasNm || !targets.includes('tenferro_linalg_avx512'))('instruction-set objects', () => {
+  it('share no weak (inline) symbol with the baseline objects or with each other', () => {
+    const baseline = new Set([...weakSymbols('tenferro_linalg_generic'), ...weakSymbols('tenferro_linalg')]);
+    const avx2 = weakSymbols('tenferro_linalg_avx2'), avx512 = weakSymbols('tenferro_linalg_avx512');
+    expect(avx512.size).toBeGreaterThan(100); // Eigen's templates are there, under their own namespace
+    const shared = (a: Set<string>, b: Set<string>) => [...a].filter((s) => b.has(s));
+    expect(shared(avx2, baseline)).toEqual([]);
+    expect(shared(avx512, baseline)).toEqual([]);
+    expect(shared(avx2, avx512)).toEqual([]);
+  });
+});
