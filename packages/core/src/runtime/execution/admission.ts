@@ -122,6 +122,7 @@ function enterAdmitted(c: Coordinator, op: string, release: () => void, entry: (
   }
 }
 
+/** A permit from the arbiter (`AdmissionAborted` rephrased for `op`), `tenferro:admission` told of the outcome. */
 async function acquirePermit(target: AdmissionTarget, request: ResourceRequest, owner: ExecutionOwner, op: string, signal: AbortSignal | undefined): Promise<Permit> {
   const t0 = admissionStart();
   const wait = target.coordinator.arbiter.acquire(request, { owner, signal });
@@ -132,6 +133,7 @@ async function acquirePermit(target: AdmissionTarget, request: ResourceRequest, 
   }
 }
 
+/** When `tenferro:admission` has a subscriber, the time an admission starts waiting. */
 function admissionStart(): bigint | undefined {
   return admissionChannel().hasSubscribers ? process.hrtime.bigint() : undefined;
 }
