@@ -291,6 +291,8 @@ describe('an output layout the canonical contraction cannot represent (R106)', (
     expect(calls[0]!.lhs.buffer).toBe(A.buffer);
     expect(calls[0]!.rhs.buffer).not.toBe(B.buffer);
     expect(calls[0]!.k).toBe(d * d);
+    // B's unit-stride axis l stays innermost in its copy: rhs is row-major (k×n, ld n), the copy moves rows
+    expect([calls[0]!.rhs.rowStride, calls[0]!.rhs.colStride]).toEqual([d, 1]);
     expect(got.toArray()).toEqual(naiveDotGeneral(A, B, dd).values);
     // conjugation requested on the candidate to keep (complex): the other operand is kept instead
     const Ac = Tensor.fromArray('c128', [d, d, d], randomValues(seededRandom(1), 'c128', d ** 3)).permute([2, 1, 0]);

@@ -141,6 +141,23 @@ function blasExpressible(rows: number, cols: number, rs: number, cs: number): bo
   return columnMajor(rows, cols, rs, cs) || columnMajor(cols, rows, cs, rs);
 }
 
+/**
+ * The axis order of an operand materialised for the kept-operand path: its two groups
+ * `[first, second]` (rows, columns of its GEMM matrix) column-major, unless the source's
+ * innermost axis (smallest non-zero stride among extents > 1) leads `second` and not `first`:
+ * then row-major (`second` innermost), so that the copy keeps the source's contiguous runs.
+ */
+function copyFriendly(src: { readonly shape: readonly number[]; readonly strides: readonly number[] }, [first, second]: readonly [readonly number[], readonly number[]], batch: readonly number[]): number[] {
+  let inner = -1;
+  for (let ax = 0; ax < src.shape.length; ax++) {
+    if (src.shape[ax]! <= 1 || src.strides[ax] === 0) continue;
+    if (inner < 0 || src.strides[ax]! < src.strides[inner]!) inner = ax;
+  }
+  const lead = (group: readonly number[]) => group.find((ax) => src.shape[ax]! > 1);
+  const rowMajor = inner >= 0 && lead(second) === inner && lead(first) !== inner;
+  return rowMajor ? [...second, ...first, ...batch] : [...first, ...second, ...batch];
+}
+
 /** Indices of the contracting pairs in ascending order of `strides` on the side whose axes are `axes` (stable). */
 function pairsByStride(axes: readonly number[], strides: readonly number[]): number[] {
   return axes.map((_, i) => i).sort((x, y) => strides[axes[x]!]! - strides[axes[y]!]! || x - y);
@@ -161,13 +178,15 @@ export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[])
   const canonical = planFor(spec, { lhs: lhsStrides, rhs: rhsStrides, out: outStrides });
   let keep: GemmAnalysis['keep'] = none;
   if (direct.plan === undefined && canonical.plan !== undefined) {
-    // Keep lhs: rhs dense with its contracting axes in the order of lhs's strides.
+    // Keep lhs: rhs dense with its contracting axes in the order of lhs's strides — k×n
+    // column-major, or row-major when that keeps rhs's own unit-stride axis innermost (the copy
+    // then moves whole rows instead of transposing).
     const byLhs = pairsByStride(spec.lhsContracting, spec.lhs.strides).map((i) => spec.rhsContracting[i]!);
-    const rhsForLhs = denseInOrder(spec.rhs.shape, [...byLhs, ...nOrder, ...spec.rhsBatch]);
+    const rhsForLhs = denseInOrder(spec.rhs.shape, copyFriendly(spec.rhs, [byLhs, nOrder], spec.rhsBatch));
     const keepLhs = planFor(spec, { lhs: spec.lhs.strides, rhs: rhsForLhs, out: outStrides }).plan;
-    // Keep rhs: lhs dense with its contracting axes in the order of rhs's strides.
+    // Keep rhs: lhs dense with its contracting axes in the order of rhs's strides (m×k, column- or row-major as above).
     const byRhs = pairsByStride(spec.rhsContracting, spec.rhs.strides).map((i) => spec.lhsContracting[i]!);
-    const lhsForRhs = denseInOrder(spec.lhs.shape, [...mOrder, ...byRhs, ...spec.lhsBatch]);
+    const lhsForRhs = denseInOrder(spec.lhs.shape, copyFriendly(spec.lhs, [mOrder, byRhs], spec.lhsBatch));
     const keepRhs = planFor(spec, { lhs: lhsForRhs, rhs: spec.rhs.strides, out: outStrides }).plan;
     keep = Object.freeze({
       lhs:
