@@ -245,17 +245,29 @@ describe('the tensorPrimitives provider, its declines and the reference fallback
     return { h, t: ops(h), calls };
   }
 
-  it('what the provider accepts runs on it; what it declines runs on the reference, once, counted', async () => {
-    const { t, calls } = fake((d) => d !== 'f64');
-    const x64 = Tensor.fromArray('f64', [3], [1, 2, 3]);
-    const x32 = Tensor.fromArray('f32', [3], [1, 2, 3]);
-    expect((await t.add(x64, x64)).toArray()).toEqual([2, 4, 6]);
-    expect(t.referenceFallbacks()).toBe(0);
-    expect((await t.add(x32, x32)).toArray()).toEqual([2, 4, 6]);
-    expect((await t.neg(x32)).toArray()).toEqual([-1, -2, -3]);
-    expect((await t.sum(x32)).toArray()).toEqual([6]);
-    expect(calls).toEqual({ binary: 2, unary: 1, reduce: 1 });
-    expect(t.referenceFallbacks()).toBe(3);
+  it('what the provider accepts runs on it; what it declines runs on the reference, once, counted — and warned about once', async () => {
+    const warnings: { code?: string; message: string }[] = [];
+    const onWarning = (w: Error & { code?: string }) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const { t, calls } = fake((d) => d !== 'f64');
+      const x64 = Tensor.fromArray('f64', [3], [1, 2, 3]);
+      const x32 = Tensor.fromArray('f32', [3], [1, 2, 3]);
+      expect((await t.add(x64, x64)).toArray()).toEqual([2, 4, 6]);
+      expect(t.referenceFallbacks()).toBe(0);
+      expect((await t.add(x32, x32)).toArray()).toEqual([2, 4, 6]);
+      expect((await t.neg(x32)).toArray()).toEqual([-1, -2, -3]);
+      expect((await t.sum(x32)).toArray()).toEqual([6]);
+      expect(calls).toEqual({ binary: 2, unary: 1, reduce: 1 });
+      expect(t.referenceFallbacks()).toBe(3);
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      // never silently slow: the first fallback of the slot is reported, with the provider and the reason; the others are counted
+      const fallbacks = warnings.filter((w) => w.code === 'TENFERRO_PRIMITIVE_FALLBACK');
+      expect(fallbacks).toHaveLength(1);
+      expect(fallbacks[0]!.message).toMatch(/fake tprims declined ops\.add \(.*f32.*\)/);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('into a caller-owned output too; a provider that wrote and then declined is ProviderContractViolation', async () => {

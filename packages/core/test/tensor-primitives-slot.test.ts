@@ -112,13 +112,14 @@ describe('discovery of an installed tprims package', () => {
     expect(out.names, stderr).toEqual(['fake tprims', r.name]);
   });
 
-  it('one that cannot load is skipped without a tprims warning', () => {
+  it('one that is installed but cannot run is skipped, and says so once (TENFERRO_PROVIDER_SKIPPED): never silently slow', () => {
     const { out, stderr } = inProject(
       `export function createTprimsProvider() { throw new TenferroError('ProviderUnavailable', 'no addon', { op: 'createTprimsProvider' }); }`,
-      `const b = await CpuBackend.create({ threads: 1 }); names.push(b.providerBundle().tensorPrimitives.name); await b.close();`,
+      `for (let i = 0; i < 2; i++) { const b = await CpuBackend.create({ threads: 1 }); names.push(b.providerBundle().tensorPrimitives.name); await b.close(); }`,
     );
-    expect(out.names, stderr).toEqual([r.name]);
-    expect(out.warnings.filter((w) => w !== 'TENFERRO_REFERENCE_FALLBACK')).toEqual([]);
+    expect(out.names, stderr).toEqual([r.name, r.name]);
+    expect(out.warnings.filter((w) => w !== 'TENFERRO_REFERENCE_FALLBACK')).toEqual(['TENFERRO_PROVIDER_SKIPPED']);
+    expect(stderr).toMatch(/@tenferro\/provider-tprims is skipped: it is installed but cannot run here \(.*no addon\).*npm rebuild @tenferro\/provider-tprims/);
   });
 });
 

@@ -61,8 +61,10 @@ export interface ReferenceFallback {
  * cannot load (or is not installed) leaves core's reference kernels in place and says why and
  * what fixes it (`fallback`, see {@link reportReferenceFallback}); a blas package that cannot
  * load is an error, since the kind has no fallback. The packages of kind `'any'` (tprims) are
- * added for both kinds when they are installed and can run; one that is missing or cannot load is
- * skipped without a warning (core's reference kernels fill its slots).
+ * added for both kinds when they are installed and can run; one that is missing is skipped quietly
+ * (it is optional), one that is installed but cannot load or run here is skipped with ONE
+ * `TENFERRO_PROVIDER_SKIPPED` warning per package naming the cause and the fix (core's reference
+ * kernels fill its slots, slower: never in silence).
  * `TENFERRO_DISCOVER_PROVIDERS=0` turns it all off.
  */
 export async function discoverProvider(kind: CpuBackendKind, op: string): Promise<Discovery> {
@@ -91,20 +93,37 @@ function resolveInstalled(name: string): string | undefined {
   return undefined;
 }
 
-/** An installed package of kind `'any'`, or `undefined` when it is missing, cannot load or is unavailable here (never a warning). */
+/**
+ * An installed package of kind `'any'`, or `undefined` when it is missing (quietly: it is optional)
+ * or installed but cannot load or run here (then {@link reportSkippedProvider} says why, once).
+ */
 async function discoverAnyPackage(name: string, factory: string): Promise<CpuProviderPackage | undefined> {
   const resolved = resolveInstalled(name);
   if (resolved === undefined) return undefined;
   try {
     const mod = (await import(pathToFileURL(resolved).href)) as Record<string, unknown>;
     const create = mod[factory];
-    if (typeof create !== 'function') return undefined;
+    if (typeof create !== 'function') return reportSkippedProvider(name, `it has no ${factory}()`, [`update it: npm install ${name}@latest`]);
     const p = (create as () => CpuProviderPackage)();
-    return typeof p === 'object' && p !== null && p.kind === 'any' ? p : undefined;
-  } catch {
+    if (typeof p === 'object' && p !== null && p.kind === 'any') return p;
+    return reportSkippedProvider(name, `${factory}() did not return a provider package of kind 'any'`, [`update it: npm install ${name}@latest`]);
+  } catch (e) {
     // An optional package never stops a backend: its slots keep core's reference kernels.
-    return undefined;
+    return reportSkippedProvider(name, `it is installed but cannot ${TenferroError.is(e, 'ProviderUnavailable') ? 'run here' : 'be loaded'} (${e instanceof Error ? e.message : String(e)})`, rebuild(name));
   }
+}
+
+const warnedSkipped = new Set<string>();
+
+/** Never silently slow: an installed optional provider package that cannot be used warns once per package (`TENFERRO_PROVIDER_SKIPPED`). */
+function reportSkippedProvider(name: string, reason: string, possibleSolutions: readonly string[]): undefined {
+  if (warnedSkipped.has(name)) return undefined;
+  warnedSkipped.add(name);
+  process.emitWarning(
+    `${name} is skipped: ${reason}; its slots run core's TypeScript reference kernels (much slower). Possible solutions: ${possibleSolutions.join('; ')}`,
+    { type: 'TenferroWarning', code: 'TENFERRO_PROVIDER_SKIPPED', detail: `Uninstall ${name} to use the reference kernels without this warning.` },
+  );
+  return undefined;
 }
 
 async function discoverKindPackage(kind: CpuBackendKind, op: string): Promise<Omit<Discovery, 'packages'>> {
@@ -192,4 +211,5 @@ export function reportUnpinned(os: { readonly available: boolean; readonly reaso
 export function resetFallbackWarningsForTests(): void {
   warnedFallback = false;
   warnedUnpinned = false;
+  warnedSkipped.clear();
 }

@@ -39,6 +39,23 @@ export function referenceFallbacks(bundle: CpuProviderBundle): number {
   return fallbacks.get(bundle) ?? 0;
 }
 
+const warnedSlots = new Set<ProviderSlot>();
+
+/**
+ * Never silently slow: the first time a slot's provider declines and core's reference runs
+ * instead, the process is told once per slot (`TENFERRO_PRIMITIVE_FALLBACK`); later fallbacks are
+ * only counted ({@link referenceFallbacks}).
+ */
+function warnFallback(op: string, slot: ProviderSlot, bundle: CpuProviderBundle, outcome: CpuProviderOutcome): void {
+  if (warnedSlots.has(slot) || outcome.executed) return;
+  warnedSlots.add(slot);
+  const provider = (bundle[slot as keyof CpuProviderBundle] as { name?: string } | undefined)?.name ?? slot;
+  process.emitWarning(`${provider} declined ${op} (${describeUnsupported(outcome.reason)}): core's TypeScript reference ran instead, sequential and slower; further fallbacks of the ${slot} slot are counted by ops(backend).referenceFallbacks()`, {
+    type: 'TenferroWarning',
+    code: 'TENFERRO_PRIMITIVE_FALLBACK',
+  });
+}
+
 /**
  * Run one tensor primitive: the provider's mode is decided before admission (R61, R62), then one
  * admitted execution writes a fresh pool output (or the caller's `out`) through the slot's
@@ -67,6 +84,7 @@ export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderB
           }
           if (plan.providerIsReference) throw unsupported(op, plan.slot, outcome);
           fallbacks.set(bundle, referenceFallbacks(bundle) + 1);
+          warnFallback(op, plan.slot, bundle, outcome);
           const second = await dispatch.call(entry, ctx, plan.slot, (c) => plan.reference(c, out), primitiveFacts, {
             plan,
             out,
