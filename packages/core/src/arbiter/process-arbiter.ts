@@ -135,25 +135,34 @@ export class ProcessArbiter implements Arbiter {
    * ```
    */
   acquire(request: ResourceRequest, options: AcquireOptions = {}): Promise<Permit> {
-    const op = 'ProcessArbiter.acquire';
     try {
-      checkAcquire(request, options, op);
+      const got = this.admitOrWait(request, options);
+      return got instanceof Permit ? Promise.resolve(got) : got;
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  /**
+   * {@link acquire} without a promise when the request is admitted at once (the common case of
+   * admission, where every promise is paid per operation): the permit itself, else a promise of
+   * it. Throws what `acquire` rejects with up front.
+   * @internal
+   */
+  admitOrWait(request: ResourceRequest, options: AcquireOptions = {}): Permit | Promise<Permit> {
+    const op = 'ProcessArbiter.acquire';
+    checkAcquire(request, options, op);
     const owner = options.owner ?? newExecutionOwner();
     const signal = options.signal;
-    if (signal?.aborted) return Promise.reject(admissionAborted(signal, op));
+    if (signal?.aborted) throw admissionAborted(signal, op);
     const id = this.#nextRequest++;
     const flags = this.#os.arbiterAcquire(this.#client, id, owner, 'providerExclusive' in request ? null : pairsOf(request.cpus));
-    if (flags < 0) {
-      return Promise.reject(new TenferroError('Internal', 'the native arbiter refused a validated request', { op, detail: { owner, request: id } }));
-    }
+    if (flags < 0) throw new TenferroError('Internal', 'the native arbiter refused a validated request', { op, detail: { owner, request: id } });
     if ((flags & ADMITTED) !== 0) {
       this.#active++;
       const permit = new Permit(request, owner, (flags & REENTRANT) !== 0, () => this.#release(id));
       if ((flags & GRANTS) !== 0) this.#collect();
-      return Promise.resolve(permit);
+      return permit;
     }
     return new Promise<Permit>((resolve, reject) => {
       const waiter: Waiter = { request, owner, resolve, reject, signal, unsubscribe: undefined };

@@ -57,20 +57,30 @@ export class ResourceArbiter implements Arbiter {
    * ```
    */
   acquire(request: ResourceRequest, options: AcquireOptions = {}): Promise<Permit> {
-    const op = 'ResourceArbiter.acquire';
     try {
-      checkAcquire(request, options, op);
+      const got = this.admitOrWait(request, options);
+      return got instanceof Permit ? Promise.resolve(got) : got;
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  /**
+   * {@link acquire} without a promise when the request is admitted at once: the permit itself,
+   * else a promise of it. Throws what `acquire` rejects with up front.
+   * @internal
+   */
+  admitOrWait(request: ResourceRequest, options: AcquireOptions = {}): Permit | Promise<Permit> {
+    const op = 'ResourceArbiter.acquire';
+    checkAcquire(request, options, op);
     const owner = options.owner ?? newExecutionOwner();
     const signal = options.signal;
-    if (signal?.aborted) return Promise.reject(admissionAborted(signal, op));
+    if (signal?.aborted) throw admissionAborted(signal, op);
     if (!this.#conflictsWithActive(request, owner) && (this.#ownerCounts.has(owner) || !this.#conflictsWithWaiters(request, this.#waiting.length))) {
       // Fast path (R33) and admission ahead of non-conflicting older waiters (R29).
       const permit = this.#admit(request, owner);
       if (this.#waiting.length > 0) this.#drain();
-      return Promise.resolve(permit);
+      return permit;
     }
     return new Promise<Permit>((resolve, reject) => {
       const waiter: Waiter = { request, owner, resolve, reject, signal, unsubscribe: undefined };

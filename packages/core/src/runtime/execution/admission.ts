@@ -1,5 +1,6 @@
 import { type ExecutionOwner, newExecutionOwner } from '../../arbiter/execution-owner.js';
-import type { Permit } from '../../arbiter/permit.js';
+import type { AcquireOptions, Arbiter } from '../../arbiter/arbiter.js';
+import { Permit } from '../../arbiter/permit.js';
 import type { ResourceRequest } from '../../arbiter/resource-request.js';
 import { type AdmissionEvent, admissionChannel } from '../../diagnostics/channels.js';
 import type { ValidationDomain } from '../../contract/cpu-domain.js';
@@ -99,7 +100,10 @@ export async function admit<R>(
       }
       let permit: Permit;
       try {
-        permit = await timedAdmission(admissionStart(), c.arbiter.acquire(request, { owner, signal }), owner, target, op, request);
+        const t0 = admissionStart();
+        const got = admitOrWait(c.arbiter, request, { owner, signal });
+        // Admitted at once and nobody timing: no promise on the uncontended path (R33).
+        permit = got instanceof Permit && t0 === undefined ? got : await timedAdmission(t0, Promise.resolve(got), owner, target, op, request);
       } catch (e) {
         throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
       }
@@ -120,6 +124,12 @@ function enterAdmitted(c: Coordinator, op: string, release: () => void, entry: (
     release();
     throw e;
   }
+}
+
+/** The permit when `arbiter` (one of tenferro's) admits `request` at once, else a promise of it; throws what `acquire` would reject with. */
+function admitOrWait(arbiter: Arbiter, request: ResourceRequest, options: AcquireOptions): Permit | Promise<Permit> {
+  const fast = (arbiter as Arbiter & { admitOrWait?: (r: ResourceRequest, o: AcquireOptions) => Permit | Promise<Permit> }).admitOrWait;
+  return fast !== undefined ? fast.call(arbiter, request, options) : arbiter.acquire(request, options);
 }
 
 /** A permit from the arbiter (`AdmissionAborted` rephrased for `op`), `tenferro:admission` told of the outcome. */
