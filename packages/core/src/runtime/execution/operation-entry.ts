@@ -120,6 +120,13 @@ export class CpuOperationEntry {
     const failures = new Set<unknown>();
     this.engine.markActive(this.owner, op);
     let failed = true;
+    /** The tasks still in flight when the body ended: nobody awaited them, so their failure is the outcome. */
+    let orphans: readonly Promise<unknown>[] = NO_TASKS;
+    const bodyEnded = () => {
+      if (!lifetime.live) return;
+      lifetime.live = false;
+      orphans = this.#tasks.inFlight();
+    };
     try {
       this.engine.entries.installs++;
       let result: R;
@@ -130,12 +137,15 @@ export class CpuOperationEntry {
           if (++runs > 1) throw new TenferroError('Scheduling', 'the executor ran a scoped job twice', { op });
           if (returned) throw new TenferroError('Scheduling', 'the executor ran the scoped job after install returned', { op });
           try {
-            return await endsWithBody(body(this.context(mode, 0, lifetime)), lifetime);
+            const value = body(this.context(mode, 0, lifetime));
+            // A synchronous body ends here, before any task it left behind can settle unseen.
+            if (!(value instanceof Promise)) bodyEnded();
+            return await value;
           } catch (e) {
             failures.add(e);
             throw e;
           } finally {
-            lifetime.live = false;
+            bodyEnded();
           }
         });
       } catch (e) {
@@ -149,7 +159,7 @@ export class CpuOperationEntry {
     } finally {
       returned = true;
       lifetime.live = false;
-      const orphanError = this.#tasks.busy ? await this.#tasks.settle() : undefined;
+      const orphanError = this.#tasks.busy || orphans.length > 0 ? await this.#tasks.settle(orphans) : undefined;
       this.engine.markInactive(this.owner);
       // The body succeeded but left a task behind that then failed: that failure is the outcome.
       if (!failed && orphanError !== undefined) throw orphanError; // eslint-disable-line no-unsafe-finally
@@ -263,6 +273,8 @@ export class CpuOperationEntry {
  * value, so that a task a body schedules (a microtask, a timer) to start after it returned is
  * refused; when the returned promise settles otherwise.
  */
+const NO_TASKS: readonly Promise<unknown>[] = Object.freeze([]);
+
 function endsWithBody<R>(value: R | Promise<R>, lifetime: EntryLifetime): R | Promise<R> {
   if (!(value instanceof Promise)) lifetime.live = false;
   return value;

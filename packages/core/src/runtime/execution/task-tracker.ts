@@ -9,6 +9,7 @@ import type { TenferroError } from '../../errors/tenferro-error.js';
  * `ctx.run` left behind.
  */
 const SETTLED: Promise<unknown> = Promise.resolve(undefined);
+const NONE: readonly Promise<unknown>[] = Object.freeze([]);
 
 export class TaskTracker implements LaneRunner {
   readonly #runner: LaneRunner;
@@ -46,17 +47,29 @@ export class TaskTracker implements LaneRunner {
     return this.#inFlight.size > 0;
   }
 
-  settle(): Promise<unknown> {
-    // Nothing in flight (the common case): no async frame to pay for.
-    if (this.#inFlight.size === 0) return SETTLED;
-    return this.#settleAll();
+  /** The tasks in flight right now (when a body has just ended: the ones it left behind). */
+  inFlight(): readonly Promise<unknown>[] {
+    return this.#inFlight.size === 0 ? NONE : [...this.#inFlight];
   }
 
-  async #settleAll(): Promise<unknown> {
+  /**
+   * Wait until `orphans` and every task in flight have settled. Returns the first error among
+   * `orphans` (tasks a body left behind when it ended, which may have failed since) and the tasks
+   * in flight now, or `undefined`.
+   */
+  settle(orphans: readonly Promise<unknown>[] = NONE): Promise<unknown> {
+    // Nothing in flight (the common case): no async frame to pay for.
+    if (this.#inFlight.size === 0 && orphans.length === 0) return SETTLED;
+    return this.#settleAll(orphans);
+  }
+
+  async #settleAll(orphans: readonly Promise<unknown>[]): Promise<unknown> {
     let orphanError: unknown;
-    while (this.#inFlight.size > 0) {
-      const results = await Promise.allSettled([...this.#inFlight]);
+    let batch = orphans.length === 0 ? [...this.#inFlight] : [...new Set([...orphans, ...this.#inFlight])];
+    while (batch.length > 0) {
+      const results = await Promise.allSettled(batch);
       for (const r of results) if (r.status === 'rejected' && orphanError === undefined) orphanError = r.reason ?? new Error('a kernel task failed');
+      batch = [...this.#inFlight];
     }
     return orphanError;
   }
