@@ -2,6 +2,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, keep, TenferroError, Tensor, tidy } from '../src/index.js';
+import { tensorInternals } from '../src/tensor/tensor.js';
+import { deferredRegistrations } from '../src/tensor/tensor-storage.js';
 import { expectCode } from './helpers.js';
 
 // `--expose-gc` for this process: collection is forced in the finalization tests below.
@@ -174,6 +176,24 @@ describe('collection returns storage (safety net for code that never disposes)',
     } finally {
       await b.close();
     }
+  });
+});
+
+describe('a loop that never yields to the event loop', () => {
+  it('does not pin the storage of the outputs it drops: at most one bounded batch waits for registration', async () => {
+    // Registration for collection is deferred to the next event-loop turn (a disposing loop then
+    // never pays for it), but only for a bounded batch: a loop whose awaits all resolve without a
+    // turn (polled worker answers) would otherwise hold every output it ever dropped.
+    const home = { returnStorage: () => undefined };
+    for (let i = 0; i < 1000; i++) {
+      tensorInternals.fresh('f64', [8, 8], new SharedArrayBuffer(512), home); // dropped
+      expect(deferredRegistrations()).toBeLessThanOrEqual(64);
+    }
+    // and by bytes: large outputs are registered at once
+    for (let i = 0; i < 3; i++) tensorInternals.fresh('f64', [1024, 1024], new SharedArrayBuffer(8 << 20), home);
+    expect(deferredRegistrations()).toBeLessThanOrEqual(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(deferredRegistrations()).toBe(0);
   });
 });
 

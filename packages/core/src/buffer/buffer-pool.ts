@@ -47,6 +47,30 @@ export type TakeLoan = (dtype: DType, length: number, options?: AcquireOptions) 
 
 const EMPTY = new SharedArrayBuffer(0);
 
+/** Index of the first buffer with `byteLength > bytes` in an ascending array (where a returned buffer goes: after its equals). */
+function upperBound(list: readonly SharedArrayBuffer[], bytes: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (list[mid]!.byteLength <= bytes) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Take the best fit for `bytes` out of `list` (ascending): of the smallest capacity ≥ `bytes`, the
+ * buffer returned last — the one most likely still in cache, and, as equal buffers are appended
+ * after their equals, the end of its run: O(1) for a loop over one size.
+ */
+function takeBestFit(list: SharedArrayBuffer[], bytes: number): SharedArrayBuffer | undefined {
+  const at = lowerBound(list, bytes);
+  if (at === list.length) return undefined;
+  const last = upperBound(list, list[at]!.byteLength) - 1;
+  return last === list.length - 1 ? list.pop()! : list.splice(last, 1)[0]!;
+}
+
 /** Index of the first buffer with `byteLength ≥ bytes` in an ascending array. */
 function lowerBound(list: readonly SharedArrayBuffer[], bytes: number): number {
   let lo = 0;
@@ -100,10 +124,8 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     const needed = length * bytes;
     const caller = options?.op ?? op;
     const list = this.#free.get(dtype)!;
-    const at = lowerBound(list, needed);
-    let buffer: SharedArrayBuffer;
-    if (at < list.length) {
-      buffer = list.splice(at, 1)[0]!;
+    let buffer: SharedArrayBuffer | undefined = takeBestFit(list, needed);
+    if (buffer !== undefined) {
       this.#retainedBytes -= buffer.byteLength;
       this.#buffers -= 1;
       this.#hits += 1;
@@ -136,7 +158,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     }
     if (this.#closed) return;
     const list = this.#free.get(loan.dtype)!;
-    list.splice(lowerBound(list, loan.buffer.byteLength), 0, loan.buffer);
+    list.splice(upperBound(list, loan.buffer.byteLength), 0, loan.buffer);
     this.#retainedBytes += loan.buffer.byteLength;
     this.#buffers += 1;
     this.trimToLimit();
@@ -161,7 +183,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     }
     for (const list of this.#free.values()) if (list.includes(buffer)) return;
     const list = this.#free.get(dtype)!;
-    list.splice(lowerBound(list, buffer.byteLength), 0, buffer);
+    list.splice(upperBound(list, buffer.byteLength), 0, buffer);
     this.#retainedBytes += buffer.byteLength;
     this.#buffers += 1;
     this.trimToLimit();
@@ -177,7 +199,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     else this.#returnedByCollection++;
     if (buffer.byteLength === 0 || this.#closed) return;
     const list = this.#free.get(dtype)!;
-    list.splice(lowerBound(list, buffer.byteLength), 0, buffer);
+    list.splice(upperBound(list, buffer.byteLength), 0, buffer);
     this.#retainedBytes += buffer.byteLength;
     this.#buffers += 1;
     this.trimToLimit();

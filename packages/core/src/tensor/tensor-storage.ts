@@ -42,15 +42,32 @@ const collected = new FinalizationRegistry<StorageCell>((cell) => {
  * Storage made since the last event-loop turn, registered with `collected` at the next one if it
  * is still in use: the loop that disposes each output right away (the idiomatic one) then never
  * pays for a registration and its removal. Until then the list holds the storage, so nothing made
- * here can be collected unregistered.
+ * here can be collected unregistered. The list is bounded ({@link MAX_DEFERRED},
+ * {@link MAX_DEFERRED_BYTES}): a loop that drops its outputs without ever yielding to the event
+ * loop (every await resolved by a polled worker answer) registers them in batches, so they can be
+ * collected and come back — without the bound it would hold all of them until its end.
  */
 const unregistered: TensorStorage[] = [];
+let unregisteredBytes = 0;
 let flushScheduled = false;
+const MAX_DEFERRED = 64;
+const MAX_DEFERRED_BYTES = 16 * 1024 * 1024;
+
+/** Register every storage in the list that is still in use (storage already home is skipped), and empty it. */
+function registerDeferred(): void {
+  for (const storage of unregistered) storage.register();
+  unregistered.length = 0;
+  unregisteredBytes = 0;
+}
+
+/** How many storages wait for their deferred registration now (bounded by {@link MAX_DEFERRED}). @internal test seam */
+export function deferredRegistrations(): number {
+  return unregistered.length;
+}
 
 function registerSurvivors(): void {
   flushScheduled = false;
-  for (const storage of unregistered) storage.register();
-  unregistered.length = 0;
+  registerDeferred();
 }
 
 /**
@@ -69,7 +86,9 @@ export class TensorStorage {
     if (home !== undefined) {
       if (buffer.byteLength > 0 && adjustExternalMemory(buffer.byteLength) !== undefined) this.#cell.reported = buffer.byteLength;
       unregistered.push(this);
-      if (!flushScheduled) {
+      unregisteredBytes += buffer.byteLength;
+      if (unregistered.length >= MAX_DEFERRED || unregisteredBytes >= MAX_DEFERRED_BYTES) registerDeferred();
+      else if (!flushScheduled) {
         flushScheduled = true;
         setImmediate(registerSurvivors).unref();
       }
