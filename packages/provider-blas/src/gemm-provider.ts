@@ -177,6 +177,8 @@ export interface BlasSession {
   current(): BlasRuntime;
   /** Load the runtime on `ctx`'s engine worker (once per process) and describe it. */
   ensureLoaded(ctx: CpuExecutionContext): Promise<BlasRuntime>;
+  /** The loaded runtime once it is loaded (no promise: the per-call path), else undefined. */
+  loaded(): BlasRuntime | undefined;
 }
 
 export function createGemmProvider(session: BlasSession): CpuGemmProvider {
@@ -195,7 +197,7 @@ export function createGemmProvider(session: BlasSession): CpuGemmProvider {
       // and never reaches the addon (which checks the descriptor again itself).
       validateGemmRequest('gemm', request);
       // The first call loads the runtime on this context's pinned worker (inside its admission).
-      const runtime = await session.ensureLoaded(ctx);
+      const runtime = session.loaded() ?? (await session.ensureLoaded(ctx));
       const call = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
       if (!call.ok) return call.outcome;
       await ctx.run(gemmKernel, kernelArgs(call.payload.desc, [call.payload.a, call.payload.b, call.payload.c]));

@@ -268,7 +268,7 @@ function ensureLoaded(st: State, ctx: CpuExecutionContext): Promise<BlasRuntime>
 function packageFor(st: State): CpuProviderPackage {
   if (pkg !== undefined) return pkg;
   const declared = st.declared; // fixed for the package's life: capabilities are sampled into bundles
-  const session: BlasSession = { declared, current: () => current(st), ensureLoaded: (ctx) => ensureLoaded(st, ctx) };
+  const session: BlasSession = { declared, current: () => current(st), ensureLoaded: (ctx) => ensureLoaded(st, ctx), loaded: () => st.loaded };
   const gemm = createGemmProvider(session);
   const lapack = createLapackKernels(session, st.binding);
   pkg = Object.freeze({
