@@ -116,6 +116,22 @@ function untouched(outs: readonly (Tensor | undefined)[], info: Int32Array): boo
   return true;
 }
 
+const warnedFallbacks = new Set<string>();
+
+/**
+ * Never silently slow: the first time an extension declines a primitive and the built-in kernel
+ * runs instead, the process is told once per (extension, primitive) (`TENFERRO_LINALG_FALLBACK`).
+ */
+function warnFallback(provider: string, primitive: string, op: string, declined: string): void {
+  const key = `${provider}\u0000${primitive}`;
+  if (warnedFallbacks.has(key)) return;
+  warnedFallbacks.add(key);
+  process.emitWarning(`${provider} declined ${primitive} for ${op} (${declined}): tenferro's built-in kernel ran instead; later declines of it are not reported again`, {
+    type: 'TenferroWarning',
+    code: 'TENFERRO_LINALG_FALLBACK',
+  });
+}
+
 function describeDecline(reason: { readonly kind: string; readonly detail?: unknown; readonly dtype?: unknown }): string {
   return typeof reason.detail === 'string' ? `${reason.kind}: ${reason.detail}` : reason.dtype !== undefined ? `${reason.kind}: ${String(reason.dtype)}` : reason.kind;
 }
@@ -942,7 +958,9 @@ export class Linalg {
         throw new TenferroError('ProviderContractViolation', `${op}: the ${ext.name} ${r.op} kernel wrote its output and then declined (R64)`, { op, detail: { provider: ext.name, primitive: r.op } });
       }
       await BUILTIN_KERNELS[r.op]!(ctx, r);
-      this.#calls.push({ op: r.op, kernel: 'builtin', declined: describeDecline(outcome.reason) });
+      const declined = describeDecline(outcome.reason);
+      this.#calls.push({ op: r.op, kernel: 'builtin', declined });
+      warnFallback(ext.name, r.op, op, declined);
       return;
     }
     await BUILTIN_KERNELS[r.op]!(ctx, r);

@@ -38,19 +38,30 @@ describe('extension first, built-in fallback (R64, R65)', () => {
     });
   });
 
-  it('an extension that declines before writing makes the built-in run once', async () => {
+  it('an extension that declines before writing makes the built-in run once, and the process is told once', async () => {
     let calls = 0;
+    const warnings: (Error & { code?: string })[] = [];
+    const onWarning = (w: Error & { code?: string }) => warnings.push(w);
+    process.on('warning', onWarning);
     const kernels: CpuLinalgKernels = { name: 'decliner', cholesky: () => { calls++; return Unsupported.dtype('f64'); } };
-    await withKernels(kernels, async (b) => {
-      const la = linalg(b);
-      const l = await la.cholesky(SPD());
-      expect(l.toArray()[0]).toBeCloseTo(2, 14);
-      expect(calls).toBe(1);
-      expect(la.takeCallRecords()).toEqual([{ op: 'cholesky', kernel: 'builtin', declined: 'dtype: f64' }]);
-      // A primitive the extension lacks goes to the built-in directly.
-      await la.qr(SPD());
-      expect(la.takeCallRecords()).toEqual([{ op: 'qr', kernel: 'builtin' }]);
-    });
+    try {
+      await withKernels(kernels, async (b) => {
+        const la = linalg(b);
+        const l = await la.cholesky(SPD());
+        expect(l.toArray()[0]).toBeCloseTo(2, 14);
+        expect(calls).toBe(1);
+        expect(la.takeCallRecords()).toEqual([{ op: 'cholesky', kernel: 'builtin', declined: 'dtype: f64' }]);
+        await la.cholesky(SPD());
+        // A primitive the extension lacks goes to the built-in directly.
+        await la.qr(SPD());
+        expect(la.takeCallRecords()).toEqual([{ op: 'cholesky', kernel: 'builtin', declined: 'dtype: f64' }, { op: 'qr', kernel: 'builtin' }]);
+      });
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      const fallbacks = warnings.filter((w) => w.code === 'TENFERRO_LINALG_FALLBACK');
+      expect(fallbacks.map((w) => w.message)).toEqual([expect.stringMatching(/^decliner declined cholesky for .*\(dtype: f64\)/)]);
+    } finally {
+      process.off('warning', onWarning);
+    }
   });
 
   it('an extension that throws is ProviderFailed, not retried', async () => {
