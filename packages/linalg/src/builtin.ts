@@ -52,6 +52,8 @@ function batchCount(r: LinalgRequest): number {
 export const PARALLEL_MIN_ORDER = 512;
 /** The panel width of the blocked factorisations. */
 export const PARALLEL_BLOCK = 128;
+/** A trailing matrix of at most this order is updated and factored by lane 0 alone, in one task (a split would cost more in synchronisation than it saves). */
+export const PARALLEL_TAIL = 256;
 /** What factoring a panel of w columns weighs, in columns of trailing update (lane 0 does it besides its share). */
 const FACTOR_WEIGHT = 1;
 
@@ -105,8 +107,10 @@ function split(lo: number, hi: number, lanes: number, weight: (c: number) => num
  * first each lane gathers its columns and lane 0 factors panel 0; then, for each panel p, each lane
  * applies panel p to its columns of the trailing matrix (LU: swaps, triangular solve, GEMM;
  * Cholesky: the lower part of A22 −= L21 L21ᴴ) and lane 0, whose columns begin with panel p + 1,
- * factors that panel next — one `pool.map` per panel; last, each lane finishes its columns (LU: the
- * swaps of the panels right of them; Cholesky: zeros above the diagonal, or U = Lᴴ). The panels are
+ * factors that panel next — one `pool.map` per panel — until the trailing matrix is of order
+ * ≤ {@link PARALLEL_TAIL}: lane 0 then applies the last panel to it and factors it whole, in one
+ * task; last, the lanes finish their columns (LU: the swaps of the panels right of them; Cholesky
+ * with `upper`: U = Lᴴ — its gather zeroed the upper triangle, which nothing writes). The panels are
  * factored with the same kernels as the sequential path (the recursive getrf, Eigen's blocked
  * LLT), so pivots and info follow the same convention. A Cholesky that meets a non-positive minor
  * stops after that step (its info is set; the caller disposes the output unread).
@@ -122,20 +126,30 @@ async function runBlocked(ctx: CpuExecutionContext, pool: WorkerPool, lanes: num
     }
     await pool.map(kernel, tasks);
   };
+  const failed = (): boolean => !lu && r.info[0] !== 0;
   const uniform = (): number => 1;
   // LU: every trailing column costs the same; Cholesky: column c's update has n − c rows.
   const weight = lu ? uniform : (c: number) => n - c;
   const w0 = Math.min(nb, n);
   await step(split(0, n, lanes, uniform, FACTOR_WEIGHT * w0, w0), 0, STEP.gather, STEP.factor);
-  for (let j0 = 0; j0 + nb < n; j0 += nb) {
-    if (!lu && r.info[0] !== 0) return;
+  // The first column the rest step factors (n: none).
+  let rest = n;
+  for (let j0 = 0; j0 + nb < n && !failed(); j0 += nb) {
     const c = j0 + nb, w = Math.min(nb, n - c);
+    if (n - c <= PARALLEL_TAIL) {
+      // Lane 0 alone: the last update and the whole trailing matrix.
+      await step([c, n, ...Array<number>(lanes - 1).fill(n)], j0, STEP.update, STEP.rest);
+      rest = c;
+      break;
+    }
     await step(split(c, n, lanes, weight, FACTOR_WEIGHT * w * weight(c), c + w), j0, STEP.update, STEP.factor);
   }
-  if (!lu && r.info[0] !== 0) return;
-  // LU: column c takes the swaps of the panels right of its own (none in the last panel).
-  const last = (c: number): number => n - Math.min(n, (Math.floor(c / nb) + 1) * nb);
-  await step(split(0, n, lanes, lu ? last : uniform, 0, 0), 0, STEP.finish, 0);
+  if (failed()) return;
+  // LU: column c below `rest` takes the swaps of the panels right of its own (the last panel's columns none).
+  const swaps = (c: number): number => (c >= rest ? 0 : n - Math.min(n, (Math.floor(c / nb) + 1) * nb));
+  if (lu) await step(split(0, rest, lanes, swaps, 0, 0), rest, STEP.finish, 0);
+  // Cholesky: the gather zeroed the strict upper triangle and nothing wrote it; U = Lᴴ needs a pass.
+  else if (r.flags.upper) await step(split(0, n, lanes, uniform, 0, 0), 0, STEP.finish, 0);
 }
 
 async function runBuiltin(ctx: CpuExecutionContext, r: LinalgRequest): Promise<CpuProviderOutcome> {

@@ -17,12 +17,15 @@ enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQ
 //   factor: factor the panel of columns [c0, c0 + min(nb, n − c0)) (LU: getrf of its rows c0..n, pivots
 //           to out[1][c0..] as global 1-based rows, the first zero pivot to info[0]; Cholesky: potrf of its
 //           diagonal block and the solve below it, the order of a non-positive minor to info[0]);
-//   finish: LU: apply to each column the row swaps of every panel right of the one holding it;
-//           Cholesky: zero the strict upper triangle of the columns, or (flag upper) write U = Lᴴ.
+//   rest:   factor all the columns [c0, n) at once, sequentially (c1 = n): the trailing matrix once
+//           it is too small to split (LU: getrf of rows c0..n, its pivots and swaps as a panel's);
+//   finish: LU: apply to each column below j0 (the first column the rest step factored, or n) the
+//           row swaps of every panel right of the one holding it; Cholesky (flag upper): U = Lᴴ.
+// Cholesky's gather zeroes the strict upper triangle and its update writes only the lower part.
 // Words of a step task (addon.cc checks them): 0 op, 1 dtype, 2 n, 3 n, 4 nb, 5 flags, 6 c0, 7 c1,
 // 8 batch axes (0), 9 abort offset, 10..12 A's offset and strides, 13 j0, 14 step bits, 15 unused.
 enum StepOp : int { kLuStep = 10, kCholStep = 11, kStepOpEnd = 12 };
-constexpr int kStepGather = 1, kStepUpdate = 2, kStepFactor = 4, kStepFinish = 8;
+constexpr int kStepGather = 1, kStepUpdate = 2, kStepFactor = 4, kStepFinish = 8, kStepRest = 16;
 enum Dtype : int { kF32 = 0, kF64 = 1, kC64 = 2, kC128 = 3 };
 
 enum Status : int {

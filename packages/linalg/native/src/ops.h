@@ -395,14 +395,17 @@ struct Runner {
   // the pivots and info of the panel it factors), so the lanes of one step never write the same
   // element, and read only the factored panel, which no lane of that step writes.
 
-  // Gather columns [c0, c1) of A into the matrix.
-  void gather_columns(S* a, Idx n) const {
+  // Gather columns [c0, c1) of A into the matrix; with `lower`, rows from the diagonal down and
+  // zeros above it (Cholesky reads and writes only the lower triangle).
+  void gather_columns(S* a, Idx n, bool lower) const {
     const S* base = static_cast<const S*>(j.a.data) + j.a.off;
     for (Idx c = j.c0; c < j.c1; c++) {
       S* dst = a + c * n;
-      if (j.a.rs == 1) std::copy(base + c * j.a.cs, base + c * j.a.cs + n, dst);
+      const Idx r0 = lower ? c : 0;
+      std::fill(dst, dst + r0, S(0));
+      if (j.a.rs == 1) std::copy(base + r0 + c * j.a.cs, base + c * j.a.cs + n, dst + r0);
       else
-        for (Idx r = 0; r < n; r++) dst[r] = base[r * j.a.rs + c * j.a.cs];
+        for (Idx r = r0; r < n; r++) dst[r] = base[r * j.a.rs + c * j.a.cs];
     }
   }
 
@@ -430,13 +433,15 @@ struct Runner {
       if (!copy_pivots(piv, j0, j0 + w, n)) return kBadArguments;
       own = piv_;
     }
+    // The finish swaps the columns below j0 (the rest's first column: it swapped its own).
     const Idx firstLater = finish ? std::min(n, (c0 / nb + 1) * nb) : n;
+    const Idx swapEnd = finish ? std::min(c1, j.j0) : c0;
     Eigen::Matrix<int32_t, Eigen::Dynamic, 1> later;
-    if (finish && cols > 0) {
+    if (finish && swapEnd > c0) {
       if (!copy_pivots(piv, firstLater, n, n)) return kBadArguments;
       later = piv_;
     }
-    if (j.bits & kStepGather) gather_columns(a, n);
+    if (j.bits & kStepGather) gather_columns(a, n, false);
     if (update && cols > 0) {
       S* ac = a + c0 * n;
       // The panel's row swaps (global rows), U12 = L11⁻¹ A12, A22 −= L21 U12 (Eigen's GEMM).
@@ -457,9 +462,16 @@ struct Runner {
       for (Idx i = 0; i < pw; i++) pp[i] += static_cast<int32_t>(c0);
       if (info > 0 && j.info[0] == 0) j.info[0] = static_cast<int32_t>(info + c0);
     }
+    if (j.bits & kStepRest) {
+      // The trailing matrix at once: the recursive getrf on rows and columns [c0, n).
+      int32_t* pp = piv + c0;
+      const int32_t info = getrf(a + c0 + c0 * n, n, n - c0, n - c0, pp);
+      for (Idx i = 0; i < n - c0; i++) pp[i] += static_cast<int32_t>(c0);
+      if (info > 0 && j.info[0] == 0) j.info[0] = static_cast<int32_t>(info + c0);
+    }
     if (finish) {
       // Column c takes the swaps of every panel right of its own, in order (LAPACK getrf's final laswp).
-      for (Idx c = c0; c < c1; c++) {
+      for (Idx c = c0; c < swapEnd; c++) {
         const Idx k1 = std::min(n, (c / nb + 1) * nb);
         S* col = a + c * n;
         for (Idx i = k1; i < n; i++) {
@@ -474,15 +486,17 @@ struct Runner {
   int chol_step() {
     const Idx n = j.m, nb = j.k, c0 = j.c0, c1 = j.c1;
     S* a = static_cast<S*>(j.out[0]);
-    if (j.bits & kStepGather) gather_columns(a, n);
+    if (j.bits & kStepGather) gather_columns(a, n, true);
     if ((j.bits & kStepUpdate) && c1 > c0) {
       const Idx j0 = j.j0, w = std::min(nb, n - j0);
-      // A[s0:n, s0:s1] −= L[s0:n, panel] L[s0:s1, panel]ᴴ in blocks of at most nb columns: the lower
-      // trapezoid of [c0, c1) and, of each block's diagonal square, its strict upper part too
-      // (never read; zeroed or overwritten by the finish step).
+      // A[s0:n, s0:s1] −= L[s0:n, panel] L[s0:s1, panel]ᴴ in blocks of at most nb columns, the lower
+      // part only: each block's diagonal square by a rank update of its lower triangle (as Eigen's
+      // LLT), the rows below it by GEMM. The strict upper triangle stays zero.
       for (Idx s0 = c0; s0 < c1; s0 += nb) {
-        const Idx s1 = std::min(c1, s0 + nb);
-        view(a + s0 + s0 * n, n - s0, s1 - s0, n).noalias() -= view(a + s0 + j0 * n, n - s0, w, n) * view(a + s0 + j0 * n, s1 - s0, w, n).adjoint();
+        const Idx s1 = std::min(c1, s0 + nb), bw = s1 - s0;
+        auto x = view(a + s0 + j0 * n, bw, w, n);
+        view(a + s0 + s0 * n, bw, bw, n).template selfadjointView<Eigen::Lower>().rankUpdate(x, R(-1));
+        if (s1 < n) view(a + s1 + s0 * n, n - s1, bw, n).noalias() -= view(a + s1 + j0 * n, n - s1, w, n) * x.adjoint();
       }
     }
     if (j.bits & kStepFactor) {
@@ -496,6 +510,15 @@ struct Runner {
       if (c0 + pw < n) {
         auto a21 = view(a + (c0 + pw) + c0 * n, n - c0 - pw, pw, n);
         a11.adjoint().template triangularView<Eigen::Upper>().template solveInPlace<Eigen::OnTheRight>(a21);
+      }
+    }
+    if (j.bits & kStepRest) {
+      // The trailing matrix at once: Eigen's blocked LLT on rows and columns [c0, n).
+      auto a22 = view(a + c0 + c0 * n, n - c0, n - c0, n);
+      const Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a22);
+      if (bad >= 0) {
+        if (j.info[0] == 0) j.info[0] = static_cast<int32_t>(c0 + bad + 1);
+        return kOk;
       }
     }
     if (j.bits & kStepFinish) {

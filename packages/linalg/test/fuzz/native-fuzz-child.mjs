@@ -1,6 +1,6 @@
 // The native fuzz driver of tenferro_linalg.node (run by test/native-fuzz.test.ts, and by
 // `npm run test:asan` against the sanitizer build): seeded jobs for every op (0–9), the step tasks of
-// the blocked LU and Cholesky (10, 11: every step kind, valid pivots in out1 or none), and every dtype straight
+// the blocked LU and Cholesky (10, 11: every step kind, the rest step, valid pivots in out1 or none), and every dtype straight
 // into `run(words, a, b, out0, out1, out2, info, abort?)`, every buffer between guard bands, some
 // with an abort word (raised: Aborted before anything is written), then mutated words, short
 // buffers, wrong argument kinds; and `info()` once. A well-formed job with large enough buffers
@@ -67,10 +67,14 @@ function makeStepCase(r) {
     c0 = j0 + nb;
     c1 = r.int(Math.min(n, c0 + nb), n);
     bits = 2 | (r.chance(0.5) ? 4 : 0);
+    // The rest of the matrix factored at once after the update (c1 = n).
+    if (r.chance(0.3)) { c1 = n; bits = 2 | 16; }
   } else {
     c0 = r.int(0, n);
     c1 = r.int(c0, n);
     bits = 8;
+    // LU: the columns from j0 on (the rest step's) take no swaps.
+    j0 = r.chance(0.5) ? n : nb * r.int(0, panels - 1);
   }
   const flags = r.int(0, 63);
   const col = r.chance(0.6), off = r.int(0, 3);
