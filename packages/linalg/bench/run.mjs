@@ -19,6 +19,10 @@ const arg = (name, dflt) => {
   const i = process.argv.indexOf(`--${name}`);
   return i >= 0 ? process.argv[i + 1] : dflt;
 };
+if (process.argv.includes('--help')) {
+  console.log('node bench/run.mjs [--sizes 64,256,1024,2048] [--threads 1,2] [--reps 5] [--ops luFactor,cholesky,qr,eigh,svd] [--rounds 1] [--coretype X]');
+  process.exit(0);
+}
 const avx512 = /\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
 if (arg('coretype')) process.env.OPENBLAS_CORETYPE = arg('coretype');
 else if (avx512) process.env.OPENBLAS_CORETYPE = 'SkylakeX';
@@ -146,6 +150,12 @@ console.log('ratios: C/la (LAPACK through la.* vs the same routine from C; goal 
 console.log('op        n     thr  built-in ms  la LAPACK ms   C LAPACK ms   C/la   LAPACK/built-in');
 for (const r of rows.filter((x) => x.builtinMs !== undefined)) {
   console.log(`${r.op.padEnd(9)} ${String(r.n).padStart(5)} ${String(r.threads).padStart(4)} ${ms(r.builtinMs).padStart(12)} ${ms(r.blasMs).padStart(13)} ${ms(r.cMs).padStart(13)} ${r2(r.overhead).padStart(6)} ${r2(r.builtinVsLapack).padStart(17)}`);
+}
+// Goal: the built-in LU and Cholesky at 2 threads (blocked over the pool's lanes) ≥ 1.2× their own 1-thread speed.
+for (const r2t of rows.filter((x) => x.threads === 2 && x.builtinMs !== undefined)) {
+  const r1t = rows.find((x) => x.threads === 1 && x.op === r2t.op && x.n === r2t.n);
+  if (r1t === undefined) continue;
+  console.log(`${r2t.op} n=${r2t.n}: built-in 1 → 2 threads ${r2((r1t.builtinMs) / r2t.builtinMs)}× (goal ≥ 1.2 for luFactor, cholesky at 1024); C LAPACK ${r1t.cMs === undefined || r2t.cMs === undefined ? '-' : r2(r1t.cMs / r2t.cMs)}×; la LAPACK ${r1t.blasMs === undefined ? '-' : r2(r1t.blasMs / r2t.blasMs)}×`);
 }
 for (const r of rows.filter((x) => x.backend !== undefined)) {
   console.log(`batched 10000×8×8 solve, ${r.threads} thread(s), ${r.backend} (${r.kernel}): ${ms(r.ms)} ms = ${r.nsPerMatrix.toFixed(0)} ns/matrix; C dgesv_ loop ${ms(r.cMs)} ms = ${r.cNsPerMatrix?.toFixed(0) ?? '-'} ns/matrix; C/la ${r2(r.vsC)} (goal ≥ 0.8)`);

@@ -1,5 +1,5 @@
 // Both paths agree: provider-blas's LAPACK CpuLinalgKernels (every primitive, f32/f64/c64/c128,
-// through the loaded runtime's ?potrf_/?trsm_/?getrf_/?getrs_/?geqrf_/?orgqr_ (?ungqr_)/?gesdd_/
+// through the loaded runtime's ?potrf_/?trsm_/?getrf_/?gesv_/?geqrf_/?orgqr_ (?ungqr_)/?gesdd_/
 // ?syevd_ (?heevd_)/?geev_/?getc2_) against the built-in Eigen kernels of a faer backend, on the
 // same inputs — same shapes, conventions and signs (L lower with zeros above, LAPACK 1-based
 // pivots, R's diagonal real ≥ 0, singular values descending and vectors normalised, eigh ascending,
@@ -290,6 +290,39 @@ describe.skipIf(!haveBlas)('LAPACK through provider-blas vs the built-in kernels
       expect(lb.takeCallRecords().map((x) => x.kernel)).toEqual(['extension', 'extension', 'extension']);
     });
   }
+
+  it('a batch of small solves (one ?gesv_ loop in one native call): two batch axes, a permuted view, a singular matrix named by its batch index; 1 and 2 threads', async () => {
+    const blas2 = await CpuBackend.create({ kind: 'blas', threads: 2, providers: [createBlasProvider()] });
+    try {
+      for (const dtype of DTYPES) {
+        const tol = single(dtype) ? 2e-4 : 1e-10;
+        // 35 diagonally dominant 8×8 matrices over batch axes [5, 7], and a view of them with the
+        // batch axes swapped (strides not in batch order: the native odometer steps both axes).
+        const c = cplx(dtype) ? 2 : 1, m = 8;
+        const base = rand(dtype, [m, m, 5, 7], 11);
+        const d = base.toTypedArray() as Float64Array;
+        for (let b = 0; b < 35; b++) for (let i = 0; i < m; i++) d[c * (b * m * m + i + i * m)] = 9 + i;
+        const a = Tensor.from(d, [m, m, 5, 7], { dtype } as never) as Tensor<LinalgDType>;
+        const rhs = rand(dtype, [m, 3, 5, 7], 12);
+        const [x, y] = await both((la) => la.solve(a, rhs));
+        agree(x, y, tol * 10, 'batched solve');
+        const at = a.permute([0, 1, 3, 2]), rt = rhs.permute([0, 1, 3, 2]);
+        const [xt, yt] = await both((la) => la.solve(at, rt));
+        agree(xt, yt, tol * 10, 'batched solve (permuted batch axes)');
+        const x2 = await linalg(blas2).solve(a, rhs);
+        agree(x2, y, tol * 10, 'batched solve, 2 threads');
+        // Batch 23 = [3, 4] made singular (column 3 zero): U(3, 3) is exactly zero on both paths
+        // (the elimination leaves a zero column zero), and the error names batch 23 and info 3.
+        const s = new (single(dtype) ? Float32Array : Float64Array)(d);
+        for (let j = 0; j < m; j++) for (let k = 0; k < c; k++) s[c * (23 * m * m + j + 2 * m) + k] = 0;
+        const sing = Tensor.from(s as Float64Array, [m, m, 5, 7], { dtype } as never) as Tensor<LinalgDType>;
+        const errors = await Promise.all([linalg(blas), linalg(faer), linalg(blas2)].map((la) => la.solve(sing, rhs).then(() => undefined, (e: unknown) => e)));
+        for (const e of errors) expect(e).toMatchObject({ code: 'SingularMatrix', detail: { batchIndex: 23, batch: [3, 4], info: 3 } });
+      }
+    } finally {
+      await blas2.close();
+    }
+  });
 
   it('zero-size and 1×1 inputs: same shapes and identities on both paths', async () => {
     for (const dtype of DTYPES) {

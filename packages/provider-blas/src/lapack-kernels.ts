@@ -1,7 +1,7 @@
 /**
  * provider-blas's `CpuLinalgKernels` (the `@tenferro/linalg` extension, R53/R65): every primitive
  * of the interface — Cholesky (`?potrf_`), triangular solve (`?trsm_`), LU and its unpacked form
- * (`?getrf_`), solve (`?getrf_` + `?getrs_`), QR (`?geqrf_` + `?orgqr_`/`?ungqr_`), SVD
+ * (`?getrf_`), solve (`?gesv_`), QR (`?geqrf_` + `?orgqr_`/`?ungqr_`), SVD
  * (`?gesdd_`), Hermitian eigensolver (`?syevd_`/`?heevd_`), general eigensolver (`?geev_`) and
  * full-pivot LU (`?getc2_`) — in f32, f64, c64 and c128 (s, d, c, z), through the Fortran LAPACK
  * routines of the BLAS runtime already loaded for GEMM, found with dlsym in the same library.
@@ -60,7 +60,7 @@ function routines(op: Op, r: LapackRequest, complex: boolean): string[] {
     case 'cholesky': return ['potrf'];
     case 'solveTriangular': return ['trsm'];
     case 'luFactor': case 'lu': return ['getrf'];
-    case 'solve': return ['getrf', 'getrs'];
+    case 'solve': return ['gesv'];
     case 'qr': return r.flags.rOnly ? ['geqrf'] : ['geqrf', complex ? 'ungqr' : 'orgqr'];
     case 'svd': return ['gesdd'];
     case 'eigh': return [complex ? 'heevd' : 'syevd'];
@@ -94,6 +94,7 @@ export interface LapackCallCounts {
 export function createLapackKernels(session: BlasSession, binding: BlasBinding): object {
   const executed: Record<string, number> = {};
   const declined: Record<string, number> = {};
+  let symbols: Readonly<Record<string, boolean>> | undefined;
   const decline = (name: Op, detail: string): CpuProviderOutcome => {
     declined[name] = (declined[name] ?? 0) + 1;
     return Unsupported.of({ kind: 'runtimeUnavailable', detail });
@@ -106,7 +107,8 @@ export function createLapackKernels(session: BlasSession, binding: BlasBinding):
       // Every per-matrix array LAPACK indexes (and gesdd's complex workspace) within 32-bit integers.
       if (mx * mx > INT_MAX || (name === 'svd' && 5 * mn * mn + 5 * mn + 2 * mx * mn > INT_MAX)) return decline(name, 'a matrix exceeds the 32-bit LAPACK integer');
       const runtime = await session.ensureLoaded(ctx);
-      const present = binding.lapackSymbols() as Readonly<Record<string, boolean>> | null;
+      // The loaded runtime's routines are fixed once it is loaded: asked once, not per call.
+      const present = (symbols ??= (binding.lapackSymbols() as Readonly<Record<string, boolean>> | null) ?? undefined);
       const prefix = PREFIX[dtype]!;
       const missing = routines(name, r, dtype >= 2).map((s) => `${prefix}${s}`).filter((s) => present?.[s] !== true);
       if (missing.length > 0) return decline(name, `the loaded runtime (${runtime.label}) does not export ${missing.map((s) => `${s}_`).join(', ')}`);

@@ -7,6 +7,7 @@
 // fails a check is refused with a status code; nothing is read or written then. Never throws.
 #include <napi.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -92,6 +93,83 @@ bool operand_fits(const Job& j, const Operand& o, int64_t rows, int64_t cols, in
   return (last + 1) * el <= static_cast<i128>(v.bytes);
 }
 
+// The info words (at least `count`, Int32Array) and the optional abort word of a job.
+int parse_info_abort(const Napi::CallbackInfo& info, Job& j, int64_t count, double abortAt) {
+  View iv = view_of(info[6]);
+  if (!iv.ok || !info[6].IsTypedArray() || info[6].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
+  if (static_cast<i128>(count) * 4 > static_cast<i128>(iv.bytes)) return tfl::kOutOfBounds;
+  j.info = static_cast<int32_t*>(iv.data);
+  if (abortAt >= 0 && info.Length() > 7 && info[7].IsTypedArray()) {
+    if (info[7].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
+    View av = view_of(info[7]);
+    if (!av.ok || av.bytes < 4) return tfl::kBadArguments;
+    j.abort = static_cast<const int32_t*>(av.data);
+  }
+  return tfl::kOk;
+}
+
+// A step task of a blocked factorisation (linalg.h: kLuStep, kCholStep), words `d` already copied:
+// one square n×n matrix (no batch axes), 1 ≤ nb ≤ n, 0 ≤ c0 ≤ c1 ≤ n, 0 ≤ j0 ≤ n, bits 0..31; an
+// update needs the panel at j0 (a multiple of nb, below n) to end at or before c0; a factor needs c0
+// (a multiple of nb, below n) and its panel inside [c0, c1); a rest c0 a multiple of nb below n and
+// c1 = n; an LU finish j0 a multiple of nb or n (and no update); A (read by gather) n×n inside its
+// buffer; out[0] n×n, out[1] (LU) n int32, info one int32. The pivots the LU steps read from out[1]
+// are checked by the step itself (ops.h) before anything is written.
+int parse_step(const Napi::CallbackInfo& info, const double* d, Job& j) {
+  if (!is_int(d[1], 0, 3)) return tfl::kBadDtype;
+  if (!is_int(d[2], 1, kMaxExtent) || d[3] != d[2] || !is_int(d[4], 1, d[2]) || !is_int(d[5], 0, 63) || d[8] != 0) return tfl::kBadArguments;
+  j.op = static_cast<int>(d[0]);
+  j.dtype = static_cast<int>(d[1]);
+  j.m = j.n = static_cast<int64_t>(d[2]);
+  j.k = static_cast<int64_t>(d[4]);
+  j.flags = static_cast<int>(d[5]);
+  j.nb = 0;
+  const int64_t n = j.m, nb = j.k;
+  if (!is_int(d[6], 0, d[2]) || !is_int(d[7], d[6], d[2]) || !is_int(d[13], 0, d[2]) || !is_int(d[14], 0, 31)) return tfl::kBadRange;
+  j.c0 = static_cast<int64_t>(d[6]);
+  j.c1 = static_cast<int64_t>(d[7]);
+  j.j0 = static_cast<int64_t>(d[13]);
+  j.bits = static_cast<int>(d[14]);
+  if (j.bits & tfl::kStepUpdate) {
+    if (j.j0 >= n || j.j0 % nb != 0 || j.j0 + std::min(nb, n - j.j0) > j.c0) return tfl::kBadRange;
+  }
+  if (j.bits & tfl::kStepFactor) {
+    if (j.c0 >= n || j.c0 % nb != 0 || j.c0 + std::min(nb, n - j.c0) > j.c1) return tfl::kBadRange;
+  }
+  if (j.bits & tfl::kStepRest) {
+    if (j.c0 >= n || j.c0 % nb != 0 || j.c1 != n) return tfl::kBadRange;
+  }
+  if ((j.bits & tfl::kStepFinish) && j.op == tfl::kLuStep && (j.bits & tfl::kStepUpdate) == 0) {
+    if (j.j0 != n && j.j0 % nb != 0) return tfl::kBadRange;
+  }
+  // An update and a finish in one LU task would read j0 both as the panel and as the rest's start.
+  if ((j.bits & tfl::kStepFinish) && (j.bits & tfl::kStepUpdate) && j.op == tfl::kLuStep) return tfl::kBadRange;
+  j.b0 = 0;
+  j.b1 = 1;
+  const double maxIdx = 9007199254740991.0;
+  if (!is_int(d[10], 0, maxIdx) || !is_int(d[11], 0, maxIdx) || !is_int(d[12], 0, maxIdx)) return tfl::kOutOfBounds;
+  j.a.off = static_cast<int64_t>(d[10]);
+  j.a.rs = static_cast<int64_t>(d[11]);
+  j.a.cs = static_cast<int64_t>(d[12]);
+  const int64_t el = scalar_size(j.dtype);
+  View av = view_of(info[1]);
+  if (!av.ok) return tfl::kBadArguments;
+  if (!operand_fits(j, j.a, n, n, 1, av, el)) return tfl::kOutOfBounds;
+  j.a.data = av.data;
+  j.b = j.a;
+  for (int o = 0; o < 3; o++) {
+    int64_t per = tfl::out_elems(j, o);
+    if (per < 0) continue;
+    View v = view_of(info[3 + o]);
+    if (!v.ok) return tfl::kBadArguments;
+    int64_t es = kind_size(j.dtype, tfl::out_kind(j, o));
+    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(es == 16 ? 8 : es) != 0) return tfl::kOutOfBounds;
+    if (static_cast<i128>(per) * es > static_cast<i128>(v.bytes)) return tfl::kOutOfBounds;
+    j.out[o] = v.data;
+  }
+  return parse_info_abort(info, j, 1, d[9]);
+}
+
 int parse(const Napi::CallbackInfo& info, Job& j) {
   if (info.Length() < 7 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) return tfl::kBadArguments;
   Napi::Float64Array w = info[0].As<Napi::Float64Array>();
@@ -99,6 +177,7 @@ int parse(const Napi::CallbackInfo& info, Job& j) {
   if (wl < static_cast<size_t>(tfl::kHeader) || wl > 256) return tfl::kBadArguments;
   double d[256];
   std::memcpy(d, w.Data(), wl * sizeof(double));  // read once: the shared words could change meanwhile
+  if (is_int(d[0], tfl::kLuStep, tfl::kStepOpEnd - 1)) return parse_step(info, d, j);
   if (!is_int(d[0], 0, tfl::kOpCount - 1)) return tfl::kBadOp;
   if (!is_int(d[1], 0, 3)) return tfl::kBadDtype;
   if (!is_int(d[2], 0, kMaxExtent) || !is_int(d[3], 0, kMaxExtent) || !is_int(d[4], 0, kMaxExtent) || !is_int(d[5], 0, 63)) return tfl::kBadArguments;
@@ -162,17 +241,7 @@ int parse(const Napi::CallbackInfo& info, Job& j) {
     if (static_cast<i128>(per) * n * es > static_cast<i128>(v.bytes)) return tfl::kOutOfBounds;
     j.out[o] = v.data;
   }
-  View iv = view_of(info[6]);
-  if (!iv.ok || !info[6].IsTypedArray() || info[6].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
-  if (static_cast<i128>(n) * 4 > static_cast<i128>(iv.bytes)) return tfl::kOutOfBounds;
-  j.info = static_cast<int32_t*>(iv.data);
-  if (abortAt >= 0 && info.Length() > 7 && info[7].IsTypedArray()) {
-    if (info[7].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
-    View av = view_of(info[7]);
-    if (!av.ok || av.bytes < 4) return tfl::kBadArguments;
-    j.abort = static_cast<const int32_t*>(av.data);
-  }
-  return tfl::kOk;
+  return parse_info_abort(info, j, n, abortAt);
 }
 
 Napi::Value run(const Napi::CallbackInfo& info) {

@@ -7,6 +7,25 @@
 namespace tfl {
 
 enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQr = 5, kSvd = 6, kEigh = 7, kEig = 8, kLuFullPivot = 9, kOpCount = 10 };
+
+// The steps of a blocked, right-looking factorisation of one square n×n matrix in place in out[0]
+// (src/builtin.ts runs them over the lanes of the context's worker pool): each task works on the
+// columns [c0, c1) of that matrix, and does, in this order, what its step bits say —
+//   gather: copy columns [c0, c1) of A into out[0];
+//   update: apply the factored panel of columns [j0, j0 + min(nb, n − j0)) to columns [c0, c1)
+//           (LU: its row swaps, U12 = L11⁻¹ A12, A22 −= L21 U12; Cholesky: A22 −= L21 L21ᴴ, lower part);
+//   factor: factor the panel of columns [c0, c0 + min(nb, n − c0)) (LU: getrf of its rows c0..n, pivots
+//           to out[1][c0..] as global 1-based rows, the first zero pivot to info[0]; Cholesky: potrf of its
+//           diagonal block and the solve below it, the order of a non-positive minor to info[0]);
+//   rest:   factor all the columns [c0, n) at once, sequentially (c1 = n): the trailing matrix once
+//           it is too small to split (LU: getrf of rows c0..n, its pivots and swaps as a panel's);
+//   finish: LU: apply to each column below j0 (the first column the rest step factored, or n) the
+//           row swaps of every panel right of the one holding it; Cholesky (flag upper): U = Lᴴ.
+// Cholesky's gather zeroes the strict upper triangle and its update writes only the lower part.
+// Words of a step task (addon.cc checks them): 0 op, 1 dtype, 2 n, 3 n, 4 nb, 5 flags, 6 c0, 7 c1,
+// 8 batch axes (0), 9 abort offset, 10..12 A's offset and strides, 13 j0, 14 step bits, 15 unused.
+enum StepOp : int { kLuStep = 10, kCholStep = 11, kStepOpEnd = 12 };
+constexpr int kStepGather = 1, kStepUpdate = 2, kStepFactor = 4, kStepFinish = 8, kStepRest = 16;
 enum Dtype : int { kF32 = 0, kF64 = 1, kC64 = 2, kC128 = 3 };
 
 enum Status : int {
@@ -46,6 +65,9 @@ struct Job {
   void* out[3] = {nullptr, nullptr, nullptr};  // dense column-major, batch-contiguous
   int32_t* info = nullptr;                      // one per batch
   const int32_t* abort = nullptr;
+  // Step tasks (kLuStep, kCholStep; k is the block width nb): the columns, the panel, the bits.
+  int64_t c0 = 0, c1 = 0, j0 = 0;
+  int bits = 0;
 };
 
 // Element offset of batch `flat` of `o` (batch axes column-major: first axis fastest).

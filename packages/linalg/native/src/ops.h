@@ -137,6 +137,10 @@ struct Runner {
   }
 
   int run() {
+    if (j.op == kLuStep || j.op == kCholStep) {
+      if (aborted(j.abort)) return kAborted;
+      return j.op == kLuStep ? lu_step() : chol_step();
+    }
     for (int64_t b = j.b0; b < j.b1; b++) {
       if (aborted(j.abort)) { trim_scratch(); return kAborted; }
       j.info[b] = 0;
@@ -383,6 +387,157 @@ struct Runner {
     const auto f = view(w, n, n, n);
     f.template triangularView<Eigen::UnitLower>().solveInPlace(x);
     f.template triangularView<Eigen::Upper>().solveInPlace(x);
+  }
+
+  // ── Steps of the blocked right-looking factorisations (linalg.h; src/builtin.ts) ─────────────
+  // One n×n matrix in place in out[0] (leading dimension n); addon.cc checked the column ranges
+  // and the panel against n and nb. Each step writes only the columns [c0, c1) it was given (and
+  // the pivots and info of the panel it factors), so the lanes of one step never write the same
+  // element, and read only the factored panel, which no lane of that step writes.
+
+  // Gather columns [c0, c1) of A into the matrix; with `lower`, rows from the diagonal down and
+  // zeros above it (Cholesky reads and writes only the lower triangle).
+  void gather_columns(S* a, Idx n, bool lower) const {
+    const S* base = static_cast<const S*>(j.a.data) + j.a.off;
+    for (Idx c = j.c0; c < j.c1; c++) {
+      S* dst = a + c * n;
+      const Idx r0 = lower ? c : 0;
+      std::fill(dst, dst + r0, S(0));
+      if (j.a.rs == 1) std::copy(base + r0 + c * j.a.cs, base + c * j.a.cs + n, dst + r0);
+      else
+        for (Idx r = r0; r < n; r++) dst[r] = base[r * j.a.rs + c * j.a.cs];
+    }
+  }
+
+  // Pivots [k1, k2) of out[1] copied into piv_ (index i − k1), each checked to be a row in [i, n)
+  // (1-based i + 1 ..= n) — the shared words could hold anything — before any row is swapped.
+  bool copy_pivots(const int32_t* piv, Idx k1, Idx k2, Idx n) {
+    piv_.resize(k2 - k1);
+    for (Idx i = k1; i < k2; i++) {
+      const int32_t p = __atomic_load_n(piv + i, __ATOMIC_RELAXED);
+      if (p < i + 1 || p > n) return false;
+      piv_[i - k1] = p;
+    }
+    return true;
+  }
+
+  int lu_step() {
+    const Idx n = j.m, nb = j.k, c0 = j.c0, c1 = j.c1, cols = c1 - c0;
+    S* a = static_cast<S*>(j.out[0]);
+    int32_t* piv = static_cast<int32_t*>(j.out[1]);
+    // Every pivot this step reads is checked before anything is written.
+    const bool update = (j.bits & kStepUpdate) != 0, finish = (j.bits & kStepFinish) != 0;
+    const Idx j0 = j.j0, w = update ? std::min(nb, n - j0) : 0;
+    Eigen::Matrix<int32_t, Eigen::Dynamic, 1> own;
+    if (update) {
+      if (!copy_pivots(piv, j0, j0 + w, n)) return kBadArguments;
+      own = piv_;
+    }
+    // The finish swaps the columns below j0 (the rest's first column: it swapped its own).
+    const Idx firstLater = finish ? std::min(n, (c0 / nb + 1) * nb) : n;
+    const Idx swapEnd = finish ? std::min(c1, j.j0) : c0;
+    Eigen::Matrix<int32_t, Eigen::Dynamic, 1> later;
+    if (finish && swapEnd > c0) {
+      if (!copy_pivots(piv, firstLater, n, n)) return kBadArguments;
+      later = piv_;
+    }
+    if (j.bits & kStepGather) gather_columns(a, n, false);
+    if (update && cols > 0) {
+      S* ac = a + c0 * n;
+      // The panel's row swaps (global rows), U12 = L11⁻¹ A12, A22 −= L21 U12 (Eigen's GEMM).
+      for (Idx c = 0; c < cols; c++) {
+        S* col = ac + c * n;
+        for (Idx i = 0; i < w; i++) {
+          const Idx p = own[i] - 1;
+          if (p != j0 + i) std::swap(col[j0 + i], col[p]);
+        }
+      }
+      view(a + j0 + j0 * n, w, w, n).template triangularView<Eigen::UnitLower>().solveInPlace(view(ac + j0, w, cols, n));
+      if (j0 + w < n) view(ac + j0 + w, n - j0 - w, cols, n).noalias() -= view(a + (j0 + w) + j0 * n, n - j0 - w, w, n) * view(ac + j0, w, cols, n);
+    }
+    if (j.bits & kStepFactor) {
+      const Idx pw = std::min(nb, n - c0);
+      int32_t* pp = piv + c0;
+      const int32_t info = getrf(a + c0 + c0 * n, n, n - c0, pw, pp);
+      for (Idx i = 0; i < pw; i++) pp[i] += static_cast<int32_t>(c0);
+      if (info > 0 && j.info[0] == 0) j.info[0] = static_cast<int32_t>(info + c0);
+    }
+    if (j.bits & kStepRest) {
+      // The trailing matrix at once: the recursive getrf on rows and columns [c0, n).
+      int32_t* pp = piv + c0;
+      const int32_t info = getrf(a + c0 + c0 * n, n, n - c0, n - c0, pp);
+      for (Idx i = 0; i < n - c0; i++) pp[i] += static_cast<int32_t>(c0);
+      if (info > 0 && j.info[0] == 0) j.info[0] = static_cast<int32_t>(info + c0);
+    }
+    if (finish) {
+      // Column c takes the swaps of every panel right of its own, in order (LAPACK getrf's final laswp).
+      for (Idx c = c0; c < swapEnd; c++) {
+        const Idx k1 = std::min(n, (c / nb + 1) * nb);
+        S* col = a + c * n;
+        for (Idx i = k1; i < n; i++) {
+          const Idx p = later[i - firstLater] - 1;
+          if (p != i) std::swap(col[i], col[p]);
+        }
+      }
+    }
+    return kOk;
+  }
+
+  int chol_step() {
+    const Idx n = j.m, nb = j.k, c0 = j.c0, c1 = j.c1;
+    S* a = static_cast<S*>(j.out[0]);
+    if (j.bits & kStepGather) gather_columns(a, n, true);
+    if ((j.bits & kStepUpdate) && c1 > c0) {
+      const Idx j0 = j.j0, w = std::min(nb, n - j0);
+      // A[s0:n, s0:s1] −= L[s0:n, panel] L[s0:s1, panel]ᴴ in blocks of at most nb columns, the lower
+      // part only: each block's diagonal square by a rank update of its lower triangle (as Eigen's
+      // LLT), the rows below it by GEMM. The strict upper triangle stays zero.
+      for (Idx s0 = c0; s0 < c1; s0 += nb) {
+        const Idx s1 = std::min(c1, s0 + nb), bw = s1 - s0;
+        auto x = view(a + s0 + j0 * n, bw, w, n);
+        view(a + s0 + s0 * n, bw, bw, n).template selfadjointView<Eigen::Lower>().rankUpdate(x, R(-1));
+        if (s1 < n) view(a + s1 + s0 * n, n - s1, bw, n).noalias() -= view(a + s1 + j0 * n, n - s1, w, n) * x.adjoint();
+      }
+    }
+    if (j.bits & kStepFactor) {
+      const Idx pw = std::min(nb, n - c0);
+      auto a11 = view(a + c0 + c0 * n, pw, pw, n);
+      const Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a11);
+      if (bad >= 0) {
+        if (j.info[0] == 0) j.info[0] = static_cast<int32_t>(c0 + bad + 1);
+        return kOk;
+      }
+      if (c0 + pw < n) {
+        auto a21 = view(a + (c0 + pw) + c0 * n, n - c0 - pw, pw, n);
+        a11.adjoint().template triangularView<Eigen::Upper>().template solveInPlace<Eigen::OnTheRight>(a21);
+      }
+    }
+    if (j.bits & kStepRest) {
+      // The trailing matrix at once: Eigen's blocked LLT on rows and columns [c0, n).
+      auto a22 = view(a + c0 + c0 * n, n - c0, n - c0, n);
+      const Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a22);
+      if (bad >= 0) {
+        if (j.info[0] == 0) j.info[0] = static_cast<int32_t>(c0 + bad + 1);
+        return kOk;
+      }
+    }
+    if (j.bits & kStepFinish) {
+      // As cholesky(): L with its strict upper triangle zeroed, or U = Lᴴ (each column c writes row c
+      // of the columns right of it and zeroes its own part below the diagonal: no two lanes meet).
+      const bool upper = (j.flags & kFlagUpper) != 0;
+      for (Idx c = c0; c < c1; c++) {
+        if (upper) {
+          if constexpr (is_cplx<S>::value) a[c + c * n] = std::conj(a[c + c * n]);
+          for (Idx r = c + 1; r < n; r++) {
+            if constexpr (is_cplx<S>::value) a[c + r * n] = std::conj(a[r + c * n]); else a[c + r * n] = a[r + c * n];
+            a[r + c * n] = S(0);
+          }
+        } else {
+          for (Idx r = 0; r < c; r++) a[r + c * n] = S(0);
+        }
+      }
+    }
+    return kOk;
   }
 
   // Householder QR in place in this thread's scratch (Eigen's blocked HouseholderQR on a Ref), R

@@ -39,12 +39,12 @@ using i128 = __int128;
 using Fn = void (*)();
 
 // The routines, by family; [dtype] = s, d, c, z. orgqr is ungqr, syevd heevd for c/z.
-enum Routine : int { kPotrf, kGetrf, kGetrs, kTrsm, kGeqrf, kOrgqr, kGesdd, kSyevd, kGeev, kGetc2, kRoutines };
+enum Routine : int { kPotrf, kGetrf, kGetrs, kTrsm, kGeqrf, kOrgqr, kGesdd, kSyevd, kGeev, kGetc2, kGesv, kRoutines };
 const char* const kNames[kRoutines][4] = {
     {"spotrf", "dpotrf", "cpotrf", "zpotrf"}, {"sgetrf", "dgetrf", "cgetrf", "zgetrf"}, {"sgetrs", "dgetrs", "cgetrs", "zgetrs"},
     {"strsm", "dtrsm", "ctrsm", "ztrsm"},     {"sgeqrf", "dgeqrf", "cgeqrf", "zgeqrf"}, {"sorgqr", "dorgqr", "cungqr", "zungqr"},
     {"sgesdd", "dgesdd", "cgesdd", "zgesdd"}, {"ssyevd", "dsyevd", "cheevd", "zheevd"}, {"sgeev", "dgeev", "cgeev", "zgeev"},
-    {"sgetc2", "dgetc2", "cgetc2", "zgetc2"},
+    {"sgetc2", "dgetc2", "cgetc2", "zgetc2"}, {"sgesv", "dgesv", "cgesv", "zgesv"},
 };
 
 struct Lapack {
@@ -74,7 +74,7 @@ unsigned needs(int op, int flags) {
     case 0: return 1u << kPotrf;
     case 1: return 1u << kTrsm;
     case 2: case 3: return 1u << kGetrf;
-    case 4: return (1u << kGetrf) | (1u << kGetrs);
+    case 4: return 1u << kGesv;
     case 5: return (1u << kGeqrf) | ((flags & 32) ? 0u : (1u << kOrgqr));
     case 6: return 1u << kGesdd;
     case 7: return 1u << kSyevd;
@@ -289,6 +289,10 @@ struct Runner {
 
   void gather(const Operand& o, int64_t base, int64_t rows, int64_t cols, T* dst, int64_t ld) const {
     const T* src = reinterpret_cast<const T*>(o.data) + base;
+    if (o.rs == 1 && o.cs == rows && ld == rows) {  // the whole matrix contiguous: one copy
+      memcpy(dst, src, static_cast<size_t>(rows * cols) * sizeof(T));
+      return;
+    }
     if (o.rs == 1) {  // columns contiguous: a copy per column
       for (int64_t c = 0; c < cols; c++) memcpy(dst + c * ld, src + c * o.cs, static_cast<size_t>(rows) * sizeof(T));
       return;
@@ -306,13 +310,12 @@ struct Runner {
   }
 
   int run(int64_t count) {
+    // Batch b's offsets, stepped from b − 1's (an odometer over the batch axes, first fastest)
+    // rather than recomputed with a division and a remainder per axis for every matrix.
+    int64_t idx[kMaxAxes] = {};
+    int64_t offA = A.off, offB = B.off;
+    // Only stepped when the matrices have entries: the descriptor check bounds the strides then.
     for (int64_t b = 0; b < count; b++) {
-      int64_t offA = A.off, offB = B.off, f = b;
-      for (int t = 0; t < nb; t++) {
-        offA += (f % ext[t]) * A.bs[t];
-        offB += (f % ext[t]) * B.bs[t];
-        f /= ext[t];
-      }
       info[b] = 0;
       if (m == 0 || n == 0) { empty(b); continue; }
       int s = kStatusOk;
@@ -329,8 +332,23 @@ struct Runner {
         default: s = kStatusBadDescriptor;
       }
       if (s != kStatusOk) return s;
+      step(idx, offA, offB);
     }
     return kStatusOk;
+  }
+
+  // The next batch's offsets: axis t's index up by one, carrying into axis t + 1 at its extent.
+  // Every offset reached is one the descriptor check bounded (the last step's carry out of the
+  // last axis is never used).
+  void step(int64_t* idx, int64_t& offA, int64_t& offB) const {
+    for (int t = 0; t < nb; t++) {
+      offA += A.bs[t];
+      offB += B.bs[t];
+      if (++idx[t] < ext[t]) return;
+      offA -= ext[t] * A.bs[t];
+      offB -= ext[t] * B.bs[t];
+      idx[t] = 0;
+    }
   }
 
   // As the built-in kernels: no factorisation of an empty matrix; the square factors that still
@@ -437,25 +455,26 @@ struct Runner {
     return kStatusOk;
   }
 
+  // A X = B through ?gesv_ — the routine a C program calls (one interface entry per matrix, not
+  // getrf's and getrs's two): A copied into this thread's workspace (kept across the batch and
+  // across calls: a batch of small solves allocates nothing), B into the output, solved there.
   int solve(int64_t b, int64_t offA, int64_t offB) {
-    using Getrs = void (*)(const char*, const int*, const int*, const T*, const int*, const int*, T*, const int*, int*, size_t);
-    // Workspace kept across the batch and across calls (a batch of small solves allocates nothing).
+    using Gesv = void (*)(const int*, const int*, T*, const int*, int*, T*, const int*, int*);
     T* a = ws(kSlotA, m * m);
     int* ipiv = ws<int>(kSlotAux, m);
     if (a == nullptr || ipiv == nullptr) return kStatusTooLarge;
     gather(A, offA, m, m, a, m);
     T* o = at<T>(out0, b, m * n);
-    int li = getrf(a, m, m, ipiv);
+    gather(B, offB, m, n, o, m);
+    const int im = static_cast<int>(m), in = static_cast<int>(n);
+    int li = 0;
+    fn<Gesv>(kGesv)(&im, &in, a, &im, ipiv, o, &im, &li);
     if (li < 0) return kStatusBadArguments;
     if (li > 0) {
       info[b] = li;
       std::fill(o, o + m * n, T(0));
-      return kStatusOk;
     }
-    gather(B, offB, m, n, o, m);
-    const int im = static_cast<int>(m), in = static_cast<int>(n);
-    fn<Getrs>(kGetrs)("N", &im, &in, a, &im, ipiv, o, &im, &li, 1);
-    return li < 0 ? kStatusBadArguments : kStatusOk;
+    return kStatusOk;
   }
 
   int qr(int64_t b, int64_t offA) {
@@ -802,7 +821,10 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   const unsigned need = needs(op, flags);
   for (int r = 0; r < kRoutines; r++)
     if ((need & (1u << r)) && L->fn[r][dt] == nullptr) return status(kStatusNotLoaded);
-  ThreadScope scope(threads);
+  // OpenBLAS 0.3.21's ?gesv_ takes its threaded path at every size (its ?getrf_ keeps matrices
+  // below 10,000 entries on one thread; a threaded 8×8 gesv_ costs ~14 µs against ~0.4 µs): a
+  // solve of matrices that small runs on one thread, as getrf_ would have run it.
+  ThreadScope scope(op == 4 && threads > 1 && m * m < 10000 ? 1 : threads);
   struct Trim {
     ~Trim() { t_arena.trim(); }
   } trim;

@@ -71,7 +71,7 @@ export interface BlasBinding {
   /** The CBLAS code tenferro uses for "conjugate without transpose" (OpenBLAS extension). */
   readonly conjNoTrans: number;
   /** Which LAPACK routines the loaded runtime exports (dlsym in its handle); null before it is loaded. */
-  /** Keys: the routine without its trailing underscore (`dpotrf`, `zgeev`, `cungqr`, …; potrf, getrf, getrs, trsm, geqrf, orgqr/ungqr, gesdd, syevd/heevd, geev, getc2 in s, d, c, z). */
+  /** Keys: the routine without its trailing underscore (`dpotrf`, `zgeev`, `cungqr`, …; potrf, getrf, getrs, trsm, geqrf, orgqr/ungqr, gesdd, syevd/heevd, geev, getc2, gesv in s, d, c, z). */
   lapackSymbols(): Readonly<Record<string, boolean>> | null;
   /** One linalg primitive over a batch with the runtime's LAPACK (native/src/lapack.cc); a {@link BlasStatus}. */
   lapack(words: Float64Array, a: Uint8Array, b: Uint8Array, out0: Uint8Array, out1: Uint8Array, out2: Uint8Array, info: Int32Array): number;
