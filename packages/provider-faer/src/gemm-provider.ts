@@ -200,7 +200,9 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       const grouped: number[] = [];
       jobs.forEach((job, i) => ((job.batch.length > 0 || (lanes > 1 && work(job) >= config.parallelMinWork) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
       for (const i of alone) {
-        await provider.gemm(ctx, jobs[i]!);
+        // Every reason gemm declines for was checked above, so this cannot decline after a job ran.
+        const outcome = await provider.gemm(ctx, jobs[i]!);
+        if (!outcome.executed) return outcome;
         Atomics.add(ledger, i, 1);
       }
       if (grouped.length === 0) return EXECUTED;
@@ -218,8 +220,9 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       if (pool === undefined || parts < 2 || total < config.parallelMinWork) {
         await ctx.run(groupKernel, packGemmGroupTask(base));
       } else {
-        const counter = new SharedArrayBuffer(4);
-        await pool.map(groupKernel, Array.from({ length: parts }, () => packGemmGroupTask({ ...base, counter })));
+        // One job table for every lane (the payload is cloned per task; its buffers are shared).
+        const payload = packGemmGroupTask({ ...base, counter: new SharedArrayBuffer(4) });
+        await pool.map(groupKernel, Array.from({ length: parts }, () => payload));
       }
       return EXECUTED;
     },
