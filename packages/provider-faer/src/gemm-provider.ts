@@ -9,6 +9,7 @@ import { types } from 'node:util';
 import {
   type CpuGemmProvider,
   type CpuGemmRequest,
+  type CpuGroupedGemmRequest,
   type CpuProviderExecutionCapabilities,
   CONTRACTION_DTYPES,
   type DType,
@@ -18,7 +19,7 @@ import {
   Unsupported,
   validateGemmRequest,
 } from '@tenferro/core';
-import { type FaerGemmTask, packGemmTask } from './kernels/gemm.js';
+import { type FaerGemmGroupPayload, type FaerGemmTask, packGemmGroupTask, packGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
 import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK } from './options.js';
 
@@ -145,6 +146,7 @@ export interface GemmProviderConfig {
 
 export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider {
   const kernel = defineKernel<KernelArgs, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemm');
+  const groupKernel = defineKernel<FaerGemmGroupPayload, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemmGroup');
   const shapes = new Map<DType, PartitionShape>(CONTRACTION_DTYPES.map((d) => [d, partitionShape(config.info, d)]));
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
@@ -176,6 +178,51 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
         await pool.map(kernel, parts.map(chunked));
       } else {
         await pool.map(kernel, parts.map(task));
+      }
+      return EXECUTED;
+    },
+    // A grouped GEMM (R110's provider-owned path) in one kernel task per lane instead of one task
+    // (a worker round trip) per job: every job is checked first (a decline comes before any job
+    // runs); jobs big enough to split on their own (at least `parallelMinWork` with a pool of more
+    // than one lane) go through `gemm` one after another; the others are one task that runs them
+    // in order, or, with a pool, one task per lane, the lanes claiming jobs through a shared counter.
+    async groupedGemm(ctx, request: CpuGroupedGemmRequest) {
+      const { jobs, ledger } = request;
+      for (const job of jobs) {
+        validateGemmRequest('gemmGrouped', job);
+        if (!shapes.has(job.dtype)) return Unsupported.dtype(job.dtype);
+        if (job.batch.length > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
+      }
+      const pool = ctx.workerPool();
+      const lanes = pool?.size ?? 1;
+      const work = (r: CpuGemmRequest): number => r.m * r.n * Math.max(r.k, 1) * r.batch.reduce((a, b) => a * b, 1) * realMultiplyAdds(r.dtype);
+      const alone: number[] = [];
+      const grouped: number[] = [];
+      jobs.forEach((job, i) => ((job.batch.length > 0 || (lanes > 1 && work(job) >= config.parallelMinWork) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
+      for (const i of alone) {
+        // Every reason gemm declines for was checked above, so this cannot decline after a job ran.
+        const outcome = await provider.gemm(ctx, jobs[i]!);
+        if (!outcome.executed) return outcome;
+        Atomics.add(ledger, i, 1);
+      }
+      if (grouped.length === 0) return EXECUTED;
+      const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
+      const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
+      const base = {
+        jobs,
+        indices: grouped,
+        ledger: { buffer: ledger.buffer as SharedArrayBuffer, byteOffset: ledger.byteOffset, length: ledger.length },
+        isa: config.isa,
+        ...(abort === undefined ? {} : { abort }),
+      };
+      const total = grouped.reduce((s, i) => s + work(jobs[i]!), 0);
+      const parts = Math.min(lanes, grouped.length);
+      if (pool === undefined || parts < 2 || total < config.parallelMinWork) {
+        await ctx.run(groupKernel, packGemmGroupTask(base));
+      } else {
+        // One job table for every lane (the payload is cloned per task; its buffers are shared).
+        const payload = packGemmGroupTask({ ...base, counter: new SharedArrayBuffer(4) });
+        await pool.map(groupKernel, Array.from({ length: parts }, () => payload));
       }
       return EXECUTED;
     },

@@ -270,4 +270,50 @@ describe('grouped GEMM (R110)', () => {
       await backend.close();
     }
   });
+
+  // The provider-owned path (one thread, or a bundle without engine scheduling): the provider's
+  // groupedGemm runs the jobs in one task per lane (claimed through a shared counter), a job big
+  // enough to split on its own through gemm; core audits the ledger (each job recorded once).
+  for (const threads of [1, 2]) {
+    it(`provider-owned grouped GEMM at ${threads} thread(s): one groupedGemm call, every job equal to the oracle, each recorded once`, async () => {
+      const pkg = createFaerProvider({ parallelMinWork: 40 * 40 * 40 });
+      const inner = pkg.gemm!;
+      let groupedCalls = 0;
+      let gemmCalls = 0;
+      const gemm: CpuGemmProvider = {
+        name: inner.name,
+        executionCapabilities: () => inner.executionCapabilities(),
+        declaredSupport: () => inner.declaredSupport!(),
+        gemm: (ctx, req) => {
+          gemmCalls++;
+          return inner.gemm(ctx, req);
+        },
+        groupedGemm: (ctx, req) => {
+          groupedCalls++;
+          return inner.groupedGemm!(ctx, req);
+        },
+      };
+      const backend = await CpuBackend.create({ kind: 'faer', threads, providers: [{ kind: 'faer', name: pkg.name, gemm }] });
+      try {
+        expect(backend.providerBundle().groupedScheduling).toBe('providerOwned');
+        for (const dtype of ['f64', 'f32', 'c128'] as const) {
+          // 23 small jobs of assorted shapes and one of 48 x 48 x 48 (above parallelMinWork).
+          const jobs = Array.from({ length: 24 }, (_, i) => {
+            const [m, n, k] = i === 5 ? [48, 48, 48] : [3 + (i % 7), 2 + ((i * 3) % 5), 1 + ((i * 5) % 9)];
+            return { out: Tensor.zeros(dtype, [m, n]), lhs: random(dtype, [m, k], 100 + i), rhs: random(dtype, [k, n], 200 + i) };
+          });
+          await backend.gemmGrouped(jobs);
+          for (const job of jobs) {
+            const want = naiveDotGeneral(job.lhs, job.rhs, { contracting: [[1], [0]] }).values;
+            expect(relativeError((job.out.toArray() as number[]).map(Number), want), dtype).toBeLessThanOrEqual(toleranceFor(dtype));
+          }
+        }
+        // One provider call per group: core never went job by job through gemm.
+        expect(groupedCalls).toBe(3);
+        expect(gemmCalls).toBe(0);
+      } finally {
+        await backend.close();
+      }
+    });
+  }
 });

@@ -137,3 +137,39 @@ describe('native binding', () => {
     expect(binding().fmaPeak(0.05)).toBeGreaterThan(0);
   });
 });
+
+// The grouped kernel task (faerGemmGroup): jobs run in order, each recorded in its ledger word
+// after it has written; a refused job stops the task with its status as the error code, the jobs
+// before it written and recorded, the ones after it neither.
+describe('grouped kernel task', () => {
+  it('runs and records every job; a refused job stops it with the status name, later jobs untouched', async () => {
+    const { faerGemmGroup, packGemmGroupTask } = await import('../src/kernels/gemm.js');
+    const n = 4;
+    const mk = (values: number[]) => {
+      const buffer = new SharedArrayBuffer(8 * values.length);
+      new Float64Array(buffer).set(values);
+      return buffer;
+    };
+    const a = mk(Array.from({ length: n * n }, (_, i) => i + 1));
+    const eye = mk(Array.from({ length: n * n }, (_, i) => (i % (n + 1) === 0 ? 1 : 0)));
+    const outs = [0, 1, 2].map(() => mk(new Array(n * n).fill(-1)));
+    const op = (buffer: SharedArrayBuffer, offset = 0) => ({ buffer, offset, rowStride: 1, colStride: n, batchStrides: [] });
+    const job = (out: SharedArrayBuffer, lhsOffset = 0) => ({
+      dtype: 'f64' as const, m: n, n, k: n, batch: [], lhs: op(a, lhsOffset), rhs: op(eye), out: op(out), alpha: 1, beta: 0, conjLhs: false, conjRhs: false,
+    });
+    // Job 1 reaches past the end of A (forged: core would never send it).
+    const jobs = [job(outs[0]!), job(outs[1]!, 1), job(outs[2]!)];
+    const ledger = new Int32Array(new SharedArrayBuffer(12));
+    const task = { jobs, indices: [0, 1, 2], ledger: { buffer: ledger.buffer as SharedArrayBuffer, byteOffset: 0, length: 3 }, isa: -1 };
+    expect(() => faerGemmGroup(packGemmGroupTask(task))).toThrow(expect.objectContaining({ code: 'OutOfBounds' }));
+    expect([...ledger]).toEqual([1, 0, 0]);
+    expect([...new Float64Array(outs[0]!)]).toEqual(Array.from({ length: n * n }, (_, i) => i + 1));
+    expect([...new Float64Array(outs[1]!)].every((v) => v === -1)).toBe(true);
+    expect([...new Float64Array(outs[2]!)].every((v) => v === -1)).toBe(true);
+    // Without the bad job, with a shared counter (claims in order on one lane): every job once.
+    const ok = new Int32Array(new SharedArrayBuffer(12));
+    faerGemmGroup(packGemmGroupTask({ jobs, indices: [2, 0], ledger: { buffer: ok.buffer as SharedArrayBuffer, byteOffset: 0, length: 3 }, isa: -1, counter: new SharedArrayBuffer(4) }));
+    expect([...ok]).toEqual([1, 0, 1]);
+    expect([...new Float64Array(outs[2]!)]).toEqual(Array.from({ length: n * n }, (_, i) => i + 1));
+  });
+});

@@ -67,6 +67,44 @@ describe.each(isas.map((id) => [binding().info(id)!.isa, id] as const))('small-m
     });
   }
 
+  // Batches whose items stream from memory (count × item bytes above half of L2, items of at least
+  // 4 KiB with dense operands): the small kernel prefetches each next item while one computes
+  // (gemm_engine.h, Prefetch). The prefetch changes no value; every item, partial batch range and
+  // orientation must still agree with the reference, and nothing outside the outputs may change.
+  it('real batches large enough to prefetch the next item agree with the reference', () => {
+    const l2 = binding().info(isa)!.cache.l2;
+    fc.assert(
+      fc.property(
+        fc.constantFrom<Dt>('f64', 'f32'),
+        fc.integer({ min: 16, max: 40 }),
+        fc.integer({ min: 16, max: 40 }),
+        fc.integer({ min: 16, max: 40 }),
+        fc.record({
+          la: fc.constantFrom<Layout>('col', 'row'),
+          lb: fc.constantFrom<Layout>('col', 'row'),
+          lc: fc.constantFrom('col', 'row', 'strided'),
+          beta: fc.constantFrom(0, 0.5),
+          twoAxes: fc.boolean(),
+          cut: fc.integer({ min: 0, max: 3 }),
+          seed: fc.integer({ min: 1, max: 1 << 20 }),
+        }),
+        (dtype, m, n, k, o) => {
+          const bytes = (dtype === 'f32' ? 4 : 8) * (m * k + k * n + m * n);
+          const count = Math.ceil((0.5 * l2) / bytes) + 3;
+          const batch = o.twoAxes ? [2, Math.ceil(count / 2)] : [count];
+          const batches = batch.reduce((x, y) => x * y, 1);
+          const part = { m0: 0, m1: m, n0: 0, n1: n, b0: o.cut, b1: batches - o.cut };
+          const r = runCase({ dtype, m, n, k, isa, la: o.la, lb: o.lb, lc: o.lc, batch, part, seed: o.seed, alpha: 1.5, beta: o.beta, nanC: o.beta === 0 });
+          const label = JSON.stringify({ dtype, isa, m, n, k, batch, ...o });
+          expect(r.status, label).toBe(0);
+          expect(r.guardViolations, label).toBe(0);
+          expect(r.error, label).toBeLessThanOrEqual(r.tolerance);
+        },
+      ),
+      { numRuns: 12, seed: 0x9f3 + isa },
+    );
+  });
+
   it('every row tail and column remainder of the register tile (m = 1..2·MR+1 at n = 1..2·NR+1)', () => {
     const info = binding().info(isa)!;
     for (const dtype of ['f64', 'f32', 'c128', 'c64'] as const) {

@@ -169,6 +169,106 @@ export function faerGemm(args: KernelArgs): void {
   if (code !== GemmStatus.Ok) throw refusal(code);
 }
 
+/**
+ * A grouped GEMM's jobs as one kernel task (`faerGemmGroup`): unbatched jobs of one dtype, each
+ * recorded in `ledger` (core's `CpuGroupedGemmRequest.ledger`) once it has written its output.
+ * With `counter`, the lanes of a split all get every job and claim them one by one through it (a
+ * lane that starts late runs fewer); without it, the task runs them all in order.
+ */
+export interface FaerGemmGroupTask {
+  readonly jobs: readonly CpuGemmRequest[];
+  /** Indices into `jobs` that this task may run (in claim order), each with its ledger word `ledger[index]`. */
+  readonly indices: readonly number[];
+  readonly ledger: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number; readonly length: number };
+  readonly isa: number;
+  readonly abort?: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number };
+  readonly counter?: SharedArrayBuffer;
+}
+
+/**
+ * A group task as it crosses to the worker: its job table in a SharedArrayBuffer (`table`, read
+ * as a Float64Array: per job its ledger index, the indices in `buffers` of A, B and C, then its
+ * descriptor of rank 0) and the distinct operand buffers, the ledger, the counter and the abort
+ * word — a structured-clone payload (a grouped GEMM names more numbers and buffers than packed
+ * kernel arguments carry), one per task rather than one per job.
+ */
+export interface FaerGemmGroupPayload {
+  readonly count: number;
+  readonly dtype: number;
+  readonly table: SharedArrayBuffer;
+  readonly buffers: readonly SharedArrayBuffer[];
+  readonly ledger: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number; readonly length: number };
+  readonly counter?: SharedArrayBuffer;
+  readonly abort?: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number };
+}
+
+/** Words per job in the table: its ledger index, the buffer indices of A, B and C, then its descriptor (rank 0). */
+const G_JOB = 4 + DESC.HEADER;
+
+/** The payload of `task` (see {@link FaerGemmGroupPayload}). Every job must be unbatched (`batch: []`). */
+export function packGemmGroupTask(task: FaerGemmGroupTask): FaerGemmGroupPayload {
+  const table = new SharedArrayBuffer(8 * G_JOB * task.indices.length);
+  const words = new Float64Array(table);
+  const buffers: SharedArrayBuffer[] = [];
+  const index = new Map<SharedArrayBuffer, number>();
+  const at = (b: SharedArrayBuffer): number => {
+    let i = index.get(b);
+    if (i === undefined) index.set(b, (i = buffers.push(b) - 1));
+    return i;
+  };
+  task.indices.forEach((j, t) => {
+    const r = task.jobs[j]!;
+    const o = G_JOB * t;
+    words[o] = j;
+    words[o + 1] = at(r.lhs.buffer);
+    words[o + 2] = at(r.rhs.buffer);
+    words[o + 3] = at(r.out.buffer);
+    fillDescriptor({ request: r, isa: task.isa, m0: 0, m1: r.m, n0: 0, n1: r.n, b0: 0, b1: 1 }, words.subarray(o + 4, o + G_JOB));
+  });
+  const dtype = task.jobs[task.indices[0] ?? 0]?.dtype;
+  return {
+    count: task.indices.length,
+    dtype: dtype === undefined ? -1 : (DTYPE_CODE[dtype as keyof typeof DTYPE_CODE] ?? -1),
+    table,
+    buffers,
+    ledger: task.ledger,
+    ...(task.counter === undefined ? {} : { counter: task.counter }),
+    ...(task.abort === undefined ? {} : { abort: task.abort }),
+  };
+}
+
+/**
+ * Kernel export run by engine workers on a payload made by `packGemmGroupTask`: runs its jobs (or,
+ * with a counter, the ones it claims) one native `gemm` call each, in this one task, and adds 1 to
+ * each job's ledger word after the job has written its output. Throws like `faerGemm` on the
+ * first refused job (the jobs before it are written and recorded) or when the abort word was raised.
+ */
+export function faerGemmGroup(task: FaerGemmGroupPayload): void {
+  const status = loadFaer();
+  if (!status.available) throw new Error(`@tenferro/provider-faer: ${status.reason}`);
+  const { count, buffers } = task;
+  if (count === 0) return;
+  const words = new Float64Array(task.table);
+  const single = task.dtype === DTYPE_CODE.f32 || task.dtype === DTYPE_CODE.c64;
+  const ledger = new Int32Array(task.ledger.buffer, task.ledger.byteOffset, task.ledger.length);
+  const counter = task.counter === undefined ? undefined : new Int32Array(task.counter, 0, 1);
+  const abort = task.abort === undefined ? undefined : new Int32Array(task.abort.buffer, task.abort.byteOffset, 1);
+  for (let next = 0; ; next++) {
+    const t = counter === undefined ? next : Atomics.add(counter, 0, 1);
+    if (t >= count) return;
+    const o = G_JOB * t;
+    const code = status.binding.gemm(
+      words.subarray(o + 4, o + G_JOB),
+      lanes(single, buffers[words[o + 1]!]!),
+      lanes(single, buffers[words[o + 2]!]!),
+      lanes(single, buffers[words[o + 3]!]!),
+      abort,
+    );
+    if (code !== GemmStatus.Ok) throw refusal(code);
+    Atomics.add(ledger, words[o]!, 1);
+  }
+}
+
 /** The error for native status `code`: its `code` property is the status name. */
 function refusal(code: number): Error & { readonly code: string } {
   const name = gemmStatusName(code);
