@@ -74,7 +74,7 @@ export function faerProviderStatus(): FaerProviderStatus {
 }
 
 /**
- * The faer provider package: `{ kind: 'faer', name, gemm, engineOuterGroupedGemm: true }`, whose name names the ISA path
+ * The faer provider package: `{ kind: 'faer', name, gemm }`, whose name names the ISA path
  * (e.g. `'tenferro faer GEMM (avx512f)'`). Loads the addon on the calling thread to learn the
  * path. Errors: `InvalidArgument` for bad options (checked before anything is loaded) or an ISA
  * path this CPU cannot run; `ProviderUnavailable` when the addon cannot load, with `detail:
@@ -111,7 +111,8 @@ export function createFaerProvider(options?: FaerProviderOptions): CpuProviderPa
     info = chosen;
   }
   const gemm = createGemmProvider({ info, isa, parallelMinWork: o.parallelMinWork });
-  // The GEMM tolerates concurrent calls and runs Sequential on its context's worker without
-  // starting any: it opts in to engine-scheduled grouped GEMM (R51, R110).
-  return Object.freeze({ kind: 'faer', name: gemm.name, gemm, engineOuterGroupedGemm: true });
+  // No `engineOuterGroupedGemm` opt-in (R51): the GEMM's own `groupedGemm` runs a group as one
+  // kernel task per lane, claiming jobs through a shared counter — at 2 threads 1000 jobs of 32×32
+  // took 7.3 ms that way against 80 ms as one engine-scheduled `gemm` call per job.
+  return Object.freeze({ kind: 'faer', name: gemm.name, gemm });
 }

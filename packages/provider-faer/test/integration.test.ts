@@ -241,10 +241,21 @@ describe('partitioning', () => {
 });
 
 describe('grouped GEMM (R110)', () => {
-  it('the standard faer bundle opts in to engine scheduling: at 2 threads each job is one Sequential call without a pool, results equal the oracle', async () => {
+  it('the package leaves grouped GEMM provider-owned (its groupedGemm schedules the lanes itself)', async () => {
+    const pkg = createFaerProvider();
+    expect(pkg.engineOuterGroupedGemm).toBeUndefined();
+    const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [pkg] });
+    try {
+      expect(backend.providerBundle().groupedScheduling).toBe('providerOwned');
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('a faer bundle that opts in to engine scheduling: at 2 threads each job is one Sequential call without a pool, results equal the oracle', async () => {
     const seen: (number | undefined)[] = [];
     const pkg = createFaerProvider();
-    const spied = { ...spying(pkg, seen), engineOuterGroupedGemm: pkg.engineOuterGroupedGemm };
+    const spied = { ...spying(pkg, seen), engineOuterGroupedGemm: true };
     const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [spied] });
     try {
       expect(backend.providerBundle().groupedScheduling).toBe('engineOuter');
