@@ -77,6 +77,50 @@ describe.runIf(status().available)('large views against the reference', () => {
     });
   }
 
+  // Transposing copies whose row strides are whole 64-byte lines, at every kind of offset: the
+  // block grid starts where the lines start (leading rows and columns peeled off), so every
+  // offset of either operand, and slices of a batch axis that start at different offsets within
+  // a line, give different peels; on every ISA path, whole and split.
+  const st = status();
+  const paths = st.available ? String(st.details.isaPaths).split(', ') : [];
+  for (const isa of paths as ('avx512f' | 'avx2' | 'portable')[]) {
+    for (const dtype of ['f64', 'f32', 'c128', 'c64', 'i64', 'bool'] as DType[]) {
+      it(`line-aligned transposing copy of ${dtype} at every offset, with a batch axis (isa ${isa})`, async () => {
+        const bytes = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4, i64: 8, bool: 1 }[dtype];
+        const line = 64 / bytes;
+        const [m, n, batch] = dtype === 'bool' ? [140, 131, 2] : [37 + 2 * line, 29 + 3 * line, 3];
+        const rs = Math.ceil(n / line) * line + line; // source row stride: whole lines
+        const cs = Math.ceil(m / line) * line; // output column stride: whole lines
+        const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+        for (const [os, od] of [[0, 0], [1, 3], [line - 1, 2], [3, line - 2], [line >> 1, 0]] as [number, number][]) {
+          // The batch axis' strides are not whole lines: each slice starts elsewhere in its line.
+          const src = dense(dtype, [m, n, batch], [rs, 1, m * rs + 3], os + 1, os);
+          const dst = dense(dtype, [m, n, batch], [1, cs, n * cs + 5], od + 2, od);
+          const conjugate = dtype === 'c64' || dtype === 'c128';
+          const want = cloneView(dst);
+          await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate });
+          for (const lanes of [1, 2]) {
+            const got = cloneView(dst);
+            expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate })).executed).toBe(true);
+            expect(compareOutputs(got, want, 0), `offsets ${os}/${od}, ${lanes} lane(s)`).toBeUndefined();
+          }
+        }
+      });
+    }
+    it(`line-aligned transposing copy of f64 1040×1040 at offsets 1 and 3 (8.6 MB: non-temporal stores from the aligned grid; isa ${isa})`, async () => {
+      const src = dense('f64', [1040, 1040], [1040, 1], 31, 1);
+      const dst = dense('f64', [1040, 1040], [1, 1040], 32, 3);
+      const want = cloneView(dst);
+      await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate: false });
+      const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+      for (const lanes of [1, 2]) {
+        const got = cloneView(dst);
+        expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate: false })).executed).toBe(true);
+        expect(compareOutputs(got, want, 0)).toBeUndefined();
+      }
+    });
+  }
+
   for (const [shape, axes] of [
     [[3000, 5], [1]],
     [[4100, 9], [1]],
