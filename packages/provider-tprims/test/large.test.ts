@@ -121,6 +121,52 @@ describe.runIf(status().available)('large views against the reference', () => {
     });
   }
 
+  // Reductions with a kept unit-stride innermost axis whose reduced rows come in whole leaves of
+  // 8 (the unrolled leaf: 8 rows folded in registers per output), wider than one 4096-output
+  // chunk too, rows at a gapped stride and an offset; every operation and dtype, every ISA path.
+  const REDUCE: Record<string, DType[]> = {
+    sum: ['f32', 'f64', 'c64', 'c128', 'i32', 'i64'],
+    mean: ['f32', 'f64', 'c64', 'c128'],
+    max: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    min: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    prod: ['f32', 'f64', 'c64', 'c128', 'i32', 'i64'],
+    argmax: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    argmin: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    norm: ['f32', 'f64', 'c64', 'c128'],
+  };
+  for (const isa of paths as ('avx512f' | 'avx2' | 'portable')[]) {
+    it(`reductions over whole 8-row leaves with a kept unit-stride innermost axis, every op and dtype (isa ${isa})`, async () => {
+      const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+      const layouts: [number[], number[], number[]][] = [
+        [[37, 64], [1, 40], [1]], // 8 leaves of 8 rows, rows 40 apart (a gap of 3)
+        [[4100, 16], [1, 4103], [1]], // more than one 4096-output chunk
+        [[33, 4, 2, 3], [1, 33, 132, 264], [1, 2]], // 8 rows from two reduced axes, a kept outer axis
+      ];
+      for (const [op, dtypes] of Object.entries(REDUCE)) {
+        for (const dtype of dtypes) {
+          for (const [shape, strides, axes] of layouts) {
+            const src = dense(dtype, shape, strides, shape[0]! + shape.length, 3);
+            const outShape = shape.map((e, i) => (axes.includes(i) ? 1 : e));
+            const os: number[] = [];
+            let s = 1;
+            for (const e of outShape) os.push(s), (s *= e);
+            const outDtype = op === 'argmax' || op === 'argmin' ? 'i64' : op === 'norm' ? (dtype === 'c64' ? 'f32' : dtype === 'c128' ? 'f64' : dtype) : dtype;
+            const out = dense(outDtype, outShape, os, 5);
+            const want = cloneView(out);
+            await referenceTensorPrimitivesProvider.reduce(inlineContext(1), { op: op as 'sum', src, axes, out: want });
+            const count = axes.reduce((p, a) => p * shape[a]!, 1);
+            const tol = ['f32', 'c64'].includes(outDtype) ? 2 ** -21 * 8 * (1 + count) : ['f64', 'c128'].includes(outDtype) ? 2 ** -50 * 8 * (1 + count) : 0;
+            for (const lanes of [1, 2]) {
+              const got = cloneView(out);
+              expect((await pkg.tensorPrimitives!.reduce(inlineContext(lanes), { op: op as 'sum', src, axes, out: got })).executed).toBe(true);
+              expect(compareOutputs(got, want, tol), `${op} ${dtype} [${shape}] over [${axes}], ${lanes} lane(s)`).toBeUndefined();
+            }
+          }
+        }
+      }
+    });
+  }
+
   for (const [shape, axes] of [
     [[3000, 5], [1]],
     [[4100, 9], [1]],

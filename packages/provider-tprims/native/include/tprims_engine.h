@@ -381,10 +381,24 @@ static inline void block8x8(const void* src, idx sa, void* dst, idx so, bool nt)
 }
 #endif
 
+// Elements of a contiguous output row before its first 64-byte line boundary (at most n; 0 when
+// the output is not aligned to its element): the row loops do these first, so that the
+// vectorised loop stores whole aligned lines (and loads them too when the operands share the
+// output's offset within a line, as calloc'd ArrayBuffers do) — a vector access that straddles
+// two lines costs two.
+template <class TO>
+static inline idx line_head(const TO* o, idx n) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(o) % 64;
+  if (at % sizeof(TO) != 0) return 0;
+  return std::min(n, static_cast<idx>((64 - at) % 64 / sizeof(TO)));
+}
+
 template <class TI, class TO, class F>
 static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
   if (so == 1 && sa == 1) {
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i]);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(a[i]);
+    for (idx i = h; i < n; ++i) o[i] = f(a[i]);
   } else if (so == 1 && sa == 0) {
     const TO v = f(a[0]);
     for (idx i = 0; i < n; ++i) o[i] = v;
@@ -553,13 +567,19 @@ static int run_unary(const Task& t, const F& f) {
 template <class T, class TO, class F>
 static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restrict a, idx sa, const T* __restrict b, idx sb, const F& f) {
   if (so == 1 && sa == 1 && sb == 1) {
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(a[i], b[i]);
+    for (idx i = h; i < n; ++i) o[i] = f(a[i], b[i]);
   } else if (so == 1 && sa == 1 && sb == 0) {
     const T bv = b[0];
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i], bv);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(a[i], bv);
+    for (idx i = h; i < n; ++i) o[i] = f(a[i], bv);
   } else if (so == 1 && sa == 0 && sb == 1) {
     const T av = a[0];
-    for (idx i = 0; i < n; ++i) o[i] = f(av, b[i]);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(av, b[i]);
+    for (idx i = h; i < n; ++i) o[i] = f(av, b[i]);
   } else {
     for (idx i = 0; i < n; ++i) o[i * so] = f(a[i * sa], b[i * sb]);
   }
@@ -868,6 +888,41 @@ static int run_reduce(const Task& t) {
     decltype(unravel)& unr;
     void go(S* acc, idx cw, idx lo, idx hi, int level) const {
       if (hi - lo <= kLeafRows || level >= max_level) {
+        if (sa0 == 1 && hi - lo == kLeafRows) {
+          // A whole leaf of unit-stride rows: each output's kLeafRows values folded in a
+          // register, in row order (the same sums as row after row into acc), and stored once —
+          // one pass over acc instead of kLeafRows read-modify-write passes.
+          const TI* rp[kLeafRows];
+          idx ln[kLeafRows];
+          for (idx k = 0; k < kLeafRows; ++k) {
+            idx off = 0;
+            unr(red, nr, lo + k, &off, &ln[k]);
+            rp[k] = a + off;
+          }
+          static_assert(kLeafRows == 8, "the unrolled leaf folds 8 rows");
+          const TI* __restrict p0 = rp[0];
+          const TI* __restrict p1 = rp[1];
+          const TI* __restrict p2 = rp[2];
+          const TI* __restrict p3 = rp[3];
+          const TI* __restrict p4 = rp[4];
+          const TI* __restrict p5 = rp[5];
+          const TI* __restrict p6 = rp[6];
+          const TI* __restrict p7 = rp[7];
+          S* __restrict out = acc;
+          for (idx w = 0; w < cw; ++w) {
+            S v = P::init();
+            P::fold(v, p0[w], ln[0]);
+            P::fold(v, p1[w], ln[1]);
+            P::fold(v, p2[w], ln[2]);
+            P::fold(v, p3[w], ln[3]);
+            P::fold(v, p4[w], ln[4]);
+            P::fold(v, p5[w], ln[5]);
+            P::fold(v, p6[w], ln[6]);
+            P::fold(v, p7[w], ln[7]);
+            out[w] = v;
+          }
+          return;
+        }
         for (idx w = 0; w < cw; ++w) acc[w] = P::init();
         for (idx r = lo; r < hi; ++r) {
           idx off = 0, lin = 0;
