@@ -3,6 +3,7 @@
 // one 1024-output chunk of a reduction with a kept innermost axis, long pairwise sums, splits over
 // 2 lanes — each equal to core's reference (exact for copies, within the stated bound for sums).
 import { type DType, referenceLayoutProvider, referenceTensorPrimitivesProvider, type TensorDescriptor } from '@tenferro/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTprimsProvider, status } from '../src/index.js';
 import { cloneView, compareOutputs, fill, inlineContext, mulberry } from './helpers.js';
@@ -118,6 +119,40 @@ describe.runIf(status().available)('large views against the reference', () => {
         expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate: false })).executed).toBe(true);
         expect(compareOutputs(got, want, 0)).toBeUndefined();
       }
+    });
+  }
+
+  // Random transposing copies around the line-aligned grid: random extents (some below one line),
+  // row strides with random gaps (some whole lines, some not), random offsets and an optional
+  // batch axis, every dtype; exact, nothing outside the output touched, on every ISA path.
+  for (const isa of paths as ('avx512f' | 'avx2' | 'portable')[]) {
+    it(`random transposing copies around the line-aligned block grid (isa ${isa})`, async () => {
+      const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+      const ALL: DType[] = ['f32', 'f64', 'c64', 'c128', 'i32', 'i64', 'bool'];
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), async (seed) => {
+          const rand = mulberry(seed);
+          const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
+          const dtype = ALL[int(0, ALL.length - 1)]!;
+          const bytes = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4, i64: 8, bool: 1 }[dtype];
+          const line = 64 / bytes;
+          const m = int(1, 3 * line + 5);
+          const n = int(1, 3 * line + 5);
+          const batch = rand() < 0.3 ? int(2, 3) : 1;
+          const rs = n + (rand() < 0.5 ? (line - (n % line)) % line : int(0, 2 * line)); // source row stride
+          const cs = m + (rand() < 0.5 ? (line - (m % line)) % line : int(0, 2 * line)); // output column stride
+          const src = dense(dtype, [m, n, batch], [rs, 1, m * rs + int(0, line)], seed, int(0, line));
+          const dst = dense(dtype, [m, n, batch], [1, cs, n * cs + int(0, line)], seed + 1, int(0, line));
+          const conjugate = rand() < 0.5;
+          const want = cloneView(dst);
+          await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate });
+          const lanes = int(1, 2);
+          const got = cloneView(dst);
+          expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate })).executed).toBe(true);
+          expect(compareOutputs(got, want, 0), `seed ${seed}: ${dtype} [${m}, ${n}, ${batch}] strides ${rs}/${cs}, ${lanes} lane(s)`).toBeUndefined();
+        }),
+        { numRuns: 60, seed: 20261201 },
+      );
     });
   }
 
