@@ -3,6 +3,7 @@
 // one 1024-output chunk of a reduction with a kept innermost axis, long pairwise sums, splits over
 // 2 lanes — each equal to core's reference (exact for copies, within the stated bound for sums).
 import { type DType, referenceLayoutProvider, referenceTensorPrimitivesProvider, type TensorDescriptor } from '@tenferro/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTprimsProvider, status } from '../src/index.js';
 import { cloneView, compareOutputs, fill, inlineContext, mulberry } from './helpers.js';
@@ -74,6 +75,130 @@ describe.runIf(status().available)('large views against the reference', () => {
       await referenceTensorPrimitivesProvider.unary(inlineContext(1), { op: 'neg', src, out: want64 });
       expect((await pkg.tensorPrimitives!.unary(inlineContext(lanes), { op: 'neg', src, out: got64 })).executed).toBe(true);
       expect(compareOutputs(got64, want64, 0)).toBeUndefined();
+    });
+  }
+
+  // Transposing copies whose row strides are whole 64-byte lines, at every kind of offset: the
+  // block grid starts where the lines start (leading rows and columns peeled off), so every
+  // offset of either operand, and slices of a batch axis that start at different offsets within
+  // a line, give different peels; on every ISA path, whole and split.
+  const st = status();
+  const paths = st.available ? String(st.details.isaPaths).split(', ') : [];
+  for (const isa of paths as ('avx512f' | 'avx2' | 'portable')[]) {
+    for (const dtype of ['f64', 'f32', 'c128', 'c64', 'i64', 'bool'] as DType[]) {
+      it(`line-aligned transposing copy of ${dtype} at every offset, with a batch axis (isa ${isa})`, async () => {
+        const bytes = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4, i64: 8, bool: 1 }[dtype];
+        const line = 64 / bytes;
+        const [m, n, batch] = dtype === 'bool' ? [140, 131, 2] : [37 + 2 * line, 29 + 3 * line, 3];
+        const rs = Math.ceil(n / line) * line + line; // source row stride: whole lines
+        const cs = Math.ceil(m / line) * line; // output column stride: whole lines
+        const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+        for (const [os, od] of [[0, 0], [1, 3], [line - 1, 2], [3, line - 2], [line >> 1, 0]] as [number, number][]) {
+          // The batch axis' strides are not whole lines: each slice starts elsewhere in its line.
+          const src = dense(dtype, [m, n, batch], [rs, 1, m * rs + 3], os + 1, os);
+          const dst = dense(dtype, [m, n, batch], [1, cs, n * cs + 5], od + 2, od);
+          const conjugate = dtype === 'c64' || dtype === 'c128';
+          const want = cloneView(dst);
+          await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate });
+          for (const lanes of [1, 2]) {
+            const got = cloneView(dst);
+            expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate })).executed).toBe(true);
+            expect(compareOutputs(got, want, 0), `offsets ${os}/${od}, ${lanes} lane(s)`).toBeUndefined();
+          }
+        }
+      });
+    }
+    it(`line-aligned transposing copy of f64 1040×1040 at offsets 1 and 3 (8.6 MB: non-temporal stores from the aligned grid; isa ${isa})`, async () => {
+      const src = dense('f64', [1040, 1040], [1040, 1], 31, 1);
+      const dst = dense('f64', [1040, 1040], [1, 1040], 32, 3);
+      const want = cloneView(dst);
+      await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate: false });
+      const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+      for (const lanes of [1, 2]) {
+        const got = cloneView(dst);
+        expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate: false })).executed).toBe(true);
+        expect(compareOutputs(got, want, 0)).toBeUndefined();
+      }
+    });
+  }
+
+  // Random transposing copies around the line-aligned grid: random extents (some below one line),
+  // row strides with random gaps (some whole lines, some not), random offsets and an optional
+  // batch axis, every dtype; exact, nothing outside the output touched, on every ISA path.
+  for (const isa of paths as ('avx512f' | 'avx2' | 'portable')[]) {
+    it(`random transposing copies around the line-aligned block grid (isa ${isa})`, async () => {
+      const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+      const ALL: DType[] = ['f32', 'f64', 'c64', 'c128', 'i32', 'i64', 'bool'];
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 2 ** 31 - 1 }), async (seed) => {
+          const rand = mulberry(seed);
+          const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
+          const dtype = ALL[int(0, ALL.length - 1)]!;
+          const bytes = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4, i64: 8, bool: 1 }[dtype];
+          const line = 64 / bytes;
+          const m = int(1, 3 * line + 5);
+          const n = int(1, 3 * line + 5);
+          const batch = rand() < 0.3 ? int(2, 3) : 1;
+          const rs = n + (rand() < 0.5 ? (line - (n % line)) % line : int(0, 2 * line)); // source row stride
+          const cs = m + (rand() < 0.5 ? (line - (m % line)) % line : int(0, 2 * line)); // output column stride
+          const src = dense(dtype, [m, n, batch], [rs, 1, m * rs + int(0, line)], seed, int(0, line));
+          const dst = dense(dtype, [m, n, batch], [1, cs, n * cs + int(0, line)], seed + 1, int(0, line));
+          const conjugate = rand() < 0.5;
+          const want = cloneView(dst);
+          await referenceLayoutProvider.materialize(inlineContext(1), { src, dst: want, conjugate });
+          const lanes = int(1, 2);
+          const got = cloneView(dst);
+          expect((await pkg.layoutTransform!.materialize(inlineContext(lanes), { src, dst: got, conjugate })).executed).toBe(true);
+          expect(compareOutputs(got, want, 0), `seed ${seed}: ${dtype} [${m}, ${n}, ${batch}] strides ${rs}/${cs}, ${lanes} lane(s)`).toBeUndefined();
+        }),
+        { numRuns: 60, seed: 20261201 },
+      );
+    });
+  }
+
+  // Reductions with a kept unit-stride innermost axis whose reduced rows come in whole leaves of
+  // 8 (the unrolled leaf: 8 rows folded in registers per output), wider than one 4096-output
+  // chunk too, rows at a gapped stride and an offset; every operation and dtype, every ISA path.
+  const REDUCE: Record<string, DType[]> = {
+    sum: ['f32', 'f64', 'c64', 'c128', 'i32', 'i64'],
+    mean: ['f32', 'f64', 'c64', 'c128'],
+    max: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    min: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    prod: ['f32', 'f64', 'c64', 'c128', 'i32', 'i64'],
+    argmax: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    argmin: ['f32', 'f64', 'i32', 'i64', 'bool'],
+    norm: ['f32', 'f64', 'c64', 'c128'],
+  };
+  for (const isa of paths as ('avx512f' | 'avx2' | 'portable')[]) {
+    it(`reductions over whole 8-row leaves with a kept unit-stride innermost axis, every op and dtype (isa ${isa})`, async () => {
+      const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+      const layouts: [number[], number[], number[]][] = [
+        [[37, 64], [1, 40], [1]], // 8 leaves of 8 rows, rows 40 apart (a gap of 3)
+        [[4100, 16], [1, 4103], [1]], // more than one 4096-output chunk
+        [[33, 4, 2, 3], [1, 33, 132, 264], [1, 2]], // 8 rows from two reduced axes, a kept outer axis
+      ];
+      for (const [op, dtypes] of Object.entries(REDUCE)) {
+        for (const dtype of dtypes) {
+          for (const [shape, strides, axes] of layouts) {
+            const src = dense(dtype, shape, strides, shape[0]! + shape.length, 3);
+            const outShape = shape.map((e, i) => (axes.includes(i) ? 1 : e));
+            const os: number[] = [];
+            let s = 1;
+            for (const e of outShape) os.push(s), (s *= e);
+            const outDtype = op === 'argmax' || op === 'argmin' ? 'i64' : op === 'norm' ? (dtype === 'c64' ? 'f32' : dtype === 'c128' ? 'f64' : dtype) : dtype;
+            const out = dense(outDtype, outShape, os, 5);
+            const want = cloneView(out);
+            await referenceTensorPrimitivesProvider.reduce(inlineContext(1), { op: op as 'sum', src, axes, out: want });
+            const count = axes.reduce((p, a) => p * shape[a]!, 1);
+            const tol = ['f32', 'c64'].includes(outDtype) ? 2 ** -21 * 8 * (1 + count) : ['f64', 'c128'].includes(outDtype) ? 2 ** -50 * 8 * (1 + count) : 0;
+            for (const lanes of [1, 2]) {
+              const got = cloneView(out);
+              expect((await pkg.tensorPrimitives!.reduce(inlineContext(lanes), { op: op as 'sum', src, axes, out: got })).executed).toBe(true);
+              expect(compareOutputs(got, want, tol), `${op} ${dtype} [${shape}] over [${axes}], ${lanes} lane(s)`).toBeUndefined();
+            }
+          }
+        }
+      }
     });
   }
 

@@ -353,6 +353,7 @@ template <class F> struct IsPlainCopy : std::false_type {};
 template <class T> struct IsPlainCopy<UnaryFn<kCopy, T, T>> : std::true_type {};
 
 constexpr idx kLineMacro = 256;  // plain transposes: 8x8 line blocks walked in macro tiles of this many elements per side
+constexpr idx kWide = 4;  // ... in strips of this many columns of blocks (each source row read this many lines at a time)
 
 #if defined(TPRIMS_ISA_AVX512)
 // One 8x8 block of 8-byte elements: rows a + k·sa (k < 8, each 8 contiguous elements) become
@@ -380,10 +381,24 @@ static inline void block8x8(const void* src, idx sa, void* dst, idx so, bool nt)
 }
 #endif
 
+// Elements of a contiguous output row before its first 64-byte line boundary (at most n; 0 when
+// the output is not aligned to its element): the row loops do these first, so that the
+// vectorised loop stores whole aligned lines (and loads them too when the operands share the
+// output's offset within a line, as calloc'd ArrayBuffers do) — a vector access that straddles
+// two lines costs two.
+template <class TO>
+static inline idx line_head(const TO* o, idx n) {
+  const uintptr_t at = reinterpret_cast<uintptr_t>(o) % 64;
+  if (at % sizeof(TO) != 0) return 0;
+  return std::min(n, static_cast<idx>((64 - at) % 64 / sizeof(TO)));
+}
+
 template <class TI, class TO, class F>
 static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
   if (so == 1 && sa == 1) {
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i]);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(a[i]);
+    for (idx i = h; i < n; ++i) o[i] = f(a[i]);
   } else if (so == 1 && sa == 0) {
     const TO v = f(a[0]);
     for (idx i = 0; i < n; ++i) o[i] = v;
@@ -461,20 +476,37 @@ static int run_unary(const Task& t, const F& f) {
     constexpr idx lb = sizeof(TO) == sizeof(TI) && sizeof(TO) <= 16 ? 64 / static_cast<idx>(sizeof(TO)) : 0;
     const bool lines = lb != 0 && so0 == 1 && saj == 1 && n0 >= lb && nj >= lb;
     // Whole-line non-temporal stores of the 8x8 register blocks: every output row of a block
-    // starts on a 64-byte boundary (an aligned base and a column stride of whole lines).
-    const bool ntl = nt && reinterpret_cast<uintptr_t>(o) % 64 == 0 && (soj * static_cast<idx>(sizeof(TO))) % 64 == 0;
+    // starts on a 64-byte boundary (the block grid is aligned to the output's lines, below, and
+    // the column stride is whole lines).
+    const bool ntl = nt && (soj * static_cast<idx>(sizeof(TO))) % 64 == 0;
     const bool stopped = odometer<2>(g, rest, nrest, base, [&](const idx* off) {
       TO* ob = o + off[0];
       const TI* ab = a + off[1];
       if constexpr (lb != 0) {
         if (lines) {
-          const idx n0b = n0 - n0 % lb, njb = nj - nj % lb;
+          // The block grid starts where the lines start: pi leading output elements (along the
+          // output's fastest axis) and pj leading source elements (along the source's) are
+          // peeled off, so that every block reads whole source lines and writes whole output
+          // lines when the other axis' stride is whole lines (a buffer need not start on a line:
+          // a calloc'd ArrayBuffer starts 16 bytes into one, and an unaligned block then splits
+          // every load and store over two lines). Otherwise the grid starts at 0.
+          auto lead = [](const void* p, idx stride_elems, idx bytes) -> idx {
+            const uintptr_t at = reinterpret_cast<uintptr_t>(p) % 64;
+            if ((stride_elems * bytes) % 64 != 0 || at % static_cast<uintptr_t>(bytes) != 0) return 0;
+            return static_cast<idx>((64 - at) % 64) / bytes;
+          };
+          const idx pi = lead(ob, soj, static_cast<idx>(sizeof(TO)));  // < lb <= n0
+          const idx pj = lead(ab, sa0, static_cast<idx>(sizeof(TI)));  // < lb <= nj
+          const idx ie = pi + (n0 - pi) / lb * lb, je = pj + (nj - pj) / lb * lb;
+          const bool ntb = ntl && (reinterpret_cast<uintptr_t>(ob + pi) % 64 == 0);
           // Line blocks in macro tiles of kLineMacro² elements (a few hundred pages of each
-          // operand: the TLB keeps them), each tile walked column of blocks by column of blocks.
+          // operand: the TLB keeps them), each tile walked strip by strip of kWide columns of
+          // blocks; the next strip's source lines are prefetched (the hardware prefetchers do
+          // not follow lb rows at a 2^k-line stride).
           auto block = [&](idx ii, idx jj) {
 #if defined(TPRIMS_ISA_AVX512)
             if constexpr (IsPlainCopy<F>::value && sizeof(TO) == 8) {
-              block8x8(ab + ii * sa0 + jj, sa0, ob + jj * soj + ii, soj, ntl && reinterpret_cast<uintptr_t>(ob) % 64 == 0);
+              block8x8(ab + ii * sa0 + jj, sa0, ob + jj * soj + ii, soj, ntb);
               return;
             }
 #endif
@@ -488,18 +520,29 @@ static int run_unary(const Task& t, const F& f) {
               for (idx k = 0; k < lb; ++k) put_elem(oc + k, f(blk[k][l]), nt);
             }
           };
-          for (idx i0 = 0; i0 < n0b; i0 += kLineMacro) {
-            const idx i1 = std::min(n0b, i0 + kLineMacro);
-            for (idx j0 = 0; j0 < njb; j0 += kLineMacro) {
+          for (idx i0 = pi; i0 < ie; i0 += kLineMacro) {
+            const idx i1 = std::min(ie, i0 + kLineMacro);
+            for (idx j0 = pj; j0 < je; j0 += kLineMacro) {
               if (raised(g.abort)) return;
-              const idx j1 = std::min(njb, j0 + kLineMacro);
-              for (idx jj = j0; jj < j1; jj += lb) {
-                for (idx ii = i0; ii < i1; ii += lb) block(ii, jj);
+              const idx j1 = std::min(je, j0 + kLineMacro);
+              // Strips of kWide columns of blocks: each source row is read kWide whole lines at a
+              // time, the next strip's lines prefetched.
+              for (idx jj = j0; jj < j1; jj += kWide * lb) {
+                const idx jw = std::min(j1, jj + kWide * lb);
+                const idx pe = std::min(je, jw + kWide * lb);  // the prefetched columns [jw, pe) lie inside the source
+                for (idx ii = i0; ii < i1; ii += lb) {
+                  for (idx k = 0; k < lb; ++k) {
+                    for (idx c = jw; c < pe; c += lb) __builtin_prefetch(ab + (ii + k) * sa0 + c, 0, 3);
+                  }
+                  for (idx c = jj; c < jw; c += lb) block(ii, c);
+                }
               }
             }
           }
-          tiles(ob, ab, 0, n0b, njb, nj);
-          tiles(ob, ab, n0b, n0, 0, nj);
+          tiles(ob, ab, 0, pi, 0, nj);
+          tiles(ob, ab, ie, n0, 0, nj);
+          tiles(ob, ab, pi, ie, 0, pj);
+          tiles(ob, ab, pi, ie, je, nj);
           return;
         }
       }
@@ -524,13 +567,19 @@ static int run_unary(const Task& t, const F& f) {
 template <class T, class TO, class F>
 static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restrict a, idx sa, const T* __restrict b, idx sb, const F& f) {
   if (so == 1 && sa == 1 && sb == 1) {
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i], b[i]);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(a[i], b[i]);
+    for (idx i = h; i < n; ++i) o[i] = f(a[i], b[i]);
   } else if (so == 1 && sa == 1 && sb == 0) {
     const T bv = b[0];
-    for (idx i = 0; i < n; ++i) o[i] = f(a[i], bv);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(a[i], bv);
+    for (idx i = h; i < n; ++i) o[i] = f(a[i], bv);
   } else if (so == 1 && sa == 0 && sb == 1) {
     const T av = a[0];
-    for (idx i = 0; i < n; ++i) o[i] = f(av, b[i]);
+    const idx h = line_head(o, n);
+    for (idx i = 0; i < h; ++i) o[i] = f(av, b[i]);
+    for (idx i = h; i < n; ++i) o[i] = f(av, b[i]);
   } else {
     for (idx i = 0; i < n; ++i) o[i * so] = f(a[i * sa], b[i * sb]);
   }
@@ -839,6 +888,41 @@ static int run_reduce(const Task& t) {
     decltype(unravel)& unr;
     void go(S* acc, idx cw, idx lo, idx hi, int level) const {
       if (hi - lo <= kLeafRows || level >= max_level) {
+        if (sa0 == 1 && hi - lo == kLeafRows) {
+          // A whole leaf of unit-stride rows: each output's kLeafRows values folded in a
+          // register, in row order (the same sums as row after row into acc), and stored once —
+          // one pass over acc instead of kLeafRows read-modify-write passes.
+          const TI* rp[kLeafRows];
+          idx ln[kLeafRows];
+          for (idx k = 0; k < kLeafRows; ++k) {
+            idx off = 0;
+            unr(red, nr, lo + k, &off, &ln[k]);
+            rp[k] = a + off;
+          }
+          static_assert(kLeafRows == 8, "the unrolled leaf folds 8 rows");
+          const TI* __restrict p0 = rp[0];
+          const TI* __restrict p1 = rp[1];
+          const TI* __restrict p2 = rp[2];
+          const TI* __restrict p3 = rp[3];
+          const TI* __restrict p4 = rp[4];
+          const TI* __restrict p5 = rp[5];
+          const TI* __restrict p6 = rp[6];
+          const TI* __restrict p7 = rp[7];
+          S* __restrict out = acc;
+          for (idx w = 0; w < cw; ++w) {
+            S v = P::init();
+            P::fold(v, p0[w], ln[0]);
+            P::fold(v, p1[w], ln[1]);
+            P::fold(v, p2[w], ln[2]);
+            P::fold(v, p3[w], ln[3]);
+            P::fold(v, p4[w], ln[4]);
+            P::fold(v, p5[w], ln[5]);
+            P::fold(v, p6[w], ln[6]);
+            P::fold(v, p7[w], ln[7]);
+            out[w] = v;
+          }
+          return;
+        }
         for (idx w = 0; w < cw; ++w) acc[w] = P::init();
         for (idx r = lo; r < hi; ++r) {
           idx off = 0, lin = 0;
