@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { CpuBackend, Tensor } from '@tenferro/core';
 import { createBlasProvider, status as blasStatus } from '@tenferro/provider-blas';
 import { type Linalg, type LinalgDType, linalg, linalgKernelsKey } from '../src/index.js';
+import { prng } from './helpers.js';
 
 const haveBlas = blasStatus().available;
 let blas: CpuBackend;
@@ -27,16 +28,6 @@ const DTYPES: readonly LinalgDType[] = ['f32', 'f64', 'c64', 'c128'];
 const cplx = (d: LinalgDType) => d === 'c64' || d === 'c128';
 const single = (d: LinalgDType) => d === 'f32' || d === 'c64';
 
-/** mulberry32: a small seeded PRNG in [-1, 1) (a sum of sinusoids would make low-rank matrices). */
-function prng(seed: number): () => number {
-  let t = (seed * 2654435761) >>> 0;
-  return () => {
-    t = (t + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), 1 | t);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 2 ** 31 - 1;
-  };
-}
 
 /** A deterministic pseudo-random matrix stack (interleaved for complex). */
 function rand(dtype: LinalgDType, shape: number[], seed: number): Tensor<LinalgDType> {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, Tensor } from '@tenferro/core';
 import { type LinalgDType, linalg } from '../src/index.js';
 import { PARALLEL_BLOCK, PARALLEL_MIN_ORDER } from '../src/builtin.js';
+import { prng } from './helpers.js';
 
 let one: CpuBackend;
 let two: CpuBackend;
@@ -23,15 +24,6 @@ afterAll(async () => {
 const cplx = (d: LinalgDType) => d === 'c64' || d === 'c128';
 const single = (d: LinalgDType) => d === 'f32' || d === 'c64';
 
-function prng(seed: number): () => number {
-  let t = (seed * 2654435761) >>> 0;
-  return () => {
-    t = (t + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), 1 | t);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 2 ** 31 - 1;
-  };
-}
 
 /** n×n entries in [-1, 1) (interleaved re, im for complex), column-major; `diag` added to the diagonal's real part. */
 function entries(dtype: LinalgDType, n: number, seed: number, diag = 0): Float64Array {

@@ -24,3 +24,14 @@ export const eye = (n: number): number[][] => Array.from({ length: n }, (_, i) =
 export function fromRows(dtype: Real, rows: number[][]): Tensor<Real> {
   return Tensor.fromArray(dtype, [rows.length, rows[0]?.length ?? 0], rows.flat(), { order: 'row' });
 }
+
+/** mulberry32: a small seeded PRNG in [-1, 1) (a sum of sinusoids would make low-rank matrices). */
+export function prng(seed: number): () => number {
+  let t = (seed * 2654435761) >>> 0;
+  return () => {
+    t = (t + 0x6d2b79f5) >>> 0;
+    let r = Math.imul(t ^ (t >>> 15), 1 | t);
+    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+    return ((r ^ (r >>> 14)) >>> 0) / 2 ** 31 - 1;
+  };
+}

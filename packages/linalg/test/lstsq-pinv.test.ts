@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { CpuBackend, Tensor } from '@tenferro/core';
 import { createBlasProvider, status as blasStatus } from '@tenferro/provider-blas';
 import { type Linalg, type LinalgDType, linalg } from '../src/index.js';
+import { prng } from './helpers.js';
 
 const haveBlas = blasStatus().available;
 const backends: [string, CpuBackend][] = [];
@@ -44,16 +45,6 @@ function maxDiff(x: (i: number, j: number) => C, y: (i: number, j: number) => C,
   return d;
 }
 
-/** mulberry32: a small seeded PRNG in [-1, 1) (a sum of sinusoids would make low-rank matrices). */
-function prng(seed: number): () => number {
-  let t = (seed * 2654435761) >>> 0;
-  return () => {
-    t = (t + 0x6d2b79f5) >>> 0;
-    let r = Math.imul(t ^ (t >>> 15), 1 | t);
-    r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-    return ((r ^ (r >>> 14)) >>> 0) / 2 ** 31 - 1;
-  };
-}
 
 function rand(dtype: LinalgDType, shape: number[], seed: number): Tensor<LinalgDType> {
   const len = shape.reduce((p, e) => p * e, 1) * (cplx(dtype) ? 2 : 1);
