@@ -268,13 +268,13 @@ export class CpuOperationEntry {
   }
 }
 
+const NO_TASKS: readonly Promise<unknown>[] = Object.freeze([]);
+
 /**
  * A body's value, with its contexts expired the moment it returned: synchronously for a plain
  * value, so that a task a body schedules (a microtask, a timer) to start after it returned is
  * refused; when the returned promise settles otherwise.
  */
-const NO_TASKS: readonly Promise<unknown>[] = Object.freeze([]);
-
 function endsWithBody<R>(value: R | Promise<R>, lifetime: EntryLifetime): R | Promise<R> {
   if (!(value instanceof Promise)) lifetime.live = false;
   return value;
