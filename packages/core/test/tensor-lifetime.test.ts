@@ -185,15 +185,18 @@ describe('a loop that never yields to the event loop', () => {
     // never pays for it), but only for a bounded batch: a loop whose awaits all resolve without a
     // turn (polled worker answers) would otherwise hold every output it ever dropped.
     const home = { returnStorage: () => undefined };
+    const made: Tensor[] = [];
     for (let i = 0; i < 1000; i++) {
-      tensorInternals.fresh('f64', [8, 8], new SharedArrayBuffer(512), home); // dropped
+      made.push(tensorInternals.fresh('f64', [8, 8], new SharedArrayBuffer(512), home)); // as if dropped
       expect(deferredRegistrations()).toBeLessThanOrEqual(64);
     }
     // and by bytes: large outputs are registered at once
-    for (let i = 0; i < 3; i++) tensorInternals.fresh('f64', [1024, 1024], new SharedArrayBuffer(8 << 20), home);
+    for (let i = 0; i < 3; i++) made.push(tensorInternals.fresh('f64', [1024, 1024], new SharedArrayBuffer(8 << 20), home));
     expect(deferredRegistrations()).toBeLessThanOrEqual(2);
     await new Promise((resolve) => setImmediate(resolve));
     expect(deferredRegistrations()).toBe(0);
+    // Hand them back now: no collection of them (and its external-memory report) falls into a later test.
+    for (const t of made) t.dispose();
   });
 });
 
