@@ -86,7 +86,16 @@ describe('pinv: the four Penrose conditions; lstsq: minimum-norm least squares',
             expect(maxDiff(get(XA), adj(get(XA)), n, n)).toBeLessThanOrEqual(tol * 10);
             results.push(x);
           }
-          if (results.length === 2) expect(maxDiff(view(results[0]!), view(results[1]!), n, m)).toBeLessThanOrEqual(1e4 * eps * Math.max(m, n) * 10);
+          if (results.length === 2) {
+            // Two backward-stable paths agree to κ·ε·‖X‖ (perturbation of the pseudo-inverse), κ over the
+            // singular values both keep: a random product can be ill-conditioned, so a fixed bound flakes.
+            const s = (await linalg(backends[0]![1]).svdvals(a)).toArray() as number[];
+            const kept = s.filter((v) => v > Math.max(m, n) * eps * s[0]!);
+            const kappa = kept.length > 0 ? s[0]! / kept[kept.length - 1]! : 1;
+            const normX = kept.length > 0 ? 1 / kept[kept.length - 1]! : 0;
+            const bound = Math.max(1e5 * eps * Math.max(m, n), 100 * eps * Math.max(m, n) * kappa * normX);
+            expect(maxDiff(view(results[0]!), view(results[1]!), n, m)).toBeLessThanOrEqual(bound);
+          }
         }),
         { numRuns: 15 },
       );
