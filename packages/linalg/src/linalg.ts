@@ -6,7 +6,7 @@
  * `CpuLinalgKernels` extension first, the built-in kernel when it is absent or declines before
  * writing.
  */
-import { CpuBackend, CpuExecSession, type CpuExecutionContext, DTYPE_INFO, type DType, Tensor, TenferroError, acceptsMode, enforcedThreadLimit } from '@tenferro/core';
+import { CpuBackend, CpuExecSession, type CpuExecutionContext, DTYPE_INFO, type DType, type SessionBufferPool, Tensor, TenferroError } from '@tenferro/core';
 import { BUILTIN_KERNELS } from './builtin.js';
 import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
 import { MAX_BATCH_AXES } from './native/binding.js';
@@ -882,23 +882,24 @@ export class Linalg {
    */
   async #execute(op: string, o: Record<string, unknown>, plan: LinalgPlan, errorCode: 'NotPositiveDefinite' | 'SingularMatrix' | 'NoConvergence' | undefined): Promise<(Tensor | undefined)[]> {
     const signal = o.signal as AbortSignal | undefined;
-    if (this.#target instanceof CpuBackend) this.#validateExtension(op, this.#target);
+    const target = this.#target;
+    const ext = target instanceof CpuBackend ? target.providerBundle().extension(linalgKernelsKey()) : target.providerExtension(linalgKernelsKey());
+    // R55–R59 for the installed kernels before admission (core's validateLinalgCapabilities): every
+    // domain a backend reaches, or the domain a session runs on.
+    if (ext?.executionCapabilities !== undefined) target.validateLinalgCapabilities(ext.name, ext.executionCapabilities());
     const nb = count(plan.batch);
-    const body = async (session: CpuExecSession): Promise<(Tensor | undefined)[]> => {
-      const ext = session.providerExtension(linalgKernelsKey());
-      const byExtension = ext !== undefined && typeof ext[plan.op] === 'function';
-      const zeroed = byExtension && !(ext.overwritesOutputs === true && ext.declinesBeforeWriting === true);
-      let budget = 1;
-      try { budget = session.context.threadBudget; } catch { budget = 1; }
+    const byExtension = ext !== undefined && typeof ext[plan.op] === 'function';
+    const zeroed = byExtension && !(ext.overwritesOutputs === true && ext.declinesBeforeWriting === true);
+    const body = async (ctx: CpuExecutionContext, pool: SessionBufferPool): Promise<(Tensor | undefined)[]> => {
       const outs: (Tensor | undefined)[] = [];
       let infoWords: Tensor | undefined;
       try {
-        for (const spec of plan.outs) outs.push(spec === undefined ? undefined : session.freshTensor(spec[0], spec[1], { zeroed }));
-        infoWords = session.freshTensor('i32', [nb]);
+        for (const spec of plan.outs) outs.push(spec === undefined ? undefined : pool.freshTensor(spec[0], spec[1], { zeroed }));
+        infoWords = pool.freshTensor('i32', [nb]);
         const info = new Int32Array(infoWords.buffer, 0, nb);
         const request: LinalgRequest = Object.freeze({ op: plan.op, dtype: plan.dtype, m: plan.m, n: plan.n, batch: plan.batch, flags: plan.flags, a: plan.a, ...(plan.b === undefined ? {} : { b: plan.b }), out: Object.freeze(outs.map((t) => t?.buffer)), info });
         const guard = byExtension && ext.declinesBeforeWriting !== true ? outs : undefined;
-        await session.run(budget > 1 ? 'inner' : 'sequential', (ctx) => this.#call(op, ctx, ext, request, guard));
+        await this.#call(op, ctx, ext, request, guard);
         if (errorCode !== undefined) {
           for (let b = 0; b < nb; b++) {
             if (info[b] !== 0) {
@@ -915,29 +916,11 @@ export class Linalg {
         infoWords?.dispose();
       }
     };
-    if (this.#target instanceof CpuBackend) return this.#target.withBackendSession(body, signal ? { signal } : undefined);
+    // One admission in the linalg mode of R73 (core's withLinalgPool): Sequential at budget 1, Inner
+    // for blas, the engine's preferred mode for faer; inside a session, its entry is reused.
+    if (target instanceof CpuBackend) return target.withLinalgPool(body, signal ? { signal } : undefined);
     if (signal?.aborted) throw new TenferroError('AdmissionAborted', `${op}: aborted before it started`, { op, cause: signal.reason });
-    return body(this.#target);
-  }
-
-  /**
-   * R55–R62 for the bundle's CpuLinalgKernels, before admission: on a strict bundle the declared
-   * thread control must enforce the budget and the mode this call runs in must be accepted. A
-   * providerDefaultCompatibility bundle (blas) skips the strict checks, as for GEMM (R54).
-   */
-  #validateExtension(op: string, backend: CpuBackend): void {
-    const bundle = backend.providerBundle();
-    const ext = bundle.extension(linalgKernelsKey());
-    if (ext?.executionCapabilities === undefined || bundle.capabilityPolicy !== 'strict') return;
-    const caps = ext.executionCapabilities();
-    const budget = backend.numThreads();
-    if (enforcedThreadLimit(caps, budget) === undefined) {
-      throw new TenferroError('ThreadCountNotEnforceable', `${op}: the ${ext.name} linalg kernels declare ${caps.threadCount} thread control, which cannot enforce this domain's budget of ${budget} (R55)`, { op, detail: { provider: ext.name, threadCount: caps.threadCount, budget } });
-    }
-    const mode = budget > 1 ? 'inner' : 'sequential';
-    if (!acceptsMode(caps, mode)) {
-      throw new TenferroError('ParallelModeNotSupported', `${op}: the ${ext.name} linalg kernels do not accept the ${mode} mode this domain dispatches (R59)`, { op, detail: { provider: ext.name, mode } });
-    }
+    return target.withLinalgPool(body);
   }
 
   async #call(op: string, ctx: CpuExecutionContext, ext: CpuLinalgKernels | undefined, r: LinalgRequest, guard: readonly (Tensor | undefined)[] | undefined): Promise<void> {

@@ -4,8 +4,8 @@ import { type CpuLinalgKernels, type LinalgRequest, LINALG_KERNELS_KEY_NAME, lin
 
 const SPD = () => Tensor.fromArray('f64', [2, 2], [4, 2, 2, 3]);
 
-async function withKernels<R>(kernels: CpuLinalgKernels, fn: (b: CpuBackend) => Promise<R>): Promise<R> {
-  const b = await CpuBackend.create({ threads: 1, providers: [{ kind: 'faer', name: 'test-linalg', extensions: [[linalgKernelsKey(), kernels]] }] });
+async function withKernels<R>(kernels: CpuLinalgKernels, fn: (b: CpuBackend) => Promise<R>, threads = 1): Promise<R> {
+  const b = await CpuBackend.create({ threads, providers: [{ kind: 'faer', name: 'test-linalg', extensions: [[linalgKernelsKey(), kernels]] }] });
   try {
     return await fn(b);
   } finally {
@@ -115,9 +115,31 @@ describe('extension first, built-in fallback (R64, R65)', () => {
     };
     await withKernels(kernels, async (b) => {
       const before = b.executionInfo().executorEntries;
-      await expect(linalg(b).cholesky(SPD())).rejects.toMatchObject({ code: 'ThreadCountNotEnforceable' });
+      await expect(linalg(b).cholesky(SPD())).rejects.toMatchObject({ code: 'IncompatibleDomain', cause: { code: 'ThreadCountNotEnforceable' }, detail: { slot: 'linalg', provider: 'uncontrolled' } });
       expect(calls).toBe(0);
       expect(b.executionInfo().executorEntries).toEqual(before);
+    });
+  });
+
+  it('kernels that refuse the linalg mode they would run in (R59, R73) are rejected before any entry, from a backend and from a session', async () => {
+    let calls = 0;
+    const kernels: CpuLinalgKernels = {
+      name: 'sequential only',
+      executionCapabilities: () => ({ threadCount: 'sequential', placement: 'engineWorkers', workerLocalSequential: true, acceptsSequential: true, acceptsOuter: false, acceptsInner: false }),
+      cholesky: () => { calls++; return EXECUTED; },
+    };
+    await withKernels(kernels, async (b) => {
+      expect(b.numThreads()).toBe(2);
+      const before = b.executionInfo().executorEntries;
+      await expect(linalg(b).cholesky(SPD())).rejects.toMatchObject({ code: 'IncompatibleDomain', cause: { code: 'ParallelModeNotSupported' } });
+      expect(b.executionInfo().executorEntries).toEqual(before);
+      await expect(b.withBackendSession((s) => linalg(s).cholesky(SPD()))).rejects.toMatchObject({ code: 'IncompatibleDomain', cause: { code: 'ParallelModeNotSupported' } });
+      expect(calls).toBe(0);
+    }, 2);
+    // At budget 1 the linalg mode is Sequential, which it accepts: the extension runs.
+    await withKernels(kernels, async (b) => {
+      await linalg(b).cholesky(SPD());
+      expect(calls).toBe(1);
     });
   });
 });

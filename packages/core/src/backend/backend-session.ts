@@ -18,6 +18,8 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 import type { DType } from '../tensor/dtype.js';
 import { checkDType, checkShape } from '../tensor/layout.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { type SessionBufferPool, linalgCapabilities, linalgMode, validateLinalgForDomain } from './linalg-pool.js';
+import type { CpuProviderExecutionCapabilities } from '../provider/execution-capabilities.js';
 import { operationTargets } from './operation-targets.js';
 
 /**
@@ -311,6 +313,55 @@ export class CpuExecSession {
     if (mode !== 'sequential' && mode !== 'inner' && mode !== 'outer') throw invalidArgument(op, 'mode', "'sequential', 'inner' or 'outer'", mode);
     if (typeof fn !== 'function') throw invalidArgument(op, 'fn', 'a function', fn);
     return this.#runner.run(op, mode, (_entry, ctx) => fn(ctx));
+  }
+
+  /**
+   * Run `fn` on the session's entry in the linalg mode (R73): budget 1 → Sequential, the blas kind
+   * → Inner, otherwise Inner iff the executor offers a pool. `fn` gets the entered context and the
+   * session's buffer pool for its outputs. No new permit, no executor call (R80).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 2 });
+   * const mode = await backend.withBackendSession((session) => session.withLinalgPool((ctx) => ctx.parallelMode));
+   * console.log(mode); // prints: inner
+   * await backend.close();
+   * ```
+   */
+  async withLinalgPool<R>(fn: (ctx: CpuExecutionContext, pool: SessionBufferPool) => R | Promise<R>): Promise<R> {
+    const op = 'CpuExecSession.withLinalgPool';
+    if (typeof fn !== 'function') throw invalidArgument(op, 'fn', 'a function', fn);
+    const engine = this.#entry.engine;
+    const mode = linalgMode(this.#kind, engine.domain.threadBudget, engine.capabilities.innerParallelism === 'pool');
+    const pool: SessionBufferPool = Object.freeze({ freshTensor: <D extends DType>(dtype: D, shape: readonly number[], options?: { readonly zeroed?: boolean }) => this.freshTensor(dtype, shape, options) });
+    return this.#runner.run(op, mode, (_entry, ctx) => fn(ctx, pool));
+  }
+
+  /**
+   * `CpuBackend.validateLinalgCapabilities` for the domain this session runs on: R55–R59 on a
+   * linear-algebra extension's declared capabilities in the session's linalg mode (R73).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, DEFAULT_EXECUTION_CAPABILITIES } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const ok = await backend.withBackendSession((session) => {
+   *   session.validateLinalgCapabilities('mine', { ...DEFAULT_EXECUTION_CAPABILITIES, threadCount: 'sequential', workerLocalSequential: true, acceptsSequential: true });
+   *   return 'validated';
+   * });
+   * console.log(ok); // prints: validated
+   * await backend.close();
+   * ```
+   */
+  validateLinalgCapabilities(name: string, capabilities: CpuProviderExecutionCapabilities): void {
+    const op = 'CpuExecSession.validateLinalgCapabilities';
+    if (typeof name !== 'string') throw invalidArgument(op, 'name', 'a string', name);
+    const engine = this.#entry.engine;
+    const mode = linalgMode(this.#kind, engine.domain.threadBudget, engine.capabilities.innerParallelism === 'pool');
+    validateLinalgForDomain(name, linalgCapabilities(name, capabilities), this.#bundle.capabilityPolicy, engine.domain, mode, op);
   }
 
   /** @internal */
