@@ -88,7 +88,8 @@ await capabilityLines();
 /**
  * One line per capability: linear algebra (`solve` of a 1024 system on each kind — GFLOP/s and
  * the scaled residual) and the native strided primitives (a transpose copy in GB/s beside a plain
- * memory copy of the same bytes). A package that cannot run here is said so, not faked.
+ * memory copy of the same bytes, `add` and a row sum beside JavaScript loops, a contraction with
+ * permuted axes with and without tprims). A package that cannot run here is said so, not faked.
  */
 async function capabilityLines() {
   const pkg = (name) => new URL(`../packages/${name}/dist/index.js`, import.meta.url).href;
@@ -181,8 +182,56 @@ async function capabilityLines() {
       const bytes = 2 * 8 * m * m; // read + write
       const ok = out.slice(1, 0).toArray()[0] === src.slice(0, 1).toArray()[0] ? '' : '  (wrong result!)';
       line(`tprims transpose ${m}² f64`, `${num(bytes / secs / 1e9).padStart(10)} GB/s   memcpy ${num(bytes / copySecs / 1e9)} GB/s  ${dim(`(${tprims.status().details.isa}, ${backend.numThreads()} threads)`)}${ok}`);
+
+      // Element-wise: add of two 2^22 f32 vectors into a warm output, beside the JavaScript loop a
+      // Node user would write on the same arrays (read 2 + write 1 per element).
+      const len = 1 << 22;
+      const x = Tensor.from(Float32Array.from({ length: len }, (_, i) => i % 97), [len]);
+      const y = Tensor.from(Float32Array.from({ length: len }, (_, i) => i % 89), [len]);
+      const sumOut = Tensor.zeros('f32', [len]);
+      const addSecs = await median(7, () => o.add(x, y, { out: sumOut }).then(() => undefined));
+      const [xa, ya, za] = [x.toTypedArray(), y.toTypedArray(), new Float32Array(len)];
+      const jsAddSecs = await median(7, async () => {
+        for (let i = 0; i < len; i++) za[i] = xa[i] + ya[i];
+      });
+      const addOk = sumOut.toTypedArray()[len - 1] === za[len - 1] ? '' : '  (wrong result!)';
+      line(`tprims add 2^22 f32`, `${num((12 * len) / addSecs / 1e9).padStart(10)} GB/s   JavaScript loop ${num((12 * len) / jsAddSecs / 1e9)} GB/s${addOk}`);
+
+      // Reduction: the row sums of a 2048² f64 (sum over axis 1, pairwise), beside a JavaScript loop.
+      const rows = await median(7, () => o.sum(src, { axes: [1] }));
+      const flat = src.toTypedArray();
+      const jsRows = await median(7, async () => {
+        const acc = new Float64Array(m);
+        for (let i = 0; i < m; i++) {
+          let t = 0;
+          for (let j = 0; j < m; j++) t += flat[i * m + j];
+          acc[i] = t;
+        }
+      });
+      line(`tprims sum axis 1, ${m}² f64`, `${num((8 * m * m) / rows / 1e9).padStart(10)} GB/s   JavaScript loop ${num((8 * m * m) / jsRows / 1e9)} GB/s`);
     } finally {
       await backend.close();
+    }
+
+    // A contraction with permuted axes (the tensor-network case, R105): C[i,l] = Σ A[i,j,k]·B[k,j,l],
+    // d = 48, where dot-general must re-lay an operand out — natively with tprims installed, by
+    // core's TypeScript reference without it.
+    const d = 48;
+    const A = Tensor.from(Float64Array.from({ length: d ** 3 }, (_, i) => ((i * 7) % 13) - 6), [d, d, d]);
+    const B = Tensor.from(Float64Array.from({ length: d ** 3 }, (_, i) => ((i * 5) % 11) - 5), [d, d, d]);
+    const dims = { contracting: [[1, 2], [1, 0]] };
+    const faer = await import(pkg('provider-faer')).catch(() => undefined);
+    const gemm = faer?.status().available ? [faer.createFaerProvider()] : [];
+    const withT = await CpuBackend.create({ providers: [...gemm, tprims.createTprimsProvider()] });
+    const without = await CpuBackend.create({ providers: gemm });
+    try {
+      const tSecs = await median(5, () => withT.dotGeneral(A, B, dims));
+      const rSecs = await median(5, () => without.dotGeneral(A, B, dims));
+      const flops = 2 * d ** 4;
+      line(`contraction ijk,kjl->il d=${d}`, `${num(flops / tSecs / 1e9).padStart(10)} GFLOP/s  ${(tSecs * 1e3).toFixed(2)} ms with tprims, ${(rSecs * 1e3).toFixed(2)} ms with core's TypeScript layout transform`);
+    } finally {
+      await withT.close();
+      await without.close();
     }
   }
 }
