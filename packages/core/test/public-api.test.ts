@@ -31,7 +31,7 @@ const CORE_TYPES = [
   'ReferenceFallback', 'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerInfo', 'WorkerPool',
   'WorkerThreadsExecutorOptions', 'CpuGroupedGemmRequest', 'CpuIndexedPlans', 'GemmGroupedOptions', 'GemmJob', 'IndexedPlanCacheLimits', 'IndexedPlanCacheStats',
-  'SessionOptions', 'SharedTensorAllocationDomain',
+  'SessionBufferPool', 'SessionOptions', 'SharedTensorAllocationDomain',
 ] as const;
 
 const TESTING_VALUES = [
@@ -87,7 +87,7 @@ describe('public API of @tenferro/core', () => {
   it('CpuExecSession has exactly the pinned methods', async () => {
     const { CpuExecSession } = await import('../src/index.js');
     const own = Object.getOwnPropertyNames(CpuExecSession.prototype).filter((n) => n !== 'constructor').sort();
-    expect(own).toEqual(sorted(['context', 'domainId', 'dotGeneral', 'dotGeneralInto', 'end', 'freshTensor', 'gemmGrouped', 'kind', 'providerExtension', 'run', 'sharedAllocationDomain', 'withMaterializedTensorRead']));
+    expect(own).toEqual(sorted(['context', 'domainId', 'dotGeneral', 'dotGeneralInto', 'end', 'freshTensor', 'gemmGrouped', 'kind', 'providerExtension', 'run', 'sharedAllocationDomain', 'validateLinalgCapabilities', 'withLinalgPool', 'withMaterializedTensorRead']));
   });
 
   it('no runtime internals are reachable through the package exports map', () => {

@@ -142,6 +142,17 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     return loan;
   }
 
+  /** How many retained buffers `acquire(dtype, length)` could lend now (each fits). */
+  lendable(dtype: DType, length: number): number {
+    const list = this.#free.get(dtype);
+    return list === undefined ? 0 : list.length - lowerBound(list, length * DTYPE_INFO[dtype].bytes);
+  }
+
+  /** How many storages came back through collection so far (cheap; `stats()` builds an object). */
+  get returnedByCollection(): number {
+    return this.#returnedByCollection;
+  }
+
   /**
    * Return a loan. Empty loans and loans already returned are no-ops; a loan of another pool
    * is an `InvalidArgument`. Afterwards the smallest retained buffers are evicted until the

@@ -31,7 +31,19 @@ function unreport(cell: StorageCell): void {
   cell.reported = 0;
 }
 
+/** Pooled storages watched for collection and not yet home: their collection may bring storage back. */
+let watched = 0;
+
+/**
+ * Whether some engine storage is watched for collection and not yet back home: after a collection
+ * its finalizer runs at the next event-loop turn, so a pool miss may be worth one turn.
+ */
+export function collectionMayReturnStorage(): boolean {
+  return watched > 0;
+}
+
 const collected = new FinalizationRegistry<StorageCell>((cell) => {
+  watched--;
   unreport(cell);
   if (cell.escaped || cell.returned || cell.home === undefined) return;
   cell.returned = true;
@@ -99,6 +111,7 @@ export class TensorStorage {
   register(): void {
     if (this.#registered || this.#cell.returned || this.#cell.home === undefined) return;
     this.#registered = true;
+    watched++;
     collected.register(this, this.#cell, this);
   }
 
@@ -143,7 +156,7 @@ export class TensorStorage {
     const cell = this.#cell;
     if (cell.home === undefined || cell.returned) return;
     cell.returned = true;
-    if (this.#registered) collected.unregister(this);
+    if (this.#registered && collected.unregister(this)) watched--;
     unreport(cell);
     cell.home.returnStorage(cell.dtype, cell.buffer, 'disposed');
   }
