@@ -2,12 +2,13 @@
  * The built-in kernels (Eigen 3.4, native) as a `CpuLinalgKernels`: each call packs the request
  * into kernel arguments and runs it on the context's worker, or — in Inner mode with a pool —
  * splits the batches into one contiguous range per pool lane; one large square LU or Cholesky
- * (order ≥ {@link PARALLEL_MIN_ORDER}) runs as a blocked right-looking factorisation whose steps
- * are split over the lanes (see {@link runBlocked}).
+ * (order ≥ {@link PARALLEL_MIN_ORDER}) runs as a blocked right-looking factorisation shared by the
+ * lanes (see {@link runBlocked}).
  */
+import { debuglog } from 'node:util';
 import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type KernelArgs, type WorkerPool, defineKernel, kernelArgs } from '@tenferro/core';
 import type { CpuLinalgKernels, LinalgRequest } from './contract/index.js';
-import { DTYPE_CODE, FLAG, OP_CODE, STEP, STEP_OP, W } from './native/binding.js';
+import { DTYPE_CODE, FLAG, OP_CODE, STEP_OP, W } from './native/binding.js';
 
 const kernel = defineKernel<KernelArgs, void>(new URL('./kernels/linalg.js', import.meta.url), 'linalgKernel');
 
@@ -50,15 +51,14 @@ function batchCount(r: LinalgRequest): number {
 
 /** From this order up, one square luFactor or cholesky with a pool of two or more lanes runs blocked over the lanes. */
 export const PARALLEL_MIN_ORDER = 512;
-/** The panel width of the blocked factorisations. */
+/** The panel (and block) width of the blocked factorisations. */
 export const PARALLEL_BLOCK = 128;
-/** A trailing matrix of at most this order is updated and factored by lane 0 alone, in one task (a split would cost more in synchronisation than it saves). */
-export const PARALLEL_TAIL = 256;
-/** What factoring a panel of w columns weighs, in columns of trailing update (lane 0 does it besides its share). */
-const FACTOR_WEIGHT = 1;
+/** Sync words before the per-block progress words (native/src/linalg.h kSyncHeader). */
+const SYNC_HEADER = 8;
+const debug = debuglog('tenferro');
 
-/** The packed step task (native/src/linalg.h) on columns [c0, c1) of `r`'s one matrix, with the panel at j0. */
-export function packStepTask(r: LinalgRequest, nb: number, c0: number, c1: number, j0: number, bits: number, abort?: Int32Array): KernelArgs {
+/** The packed team task (native/src/linalg.h) of `r`'s one n×n matrix, blocks of `nb` columns, sync words in `sync`. */
+export function packTeamTask(r: LinalgRequest, nb: number, sync: Int32Array, abort?: Int32Array): KernelArgs {
   const w = new Float64Array(W.HEADER);
   w[W.op] = r.op === 'luFactor' ? STEP_OP.luFactor : STEP_OP.cholesky;
   w[W.dtype] = DTYPE_CODE[r.dtype];
@@ -66,90 +66,41 @@ export function packStepTask(r: LinalgRequest, nb: number, c0: number, c1: numbe
   w[W.n] = r.m;
   w[W.k] = nb;
   w[W.flags] = r.flags.upper ? FLAG.upper : 0;
-  w[W.b0] = c0;
-  w[W.b1] = c1;
-  w[W.nb] = 0;
   w[W.abortAt] = abort === undefined ? -1 : abort.byteOffset;
   w[W.offA] = r.a.offset;
   w[W.rsA] = r.a.rowStride;
   w[W.csA] = r.a.colStride;
-  w[W.offB] = j0;
-  w[W.rsB] = bits;
-  w[W.csB] = 0;
   const any = r.a.buffer;
-  const buffers = [r.a.buffer, r.a.buffer, r.out[0] ?? any, r.out[1] ?? any, any, r.info.buffer as SharedArrayBuffer];
+  const buffers = [r.a.buffer, r.a.buffer, r.out[0] ?? any, r.out[1] ?? any, sync.buffer as SharedArrayBuffer, r.info.buffer as SharedArrayBuffer];
   if (abort !== undefined) buffers.push(abort.buffer as SharedArrayBuffer);
   return kernelArgs(w, buffers);
 }
 
 /**
- * Column bounds lo = b[0] ≤ b[1] ≤ … ≤ b[lanes] = hi giving each lane about the same work: column c
- * weighs weight(c), lane 0 carries `extra` besides its columns and takes at least [lo, min0).
- */
-function split(lo: number, hi: number, lanes: number, weight: (c: number) => number, extra: number, min0: number): number[] {
-  let total = extra;
-  for (let c = lo; c < hi; c++) total += weight(c);
-  const bounds = [lo];
-  let acc = extra, c = lo;
-  for (let l = 1; l < lanes; l++) {
-    const target = (total * l) / lanes;
-    while (c < hi && acc + weight(c) <= target) acc += weight(c++);
-    if (l === 1) while (c < min0) acc += weight(c++);
-    bounds.push(c);
-  }
-  bounds.push(hi);
-  return bounds;
-}
-
-/**
  * One square n×n LU (partial pivoting) or Cholesky in place in its output, blocked and
- * right-looking (LAPACK getrf/potrf's order), every step split over the pool's lanes by column:
- * first each lane gathers its columns and lane 0 factors panel 0; then, for each panel p, each lane
- * applies panel p to its columns of the trailing matrix (LU: swaps, triangular solve, GEMM;
- * Cholesky: the lower part of A22 −= L21 L21ᴴ) and lane 0, whose columns begin with panel p + 1,
- * factors that panel next — one `pool.map` per panel — until the trailing matrix is of order
- * ≤ {@link PARALLEL_TAIL}: lane 0 then applies the last panel to it and factors it whole, in one
- * task; last, the lanes finish their columns (LU: the swaps of the panels right of them; Cholesky
- * with `upper`: U = Lᴴ — its gather zeroed the upper triangle, which nothing writes). The panels are
- * factored with the same kernels as the sequential path (the recursive getrf, Eigen's blocked
- * LLT), so pivots and info follow the same convention. A Cholesky that meets a non-positive minor
- * stops after that step (its info is set; the caller disposes the output unread).
+ * right-looking (LAPACK getrf/potrf's order) with look-ahead, shared by the pool's lanes in ONE
+ * `pool.map` of identical team tasks: the lanes take the tasks of a fixed sequence (gather each
+ * block of nb columns; factor panel 0; then per panel p: update block p + 1, factor panel p + 1,
+ * update the blocks right of it; last, LU's deferred row swaps or Cholesky's Lᴴ) by atomic ticket,
+ * each waiting in native code until its inputs are done (native/src/linalg.h). No engine round trip
+ * per panel, and a lane that starts late only takes fewer tasks. The panels are factored with the
+ * same kernels as the sequential path (the recursive getrf, Eigen's blocked LLT), so pivots and
+ * info follow the same convention. A Cholesky that meets a non-positive minor stops the team (its
+ * info is set; the caller disposes the output unread).
  */
 async function runBlocked(ctx: CpuExecutionContext, pool: WorkerPool, lanes: number, r: LinalgRequest): Promise<void> {
-  const n = r.m, nb = PARALLEL_BLOCK, lu = r.op === 'luFactor';
-  const abort = ctx.abortWord;
-  const step = async (bounds: number[], j0: number, bits: number, bits0: number): Promise<void> => {
-    const tasks: KernelArgs[] = [];
-    for (let l = 0; l < lanes; l++) {
-      const c0 = bounds[l]!, c1 = bounds[l + 1]!, b = bits | (l === 0 ? bits0 : 0);
-      if (c1 > c0) tasks.push(packStepTask(r, nb, c0, c1, j0, b, abort));
-    }
-    await pool.map(kernel, tasks);
-  };
-  const failed = (): boolean => !lu && r.info[0] !== 0;
-  const uniform = (): number => 1;
-  // LU: every trailing column costs the same; Cholesky: column c's update has n − c rows.
-  const weight = lu ? uniform : (c: number) => n - c;
-  const w0 = Math.min(nb, n);
-  await step(split(0, n, lanes, uniform, FACTOR_WEIGHT * w0, w0), 0, STEP.gather, STEP.factor);
-  // The first column the rest step factors (n: none).
-  let rest = n;
-  for (let j0 = 0; j0 + nb < n && !failed(); j0 += nb) {
-    const c = j0 + nb, w = Math.min(nb, n - c);
-    if (n - c <= PARALLEL_TAIL) {
-      // Lane 0 alone: the last update and the whole trailing matrix.
-      await step([c, n, ...Array<number>(lanes - 1).fill(n)], j0, STEP.update, STEP.rest);
-      rest = c;
-      break;
-    }
-    await step(split(c, n, lanes, weight, FACTOR_WEIGHT * w * weight(c), c + w), j0, STEP.update, STEP.factor);
-  }
-  if (failed()) return;
-  // LU: column c below `rest` takes the swaps of the panels right of its own (the last panel's columns none).
-  const swaps = (c: number): number => (c >= rest ? 0 : n - Math.min(n, (Math.floor(c / nb) + 1) * nb));
-  if (lu) await step(split(0, rest, lanes, swaps, 0, 0), rest, STEP.finish, 0);
-  // Cholesky: the gather zeroed the strict upper triangle and nothing wrote it; U = Lᴴ needs a pass.
-  else if (r.flags.upper) await step(split(0, n, lanes, uniform, 0, 0), 0, STEP.finish, 0);
+  const nb = PARALLEL_BLOCK;
+  const sync = new Int32Array(new SharedArrayBuffer(4 * (SYNC_HEADER + Math.ceil(r.m / nb))));
+  const task = packTeamTask(r, nb, sync, ctx.abortWord);
+  await pool.map(kernel, Array.from({ length: lanes }, () => task));
+  // NODE_DEBUG=tenferro: when the second lane started after the first, and how many tasks it took.
+  if (debug.enabled) debug(`linalg: ${r.op} n=${r.m}: ${sync[4]} lanes arrived; the second started ${sync[4]! > 1 ? (sync[6]! - sync[5]!) | 0 : '-'} µs after the first and ran ${sync[7]} of ${teamTasks(r)} tasks`);
+}
+
+/** The number of tasks of a team (native/src/linalg.h's sequence). */
+function teamTasks(r: LinalgRequest): number {
+  const p = Math.ceil(r.m / PARALLEL_BLOCK);
+  return p + (p * (p + 1)) / 2 + (r.op === 'luFactor' ? p - 1 : r.flags.upper ? p : 0);
 }
 
 async function runBuiltin(ctx: CpuExecutionContext, r: LinalgRequest): Promise<CpuProviderOutcome> {

@@ -1,5 +1,5 @@
 // The blocked right-looking LU and Cholesky the built-in kernels run over the lanes of a 2-thread
-// context's worker pool (src/builtin.ts runBlocked; native/src/ops.h lu_step/chol_step) for one
+// context's worker pool (src/builtin.ts runBlocked; native/src/ops.h team) for one
 // square matrix of order ≥ PARALLEL_MIN_ORDER: the same results as the sequential kernels of a
 // 1-thread backend — same pivots (LAPACK's 1-based convention), factors within rounding, small
 // residuals —, the same typed errors (NotPositiveDefinite with the order of the minor and the

@@ -108,13 +108,11 @@ int parse_info_abort(const Napi::CallbackInfo& info, Job& j, int64_t count, doub
   return tfl::kOk;
 }
 
-// A step task of a blocked factorisation (linalg.h: kLuStep, kCholStep), words `d` already copied:
-// one square n×n matrix (no batch axes), 1 ≤ nb ≤ n, 0 ≤ c0 ≤ c1 ≤ n, 0 ≤ j0 ≤ n, bits 0..31; an
-// update needs the panel at j0 (a multiple of nb, below n) to end at or before c0; a factor needs c0
-// (a multiple of nb, below n) and its panel inside [c0, c1); a rest c0 a multiple of nb below n and
-// c1 = n; an LU finish j0 a multiple of nb or n (and no update); A (read by gather) n×n inside its
-// buffer; out[0] n×n, out[1] (LU) n int32, info one int32. The pivots the LU steps read from out[1]
-// are checked by the step itself (ops.h) before anything is written.
+// A team task of a blocked factorisation (linalg.h: kLuStep, kCholStep), words `d` already copied:
+// one square n×n matrix (no batch axes), 1 ≤ nb ≤ n with ⌈n/nb⌉ ≤ kMaxPanels, words 6..8 and 13..15
+// zero; A (read by the gathers) n×n inside its buffer; out[0] n×n, out[1] (LU) n int32, out[2]
+// kSyncHeader + ⌈n/nb⌉ int32 (the sync words), info one int32. The pivots the LU tasks read from
+// out[1] and the tickets and progress they read from out[2] are checked where they are read (ops.h).
 int parse_step(const Napi::CallbackInfo& info, const double* d, Job& j) {
   if (!is_int(d[1], 0, 3)) return tfl::kBadDtype;
   if (!is_int(d[2], 1, kMaxExtent) || d[3] != d[2] || !is_int(d[4], 1, d[2]) || !is_int(d[5], 0, 63) || d[8] != 0) return tfl::kBadArguments;
@@ -124,26 +122,9 @@ int parse_step(const Napi::CallbackInfo& info, const double* d, Job& j) {
   j.k = static_cast<int64_t>(d[4]);
   j.flags = static_cast<int>(d[5]);
   j.nb = 0;
-  const int64_t n = j.m, nb = j.k;
-  if (!is_int(d[6], 0, d[2]) || !is_int(d[7], d[6], d[2]) || !is_int(d[13], 0, d[2]) || !is_int(d[14], 0, 31)) return tfl::kBadRange;
-  j.c0 = static_cast<int64_t>(d[6]);
-  j.c1 = static_cast<int64_t>(d[7]);
-  j.j0 = static_cast<int64_t>(d[13]);
-  j.bits = static_cast<int>(d[14]);
-  if (j.bits & tfl::kStepUpdate) {
-    if (j.j0 >= n || j.j0 % nb != 0 || j.j0 + std::min(nb, n - j.j0) > j.c0) return tfl::kBadRange;
-  }
-  if (j.bits & tfl::kStepFactor) {
-    if (j.c0 >= n || j.c0 % nb != 0 || j.c0 + std::min(nb, n - j.c0) > j.c1) return tfl::kBadRange;
-  }
-  if (j.bits & tfl::kStepRest) {
-    if (j.c0 >= n || j.c0 % nb != 0 || j.c1 != n) return tfl::kBadRange;
-  }
-  if ((j.bits & tfl::kStepFinish) && j.op == tfl::kLuStep && (j.bits & tfl::kStepUpdate) == 0) {
-    if (j.j0 != n && j.j0 % nb != 0) return tfl::kBadRange;
-  }
-  // An update and a finish in one LU task would read j0 both as the panel and as the rest's start.
-  if ((j.bits & tfl::kStepFinish) && (j.bits & tfl::kStepUpdate) && j.op == tfl::kLuStep) return tfl::kBadRange;
+  const int64_t n = j.m;
+  if (d[6] != 0 || d[7] != 0 || d[13] != 0 || d[14] != 0 || d[15] != 0) return tfl::kBadRange;
+  if ((n + j.k - 1) / j.k > tfl::kMaxPanels) return tfl::kBadRange;
   j.b0 = 0;
   j.b1 = 1;
   const double maxIdx = 9007199254740991.0;

@@ -8,24 +8,33 @@ namespace tfl {
 
 enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQr = 5, kSvd = 6, kEigh = 7, kEig = 8, kLuFullPivot = 9, kOpCount = 10 };
 
-// The steps of a blocked, right-looking factorisation of one square n×n matrix in place in out[0]
-// (src/builtin.ts runs them over the lanes of the context's worker pool): each task works on the
-// columns [c0, c1) of that matrix, and does, in this order, what its step bits say —
-//   gather: copy columns [c0, c1) of A into out[0];
-//   update: apply the factored panel of columns [j0, j0 + min(nb, n − j0)) to columns [c0, c1)
-//           (LU: its row swaps, U12 = L11⁻¹ A12, A22 −= L21 U12; Cholesky: A22 −= L21 L21ᴴ, lower part);
-//   factor: factor the panel of columns [c0, c0 + min(nb, n − c0)) (LU: getrf of its rows c0..n, pivots
-//           to out[1][c0..] as global 1-based rows, the first zero pivot to info[0]; Cholesky: potrf of its
-//           diagonal block and the solve below it, the order of a non-positive minor to info[0]);
-//   rest:   factor all the columns [c0, n) at once, sequentially (c1 = n): the trailing matrix once
-//           it is too small to split (LU: getrf of rows c0..n, its pivots and swaps as a panel's);
-//   finish: LU: apply to each column below j0 (the first column the rest step factored, or n) the
-//           row swaps of every panel right of the one holding it; Cholesky (flag upper): U = Lᴴ.
-// Cholesky's gather zeroes the strict upper triangle and its update writes only the lower part.
-// Words of a step task (addon.cc checks them): 0 op, 1 dtype, 2 n, 3 n, 4 nb, 5 flags, 6 c0, 7 c1,
-// 8 batch axes (0), 9 abort offset, 10..12 A's offset and strides, 13 j0, 14 step bits, 15 unused.
+// A blocked, right-looking factorisation of one square n×n matrix in place in out[0], shared by the
+// lanes of the context's worker pool (src/builtin.ts runs one identical "team" task per lane): the
+// matrix is cut into P = ⌈n/nb⌉ blocks of nb columns, and the work into a fixed sequence of tasks —
+//   G(j)    gather block j of A into out[0] (Cholesky: zeros above the diagonal), j = 0..P−1;
+//   F(0);   then for p = 0..P−2: U(p, p+1), F(p+1), U(p, p+2), …, U(p, P−1)   (look-ahead: panel p+1
+//           is factored while panel p updates the blocks right of it);
+//   FIN(j)  LU: block j takes the row swaps of every panel right of it (j < P−1); Cholesky with
+//           flag upper: U = Lᴴ on block j's columns;
+// where F(j) factors panel j (LU: getrf of its rows j·nb..n, pivots to out[1] as global 1-based
+// rows, the first zero pivot to info[0]; Cholesky: potrf of its diagonal block and the solve below
+// it, the order of a non-positive minor to info[0], which stops the team) and U(p, j) applies
+// panel p to block j (LU: its swaps, U12 = L11⁻¹A12, A22 −= L21·U12; Cholesky: the lower part of
+// A22 −= L21·L21ᴴ). Each lane takes the next task with an atomic ticket and waits (spin, then
+// futex) until the task's inputs are done — G(j) or U(p−1, j) for block j, F(p) for panel p — as
+// the per-block progress words in out[2] say. A task only ever waits for tasks with smaller
+// tickets, all taken by running lanes, so the team cannot deadlock; a lane that starts late (or
+// never) only means the others take more tickets. Sync words (out[2], int32, zeroed by the
+// caller; words other than zeros make the lanes wait until the execution's abort word is raised):
+// [0] next ticket, [1] stop (a failed or aborted lane sets it), [2] wake generation, [3] sleepers,
+// diagnostics (src/builtin.ts logs them under NODE_DEBUG=tenferro): [4] lanes arrived, [5] and [6]
+// the first and second lane's start (CLOCK_MONOTONIC µs, mod 2³²), [7] tasks the second lane ran;
+// then progress[j] = 1 (gathered) + the panels applied + 1 once factored.
+// Words of a team task (addon.cc checks them): 0 op, 1 dtype, 2 n, 3 n, 4 nb, 5 flags, 6..8 0,
+// 9 abort offset, 10..12 A's offset and strides, 13..15 0. P ≤ kMaxPanels.
 enum StepOp : int { kLuStep = 10, kCholStep = 11, kStepOpEnd = 12 };
-constexpr int kStepGather = 1, kStepUpdate = 2, kStepFactor = 4, kStepFinish = 8, kStepRest = 16;
+constexpr int kSyncHeader = 8;
+constexpr int64_t kMaxPanels = 4096;
 enum Dtype : int { kF32 = 0, kF64 = 1, kC64 = 2, kC128 = 3 };
 
 enum Status : int {
@@ -65,9 +74,7 @@ struct Job {
   void* out[3] = {nullptr, nullptr, nullptr};  // dense column-major, batch-contiguous
   int32_t* info = nullptr;                      // one per batch
   const int32_t* abort = nullptr;
-  // Step tasks (kLuStep, kCholStep; k is the block width nb): the columns, the panel, the bits.
-  int64_t c0 = 0, c1 = 0, j0 = 0;
-  int bits = 0;
+  // Team tasks (kLuStep, kCholStep; k is the block width nb): the sync words are out[2].
 };
 
 // Element offset of batch `flat` of `o` (batch axes column-major: first axis fastest).

@@ -14,6 +14,17 @@
 #include <type_traits>
 #include <vector>
 
+#include <sched.h>
+#include <time.h>
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #ifndef EIGEN_DONT_PARALLELIZE
 #define EIGEN_DONT_PARALLELIZE 1
 #endif
@@ -80,6 +91,44 @@ void eig_order(const C* w, long n, long* order) {
   }
 }
 
+// The team task's waiting (linalg.h: sync words [2] wake generation, [3] sleepers).
+static inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// CLOCK_MONOTONIC in µs (the team's diagnostics).
+static inline uint64_t micros() {
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000u + static_cast<uint64_t>(t.tv_nsec) / 1000u;
+}
+
+// Sleep (at most 1 ms) while the generation word still holds `gen`.
+static inline void sleep_on(int32_t* sync, int32_t gen) {
+#if defined(__linux__)
+  __atomic_fetch_add(sync + 3, 1, __ATOMIC_SEQ_CST);
+  const timespec limit{0, 1000000};
+  syscall(SYS_futex, sync + 2, FUTEX_WAIT_PRIVATE, gen, &limit, nullptr, 0);
+  __atomic_fetch_sub(sync + 3, 1, __ATOMIC_SEQ_CST);
+#else
+  (void)sync;
+  (void)gen;
+  sched_yield();
+#endif
+}
+
+// A task finished (or the team stopped): bump the generation, wake the sleepers.
+static inline void wake(int32_t* sync) {
+  __atomic_fetch_add(sync + 2, 1, __ATOMIC_SEQ_CST);
+#if defined(__linux__)
+  if (__atomic_load_n(sync + 3, __ATOMIC_SEQ_CST) > 0) syscall(SYS_futex, sync + 2, FUTEX_WAKE_PRIVATE, 0x7fffffff, nullptr, nullptr, 0);
+#endif
+}
+
 template <typename S>
 struct Runner {
   using R = typename real_of<S>::type;
@@ -139,7 +188,7 @@ struct Runner {
   int run() {
     if (j.op == kLuStep || j.op == kCholStep) {
       if (aborted(j.abort)) return kAborted;
-      return j.op == kLuStep ? lu_step() : chol_step();
+      return team();
     }
     for (int64_t b = j.b0; b < j.b1; b++) {
       if (aborted(j.abort)) { trim_scratch(); return kAborted; }
@@ -389,17 +438,17 @@ struct Runner {
     f.template triangularView<Eigen::Upper>().solveInPlace(x);
   }
 
-  // ── Steps of the blocked right-looking factorisations (linalg.h; src/builtin.ts) ─────────────
-  // One n×n matrix in place in out[0] (leading dimension n); addon.cc checked the column ranges
-  // and the panel against n and nb. Each step writes only the columns [c0, c1) it was given (and
-  // the pivots and info of the panel it factors), so the lanes of one step never write the same
-  // element, and read only the factored panel, which no lane of that step writes.
+  // ── The team task of the blocked right-looking factorisations (linalg.h; src/builtin.ts) ──────
+  // One n×n matrix in place in out[0] (leading dimension n); every lane of the team runs team():
+  // tickets from the shared sequence, each task run once its inputs are done. A task writes only
+  // its block's columns (and F the pivots and info of its panel), and reads only blocks no running
+  // task writes, so no two lanes ever write the same element.
 
   // Gather columns [c0, c1) of A into the matrix; with `lower`, rows from the diagonal down and
   // zeros above it (Cholesky reads and writes only the lower triangle).
-  void gather_columns(S* a, Idx n, bool lower) const {
+  void gather_columns(S* a, Idx n, Idx c0, Idx c1, bool lower) const {
     const S* base = static_cast<const S*>(j.a.data) + j.a.off;
-    for (Idx c = j.c0; c < j.c1; c++) {
+    for (Idx c = c0; c < c1; c++) {
       S* dst = a + c * n;
       const Idx r0 = lower ? c : 0;
       std::fill(dst, dst + r0, S(0));
@@ -421,123 +470,183 @@ struct Runner {
     return true;
   }
 
-  int lu_step() {
-    const Idx n = j.m, nb = j.k, c0 = j.c0, c1 = j.c1, cols = c1 - c0;
-    S* a = static_cast<S*>(j.out[0]);
-    int32_t* piv = static_cast<int32_t*>(j.out[1]);
-    // Every pivot this step reads is checked before anything is written.
-    const bool update = (j.bits & kStepUpdate) != 0, finish = (j.bits & kStepFinish) != 0;
-    const Idx j0 = j.j0, w = update ? std::min(nb, n - j0) : 0;
-    Eigen::Matrix<int32_t, Eigen::Dynamic, 1> own;
-    if (update) {
-      if (!copy_pivots(piv, j0, j0 + w, n)) return kBadArguments;
-      own = piv_;
-    }
-    // The finish swaps the columns below j0 (the rest's first column: it swapped its own).
-    const Idx firstLater = finish ? std::min(n, (c0 / nb + 1) * nb) : n;
-    const Idx swapEnd = finish ? std::min(c1, j.j0) : c0;
-    Eigen::Matrix<int32_t, Eigen::Dynamic, 1> later;
-    if (finish && swapEnd > c0) {
-      if (!copy_pivots(piv, firstLater, n, n)) return kBadArguments;
-      later = piv_;
-    }
-    if (j.bits & kStepGather) gather_columns(a, n, false);
-    if (update && cols > 0) {
-      S* ac = a + c0 * n;
-      // The panel's row swaps (global rows), U12 = L11⁻¹ A12, A22 −= L21 U12 (Eigen's GEMM).
-      for (Idx c = 0; c < cols; c++) {
-        S* col = ac + c * n;
-        for (Idx i = 0; i < w; i++) {
-          const Idx p = own[i] - 1;
-          if (p != j0 + i) std::swap(col[j0 + i], col[p]);
-        }
+  // LU U(p, j): panel [j0, j0 + w) applied to columns [c0, c1) — its row swaps (global rows),
+  // U12 = L11⁻¹ A12, A22 −= L21 U12 (Eigen's GEMM).
+  int lu_update(S* a, Idx n, Idx j0, Idx w, Idx c0, Idx c1) {
+    if (!copy_pivots(static_cast<const int32_t*>(j.out[1]), j0, j0 + w, n)) return kBadArguments;
+    const Idx cols = c1 - c0;
+    S* ac = a + c0 * n;
+    for (Idx c = 0; c < cols; c++) {
+      S* col = ac + c * n;
+      for (Idx i = 0; i < w; i++) {
+        const Idx p = piv_[i] - 1;
+        if (p != j0 + i) std::swap(col[j0 + i], col[p]);
       }
-      view(a + j0 + j0 * n, w, w, n).template triangularView<Eigen::UnitLower>().solveInPlace(view(ac + j0, w, cols, n));
-      if (j0 + w < n) view(ac + j0 + w, n - j0 - w, cols, n).noalias() -= view(a + (j0 + w) + j0 * n, n - j0 - w, w, n) * view(ac + j0, w, cols, n);
     }
-    if (j.bits & kStepFactor) {
-      const Idx pw = std::min(nb, n - c0);
-      int32_t* pp = piv + c0;
-      const int32_t info = getrf(a + c0 + c0 * n, n, n - c0, pw, pp);
-      for (Idx i = 0; i < pw; i++) pp[i] += static_cast<int32_t>(c0);
-      if (info > 0 && j.info[0] == 0) j.info[0] = static_cast<int32_t>(info + c0);
-    }
-    if (j.bits & kStepRest) {
-      // The trailing matrix at once: the recursive getrf on rows and columns [c0, n).
-      int32_t* pp = piv + c0;
-      const int32_t info = getrf(a + c0 + c0 * n, n, n - c0, n - c0, pp);
-      for (Idx i = 0; i < n - c0; i++) pp[i] += static_cast<int32_t>(c0);
-      if (info > 0 && j.info[0] == 0) j.info[0] = static_cast<int32_t>(info + c0);
-    }
-    if (finish) {
-      // Column c takes the swaps of every panel right of its own, in order (LAPACK getrf's final laswp).
-      for (Idx c = c0; c < swapEnd; c++) {
-        const Idx k1 = std::min(n, (c / nb + 1) * nb);
-        S* col = a + c * n;
-        for (Idx i = k1; i < n; i++) {
-          const Idx p = later[i - firstLater] - 1;
-          if (p != i) std::swap(col[i], col[p]);
-        }
+    view(a + j0 + j0 * n, w, w, n).template triangularView<Eigen::UnitLower>().solveInPlace(view(ac + j0, w, cols, n));
+    if (j0 + w < n) view(ac + j0 + w, n - j0 - w, cols, n).noalias() -= view(a + (j0 + w) + j0 * n, n - j0 - w, w, n) * view(ac + j0, w, cols, n);
+    return kOk;
+  }
+
+  // LU F(j): getrf of the panel [c0, c0 + w), rows c0..n; global 1-based pivots; the first zero pivot.
+  void lu_factor(S* a, Idx n, Idx c0, Idx w) {
+    int32_t* pp = static_cast<int32_t*>(j.out[1]) + c0;
+    const int32_t info = getrf(a + c0 + c0 * n, n, n - c0, w, pp);
+    for (Idx i = 0; i < w; i++) pp[i] += static_cast<int32_t>(c0);
+    if (c0 == 0) j.info[0] = info;
+    else if (info > 0 && j.info[0] == 0) j.info[0] = static_cast<int32_t>(info + c0);
+  }
+
+  // LU FIN(j): columns [c0, c1) take the row swaps of every panel from k1 on (getrf's final laswp).
+  int lu_finish(S* a, Idx n, Idx c0, Idx c1, Idx k1) {
+    if (!copy_pivots(static_cast<const int32_t*>(j.out[1]), k1, n, n)) return kBadArguments;
+    for (Idx c = c0; c < c1; c++) {
+      S* col = a + c * n;
+      for (Idx i = k1; i < n; i++) {
+        const Idx p = piv_[i - k1] - 1;
+        if (p != i) std::swap(col[i], col[p]);
       }
     }
     return kOk;
   }
 
-  int chol_step() {
-    const Idx n = j.m, nb = j.k, c0 = j.c0, c1 = j.c1;
+  // Cholesky U(p, j): A[s0:n, s0:s1] −= L[s0:n, panel] L[s0:s1, panel]ᴴ, the lower part only: the
+  // diagonal square by a rank update of its lower triangle (as Eigen's LLT), the rows below by GEMM.
+  void chol_update(S* a, Idx n, Idx j0, Idx w, Idx s0, Idx s1) {
+    const Idx bw = s1 - s0;
+    auto x = view(a + s0 + j0 * n, bw, w, n);
+    view(a + s0 + s0 * n, bw, bw, n).template selfadjointView<Eigen::Lower>().rankUpdate(x, R(-1));
+    if (s1 < n) view(a + s1 + s0 * n, n - s1, bw, n).noalias() -= view(a + s1 + j0 * n, n - s1, w, n) * x.adjoint();
+  }
+
+  // Cholesky F(j): Eigen's blocked LLT of the diagonal block, then L21 = A21 L11⁻ᴴ; false (info set)
+  // at a non-positive minor.
+  bool chol_factor(S* a, Idx n, Idx c0, Idx w) {
+    auto a11 = view(a + c0 + c0 * n, w, w, n);
+    const Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a11);
+    if (bad >= 0) {
+      j.info[0] = static_cast<int32_t>(c0 + bad + 1);
+      return false;
+    }
+    if (c0 == 0) j.info[0] = 0;
+    if (c0 + w < n) {
+      auto a21 = view(a + (c0 + w) + c0 * n, n - c0 - w, w, n);
+      a11.adjoint().template triangularView<Eigen::Upper>().template solveInPlace<Eigen::OnTheRight>(a21);
+    }
+    return true;
+  }
+
+  // Cholesky FIN(j), flag upper: U = Lᴴ on columns [c0, c1) (each column c writes row c of the
+  // columns right of it and zeroes its own part below the diagonal: no two blocks meet).
+  static void chol_upper(S* a, Idx n, Idx c0, Idx c1) {
+    for (Idx c = c0; c < c1; c++) {
+      if constexpr (is_cplx<S>::value) a[c + c * n] = std::conj(a[c + c * n]);
+      for (Idx r = c + 1; r < n; r++) {
+        if constexpr (is_cplx<S>::value) a[c + r * n] = std::conj(a[r + c * n]); else a[c + r * n] = a[r + c * n];
+        a[r + c * n] = S(0);
+      }
+    }
+  }
+
+  // The task sequence of linalg.h, decoded ticket by ticket. A lane's tickets increase, so the
+  // decoder keeps the segment of the last one: O(1) amortised per ticket.
+  struct Task {
+    enum Kind { kGather, kFactor, kUpdate, kFinish, kNone } kind = kNone;
+    Idx p = 0, blk = 0;
+  };
+  struct Decoder {
+    Idx P, finishFirst, finishCount;
+    Idx seg, segBase;  // segment seg = [U(seg, seg+1), F(seg+1), U(seg, seg+2) … U(seg, P−1)] starts at segBase
+    Task at(Idx t) {
+      Task k;
+      if (t < P) { k.kind = Task::kGather; k.blk = t; return k; }
+      if (t == P) { k.kind = Task::kFactor; k.blk = 0; return k; }
+      while (seg < P - 1 && t >= segBase + (P - seg)) { segBase += P - seg; seg++; }
+      if (seg < P - 1) {
+        const Idx o = t - segBase;
+        if (o == 1) { k.kind = Task::kFactor; k.blk = seg + 1; }
+        else { k.kind = Task::kUpdate; k.p = seg; k.blk = o == 0 ? seg + 1 : seg + o; }
+        return k;
+      }
+      const Idx f = t - segBase;
+      if (f < finishCount) { k.kind = Task::kFinish; k.blk = finishFirst + f; }
+      return k;
+    }
+  };
+
+  // Spin, then sleep on the wake generation, until `ready()`; false when the team stopped or the
+  // execution was aborted (which stops the team).
+  template <typename Ready>
+  bool wait_until(int32_t* sync, Ready ready) const {
+    for (int spins = 0;;) {
+      if (ready()) return true;
+      if (__atomic_load_n(sync + 1, __ATOMIC_ACQUIRE) != 0) return false;
+      if (aborted(j.abort)) { __atomic_store_n(sync + 1, 1, __ATOMIC_RELEASE); wake(sync); return false; }
+      if (spins < 2000) { spins++; cpu_relax(); continue; }
+      const int32_t gen = __atomic_load_n(sync + 2, __ATOMIC_SEQ_CST);
+      if (ready()) return true;
+      sleep_on(sync, gen);
+    }
+  }
+
+  int team() {
+    const Idx n = j.m, nb = j.k, P = (n + nb - 1) / nb;
+    const bool lu = j.op == kLuStep, upper = (j.flags & kFlagUpper) != 0;
     S* a = static_cast<S*>(j.out[0]);
-    if (j.bits & kStepGather) gather_columns(a, n, true);
-    if ((j.bits & kStepUpdate) && c1 > c0) {
-      const Idx j0 = j.j0, w = std::min(nb, n - j0);
-      // A[s0:n, s0:s1] −= L[s0:n, panel] L[s0:s1, panel]ᴴ in blocks of at most nb columns, the lower
-      // part only: each block's diagonal square by a rank update of its lower triangle (as Eigen's
-      // LLT), the rows below it by GEMM. The strict upper triangle stays zero.
-      for (Idx s0 = c0; s0 < c1; s0 += nb) {
-        const Idx s1 = std::min(c1, s0 + nb), bw = s1 - s0;
-        auto x = view(a + s0 + j0 * n, bw, w, n);
-        view(a + s0 + s0 * n, bw, bw, n).template selfadjointView<Eigen::Lower>().rankUpdate(x, R(-1));
-        if (s1 < n) view(a + s1 + s0 * n, n - s1, bw, n).noalias() -= view(a + s1 + j0 * n, n - s1, w, n) * x.adjoint();
-      }
-    }
-    if (j.bits & kStepFactor) {
-      const Idx pw = std::min(nb, n - c0);
-      auto a11 = view(a + c0 + c0 * n, pw, pw, n);
-      const Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a11);
-      if (bad >= 0) {
-        if (j.info[0] == 0) j.info[0] = static_cast<int32_t>(c0 + bad + 1);
-        return kOk;
-      }
-      if (c0 + pw < n) {
-        auto a21 = view(a + (c0 + pw) + c0 * n, n - c0 - pw, pw, n);
-        a11.adjoint().template triangularView<Eigen::Upper>().template solveInPlace<Eigen::OnTheRight>(a21);
-      }
-    }
-    if (j.bits & kStepRest) {
-      // The trailing matrix at once: Eigen's blocked LLT on rows and columns [c0, n).
-      auto a22 = view(a + c0 + c0 * n, n - c0, n - c0, n);
-      const Idx bad = Eigen::internal::llt_inplace<S, Eigen::Lower>::blocked(a22);
-      if (bad >= 0) {
-        if (j.info[0] == 0) j.info[0] = static_cast<int32_t>(c0 + bad + 1);
-        return kOk;
-      }
-    }
-    if (j.bits & kStepFinish) {
-      // As cholesky(): L with its strict upper triangle zeroed, or U = Lᴴ (each column c writes row c
-      // of the columns right of it and zeroes its own part below the diagonal: no two lanes meet).
-      const bool upper = (j.flags & kFlagUpper) != 0;
-      for (Idx c = c0; c < c1; c++) {
-        if (upper) {
-          if constexpr (is_cplx<S>::value) a[c + c * n] = std::conj(a[c + c * n]);
-          for (Idx r = c + 1; r < n; r++) {
-            if constexpr (is_cplx<S>::value) a[c + r * n] = std::conj(a[r + c * n]); else a[c + r * n] = a[r + c * n];
-            a[r + c * n] = S(0);
-          }
-        } else {
-          for (Idx r = 0; r < c; r++) a[r + c * n] = S(0);
+    int32_t* sync = static_cast<int32_t*>(j.out[2]);
+    int32_t* prog = sync + kSyncHeader;
+    auto progress = [&](Idx b) { return static_cast<Idx>(__atomic_load_n(prog + b, __ATOMIC_ACQUIRE)); };
+    // A lane that finds the team stopped: Aborted when the execution was aborted, else Ok (the lane
+    // that stopped it reports the failure).
+    auto halted = [&] { return aborted(j.abort) ? kAborted : kOk; };
+    auto stop = [&](int status) {
+      __atomic_store_n(sync + 1, 1, __ATOMIC_RELEASE);
+      wake(sync);
+      return status;
+    };
+    // LU: blocks 0..P−2 take later panels' swaps; Cholesky with `upper`: every block is transposed.
+    Decoder dec{P, 0, lu ? P - 1 : upper ? P : 0, 0, P + 1};
+    // G(0..P−1), F(0), the segments 0..P−2 (P − p tasks each), the finishes.
+    const Idx total = P + P * (P + 1) / 2 + dec.finishCount;
+    const int32_t arrival = __atomic_fetch_add(sync + 4, 1, __ATOMIC_RELAXED);
+    if (arrival < 2) __atomic_store_n(sync + 5 + arrival, static_cast<int32_t>(static_cast<uint32_t>(micros())), __ATOMIC_RELAXED);
+    for (;;) {
+      if (__atomic_load_n(sync + 1, __ATOMIC_ACQUIRE) != 0) return halted();
+      if (aborted(j.abort)) return stop(kAborted);
+      const Idx t = __atomic_fetch_add(sync, 1, __ATOMIC_ACQ_REL);
+      if (t < 0 || t >= total) return kOk;
+      const Task k = dec.at(t);
+      const Idx c0 = k.blk * nb, c1 = std::min(n, c0 + nb);
+      bool ok = true;
+      switch (k.kind) {
+        case Task::kGather:
+          gather_columns(a, n, c0, c1, !lu);
+          break;
+        case Task::kFactor:
+          if (!wait_until(sync, [&] { return progress(k.blk) == k.blk + 1; })) return halted();
+          if (lu) lu_factor(a, n, c0, c1 - c0);
+          else if (!chol_factor(a, n, c0, c1 - c0)) return stop(kOk);
+          break;
+        case Task::kUpdate: {
+          if (!wait_until(sync, [&] { return progress(k.p) >= k.p + 2 && progress(k.blk) == k.p + 1; })) return halted();
+          const Idx j0 = k.p * nb, w = std::min(nb, n - j0);
+          if (lu) ok = lu_update(a, n, j0, w, c0, c1) == kOk;
+          else chol_update(a, n, j0, w, c0, c1);
+          break;
         }
+        case Task::kFinish:
+          if (!wait_until(sync, [&] { return progress(P - 1) >= P + 1; })) return halted();
+          if (lu) ok = lu_finish(a, n, c0, c1, c1) == kOk;
+          else chol_upper(a, n, c0, c1);
+          break;
+        case Task::kNone:
+          return kOk;
       }
+      if (!ok) return stop(kBadArguments);
+      if (arrival == 1) __atomic_fetch_add(sync + 7, 1, __ATOMIC_RELAXED);
+      if (k.kind != Task::kFinish) __atomic_fetch_add(prog + k.blk, 1, __ATOMIC_RELEASE);
+      wake(sync);
     }
-    return kOk;
   }
 
   // Householder QR in place in this thread's scratch (Eigen's blocked HouseholderQR on a Ref), R

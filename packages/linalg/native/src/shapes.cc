@@ -31,8 +31,11 @@ int64_t out_elems(const Job& j, int which) {
     case kEigh:
     case kEig: return which == 0 ? m : which == 1 ? (vec ? m * m : -1) : -1;
     case kLuFullPivot: return which == 0 ? m * m : m;
-    case kLuStep: return which == 0 ? m * m : which == 1 ? m : -1;
-    case kCholStep: return which == 0 ? m * m : -1;
+    case kLuStep: case kCholStep: {
+      const int64_t panels = j.k > 0 ? (m + j.k - 1) / j.k : 0;
+      if (which == 2) return kSyncHeader + panels;
+      return which == 0 ? m * m : which == 1 && j.op == kLuStep ? m : -1;
+    }
     default: return -1;
   }
 }
@@ -41,7 +44,7 @@ OutKind out_kind(const Job& j, int which) {
   switch (j.op) {
     case kLuFactor: return which == 1 ? kInt32 : kSame;
     case kLuFullPivot: return which == 0 ? kSame : kInt32;
-    case kLuStep: return which == 1 ? kInt32 : kSame;
+    case kLuStep: case kCholStep: return which == 0 ? kSame : kInt32;
     case kSvd: return which == 1 ? kReal : kSame;
     case kEigh: return which == 0 ? kReal : kSame;
     case kEig: return kComplex;

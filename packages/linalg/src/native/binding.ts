@@ -18,8 +18,7 @@ export const OP_CODE = Object.freeze({ cholesky: 0, solveTriangular: 1, luFactor
 export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 });
 export const FLAG = Object.freeze({ upper: 1, left: 2, unit: 4, full: 8, vectors: 16, rOnly: 32 });
 
-/** The step tasks of a blocked factorisation (native/src/linalg.h): op codes and step bits. */
+/** The team tasks of a blocked factorisation (native/src/linalg.h): op codes. */
 export const STEP_OP = Object.freeze({ luFactor: 10, cholesky: 11 });
-export const STEP = Object.freeze({ gather: 1, update: 2, factor: 4, finish: 8, rest: 16 });
 
 export const STATUS_NAMES = ['Ok', 'BadArguments', 'OutOfBounds', 'BadDtype', 'BadRange', 'Aborted', 'BadOp'] as const;
