@@ -69,6 +69,11 @@ export function splitRange(extent: number, granule: number, count: number): [num
   return out;
 }
 
+/** The number of summed items of a request (`CpuGemmRequest.summed`; 1 without summed axes). */
+export function summedCount(request: Pick<CpuGemmRequest, 'summed'>): number {
+  return request.summed === undefined ? 1 : request.summed.extents.reduce((a, b) => a * b, 1);
+}
+
 /** Real multiply-adds per m·n·k step: 4 for a complex dtype, 1 for a real one. */
 export function realMultiplyAdds(dtype: DType | undefined): number {
   return dtype === 'c64' || dtype === 'c128' ? 4 : 1;
@@ -81,15 +86,16 @@ export function realMultiplyAdds(dtype: DType | undefined): number {
  * (each part covers every batch). Parts never share an element of C.
  */
 export function planParts(
-  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType },
+  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType; readonly summed?: CpuGemmRequest['summed'] },
   lanes: number,
   shape: PartitionShape,
   minWork: number,
 ): GemmPart[] {
   const { m, n, k } = request;
   const batches = request.batch.reduce((a, b) => a * b, 1);
+  const summed = summedCount(request);
   const whole: GemmPart = { m0: 0, m1: m, n0: 0, n1: n, b0: 0, b1: batches };
-  const perGemm = m * n * Math.max(k, 1);
+  const perGemm = m * n * Math.max(k, 1) * summed;
   if (lanes <= 1 || m === 0 || n === 0 || batches === 0 || perGemm * batches * realMultiplyAdds(request.dtype) < minWork) return [whole];
   if (batches >= lanes && perGemm <= BATCH_SPLIT_MAX_WORK) {
     return splitRange(batches, 1, lanes).map(([b0, b1]) => ({ ...whole, b0, b1 }));
@@ -110,7 +116,7 @@ export interface ChunkPlan {
  * chunks per lane along the same axis, on the same granule; otherwise undefined (fixed parts).
  */
 export function planChunks(
-  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType },
+  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType; readonly summed?: CpuGemmRequest['summed'] },
   parts: readonly GemmPart[],
   shape: PartitionShape,
   maxWork: number = DYNAMIC_SPLIT_MAX_WORK,
@@ -118,7 +124,7 @@ export function planChunks(
   if (parts.length < 2) return undefined;
   const { m, n, k } = request;
   const batches = request.batch.reduce((a, b) => a * b, 1);
-  if (m * n * Math.max(k, 1) * batches * realMultiplyAdds(request.dtype) > maxWork) return undefined;
+  if (m * n * Math.max(k, 1) * summedCount(request) * batches * realMultiplyAdds(request.dtype) > maxWork) return undefined;
   const first = parts[0]!;
   const axis: 0 | 1 | undefined = first.m1 - first.m0 < m ? 0 : first.n1 - first.n0 < n ? 1 : undefined;
   if (axis === undefined) return undefined;
@@ -152,14 +158,15 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     name: `tenferro faer GEMM (${config.info.isa})`,
     executionCapabilities: () => FAER_CAPABILITIES,
     // Every decline (dtype) comes before a kernel is started.
-    declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true }),
+    declaredSupport: () =>
+      Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true, summedAxes: true }),
     async gemm(ctx, request) {
       // Every number is checked before anything else: a malformed request is a typed error here
       // and never reaches the addon (which checks the descriptor again itself).
       validateGemmRequest('gemm', request);
       const shape = shapes.get(request.dtype);
       if (shape === undefined) return Unsupported.dtype(request.dtype);
-      if (request.batch.length > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
+      if (request.batch.length > MAX_BATCH_RANK || (request.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
       const pool = ctx.workerPool();
       const parts = planParts(request, pool?.size ?? 1, shape, config.parallelMinWork);
       // The execution's abort word, polled by the native GEMM at its block boundaries.
@@ -191,14 +198,14 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       for (const job of jobs) {
         validateGemmRequest('gemmGrouped', job);
         if (!shapes.has(job.dtype)) return Unsupported.dtype(job.dtype);
-        if (job.batch.length > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
+        if (job.batch.length > MAX_BATCH_RANK || (job.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
       }
       const pool = ctx.workerPool();
       const lanes = pool?.size ?? 1;
       const work = (r: CpuGemmRequest): number => r.m * r.n * Math.max(r.k, 1) * r.batch.reduce((a, b) => a * b, 1) * realMultiplyAdds(r.dtype);
       const alone: number[] = [];
       const grouped: number[] = [];
-      jobs.forEach((job, i) => ((job.batch.length > 0 || (lanes > 1 && work(job) >= config.parallelMinWork) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
+      jobs.forEach((job, i) => ((job.batch.length > 0 || (job.summed?.extents.length ?? 0) > 0 || (lanes > 1 && work(job) >= config.parallelMinWork) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
       for (const i of alone) {
         // Every reason gemm declines for was checked above, so this cannot decline after a job ran.
         const outcome = await provider.gemm(ctx, jobs[i]!);

@@ -84,7 +84,8 @@ enum Desc : int {
 };
 
 constexpr int kMaxRank = faer::kMaxBatchRank;
-constexpr size_t kDescMax = kHeader + 4 * kMaxRank;  // the longest descriptor read
+constexpr int kMaxSummed = faer::kMaxBatchRank;  // summed axes (CpuGemmRequest.summed) taken, like batch axes
+constexpr size_t kDescMax = kHeader + 4 * kMaxRank + 1 + 3 * kMaxSummed;  // the longest descriptor read
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 
 bool as_index(double v, idx* out) {
@@ -108,6 +109,11 @@ struct Request {
   idx m0, m1, n0, n1, b0, b1;
   int rank;
   idx ext[kMaxRank];
+  // Summed axes: out = alpha * sum over their multi-indices of A(s) B(s) + beta * out, where A(s)
+  // is A moved by sum s[t] * sa[t] (B likewise); scount is the product of sext (at most 2^53).
+  int srank;
+  idx sext[kMaxSummed], sa[kMaxSummed], sb[kMaxSummed];
+  idx scount;
 };
 
 int parse(const double* d, size_t len, Request* r) {
@@ -165,16 +171,40 @@ int parse(const double* d, size_t len, Request* r) {
     if (total > static_cast<__int128>(kMaxSafe)) return kBadArguments;
   }
   if (r->b0 > r->b1 || static_cast<__int128>(r->b1) > total) return kBadRange;
+  // The optional summed block after the batch strides: its count, then extents, A and B strides.
+  r->srank = 0;
+  r->scount = 1;
+  const size_t at = static_cast<size_t>(kHeader + 4 * rank);
+  if (len > at) {
+    idx srank = 0;
+    if (!as_index(d[at], &srank) || srank > kMaxSummed || len < at + 1 + 3 * static_cast<size_t>(srank)) return kBadArguments;
+    r->srank = static_cast<int>(srank);
+    __int128 count = 1;
+    for (int t = 0; t < r->srank; ++t) {
+      if (!as_index(d[at + 1 + t], &r->sext[t]) || !as_index(d[at + 1 + srank + t], &r->sa[t]) || !as_index(d[at + 1 + 2 * srank + t], &r->sb[t])) {
+        return kBadArguments;
+      }
+      count *= r->sext[t];
+      if (count > static_cast<__int128>(kMaxSafe)) return kBadArguments;
+    }
+    r->scount = static_cast<idx>(count);
+  }
+  // An empty sum reads neither A nor B: out = beta * out, which a GEMM with k = 0 computes.
+  if (r->scount == 0) r->k = 0, r->srank = 0, r->scount = 1;
   return kOk;
 }
 
-// The largest scalar index an operand of rows x cols reaches (over all batches), +1; 0 if empty.
-__int128 extent_of(const Request& r, const Operand& o, idx rows, idx cols, int lanes) {
+// The largest scalar index an operand of rows x cols reaches (over all batches and, with `summed`
+// its summed strides, all summed items), +1; 0 if empty.
+__int128 extent_of(const Request& r, const Operand& o, idx rows, idx cols, int lanes, const idx* summed = nullptr) {
   if (rows == 0 || cols == 0) return 0;
   __int128 hi = o.off + static_cast<__int128>(rows - 1) * o.rs + static_cast<__int128>(cols - 1) * o.cs;
   for (int t = 0; t < r.rank; ++t) {
     if (r.ext[t] == 0) return 0;
     hi += static_cast<__int128>(r.ext[t] - 1) * o.bs[t];
+  }
+  if (summed != nullptr) {
+    for (int t = 0; t < r.srank; ++t) hi += static_cast<__int128>(r.sext[t] - 1) * summed[t];
   }
   return hi * lanes + lanes;
 }
@@ -241,8 +271,9 @@ faer::ComplexGemm<T> complex_request(const Request& r, const T* a, const T* b, T
   return g;
 }
 
-// Runs the (bounds-checked) task `r` on the engine of its ISA: one engine call over its batch range.
-int run_task(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
+// Runs the (bounds-checked) task `r`, without its summed axes, on the engine of its ISA: one
+// engine call over its batch range.
+int run_item(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
   // k = 0 reads neither A nor B and their reach was not bounded above: follow no offset into them.
   if (r.k == 0) r.a = r.b = Operand{};
   const faer::Isa isa = static_cast<faer::Isa>(r.isa);
@@ -290,6 +321,31 @@ int run_task(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const
   }
   if (done == faer::kEngineAborted) return kAborted;
   if (done == faer::kEngineNoMemory) return kNoMemory;
+  return kOk;
+}
+
+// Runs the (bounds-checked) task `r`: one run_item per summed item (last axis fastest), A and B
+// moved to the item, beta applied by the first only (then 1: the items accumulate into C).
+int run_task(const Request& r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
+  if (r.srank == 0 || r.k == 0) return run_item(r, f32, lanes, pa, pb, pc, abort);
+  idx index[kMaxSummed] = {};
+  Request item = r;
+  item.srank = 0;
+  for (idx s = 0; s < r.scount; ++s) {
+    if (s > 0) {
+      item.beta_re = 1, item.beta_im = 0;
+      for (int t = r.srank - 1; t >= 0; --t) {
+        if (++index[t] < r.sext[t]) {
+          item.a.off += r.sa[t], item.b.off += r.sb[t];
+          break;
+        }
+        index[t] = 0;
+        item.a.off -= (r.sext[t] - 1) * r.sa[t], item.b.off -= (r.sext[t] - 1) * r.sb[t];
+      }
+    }
+    const st = run_item(item, f32, lanes, pa, pb, pc, abort);
+    if (st != kOk) return st;
+  }
   return kOk;
 }
 
@@ -346,7 +402,7 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
   void *pa = nullptr, *pb = nullptr, *pc = nullptr;
   size_t la = 0, lb = 0, lc = 0;
   if (!typed(info[1], want, &pa, &la) || !typed(info[2], want, &pb, &lb) || !typed(info[3], want, &pc, &lc)) return status(kBadArguments);
-  if (extent_of(r, r.a, r.m, r.k, lanes) > static_cast<__int128>(la) || extent_of(r, r.b, r.k, r.n, lanes) > static_cast<__int128>(lb) ||
+  if (extent_of(r, r.a, r.m, r.k, lanes, r.sa) > static_cast<__int128>(la) || extent_of(r, r.b, r.k, r.n, lanes, r.sb) > static_cast<__int128>(lb) ||
       extent_of(r, r.c, r.m, r.n, lanes) > static_cast<__int128>(lc)) {
     return status(kOutOfBounds);
   }
