@@ -101,14 +101,28 @@ describe("dot-general's summed plan (contracting axes that do not fuse are summe
     expect(warnings.filter((w) => (w as { code?: string }).code === 'TENFERRO_SUMMED_FALLBACK')).toHaveLength(1);
   });
 
-  it('keeps the copy when the fused k is below the cost model threshold (an output update per summed item would cost more)', async () => {
-    const A = rowMajor(8, 7);
-    const B = rowMajor(8, 8);
+  it('keeps the copy when the cost model says the summed items would cost more (many output updates, a small operand to copy)', async () => {
+    // Three contracting axes of extent 4 that fuse only one at a time (lhs row-major, rhs with
+    // them reversed): k = 4 and 16 summed items, each updating the 64×64 output, against a copy
+    // of one 64×64-element operand.
+    const rand = seededRandom(9);
+    const values = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16 - 8) / 4);
+    const A = Tensor.fromArray('f64', [4, 4, 4, 64], values(4096)).permute([3, 2, 1, 0]); // [m, a, b, c], row-major
+    const B = Tensor.fromArray('f64', [64, 4, 4, 4], values(4096)).permute([3, 2, 1, 0]); // [c, b, a, n], row-major
+    const dims = { contracting: [[1, 2, 3], [2, 1, 0]] as [number[], number[]] };
     const { provider, calls } = recordingGemm(true);
-    const got = await withGemm(provider).dotGeneral(A, B, TN);
+    const got = await withGemm(provider).dotGeneral(A, B, dims);
     expect(calls).toHaveLength(1);
     expect(calls[0]!.summed).toBeUndefined();
-    expect(relativeError(got.toArray() as number[], naiveDotGeneral(A, B, TN).values)).toBeLessThan(1e-14);
+    expect(calls[0]!.k).toBe(64);
+    expect(relativeError(got.toArray() as number[], naiveDotGeneral(A, B, dims).values)).toBeLessThan(1e-14);
+    // The same contraction with a 4×4 output: the summed items are cheap, the summed plan is taken.
+    const a = A.slice([0, 4]);
+    const b = B.slice(undefined, undefined, undefined, [0, 4]);
+    const { provider: p2, calls: c2 } = recordingGemm(true);
+    const small = await withGemm(p2).dotGeneral(a, b, dims);
+    expect(c2.map((c) => c.summed?.extents.reduce((x, y) => x * y, 1))).toEqual([16]);
+    expect(relativeError(small.toArray() as number[], naiveDotGeneral(a, b, dims).values)).toBeLessThan(1e-14);
   });
 
   it('property: random contractions of permuted and strided views equal the oracle on every path (summed, copy, declined summed), with alpha and beta', async () => {
@@ -117,8 +131,8 @@ describe("dot-general's summed plan (contracting axes that do not fuse are summe
       fc.asyncProperty(fc.integer({ min: 0, max: 2 ** 30 }), fc.constantFrom(...CONTRACTION_DTYPES), fc.constantFrom('summed', 'undeclared', 'declined'), async (seed, dtype, mode) => {
         const rand = seededRandom(seed);
         const pick = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
-        // Contracting pairs: one long enough for the cost model (≥ 16), one or two short ones.
-        const contracting = [pick(16, 20), ...Array.from({ length: pick(1, 2) }, () => pick(1, 3))];
+        // Contracting pairs: one longer, one or two short ones.
+        const contracting = [pick(4, 20), ...Array.from({ length: pick(1, 2) }, () => pick(1, 3))];
         const lhsFree = Array.from({ length: pick(0, 2) }, () => pick(1, 4));
         const rhsFree = Array.from({ length: pick(0, 2) }, () => pick(1, 4));
         const batch = rand() < 0.3 ? [pick(1, 3)] : [];

@@ -1,18 +1,26 @@
 import type { GemmPlan } from './gemm-plan.js';
 
 /**
- * Fused `k` below which a summed plan loses to copying an operand: every summed item re-reads
- * and re-writes the m×n output tile, which costs as much as about this many steps along K
- * (bench/contraction.mjs --d 8, 16, 32, 64, 96 in provider-tprims: measured, see docs/tensors-and-dot-general.md).
+ * Element-equivalents of the costs the summed plan trades (f64 timings on the reference machine,
+ * provider-faer; bench/cost-summed.mjs in provider-tprims): each summed item re-reads and
+ * re-writes the m×n output block (about 0.6 ns per element, the block staying in cache), while
+ * the copy it saves moves every element of the copied operand once through a strided read
+ * (about 0.9 ns per element) and costs one more provider call (a worker round trip, about 30 µs).
+ * Scaled to integers: an output element updated per item weighs 2, a copied element 3, the
+ * saved call 100,000.
  */
-export const SUMMED_MIN_K = 16;
+const OUTPUT_UPDATE_WEIGHT = 2;
+const COPIED_ELEMENT_WEIGHT = 3;
+const SAVED_CALL_WEIGHT = 100_000;
 
 /**
- * Whether the summed plan `plan` beats the canonical retry that copies an operand (R105's
- * summed plan, a cost model): both do the same multiply-adds; the summed plan saves the copy
- * (a pass over one operand) and a provider call, and pays one output update per summed item,
- * which is small next to an item's m·n·k multiply-adds once k ≥ {@link SUMMED_MIN_K}.
+ * Whether the summed plan `plan` beats the canonical retry, which copies `copiedElements`
+ * elements (one operand when the other is kept, else both) and then runs one GEMM with every
+ * contracting pair fused (R105's summed plan, a cost model). Both do the same multiply-adds; the
+ * summed plan pays one update of the m×n output block (per batch item) for each summed item.
  */
-export function summedWins(plan: GemmPlan): boolean {
-  return plan.k >= SUMMED_MIN_K;
+export function summedWins(plan: GemmPlan, copiedElements: number): boolean {
+  const items = plan.summed === undefined ? 1 : plan.summed.extents.reduce((a, b) => a * b, 1);
+  const batches = plan.batch.reduce((a, b) => a * b, 1);
+  return OUTPUT_UPDATE_WEIGHT * items * batches * plan.m * plan.n <= COPIED_ELEMENT_WEIGHT * copiedElements + SAVED_CALL_WEIGHT;
 }

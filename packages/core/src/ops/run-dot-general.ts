@@ -95,7 +95,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
   // do not fuse summed by a GEMM provider that declares it — when the cost model prefers it to a
   // copy. A decline of it (of any reason) falls back to the copy below, warned once per provider.
   const summed = analysis.summed;
-  if (summed !== undefined && bundle.gemmSummedAxes && summedWins(summed)) {
+  if (summed !== undefined && bundle.gemmSummedAxes && summedWins(summed, copiedElements(spec, analysis))) {
     gemmCalls++;
     const outcome = await gemm(run, request(spec, summed, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
     if (outcome.executed) return { path: 'summed', gemmCalls };
@@ -156,6 +156,12 @@ function warnSummedDeclined(op: string, provider: string, reason: CpuProviderUns
     type: 'TenferroWarning',
     code: 'TENFERRO_SUMMED_FALLBACK',
   });
+}
+
+/** Elements the canonical path (without a direct plan) copies: the operand it does not keep, or both. */
+function copiedElements(spec: DotGeneralSpec, analysis: GemmAnalysis): number {
+  const kept = keptOperand(spec, analysis);
+  return kept === 'lhs' ? spec.rhs.size : kept === 'rhs' ? spec.lhs.size : spec.lhs.size + spec.rhs.size;
 }
 
 function analyse(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): GemmAnalysis {

@@ -343,7 +343,7 @@ int run_task(const Request& r, bool f32, int lanes, void* pa, void* pb, void* pc
         item.a.off -= (r.sext[t] - 1) * r.sa[t], item.b.off -= (r.sext[t] - 1) * r.sb[t];
       }
     }
-    const st = run_item(item, f32, lanes, pa, pb, pc, abort);
+    const int st = run_item(item, f32, lanes, pa, pb, pc, abort);
     if (st != kOk) return st;
   }
   return kOk;

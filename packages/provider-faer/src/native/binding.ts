@@ -120,4 +120,6 @@ export interface FaerBinding {
   /** Single-thread FMA throughput (GFLOP/s, f64) of path `isa` measured for about `seconds` on the calling thread. */
   fmaPeak(seconds: number, isa?: number): number;
   readonly descHeader: number;
+  /** True when the addon reads the summed axes at the end of a descriptor (an older addon would ignore them and compute one item). */
+  readonly descSummed?: boolean;
 }
