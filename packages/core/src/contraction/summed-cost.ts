@@ -2,7 +2,7 @@ import type { GemmPlan } from './gemm-plan.js';
 
 /**
  * Element-equivalents of the costs the summed plan trades (f64 timings on the reference machine,
- * provider-faer; bench/cost-summed.mjs in provider-tprims): each summed item re-reads and
+ * provider-faer; provider-tprims bench/summed-vs-copy.mjs): each summed item re-reads and
  * re-writes the m×n output block (about 0.6 ns per element, the block staying in cache), while
  * the copy it saves moves every element of the copied operand once through a strided read
  * (about 0.9 ns per element) and costs one more provider call (a worker round trip, about 30 µs).
