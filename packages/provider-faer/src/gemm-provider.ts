@@ -134,6 +134,17 @@ export function planChunks(
   return { axis, size };
 }
 
+/**
+ * The partition granules of a summed real request as the native task runs it (gemm.cc
+ * wants_rows_unit): when lhs's rows are not unit-stride and rhs's columns are, the kernels run
+ * the transposed product (Cᵀ = Bᵀ·Aᵀ), so M splits on NR and N on MR. Anything else: `shape`.
+ */
+export function summedOrientation(request: Pick<CpuGemmRequest, 'dtype' | 'lhs' | 'rhs' | 'summed'>, shape: PartitionShape): PartitionShape {
+  const real = request.dtype === 'f32' || request.dtype === 'f64';
+  if (!real || summedCount(request) < 2 || request.lhs.rowStride === 1 || request.rhs.colStride !== 1) return shape;
+  return { mr: shape.nr, nr: shape.mr };
+}
+
 const KERNEL_MODULE = './kernels/gemm.js';
 
 /** The partition granules for `dtype` under the chosen path (complex: one complex row is two real rows). */
@@ -168,12 +179,13 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       if (shape === undefined) return Unsupported.dtype(request.dtype);
       if (request.batch.length > MAX_BATCH_RANK || (request.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
       const pool = ctx.workerPool();
-      const parts = planParts(request, pool?.size ?? 1, shape, config.parallelMinWork);
+      const parts = planParts(request, pool?.size ?? 1, summedOrientation(request, shape), config.parallelMinWork);
       // The execution's abort word, polled by the native GEMM at its block boundaries.
       const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
       const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
       const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
-      const chunks = pool === undefined ? undefined : planChunks(request, parts, shape);
+      // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
+      const chunks = pool === undefined || summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
       if (pool === undefined || parts.length === 1) {
         await ctx.run(kernel, task(parts[0]!));
       } else if (chunks !== undefined) {
