@@ -8,6 +8,7 @@ import { randomValues, relativeError, seededRandom, toleranceFor } from '@tenfer
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeTask } from '../src/kernels/gemm.js';
+import { planParts, summedOrientation } from '../src/gemm-provider.js';
 import { createFaerProvider } from '../src/index.js';
 import { DTS, binding } from './helpers.js';
 
@@ -112,5 +113,23 @@ describe('summed axes', () => {
       expect(binding().gemm(d, a, a, c)).not.toBe(0);
       expect(Array.from(c)).toEqual(new Array(16).fill(7));
     }
+  });
+
+  it('a summed request the kernels run transposed splits N on the kernel MR and M on its NR', () => {
+    const sab = new SharedArrayBuffer(8);
+    const op = (rowStride: number, colStride: number): GemmOperand => ({ buffer: sab, offset: 0, rowStride, colStride, batchStrides: [] });
+    const shape = { mr: 32, nr: 6 };
+    const base = { dtype: 'f64' as const, m: 64, n: 64, k: 64, batch: [], out: op(1, 64), summed: { extents: [64], lhsStrides: [64], rhsStrides: [64] } };
+    // A[i,j,k]·B[k,j,l] on row-major operands: lhs rows not unit-stride, rhs columns unit-stride.
+    const transposed = { ...base, lhs: op(4096, 1), rhs: op(4096, 1) };
+    expect(summedOrientation(transposed, shape)).toEqual({ mr: 6, nr: 32 });
+    expect(planParts(transposed, 2, summedOrientation(transposed, shape), 0).map((p) => [p.n0, p.n1])).toEqual([
+      [0, 32],
+      [32, 64],
+    ]);
+    // Column-major lhs, or no summed axes, or a complex dtype: the kernel's own granules.
+    expect(summedOrientation({ ...base, lhs: op(1, 64), rhs: op(4096, 1) }, shape)).toEqual(shape);
+    expect(summedOrientation({ ...transposed, summed: undefined }, shape)).toEqual(shape);
+    expect(summedOrientation({ ...transposed, dtype: 'c128' }, shape)).toEqual(shape);
   });
 });
