@@ -1,4 +1,3 @@
-import type { GemmSummedAxes } from '../provider/gemm-request.js';
 import type { DotGeneralSpec } from './validate-dot-general.js';
 
 /** Strides of one GEMM operand (see `GemmOperand`), without its storage. */
@@ -6,6 +5,13 @@ export interface OperandStrides {
   readonly rowStride: number;
   readonly colStride: number;
   readonly batchStrides: readonly number[];
+}
+
+/** Contracting axes summed over instead of fused into K: extents and the strides of lhs and rhs (the shape of `CpuGemmRequest.summed`). */
+export interface SummedAxes {
+  readonly extents: readonly number[];
+  readonly lhsStrides: readonly number[];
+  readonly rhsStrides: readonly number[];
 }
 
 /** A dot-general expressed as a batched GEMM over fused axis groups. */
@@ -18,7 +24,7 @@ export interface GemmPlan {
   readonly rhs: OperandStrides;
   readonly out: OperandStrides;
   /** Contracting axes summed over instead of fused into `k` (the summed plan only; see `CpuGemmRequest.summed`). */
-  readonly summed?: GemmSummedAxes;
+  readonly summed?: SummedAxes;
 }
 
 /** Strides for lhs and rhs on the canonical path, and the plan over them. */
@@ -199,7 +205,7 @@ function summedPlan(spec: DotGeneralSpec, outStrides: readonly number[]): GemmPl
     } else if (found.blocker === 'output') return undefined;
   }
   if (best === undefined) return undefined;
-  const summed: GemmSummedAxes = Object.freeze({
+  const summed: SummedAxes = Object.freeze({
     extents: Object.freeze(best.rest.map(extent)),
     lhsStrides: Object.freeze(best.rest.map((i) => spec.lhs.strides[spec.lhsContracting[i]!]!)),
     rhsStrides: Object.freeze(best.rest.map((i) => spec.rhs.strides[spec.rhsContracting[i]!]!)),
