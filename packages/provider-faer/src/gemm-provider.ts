@@ -100,8 +100,17 @@ export function planParts(
   if (batches >= lanes && perGemm <= BATCH_SPLIT_MAX_WORK) {
     return splitRange(batches, 1, lanes).map(([b0, b1]) => ({ ...whole, b0, b1 }));
   }
-  if (n >= m) return splitRange(n, shape.nr, lanes).map(([n0, n1]) => ({ ...whole, n0, n1 }));
-  return splitRange(m, shape.mr, lanes).map(([m0, m1]) => ({ ...whole, m0, m1 }));
+  const byN = () => splitRange(n, shape.nr, lanes).map(([n0, n1]) => ({ ...whole, n0, n1 }));
+  const byM = () => splitRange(m, shape.mr, lanes).map(([m0, m1]) => ({ ...whole, m0, m1 }));
+  if (summed > 1) {
+    // A summed request's granules can be coarse (its kernels may run transposed, MR along N):
+    // the axis whose largest part is the smaller block of C (ties: the larger extent).
+    const largest = (parts: GemmPart[]) => Math.max(...parts.map((p) => (p.m1 - p.m0) * (p.n1 - p.n0)));
+    const [pn, pm] = [byN(), byM()];
+    const [ln, lm] = [largest(pn), largest(pm)];
+    return ln < lm || (ln === lm && n >= m) ? pn : pm;
+  }
+  return n >= m ? byN() : byM();
 }
 
 /** How the lanes of a split share the rows (`axis` 0) or columns (1) in chunks of `size`. */

@@ -127,6 +127,12 @@ describe('summed axes', () => {
       [0, 32],
       [32, 64],
     ]);
+    // 96 = three panels of 32 along N would split 64 + 32: M (granule 6) splits 48 + 48.
+    const wide = { ...transposed, m: 96, n: 96 };
+    expect(planParts(wide, 2, summedOrientation(wide, shape), 0).map((p) => [p.m0, p.m1, p.n0, p.n1])).toEqual([
+      [0, 48, 0, 96],
+      [48, 96, 0, 96],
+    ]);
     // Column-major lhs, or no summed axes, or a complex dtype: the kernel's own granules.
     expect(summedOrientation({ ...base, lhs: op(1, 64), rhs: op(4096, 1) }, shape)).toEqual(shape);
     expect(summedOrientation({ ...transposed, summed: undefined }, shape)).toEqual(shape);
