@@ -15,7 +15,7 @@ import { DTS, binding } from './helpers.js';
 const backends: CpuBackend[] = [];
 beforeAll(async () => {
   for (const threads of [1, 2]) backends.push(await CpuBackend.create({ kind: 'faer', threads, providers: [createFaerProvider()] }));
-});
+}, 60_000); // two backends' workers start: slow on a loaded machine
 afterAll(async () => {
   for (const b of backends) await b.close();
 });
