@@ -37,7 +37,7 @@ function recordingGemm(summed: boolean, declineSummed = false) {
 let base: CpuBackend;
 beforeAll(async () => {
   base = await CpuBackend.create({ threads: 1 });
-});
+}, 60_000); // a loaded machine starts workers slowly
 afterAll(async () => {
   await base.close();
 });
