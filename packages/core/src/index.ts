@@ -93,7 +93,7 @@ export type {
 } from './provider/cpu-providers.js';
 export { DEFAULT_EXECUTION_CAPABILITIES, acceptsMode, enforcedThreadLimit } from './provider/execution-capabilities.js';
 export type { CpuPlacementControl, CpuProviderExecutionCapabilities, CpuThreadCountControl } from './provider/execution-capabilities.js';
-export type { CpuGemmRequest, GemmOperand } from './provider/gemm-request.js';
+export type { CpuGemmRequest, GemmOperand, GemmSummedAxes } from './provider/gemm-request.js';
 export type { CpuGroupedGemmRequest } from './provider/grouped-gemm-request.js';
 export { validateGemmRequest } from './provider/validate-gemm-request.js';
 export type { CpuLayoutRequest } from './provider/layout-request.js';

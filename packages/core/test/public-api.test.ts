@@ -25,7 +25,7 @@ const CORE_TYPES = [
   'CpuProviderPackage', 'CpuProviderUnsupported', 'CpuRuntimeIdentity', 'CpuThreadCountControl', 'CpuTopology', 'DType',
   'DTypeInfo', 'DeclaredSupport', 'ElementOf', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
   'EffectiveCapacity', 'ErrorCode', 'ErrorKind', 'ExecutionOwner', 'ExtensionKey', 'ExternalBackendOptions',
-  'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
+  'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GemmSummedAxes', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
   'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
   'ReferenceFallback', 'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',

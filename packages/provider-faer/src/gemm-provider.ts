@@ -69,6 +69,11 @@ export function splitRange(extent: number, granule: number, count: number): [num
   return out;
 }
 
+/** The number of summed items of a request (`CpuGemmRequest.summed`; 1 without summed axes). */
+export function summedCount(request: Pick<CpuGemmRequest, 'summed'>): number {
+  return request.summed === undefined ? 1 : request.summed.extents.reduce((a, b) => a * b, 1);
+}
+
 /** Real multiply-adds per m·n·k step: 4 for a complex dtype, 1 for a real one. */
 export function realMultiplyAdds(dtype: DType | undefined): number {
   return dtype === 'c64' || dtype === 'c128' ? 4 : 1;
@@ -81,21 +86,31 @@ export function realMultiplyAdds(dtype: DType | undefined): number {
  * (each part covers every batch). Parts never share an element of C.
  */
 export function planParts(
-  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType },
+  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType; readonly summed?: CpuGemmRequest['summed'] },
   lanes: number,
   shape: PartitionShape,
   minWork: number,
 ): GemmPart[] {
   const { m, n, k } = request;
   const batches = request.batch.reduce((a, b) => a * b, 1);
+  const summed = summedCount(request);
   const whole: GemmPart = { m0: 0, m1: m, n0: 0, n1: n, b0: 0, b1: batches };
-  const perGemm = m * n * Math.max(k, 1);
+  const perGemm = m * n * Math.max(k, 1) * summed;
   if (lanes <= 1 || m === 0 || n === 0 || batches === 0 || perGemm * batches * realMultiplyAdds(request.dtype) < minWork) return [whole];
   if (batches >= lanes && perGemm <= BATCH_SPLIT_MAX_WORK) {
     return splitRange(batches, 1, lanes).map(([b0, b1]) => ({ ...whole, b0, b1 }));
   }
-  if (n >= m) return splitRange(n, shape.nr, lanes).map(([n0, n1]) => ({ ...whole, n0, n1 }));
-  return splitRange(m, shape.mr, lanes).map(([m0, m1]) => ({ ...whole, m0, m1 }));
+  const byN = () => splitRange(n, shape.nr, lanes).map(([n0, n1]) => ({ ...whole, n0, n1 }));
+  const byM = () => splitRange(m, shape.mr, lanes).map(([m0, m1]) => ({ ...whole, m0, m1 }));
+  if (summed > 1) {
+    // A summed request's granules can be coarse (its kernels may run transposed, MR along N):
+    // the axis whose largest part is the smaller block of C (ties: the larger extent).
+    const largest = (parts: GemmPart[]) => Math.max(...parts.map((p) => (p.m1 - p.m0) * (p.n1 - p.n0)));
+    const [pn, pm] = [byN(), byM()];
+    const [ln, lm] = [largest(pn), largest(pm)];
+    return ln < lm || (ln === lm && n >= m) ? pn : pm;
+  }
+  return n >= m ? byN() : byM();
 }
 
 /** How the lanes of a split share the rows (`axis` 0) or columns (1) in chunks of `size`. */
@@ -110,7 +125,7 @@ export interface ChunkPlan {
  * chunks per lane along the same axis, on the same granule; otherwise undefined (fixed parts).
  */
 export function planChunks(
-  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType },
+  request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType; readonly summed?: CpuGemmRequest['summed'] },
   parts: readonly GemmPart[],
   shape: PartitionShape,
   maxWork: number = DYNAMIC_SPLIT_MAX_WORK,
@@ -118,7 +133,7 @@ export function planChunks(
   if (parts.length < 2) return undefined;
   const { m, n, k } = request;
   const batches = request.batch.reduce((a, b) => a * b, 1);
-  if (m * n * Math.max(k, 1) * batches * realMultiplyAdds(request.dtype) > maxWork) return undefined;
+  if (m * n * Math.max(k, 1) * summedCount(request) * batches * realMultiplyAdds(request.dtype) > maxWork) return undefined;
   const first = parts[0]!;
   const axis: 0 | 1 | undefined = first.m1 - first.m0 < m ? 0 : first.n1 - first.n0 < n ? 1 : undefined;
   if (axis === undefined) return undefined;
@@ -126,6 +141,17 @@ export function planChunks(
   const granule = axis === 0 ? shape.mr : shape.nr;
   const size = Math.ceil(Math.ceil(extent / (CHUNKS_PER_LANE * parts.length)) / granule) * granule;
   return { axis, size };
+}
+
+/**
+ * The partition granules of a summed real request as the native task runs it (gemm.cc
+ * wants_rows_unit): when lhs's rows are not unit-stride and rhs's columns are, the kernels run
+ * the transposed product (Cᵀ = Bᵀ·Aᵀ), so M splits on NR and N on MR. Anything else: `shape`.
+ */
+export function summedOrientation(request: Pick<CpuGemmRequest, 'dtype' | 'lhs' | 'rhs' | 'summed'>, shape: PartitionShape): PartitionShape {
+  const real = request.dtype === 'f32' || request.dtype === 'f64';
+  if (!real || summedCount(request) < 2 || request.lhs.rowStride === 1 || request.rhs.colStride !== 1) return shape;
+  return { mr: shape.nr, nr: shape.mr };
 }
 
 const KERNEL_MODULE = './kernels/gemm.js';
@@ -152,21 +178,23 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     name: `tenferro faer GEMM (${config.info.isa})`,
     executionCapabilities: () => FAER_CAPABILITIES,
     // Every decline (dtype) comes before a kernel is started.
-    declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true }),
+    declaredSupport: () =>
+      Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true, summedAxes: true }),
     async gemm(ctx, request) {
       // Every number is checked before anything else: a malformed request is a typed error here
       // and never reaches the addon (which checks the descriptor again itself).
       validateGemmRequest('gemm', request);
       const shape = shapes.get(request.dtype);
       if (shape === undefined) return Unsupported.dtype(request.dtype);
-      if (request.batch.length > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
+      if (request.batch.length > MAX_BATCH_RANK || (request.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
       const pool = ctx.workerPool();
-      const parts = planParts(request, pool?.size ?? 1, shape, config.parallelMinWork);
+      const parts = planParts(request, pool?.size ?? 1, summedOrientation(request, shape), config.parallelMinWork);
       // The execution's abort word, polled by the native GEMM at its block boundaries.
       const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
       const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
       const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
-      const chunks = pool === undefined ? undefined : planChunks(request, parts, shape);
+      // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
+      const chunks = pool === undefined || summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
       if (pool === undefined || parts.length === 1) {
         await ctx.run(kernel, task(parts[0]!));
       } else if (chunks !== undefined) {
@@ -191,14 +219,14 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       for (const job of jobs) {
         validateGemmRequest('gemmGrouped', job);
         if (!shapes.has(job.dtype)) return Unsupported.dtype(job.dtype);
-        if (job.batch.length > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
+        if (job.batch.length > MAX_BATCH_RANK || (job.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
       }
       const pool = ctx.workerPool();
       const lanes = pool?.size ?? 1;
       const work = (r: CpuGemmRequest): number => r.m * r.n * Math.max(r.k, 1) * r.batch.reduce((a, b) => a * b, 1) * realMultiplyAdds(r.dtype);
       const alone: number[] = [];
       const grouped: number[] = [];
-      jobs.forEach((job, i) => ((job.batch.length > 0 || (lanes > 1 && work(job) >= config.parallelMinWork) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
+      jobs.forEach((job, i) => ((job.batch.length > 0 || (job.summed?.extents.length ?? 0) > 0 || (lanes > 1 && work(job) >= config.parallelMinWork) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
       for (const i of alone) {
         // Every reason gemm declines for was checked above, so this cannot decline after a job ran.
         const outcome = await provider.gemm(ctx, jobs[i]!);

@@ -7,6 +7,13 @@ export interface OperandStrides {
   readonly batchStrides: readonly number[];
 }
 
+/** Contracting axes summed over instead of fused into K: extents and the strides of lhs and rhs (the shape of `CpuGemmRequest.summed`). */
+export interface SummedAxes {
+  readonly extents: readonly number[];
+  readonly lhsStrides: readonly number[];
+  readonly rhsStrides: readonly number[];
+}
+
 /** A dot-general expressed as a batched GEMM over fused axis groups. */
 export interface GemmPlan {
   readonly m: number;
@@ -16,6 +23,8 @@ export interface GemmPlan {
   readonly lhs: OperandStrides;
   readonly rhs: OperandStrides;
   readonly out: OperandStrides;
+  /** Contracting axes summed over instead of fused into `k` (the summed plan only; see `CpuGemmRequest.summed`). */
+  readonly summed?: SummedAxes;
 }
 
 /** Strides for lhs and rhs on the canonical path, and the plan over them. */
@@ -44,6 +53,13 @@ export interface GemmAnalysis {
    * provider, BLAS included, accepts).
    */
   readonly keep: { readonly lhs: CanonicalPlan | undefined; readonly rhs: CanonicalPlan | undefined };
+  /**
+   * Only when there is no direct plan: both operands as they are, the largest set of contracting
+   * pairs that fuses on both as `k`, the other pairs summed (`plan.summed`) — for a GEMM provider
+   * that declares `summedAxes`; `undefined` when M, N or the batch axes do not fuse as they are,
+   * or no contracting pair does.
+   */
+  readonly summed: GemmPlan | undefined;
 }
 
 interface Dim {
@@ -163,11 +179,45 @@ function pairsByStride(axes: readonly number[], strides: readonly number[]): num
   return axes.map((_, i) => i).sort((x, y) => strides[axes[x]!]! - strides[axes[y]!]! || x - y);
 }
 
+/** At most this many non-unit contracting pairs are searched (every subset) for the summed plan. */
+const SUMMED_SEARCH_MAX_PAIRS = 8;
+
+/** The summed plan of `spec` (see `GemmAnalysis.summed`), searched over every subset of its non-unit contracting pairs. */
+function summedPlan(spec: DotGeneralSpec, outStrides: readonly number[]): GemmPlan | undefined {
+  const extent = (i: number) => spec.lhs.shape[spec.lhsContracting[i]!]!;
+  const pairs = spec.lhsContracting.map((_, i) => i).filter((i) => extent(i) !== 1);
+  if (pairs.length < 2 || pairs.length > SUMMED_SEARCH_MAX_PAIRS || pairs.some((i) => extent(i) === 0)) return undefined;
+  const units = spec.lhsContracting.map((_, i) => i).filter((i) => extent(i) === 1);
+  // The largest k; of equal ones, the plan with more operands a BLAS could address (a unit
+  // stride along rows or columns: packing then reads contiguous runs, not single elements).
+  const score = (p: GemmPlan) => p.k * 4 + Number(blasExpressible(p.m, p.k, p.lhs.rowStride, p.lhs.colStride)) + Number(blasExpressible(p.k, p.n, p.rhs.rowStride, p.rhs.colStride));
+  let best: { plan: GemmPlan; rest: number[]; score: number } | undefined;
+  for (let mask = 1; mask < (1 << pairs.length) - 1; mask++) {
+    const fused = [...units, ...pairs.filter((_, t) => (mask >> t) & 1)];
+    const rest = pairs.filter((_, t) => !((mask >> t) & 1));
+    const k = fused.reduce((p, i) => p * extent(i), 1);
+    if (best !== undefined && k < best.plan.k) continue;
+    const sub: DotGeneralSpec = { ...spec, lhsContracting: fused.map((i) => spec.lhsContracting[i]!), rhsContracting: fused.map((i) => spec.rhsContracting[i]!) };
+    const found = planFor(sub, { lhs: spec.lhs.strides, rhs: spec.rhs.strides, out: outStrides });
+    if (found.plan !== undefined) {
+      const s = score(found.plan);
+      if (best === undefined || s > best.score) best = { plan: found.plan, rest, score: s };
+    } else if (found.blocker === 'output') return undefined;
+  }
+  if (best === undefined) return undefined;
+  const summed: SummedAxes = Object.freeze({
+    extents: Object.freeze(best.rest.map(extent)),
+    lhsStrides: Object.freeze(best.rest.map((i) => spec.lhs.strides[spec.lhsContracting[i]!]!)),
+    rhsStrides: Object.freeze(best.rest.map((i) => spec.rhs.strides[spec.rhsContracting[i]!]!)),
+  });
+  return Object.freeze({ ...best.plan, summed });
+}
+
 /** Analyse `spec` with output strides `outStrides` (R104 steps 2 and 3). */
 export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[]): GemmAnalysis {
   const none = Object.freeze({ lhs: undefined, rhs: undefined });
   const direct = planFor(spec, { lhs: spec.lhs.strides, rhs: spec.rhs.strides, out: outStrides });
-  if (direct.blocker === 'output') return Object.freeze({ direct: undefined, canonical: undefined, keep: none });
+  if (direct.blocker === 'output') return Object.freeze({ direct: undefined, canonical: undefined, keep: none, summed: undefined });
   // Canonical operands: lhs [free in the output's m order, contracting in pair order, batch],
   // rhs [contracting in pair order, free in the output's n order, batch], dense column-major.
   const nl = spec.lhsFree.length;
@@ -203,5 +253,6 @@ export function analyseGemm(spec: DotGeneralSpec, outStrides: readonly number[])
     direct: direct.plan,
     canonical: canonical.plan === undefined ? undefined : Object.freeze({ lhsStrides, rhsStrides, plan: canonical.plan }),
     keep,
+    summed: direct.plan === undefined ? summedPlan(spec, outStrides) : undefined,
   });
 }

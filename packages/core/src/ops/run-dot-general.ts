@@ -1,6 +1,7 @@
 import { type DotGeneralSpec } from '../contraction/validate-dot-general.js';
 import { type GemmAnalysisCache, analysisKey } from '../contraction/gemm-analysis-cache.js';
 import { type GemmAnalysis, type GemmPlan, analyseGemm } from '../contraction/gemm-plan.js';
+import { summedWins } from '../contraction/summed-cost.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { ProviderSlot } from '../provider/cpu-providers.js';
@@ -35,7 +36,7 @@ export interface DotGeneralRun {
 
 /** Observations of the resolution path, for tests and diagnostics. */
 export interface DotGeneralTrace {
-  readonly path: 'empty' | 'general' | 'direct' | 'canonical' | 'retry';
+  readonly path: 'empty' | 'general' | 'direct' | 'summed' | 'canonical' | 'retry';
   readonly gemmCalls: number;
 }
 
@@ -90,6 +91,17 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     checkDecline('gemm');
     if (!isRetryable(outcome.reason)) throw terminal(op, 'gemm', outcome.reason);
   }
+  // R105's summed plan: no direct plan, both operands as they are, the contracting pairs that
+  // do not fuse summed by a GEMM provider that declares it — when the cost model prefers it to a
+  // copy. A decline of it (of any reason) falls back to the copy below, warned once per provider.
+  const summed = analysis.summed;
+  if (summed !== undefined && bundle.gemmSummedAxes && summedWins(summed, copiedElements(spec, analysis))) {
+    gemmCalls++;
+    const outcome = await gemm(run, request(spec, summed, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
+    if (outcome.executed) return { path: 'summed', gemmCalls };
+    checkDecline('gemm');
+    warnSummedDeclined(op, bundle.gemm.name, outcome.reason);
+  }
   const canonical = analysis.canonical;
   if (run.unzeroedOutput === true) zeroFill(out);
   if (canonical === undefined) {
@@ -99,7 +111,7 @@ export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, ou
     });
   }
   // Without a direct plan, one operand may be used as it is and only the other materialised (R105's Node reading).
-  const kept = gemmCalls === 0 ? keptOperand(spec, analysis) : undefined;
+  const kept = analysis.direct === undefined ? keptOperand(spec, analysis) : undefined;
   const chosen = kept === 'lhs' ? analysis.keep.lhs! : kept === 'rhs' ? analysis.keep.rhs! : canonical;
   await run.entry.engine.bufferPool.withLoans(async (take) => {
     const temporary = (side: 'lhs' | 'rhs'): TensorDescriptor => {
@@ -132,6 +144,24 @@ function keptOperand(spec: DotGeneralSpec, analysis: GemmAnalysis): 'lhs' | 'rhs
   const rhs = analysis.keep.rhs !== undefined && !spec.conjRhs;
   if (lhs && rhs) return spec.rhs.size > spec.lhs.size ? 'rhs' : 'lhs';
   return lhs ? 'lhs' : rhs ? 'rhs' : undefined;
+}
+
+const warnedSummed = new Set<string>();
+
+/** Never silently slow: the first time a GEMM provider declines a summed plan the process is told (`TENFERRO_SUMMED_FALLBACK`), once per provider name. */
+function warnSummedDeclined(op: string, provider: string, reason: CpuProviderUnsupported): void {
+  if (warnedSummed.has(provider)) return;
+  warnedSummed.add(provider);
+  process.emitWarning(`${provider} declares summedAxes but declined a summed GEMM in ${op} (${describeUnsupported(reason)}): an operand was copied instead, which is slower`, {
+    type: 'TenferroWarning',
+    code: 'TENFERRO_SUMMED_FALLBACK',
+  });
+}
+
+/** Elements the canonical path (without a direct plan) copies: the operand it does not keep, or both. */
+function copiedElements(spec: DotGeneralSpec, analysis: GemmAnalysis): number {
+  const kept = keptOperand(spec, analysis);
+  return kept === 'lhs' ? spec.rhs.size : kept === 'rhs' ? spec.lhs.size : spec.lhs.size + spec.rhs.size;
 }
 
 function analyse(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): GemmAnalysis {
@@ -190,6 +220,7 @@ function request(spec: DotGeneralSpec, plan: GemmPlan, lhs: TensorDescriptor, rh
     beta: spec.beta,
     conjLhs,
     conjRhs,
+    ...(plan.summed === undefined ? {} : { summed: plan.summed }),
   });
 }
 

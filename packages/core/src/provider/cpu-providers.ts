@@ -31,6 +31,12 @@ export interface DeclaredSupport {
    */
   readonly declinesBeforeWriting?: boolean;
   /**
+   * The GEMM provider runs requests with summed axes (`CpuGemmRequest.summed`): dot-general then
+   * sums over contracting axes that do not fuse into one K instead of copying an operand
+   * (R105's summed plan). Without it, core never sends `summed`. Checked by the conformance kit.
+   */
+  readonly summedAxes?: boolean;
+  /**
    * `'blas'` when the provider runs a BLAS library, whose threads and their placement belong to
    * that library: such a provider is refused on caller-managed domains (R47), whatever the
    * bundle's kind.

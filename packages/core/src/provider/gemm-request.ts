@@ -17,6 +17,18 @@ export interface GemmOperand {
 }
 
 /**
+ * Summed axes of a GEMM (`CpuGemmRequest.summed`): axis `t` has extent `extents[t]` and moves lhs
+ * by `lhsStrides[t]` and rhs by `rhsStrides[t]` elements (≥ 0; the output does not move). They
+ * are contracting axes that do not fuse with `k` on the operands as they are: summing over them
+ * spares the copy that would fuse them.
+ */
+export interface GemmSummedAxes {
+  readonly extents: readonly number[];
+  readonly lhsStrides: readonly number[];
+  readonly rhsStrides: readonly number[];
+}
+
+/**
  * `out[b] = alpha · op(lhs[b]) · op(rhs[b]) + beta · out[b]` for every batch index `b` of
  * `batch` (row-major iteration order is irrelevant: batches are independent), with lhs `m×k`,
  * rhs `k×n`, out `m×n`; `op` conjugates when `conjLhs`/`conjRhs` (complex dtypes only).
@@ -37,4 +49,13 @@ export interface CpuGemmRequest {
   readonly beta: Scalar;
   readonly conjLhs: boolean;
   readonly conjRhs: boolean;
+  /**
+   * Optional summed axes (see {@link GemmSummedAxes}): then
+   * `out[b] = alpha · Σ_s op(lhs[b, s]) · op(rhs[b, s]) + beta · out[b]` over every multi-index
+   * `s` of `summed.extents`, lhs[b, s] being lhs[b] moved by `Σ s[t]·lhsStrides[t]` (rhs
+   * likewise) — beta applies once, and an empty sum (an extent 0) leaves `beta · out[b]`. Core
+   * sends it only to a GEMM provider that declares `summedAxes` (`DeclaredSupport`); absent or
+   * with no axes, the request is an ordinary GEMM.
+   */
+  readonly summed?: GemmSummedAxes;
 }

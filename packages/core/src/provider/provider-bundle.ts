@@ -48,6 +48,8 @@ export class CpuProviderBundle {
   readonly freshOutputsNeedNoZeroing: boolean;
   /** Whether the providers that write outputs all declare they decline before writing (no output guard needed). */
   readonly declinesBeforeWriting: boolean;
+  /** Whether the GEMM provider declares `summedAxes` (dot-general's summed plan may be sent to it), sampled at build. */
+  readonly gemmSummedAxes: boolean;
   /** The GEMM provider's declared runtime family (R47), sampled at build. */
   readonly gemmFamily: 'blas' | undefined;
   /** Whether the tensor-primitives provider declares it declines before writing (else core guards outputs around its declines). Sampled at build. */
@@ -76,6 +78,7 @@ export class CpuProviderBundle {
     this.freshOutputsNeedNoZeroing = parts.generalContraction === undefined && declared(parts.gemm, 'overwritesOutput');
     this.declinesBeforeWriting = parts.generalContraction === undefined && declared(parts.gemm, 'declinesBeforeWriting');
     this.gemmFamily = declaredFamily(parts.gemm);
+    this.gemmSummedAxes = declared(parts.gemm, 'summedAxes');
     this.tensorPrimitivesDeclinesBeforeWriting = declared(parts.tensorPrimitives, 'declinesBeforeWriting');
     Object.freeze(this);
   }
@@ -448,7 +451,7 @@ function assertProvider(provider: unknown, slot: string, method: string): void {
 }
 
 /** Whether a GEMM provider declares `flag` (R108's full overwrite, declining before writing); a throwing or malformed declaration counts as no. */
-function declared(provider: CpuGemmProvider | CpuTensorPrimitivesProvider, flag: 'overwritesOutput' | 'declinesBeforeWriting'): boolean {
+function declared(provider: CpuGemmProvider | CpuTensorPrimitivesProvider, flag: 'overwritesOutput' | 'declinesBeforeWriting' | 'summedAxes'): boolean {
   try {
     return provider.declaredSupport?.()[flag] === true;
   } catch {

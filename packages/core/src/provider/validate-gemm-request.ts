@@ -87,6 +87,7 @@ export function validateGemmRequest(op: string, request: CpuGemmRequest): number
   for (const name of ['conjLhs', 'conjRhs'] as const) {
     if (typeof r[name] !== 'boolean') throw TenferroError.invalidArgument(op, `request.${name}`, 'a boolean', r[name]);
   }
+  const summed = summedAxes(op, r.summed);
   const operands = [
     ['lhs', m, k],
     ['rhs', k, n],
@@ -110,6 +111,8 @@ export function validateGemmRequest(op: string, request: CpuGemmRequest): number
       const stride = index(op, `${param}.batchStrides[${t}]`, bs[t]);
       if (reach > 0n) reach += BigInt((batch[t] as number) - 1) * BigInt(stride);
     }
+    // An empty sum reads neither lhs nor rhs.
+    if (name !== 'out' && summed !== undefined) reach = summed.count === 0n ? 0n : reach > 0n ? reach + summed.reach[name] : 0n;
     return { name, buffer: o.buffer, reach };
   });
   if (!CONTRACTION_DTYPES.includes(r.dtype as DType)) return undefined;
@@ -123,4 +126,35 @@ export function validateGemmRequest(op: string, request: CpuGemmRequest): number
     }
   }
   return bytes;
+}
+
+/**
+ * Check `request.summed` (absent: undefined): three arrays of one length — extents and lhs and
+ * rhs strides, integers in [0, 2^53) — with a product of extents at most 2^53; returns that
+ * product and how far the strides move each operand (Σ (extent − 1)·stride, in BigInt).
+ */
+function summedAxes(op: string, v: unknown): { count: bigint; reach: { lhs: bigint; rhs: bigint } } | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'object' || v === null) throw TenferroError.invalidArgument(op, 'request.summed', 'an object with extents, lhsStrides and rhsStrides', v);
+  const s = v as Record<string, unknown>;
+  const extents = s.extents;
+  if (!Array.isArray(extents)) throw TenferroError.invalidArgument(op, 'request.summed.extents', 'an array of summed extents', extents);
+  let count = 1n;
+  for (let t = 0; t < extents.length; t++) count *= BigInt(index(op, `request.summed.extents[${t}]`, extents[t]));
+  if (count > 2n ** 53n) {
+    throw new TenferroError('IntegerOverflow', `the summed count ${count} exceeds 2^53`, { op, detail: { param: 'request.summed.extents' } });
+  }
+  const reach = { lhs: 0n, rhs: 0n };
+  for (const side of ['lhs', 'rhs'] as const) {
+    const param = `request.summed.${side}Strides`;
+    const strides = s[`${side}Strides`];
+    if (!Array.isArray(strides) || strides.length !== extents.length) {
+      throw TenferroError.invalidArgument(op, param, `an array of ${extents.length} strides (one per summed axis)`, strides);
+    }
+    for (let t = 0; t < extents.length; t++) {
+      const stride = index(op, `${param}[${t}]`, strides[t]);
+      if (count > 0n) reach[side] += BigInt((extents[t] as number) - 1) * BigInt(stride);
+    }
+  }
+  return { count, reach };
 }

@@ -277,6 +277,51 @@ export function providerConformanceCases(factory: () => CpuProviderPackage | Pro
     });
   });
 
+  for (const threads of budgets) {
+    add(`sums over summed axes when it declares summedAxes, equal to the oracle — requests and dot-generals (budget ${threads})`, async () => {
+      const { gemm, support } = await declared();
+      if (support.summedAxes !== true) return { skipped: 'the provider does not declare summedAxes: core never sends it summed axes' };
+      const rand = seededRandom(seed ^ (0x5e3 + threads));
+      await withBackend(threads, async (b) => {
+        for (const dtype of support.dtypes) {
+          const complex = DTYPE_INFO[dtype].complex;
+          // Requests: m×k lhs and k×n rhs moved along two summed axes; the output starts as NaN
+          // (beta = 0 overwrites it); an empty sum (an extent 0) leaves zeros.
+          for (const extents of [[int(rand, 1, 3), int(rand, 2, 4)], [3, 0]]) {
+            const [m, n, k] = [int(rand, 1, 40), int(rand, 1, 40), int(rand, 1, 24)];
+            const items = extents[0]! * extents[1]!;
+            const storage = (count: number) => Tensor.fromArray(dtype, [count], randomValues(rand, dtype, count)).buffer;
+            const lhs: GemmOperand = { buffer: storage(m * k * Math.max(1, items)), offset: 0, rowStride: 1, colStride: m, batchStrides: [] };
+            const rhs: GemmOperand = { buffer: storage(k * n * Math.max(1, items)), offset: 0, rowStride: n * extents[0]!, colStride: 1, batchStrides: [] };
+            const out: GemmOperand = { buffer: Tensor.fromArray(dtype, [m * n], Array.from({ length: m * n * DTYPE_INFO[dtype].components }, () => Number.NaN)).buffer, offset: 0, rowStride: 1, colStride: m, batchStrides: [] };
+            const summed = { extents, lhsStrides: [m * k, m * k * extents[0]!], rhsStrides: [n, k * n * extents[0]!] };
+            const req: CpuGemmRequest = { dtype, m, n, k, batch: [], lhs, rhs, out, alpha: complex ? [0.5, -0.25] : 0.5, beta: complex ? [0, 0] : 0, conjLhs: complex, conjRhs: false, summed };
+            const outcome = await b.install((ctx) => gemm.gemm(ctx, req));
+            expect(outcome.executed).toBe(true);
+            const want = new Array<number>(m * n * DTYPE_INFO[dtype].components).fill(0);
+            for (let s0 = 0; s0 < extents[0]!; s0++) {
+              for (let s1 = 0; s1 < extents[1]!; s1++) {
+                const at = (o: GemmOperand, strides: number[]) => ({ ...o, offset: s0 * strides[0]! + s1 * strides[1]! });
+                naiveGemm({ ...req, lhs: at(lhs, summed.lhsStrides), rhs: at(rhs, summed.rhsStrides) }).forEach((v, e) => (want[e]! += v));
+              }
+            }
+            expect(relativeError(readOperand(dtype, out, m, n), want), `${dtype} m=${m} n=${n} k=${k} summed ${JSON.stringify(extents)}`).toBeLessThanOrEqual(toleranceFor(dtype));
+          }
+          // A dot-general whose contracting axes do not fuse into one K on row-major operands:
+          // C[i,l] = Σ_{j,k} A[i,j,k]·B[k,j,l], which core sends as k fused, j summed.
+          const [d1, d2, d3] = [int(rand, 2, 12), int(rand, 16, 20), int(rand, 2, 12)];
+          const rowMajor = (shape: number[]) => Tensor.fromArray(dtype, [...shape].reverse(), randomValues(rand, dtype, shape[0]! * shape[1]! * shape[2]!)).permute([2, 1, 0]);
+          const A = rowMajor([d1, 3, d2]);
+          const B = rowMajor([d2, 3, d3]);
+          const dims = { contracting: [[1, 2], [1, 0]] as [number[], number[]] };
+          const got = await b.dotGeneral(A, B, dims);
+          expect(relativeError((got.toArray() as number[]).map(Number), naiveDotGeneral(A, B, dims).values), `${dtype} dot-general`).toBeLessThanOrEqual(toleranceFor(dtype));
+        }
+      });
+      return undefined;
+    });
+  }
+
   add('runs every job of a grouped GEMM exactly once, engine-scheduled and provider-owned (R110)', async () => {
     const { pkg, gemm, support } = await declared();
     const kind = options.kind ?? (pkg.kind === 'any' ? 'faer' : pkg.kind);

@@ -2,6 +2,7 @@
 //   gemm(desc, a, b, c): number          -- gemm.cc, the native side of src/kernels/gemm.ts
 //   info(isa?), fmaPeak(seconds, isa?)   -- info.cc
 //   descHeader: number                   -- entries of gemm's descriptor before its batch arrays
+//   descSummed: true                     -- gemm's descriptor may end with summed axes (gemm.cc)
 #include <napi.h>
 
 #include "faer_addon.h"
@@ -13,6 +14,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, faer::js::info, "info"));
   exports.Set("fmaPeak", Napi::Function::New(env, faer::js::fma_peak, "fmaPeak"));
   exports.Set("descHeader", Napi::Number::New(env, faer::kGemmDescHeader));
+  exports.Set("descSummed", Napi::Boolean::New(env, true));
   return exports;
 }
 

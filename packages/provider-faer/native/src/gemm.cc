@@ -32,6 +32,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 
 #include "faer_addon.h"
@@ -84,7 +85,8 @@ enum Desc : int {
 };
 
 constexpr int kMaxRank = faer::kMaxBatchRank;
-constexpr size_t kDescMax = kHeader + 4 * kMaxRank;  // the longest descriptor read
+constexpr int kMaxSummed = faer::kMaxBatchRank;  // summed axes (CpuGemmRequest.summed) taken, like batch axes
+constexpr size_t kDescMax = kHeader + 4 * kMaxRank + 1 + 3 * kMaxSummed;  // the longest descriptor read
 constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 
 bool as_index(double v, idx* out) {
@@ -108,6 +110,11 @@ struct Request {
   idx m0, m1, n0, n1, b0, b1;
   int rank;
   idx ext[kMaxRank];
+  // Summed axes: out = alpha * sum over their multi-indices of A(s) B(s) + beta * out, where A(s)
+  // is A moved by sum s[t] * sa[t] (B likewise); scount is the product of sext (at most 2^53).
+  int srank;
+  idx sext[kMaxSummed], sa[kMaxSummed], sb[kMaxSummed];
+  idx scount;
 };
 
 int parse(const double* d, size_t len, Request* r) {
@@ -165,16 +172,40 @@ int parse(const double* d, size_t len, Request* r) {
     if (total > static_cast<__int128>(kMaxSafe)) return kBadArguments;
   }
   if (r->b0 > r->b1 || static_cast<__int128>(r->b1) > total) return kBadRange;
+  // The optional summed block after the batch strides: its count, then extents, A and B strides.
+  r->srank = 0;
+  r->scount = 1;
+  const size_t at = static_cast<size_t>(kHeader + 4 * rank);
+  if (len > at) {
+    idx srank = 0;
+    if (!as_index(d[at], &srank) || srank > kMaxSummed || len < at + 1 + 3 * static_cast<size_t>(srank)) return kBadArguments;
+    r->srank = static_cast<int>(srank);
+    __int128 count = 1;
+    for (int t = 0; t < r->srank; ++t) {
+      if (!as_index(d[at + 1 + t], &r->sext[t]) || !as_index(d[at + 1 + srank + t], &r->sa[t]) || !as_index(d[at + 1 + 2 * srank + t], &r->sb[t])) {
+        return kBadArguments;
+      }
+      count *= r->sext[t];
+      if (count > static_cast<__int128>(kMaxSafe)) return kBadArguments;
+    }
+    r->scount = static_cast<idx>(count);
+  }
+  // An empty sum reads neither A nor B: out = beta * out, which a GEMM with k = 0 computes.
+  if (r->scount == 0) r->k = 0, r->srank = 0, r->scount = 1;
   return kOk;
 }
 
-// The largest scalar index an operand of rows x cols reaches (over all batches), +1; 0 if empty.
-__int128 extent_of(const Request& r, const Operand& o, idx rows, idx cols, int lanes) {
+// The largest scalar index an operand of rows x cols reaches (over all batches and, with `summed`
+// its summed strides, all summed items), +1; 0 if empty.
+__int128 extent_of(const Request& r, const Operand& o, idx rows, idx cols, int lanes, const idx* summed = nullptr) {
   if (rows == 0 || cols == 0) return 0;
   __int128 hi = o.off + static_cast<__int128>(rows - 1) * o.rs + static_cast<__int128>(cols - 1) * o.cs;
   for (int t = 0; t < r.rank; ++t) {
     if (r.ext[t] == 0) return 0;
     hi += static_cast<__int128>(r.ext[t] - 1) * o.bs[t];
+  }
+  if (summed != nullptr) {
+    for (int t = 0; t < r.srank; ++t) hi += static_cast<__int128>(r.sext[t] - 1) * summed[t];
   }
   return hi * lanes + lanes;
 }
@@ -241,8 +272,9 @@ faer::ComplexGemm<T> complex_request(const Request& r, const T* a, const T* b, T
   return g;
 }
 
-// Runs the (bounds-checked) task `r` on the engine of its ISA: one engine call over its batch range.
-int run_task(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
+// Runs the (bounds-checked) task `r`, without its summed axes, on the engine of its ISA: one
+// engine call over its batch range.
+int run_item(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
   // k = 0 reads neither A nor B and their reach was not bounded above: follow no offset into them.
   if (r.k == 0) r.a = r.b = Operand{};
   const faer::Isa isa = static_cast<faer::Isa>(r.isa);
@@ -290,6 +322,127 @@ int run_task(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const
   }
   if (done == faer::kEngineAborted) return kAborted;
   if (done == faer::kEngineNoMemory) return kNoMemory;
+  return kOk;
+}
+
+// Elements of the dense block a summed real task may accumulate in (thread-local, 512 KiB of f64).
+constexpr idx kSummedScratchMax = idx{1} << 16;
+
+// The calling thread's accumulation block of at least `bytes` (grown, never shrunk); null when it
+// cannot be allocated.
+void* summed_scratch(size_t bytes) {
+  struct Block {
+    void* p = nullptr;
+    size_t n = 0;
+    ~Block() { std::free(p); }
+  };
+  static thread_local Block block;
+  if (block.n < bytes) {
+    void* p = std::malloc(bytes);
+    if (p == nullptr) return nullptr;
+    std::free(block.p);
+    block.p = p;
+    block.n = bytes;
+  }
+  return block.p;
+}
+
+// Whether the engine's kernels store a C whose rows (`want_rows`) or columns are unit-stride as
+// whole vectors: the small path runs in the orientation with a column-major A (the first operand
+// as given when its rows are unit-stride, else the transposed product when B's columns are) and
+// writes C's unit stride along its M; so does the packed path, which prefers C column-major.
+bool wants_rows_unit(const Request& r) { return r.a.rs == 1 || r.b.cs != 1; }
+
+// Runs the (bounds-checked) real task `r` with summed items into a dense block laid out the way
+// the kernels store C fastest (see wants_rows_unit), then C = alpha·block + beta·C once: the
+// items' C updates are vector loads and stores of a block in cache instead of strided ones.
+template <class T>
+int run_summed_block(const Request& r, bool f32, T* pc, const int32_t* abort, void* pa, void* pb, T* block);
+
+// Runs the (bounds-checked) task `r`: one run_item per summed item (last axis fastest), A and B
+// moved to the item, beta applied by the first only (then 1: the items accumulate into C). A real
+// task of one batch item whose C the kernels would write element by element accumulates in a
+// dense block instead (run_summed_block) when the block is small.
+int run_task(const Request& r, bool f32, int lanes, void* pa, void* pb, void* pc, const int32_t* abort) {
+  if (r.srank == 0 || r.k == 0) return run_item(r, f32, lanes, pa, pb, pc, abort);
+  const idx mp = r.m1 - r.m0, np = r.n1 - r.n0;
+  const bool rows_unit = wants_rows_unit(r);
+  if (lanes == 1 && r.scount > 1 && r.b1 - r.b0 == 1 && mp * np <= kSummedScratchMax && (rows_unit ? r.c.rs != 1 : r.c.cs != 1)) {
+    void* block = summed_scratch(static_cast<size_t>(mp * np) * (f32 ? sizeof(float) : sizeof(double)));
+    if (block == nullptr) return kNoMemory;
+    return f32 ? run_summed_block<float>(r, true, static_cast<float*>(pc), abort, pa, pb, static_cast<float*>(block))
+               : run_summed_block<double>(r, false, static_cast<double*>(pc), abort, pa, pb, static_cast<double*>(block));
+  }
+  idx index[kMaxSummed] = {};
+  Request item = r;
+  item.srank = 0;
+  for (idx s = 0; s < r.scount; ++s) {
+    if (s > 0) {
+      item.beta_re = 1, item.beta_im = 0;
+      for (int t = r.srank - 1; t >= 0; --t) {
+        if (++index[t] < r.sext[t]) {
+          item.a.off += r.sa[t], item.b.off += r.sb[t];
+          break;
+        }
+        index[t] = 0;
+        item.a.off -= (r.sext[t] - 1) * r.sa[t], item.b.off -= (r.sext[t] - 1) * r.sb[t];
+      }
+    }
+    const int st = run_item(item, f32, lanes, pa, pb, pc, abort);
+    if (st != kOk) return st;
+  }
+  return kOk;
+}
+
+template <class T>
+int run_summed_block(const Request& r, bool f32, T* pc, const int32_t* abort, void* pa, void* pb, T* block) {
+  const idx mp = r.m1 - r.m0, np = r.n1 - r.n0;
+  const bool rows_unit = wants_rows_unit(r);
+  // The block's item: rows [0, mp) and columns [0, np) of A and B moved to the task's range, the
+  // batch item's offsets folded in, alpha 1 (applied once at the end).
+  Request item = r;
+  item.srank = 0;
+  item.rank = 0;
+  item.b0 = 0, item.b1 = 1;
+  idx l = r.b0;
+  for (int t = r.rank - 1; t >= 0; --t) {
+    const idx at = l % r.ext[t];
+    l /= r.ext[t];
+    item.a.off += at * r.a.bs[t], item.b.off += at * r.b.bs[t], item.c.off += at * r.c.bs[t];
+  }
+  const Operand c = item.c;
+  item.a.off += r.m0 * r.a.rs, item.b.off += r.n0 * r.b.cs;
+  item.m = mp, item.n = np, item.m0 = 0, item.m1 = mp, item.n0 = 0, item.n1 = np;
+  item.c = rows_unit ? Operand{0, 1, mp, {}} : Operand{0, np, 1, {}};
+  item.alpha_re = 1, item.alpha_im = 0;
+  idx index[kMaxSummed] = {};
+  for (idx s = 0; s < r.scount; ++s) {
+    if (s > 0) {
+      item.beta_re = 1, item.beta_im = 0;
+      for (int t = r.srank - 1; t >= 0; --t) {
+        if (++index[t] < r.sext[t]) {
+          item.a.off += r.sa[t], item.b.off += r.sb[t];
+          break;
+        }
+        index[t] = 0;
+        item.a.off -= (r.sext[t] - 1) * r.sa[t], item.b.off -= (r.sext[t] - 1) * r.sb[t];
+      }
+    } else {
+      item.beta_re = 0, item.beta_im = 0;
+    }
+    const int st = run_item(item, f32, 1, pa, pb, block, abort);
+    if (st != kOk) return st;
+  }
+  const T alpha = static_cast<T>(r.alpha_re), beta = static_cast<T>(r.beta_re);
+  const idx brs = item.c.rs, bcs = item.c.cs;
+  for (idx j = 0; j < np; ++j) {
+    T* cj = pc + c.off + r.m0 * c.rs + (r.n0 + j) * c.cs;
+    const T* sj = block + j * bcs;
+    for (idx i = 0; i < mp; ++i) {
+      const T v = alpha * sj[i * brs];
+      cj[i * c.rs] = beta == T(0) ? v : v + beta * cj[i * c.rs];
+    }
+  }
   return kOk;
 }
 
@@ -346,7 +499,7 @@ Napi::Value gemm(const Napi::CallbackInfo& info) {
   void *pa = nullptr, *pb = nullptr, *pc = nullptr;
   size_t la = 0, lb = 0, lc = 0;
   if (!typed(info[1], want, &pa, &la) || !typed(info[2], want, &pb, &lb) || !typed(info[3], want, &pc, &lc)) return status(kBadArguments);
-  if (extent_of(r, r.a, r.m, r.k, lanes) > static_cast<__int128>(la) || extent_of(r, r.b, r.k, r.n, lanes) > static_cast<__int128>(lb) ||
+  if (extent_of(r, r.a, r.m, r.k, lanes, r.sa) > static_cast<__int128>(la) || extent_of(r, r.b, r.k, r.n, lanes, r.sb) > static_cast<__int128>(lb) ||
       extent_of(r, r.c, r.m, r.n, lanes) > static_cast<__int128>(lc)) {
     return status(kOutOfBounds);
   }

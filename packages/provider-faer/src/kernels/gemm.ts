@@ -70,10 +70,16 @@ function im(s: Scalar): number {
 
 /** The descriptor of `task` (see DESC in native/binding.ts). */
 export function describeTask(task: FaerGemmTask): Float64Array {
-  return fillDescriptor(task, new Float64Array(DESC.HEADER + 4 * task.request.batch.length));
+  return fillDescriptor(task, new Float64Array(descriptorLength(task.request)));
 }
 
-/** Write the descriptor of `task` into `d` (at least DESC.HEADER + 4·rank long) and return `d`. */
+/** Words of the descriptor of `request`: the header, 4 per batch axis, and 1 + 3 per summed axis when it has summed axes. */
+function descriptorLength(r: CpuGemmRequest): number {
+  const summed = r.summed?.extents.length ?? 0;
+  return DESC.HEADER + 4 * r.batch.length + (summed > 0 ? 1 + 3 * summed : 0);
+}
+
+/** Write the descriptor of `task` into `d` ({@link descriptorLength} long) and return `d`. */
 function fillDescriptor(task: FaerGemmTask, d: Float64Array): Float64Array {
   const r = task.request;
   const rank = r.batch.length;
@@ -111,6 +117,17 @@ function fillDescriptor(task: FaerGemmTask, d: Float64Array): Float64Array {
     d[DESC.HEADER + 2 * rank + t] = r.rhs.batchStrides[t]!;
     d[DESC.HEADER + 3 * rank + t] = r.out.batchStrides[t]!;
   }
+  const summed = r.summed;
+  if (summed !== undefined && summed.extents.length > 0) {
+    const s = summed.extents.length;
+    const at = DESC.HEADER + 4 * rank;
+    d[at] = s;
+    for (let t = 0; t < s; t++) {
+      d[at + 1 + t] = summed.extents[t]!;
+      d[at + 1 + s + t] = summed.lhsStrides[t]!;
+      d[at + 1 + 2 * s + t] = summed.rhsStrides[t]!;
+    }
+  }
   return d;
 }
 
@@ -126,7 +143,7 @@ const DESC_AT = 4;
 
 /** The packed kernel arguments of `task`: `[abort offset, counter buffer, chunk axis, chunk size, descriptor…]` and `[A, B, C, abort buffer?, counter buffer?]`. */
 export function packGemmTask(task: FaerGemmTask): KernelArgs {
-  const words = new Float64Array(DESC_AT + DESC.HEADER + 4 * task.request.batch.length);
+  const words = new Float64Array(DESC_AT + descriptorLength(task.request));
   words[ABORT_OFFSET] = task.abort === undefined ? -1 : task.abort.byteOffset;
   fillDescriptor(task, words.subarray(DESC_AT));
   const r = task.request;

@@ -38,7 +38,9 @@ export type FaerIsa = keyof typeof ISA_ID;
 /**
  * Layout of the Float64Array descriptor of one GEMM task. Strides and offsets are in elements
  * (a complex element counts once). Entries from `HEADER` on: `rank` batch extents, then the
- * batch strides of A, of B and of C (`rank` each).
+ * batch strides of A, of B and of C (`rank` each); then, optionally (a descriptor that ends there
+ * has none), the summed axes (`CpuGemmRequest.summed`): their count `s`, `s` extents, then the
+ * summed strides of A and of B (`s` each).
  */
 export const DESC = Object.freeze({
   dtype: 0,
@@ -118,4 +120,6 @@ export interface FaerBinding {
   /** Single-thread FMA throughput (GFLOP/s, f64) of path `isa` measured for about `seconds` on the calling thread. */
   fmaPeak(seconds: number, isa?: number): number;
   readonly descHeader: number;
+  /** True when the addon reads the summed axes at the end of a descriptor (an older addon would ignore them and compute one item). */
+  readonly descSummed?: boolean;
 }

@@ -46,6 +46,9 @@ function checkBinding(binding: FaerBinding): string | undefined {
   if (binding.descHeader !== DESC.HEADER) {
     return `the addon's GEMM descriptor header has ${String(binding.descHeader)} entries but this package's TypeScript writes ${DESC.HEADER}: the addon was built from another version of @tenferro/provider-faer`;
   }
+  if (binding.descSummed !== true) {
+    return "the addon does not read the summed axes this package's TypeScript writes into a GEMM descriptor: it was built from an older version of @tenferro/provider-faer";
+  }
   if (binding.info() === null) return 'the addon reports no ISA path this CPU can run';
   return undefined;
 }

@@ -33,7 +33,7 @@ const asIndex = (v) => v >= 0 && v <= MAX_SAFE && Math.floor(v) === v;
 /** The status native/src/gemm.cc returns, and the work it would do. `lens` are the typed arrays' lengths, `kinds` their types. */
 function model(d, lens, kinds, abort) {
   if (abort === 'bad') return { status: S.BadArguments };
-  const len = Math.min(d.length, H + 4 * 32);
+  const len = Math.min(d.length, H + 4 * 32 + 1 + 3 * 32);
   if (len < H) return { status: S.BadArguments };
   const dt = d[D.dtype];
   if (!(dt === 0 || dt === 1 || dt === 2 || dt === 3)) return { status: S.BadDtype };
@@ -56,6 +56,27 @@ function model(d, lens, kinds, abort) {
     if (total > BigInt(MAX_SAFE)) return { status: S.BadArguments };
   }
   if (v('b0') > v('b1') || BigInt(v('b1')) > total) return { status: S.BadRange };
+  // The optional summed block after the batch strides: count, extents, A strides, B strides.
+  let srank = 0;
+  let scount = 1n;
+  const at = H + 4 * rank;
+  if (len > at) {
+    srank = d[at];
+    if (!asIndex(srank) || srank > 32 || len < at + 1 + 3 * srank) return { status: S.BadArguments };
+    for (let t = 0; t < srank; t++) {
+      if (!asIndex(d[at + 1 + t]) || !asIndex(d[at + 1 + srank + t]) || !asIndex(d[at + 1 + 2 * srank + t])) return { status: S.BadArguments };
+      scount *= BigInt(d[at + 1 + t]);
+      if (scount > BigInt(MAX_SAFE)) return { status: S.BadArguments };
+    }
+  }
+  // An empty sum is run as k = 0.
+  const emptySum = scount === 0n;
+  if (emptySum) srank = 0;
+  const summedReach = (which) => {
+    let r = 0n;
+    for (let t = 0; t < srank; t++) r += BigInt(d[at + 1 + t] - 1) * BigInt(d[at + 1 + which * srank + t]);
+    return r;
+  };
   const want = dt === 0 || dt === 2 ? 'Float32Array' : 'Float64Array';
   if (kinds.some((k) => k !== want)) return { status: S.BadArguments };
   const lanes = dt >= 2 ? 2n : 1n;
@@ -63,11 +84,12 @@ function model(d, lens, kinds, abort) {
     if (rows === 0 || cols === 0 || ext.includes(0)) return 0n;
     let hi = BigInt(v(`off${o}`)) + BigInt(rows - 1) * BigInt(v(`rs${o}`)) + BigInt(cols - 1) * BigInt(v(`cs${o}`));
     for (let t = 0; t < rank; t++) hi += BigInt(ext[t] - 1) * BigInt(d[H + strides * rank + t]);
+    if (o !== 'C') hi += summedReach(strides);
     return hi * lanes + lanes;
   };
-  const [m, n, k] = [v('m'), v('n'), v('k')];
+  const [m, n, k] = [v('m'), v('n'), emptySum ? 0 : v('k')];
   if (extent('A', m, k, 1) > BigInt(lens[0]) || extent('B', k, n, 2) > BigInt(lens[1]) || extent('C', m, n, 3) > BigInt(lens[2])) return { status: S.OutOfBounds };
-  const work = (v('m1') - v('m0')) * (v('n1') - v('n0')) * Math.max(k, 1) * (v('b1') - v('b0'));
+  const work = (v('m1') - v('m0')) * (v('n1') - v('n0')) * Math.max(k, 1) * (v('b1') - v('b0')) * Math.max(1, Number(scount));
   if (work === 0) return { status: S.Ok, work: 0 };
   return { status: abort === 'raised' ? S.Aborted : S.Ok, work };
 }

@@ -94,9 +94,31 @@ function scaled(strides: readonly number[], components: number): number[] {
  * every dtype; for f32/c64 the combined result `alpha·acc + beta·out` is rounded once per output
  * element (per lane) with `Math.fround` when stored. `beta = 0` overwrites the output without
  * reading it; `k = 0` yields `beta·out` (zeros when `beta = 0`) without involving `alpha`.
- * `conjLhs`/`conjRhs` are ignored for real dtypes.
+ * `conjLhs`/`conjRhs` are ignored for real dtypes. Summed axes (`req.summed`) run one GEMM per
+ * summed item into the output (beta on the first only): for f32/c64 the output is rounded after
+ * each item.
  */
 export function referenceGemm(req: CpuGemmRequest): void {
+  const summed = req.summed;
+  if (summed === undefined || summed.extents.length === 0) {
+    gemmItem(req);
+    return;
+  }
+  // Summed axes: one GEMM per summed item, accumulating (beta applies to the first only); an
+  // empty sum is a GEMM with k = 0 (beta·out).
+  if (summed.extents.some((e) => e === 0)) {
+    gemmItem({ ...req, k: 0 });
+    return;
+  }
+  let first = true;
+  forEachBatch(summed.extents, req.lhs.offset, summed.lhsStrides, req.rhs.offset, summed.rhsStrides, 0, summed.extents.map(() => 0), (lhsOffset, rhsOffset) => {
+    gemmItem({ ...req, lhs: { ...req.lhs, offset: lhsOffset }, rhs: { ...req.rhs, offset: rhsOffset }, beta: first ? req.beta : 1 });
+    first = false;
+  });
+}
+
+/** {@link referenceGemm} without summed axes. */
+function gemmItem(req: CpuGemmRequest): void {
   const { dtype, m, n, k, batch } = req;
   if (m === 0 || n === 0) return;
   const info = DTYPE_INFO[dtype];

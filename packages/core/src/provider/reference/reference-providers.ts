@@ -24,6 +24,8 @@ const SEQUENTIAL_ON_CALLER: CpuProviderExecutionCapabilities = Object.freeze({
 export const referenceGemmProvider: CpuGemmProvider = {
   name: 'reference GEMM (TypeScript, sequential)',
   executionCapabilities: () => SEQUENTIAL_ON_CALLER,
+  // It runs `request.summed` correctly (for any caller) but does not declare `summedAxes`: a
+  // bundle on it keeps the copy path, where the layout provider (core's, or provider-tprims's) works.
   declaredSupport: () => Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true }),
   async gemm(ctx, request) {
     if (!CONTRACTION_DTYPES.includes(request.dtype)) return Unsupported.dtype(request.dtype);

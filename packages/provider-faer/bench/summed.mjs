@@ -1,0 +1,25 @@
+#!/usr/bin/env node
+// The native GEMM alone (this thread, no worker) on C[i,l] = Σ A[i,j,k]·B[k,j,l], row-major A, B:
+//   summed               k = d fused, j summed (CpuGemmRequest.summed): A and B as they are
+//   k=d², B col-major    B already copied column-major (the canonical layout), one GEMM
+//   k=d², B row-major    B already copied row-major in (j,k) order (dot-general's kept-lhs copy), one GEMM
+// Interleaved rounds; best, p10 and median ms.   node bench/summed.mjs [d=64]
+import { loadFaer } from '../dist/native/load.js';
+import { describeTask } from '../dist/kernels/gemm.js';
+const st = loadFaer(); const bind = st.binding;
+const d = Number(process.argv[2] ?? 64);
+const A = new Float64Array(new SharedArrayBuffer(8 * d ** 3)).map((_, i) => Math.sin(i * 0.001));
+const B = new Float64Array(new SharedArrayBuffer(8 * d ** 3)).map((_, i) => Math.cos(i * 0.0007));
+const Bp = new Float64Array(new SharedArrayBuffer(8 * d ** 3)).map((_, i) => Math.cos(i * 0.0007));
+const C = new Float64Array(new SharedArrayBuffer(8 * d * d));
+const op = (buffer, rs, cs) => ({ buffer, offset: 0, rowStride: rs, colStride: cs, batchStrides: [] });
+const base = { dtype: 'f64', m: d, n: d, batch: [], alpha: 1, beta: 0, conjLhs: false, conjRhs: false, out: op(C.buffer, 1, d) };
+const task = (request) => ({ request, isa: -1, m0: 0, m1: d, n0: 0, n1: d, b0: 0, b1: 1 });
+// A[i,j,k] row-major: i stride d², j stride d, k stride 1.  B[k,j,l]: k d², j d, l 1.
+const summed = describeTask(task({ ...base, k: d, lhs: op(A.buffer, d * d, 1), rhs: op(B.buffer, d * d, 1), summed: { extents: [d], lhsStrides: [d], rhsStrides: [d] } }));
+const plain = describeTask(task({ ...base, k: d * d, lhs: op(A.buffer, d * d, 1), rhs: op(Bp.buffer, 1, d * d) }));
+const plainRow = describeTask(task({ ...base, k: d * d, lhs: op(A.buffer, d * d, 1), rhs: op(Bp.buffer, d, 1) }));
+const cases = { summed: () => bind.gemm(summed, A, B, C), 'k=d², B col-major': () => bind.gemm(plain, A, Bp, C), 'k=d², B row-major': () => bind.gemm(plainRow, A, Bp, C) };
+const t = Object.fromEntries(Object.keys(cases).map((k) => [k, []]));
+for (let r = 0; r < 40; r++) for (const [k, f] of Object.entries(cases)) for (let i = 0; i < 5; i++) { const t0 = process.hrtime.bigint(); if (f() !== 0) throw new Error('status'); t[k].push(Number(process.hrtime.bigint() - t0) / 1e6); }
+for (const [k, v] of Object.entries(t)) { v.sort((a, b) => a - b); console.log(`d=${d} ${k.padEnd(26)} best ${v[0].toFixed(3)} p10 ${v[v.length / 10 | 0].toFixed(3)} med ${v[v.length >> 1].toFixed(3)} ms  ${(2 * d ** 4 / v[0] / 1e6).toFixed(1)} GF/s`); }
