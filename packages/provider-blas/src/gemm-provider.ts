@@ -94,6 +94,9 @@ export function planGemm(req: CpuGemmRequest, conjNoTrans: boolean, threads: num
   const conjRhs = complex && req.conjRhs;
   const { m, n, k } = req;
   if (req.batch.length > MAX_BATCH_RANK) return { ok: false, outcome: Unsupported.of({ kind: 'stridedBatch' }) };
+  // Summed axes (R105's summed plan) are not declared (`declaredSupport().summedAxes`), so core never
+  // sends them; a direct caller who does is declined — one ?gemm would compute a single item.
+  if (req.summed !== undefined && req.summed.extents.length > 0) return { ok: false, outcome: Unsupported.of({ kind: 'stridedBatch' }) };
 
   // The output decides the orientation: C (m×n) column-major, or Cᵀ (n×m) = op(B)ᵀ·op(A)ᵀ.
   const out: View = { rows: m, cols: n, rs: req.out.rowStride, cs: req.out.colStride };

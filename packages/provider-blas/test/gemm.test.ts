@@ -195,6 +195,9 @@ describe('planGemm (stride → transpose/leading-dimension mapping)', () => {
     expect(outcome(conj, true)).toBe('executed');
     // With a transpose available, conjugation folds into ConjTrans.
     expect(outcome(req({ dtype: 'c128', conjLhs: true, lhs: operand(5, 1), alpha: [1, 0], beta: [0, 0] }))).toBe('executed');
+    // Summed axes are not declared: a request carrying them is declined (one ?gemm would sum one item).
+    expect(outcome(req({ summed: { extents: [2], lhsStrides: [20], rhsStrides: [15] } }))).toMatchObject({ executed: false, reason: { kind: 'stridedBatch' } });
+    expect(outcome(req({ summed: { extents: [], lhsStrides: [], rhsStrides: [] } }))).toBe('executed');
   });
 
   it('packs batch extents and per-operand batch strides', () => {
