@@ -2,7 +2,7 @@
 import { invalidArgument } from '../errors/tenferro-error.js';
 import { DTYPE_INFO, type DType, isDType } from './dtype.js';
 import { type DenseOrder, isDenseLayout } from './layout.js';
-import { componentView, forEachOffset } from './tensor-data.js';
+import { componentView } from './tensor-data.js';
 
 /** The dtypes each typed array type can hold. */
 const DTYPES_OF: ReadonlyArray<readonly [Function, readonly DType[]]> = [
@@ -36,18 +36,48 @@ export function copyDense(dtype: DType, buffer: SharedArrayBuffer, shape: readon
     // One contiguous block in the requested order: a single copy.
     const start = offset * info.components;
     (out as Float64Array).set((view as Float64Array).subarray(start, start + size * info.components));
-  } else if (info.components === 2) {
-    let i = 0;
-    forEachOffset(shape, strides, offset, order, (at) => {
-      (out as Float64Array)[i++] = (view as Float64Array)[2 * at]!;
-      (out as Float64Array)[i++] = (view as Float64Array)[2 * at + 1]!;
-    });
   } else {
-    let i = 0;
-    forEachOffset(shape, strides, offset, order, (at) => {
-      (out as Float64Array)[i++] = (view as Float64Array)[at]!;
-    });
+    copyStrided(view as Float64Array, out as Float64Array, shape, strides, offset, order, info.components);
   }
   if (dtype === 'bool') for (let i = 0; i < out.length; i++) (out as Uint8Array)[i] = out[i] === 0 ? 0 : 1;
   return out;
+}
+
+/**
+ * The elements of a strided view, in `order`, into `out` (dense): a tight loop along the axis that
+ * varies fastest in `order` (the first for column-major, the last for row-major), an odometer over
+ * the others. `components` is 2 for interleaved complex values.
+ */
+function copyStrided(view: Float64Array, out: Float64Array, shape: readonly number[], strides: readonly number[], offset: number, order: DenseOrder, components: number): void {
+  const rank = shape.length;
+  // Axes from fastest to slowest in `order`.
+  const axes = Array.from({ length: rank }, (_, k) => (order === 'col' ? k : rank - 1 - k));
+  const inner = axes[0]!;
+  const n = shape[inner]!;
+  const step = strides[inner]! * components;
+  const outer = axes.slice(1);
+  const index = new Array<number>(outer.length).fill(0);
+  let at = offset * components;
+  let i = 0;
+  for (;;) {
+    if (components === 2) {
+      for (let j = 0, p = at; j < n; j++, p += step) {
+        out[i++] = view[p]!;
+        out[i++] = view[p + 1]!;
+      }
+    } else {
+      for (let j = 0, p = at; j < n; j++, p += step) out[i++] = view[p]!;
+    }
+    let k = 0;
+    for (; k < outer.length; k++) {
+      const axis = outer[k]!;
+      if (++index[k]! < shape[axis]!) {
+        at += strides[axis]! * components;
+        break;
+      }
+      at -= (shape[axis]! - 1) * strides[axis]! * components;
+      index[k] = 0;
+    }
+    if (k === outer.length) return;
+  }
 }
