@@ -176,7 +176,10 @@ describe('collection returns storage (safety net for code that never disposes)',
     } finally {
       await b.close();
     }
-  });
+    // Up to 150 forced full collections: bounded by count, not time, but on a loaded machine (load
+    // average 40 on 2 cores) they took over the 30 s default, and the body of a timed-out test runs
+    // on into the next one (it made the external-memory test below see this test's finalizers).
+  }, 180_000);
 });
 
 describe('a loop that never yields to the event loop', () => {

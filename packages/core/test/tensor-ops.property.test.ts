@@ -70,6 +70,10 @@ function binaryModel(op: string, dtype: DType, a: Value, b: Value): Value {
     if (op === 'add') return [ar + br, ai + bi];
     if (op === 'sub') return [ar - br, ai - bi];
     if (op === 'mul') return [ar * br - ai * bi, ar * bi + ai * br];
+    // A zero divisor gives (re/0, im/0) (Smith's division with PyTorch's zero guard, e.g. (1+0i)/0 =
+    // ∞+NaN·i), not the naive formula's NaN+NaN·i: the values here are multiples of 1/4, so a random
+    // divisor is exactly 0 once in 256 elements (seed 112839068 found one).
+    if (br === 0 && bi === 0) return [ar / 0, ai / 0];
     const d = br * br + bi * bi;
     return [(ar * br + ai * bi) / d, (ai * br - ar * bi) / d]; // div (checked within tolerance)
   }

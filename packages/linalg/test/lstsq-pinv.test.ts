@@ -72,28 +72,37 @@ describe('pinv: the four Penrose conditions; lstsq: minimum-norm least squares',
         fc.asyncProperty(fc.integer({ min: 1, max: 6 }), fc.integer({ min: 1, max: 6 }), fc.integer({ min: 0, max: 6 }), fc.integer({ min: 0, max: 1000 }), async (m, n, r0, seed) => {
           const r = Math.min(r0, m, n);
           const a = r === 0 ? rand(dtype, [m, n], seed) : await lowRank(dtype, m, n, r, seed);
+          // κ over the singular values pinv keeps (above max(m, n)·ε·σ₁), ‖A‖ = σ₁, ‖X‖ = 1/σ_kept.
+          const s = (await linalg(backends[0]![1]).svdvals(a)).toArray() as number[];
+          const kept = s.filter((v) => v > Math.max(m, n) * eps * s[0]!);
+          const kappa = kept.length > 0 ? s[0]! / kept[kept.length - 1]! : 1;
+          const normA = s[0] ?? 0, normX = kept.length > 0 ? 1 / kept[kept.length - 1]! : 0;
+          const nEps = Math.max(m, n) * eps;
           const results: Tensor[] = [];
           for (const [, b] of backends) {
             const la = linalg(b);
             const x = await la.pinv(a);
             expect(x.shape).toEqual([n, m]);
             const A = view(a), X = view(x);
-            const tol = 2000 * eps * Math.max(m, n);
+            const tol = 2000 * nEps;
+            // A backward-stable pinv is the exact pseudo-inverse of A + E, ‖E‖ ≲ n·ε·‖A‖ (E also takes
+            // the singular values cut). Then A X A − A = E − E X A − A X E + E X E ≲ 3‖E‖·κ,
+            // X A X − X = −X E X ≲ ‖E‖·‖X‖² = n·ε·κ·‖X‖, and (A X)ᴴ − A X, (X A)ᴴ − X A ≲ 2‖E‖·‖X‖ =
+            // 2·n·ε·κ: the fixed bounds hold for well-conditioned A, the κ-scaled ones for the rest (a
+            // random 4×4 f32 product has κ = 4.9e4: X A X − X was 11.5 against the fixed 0.95; seeds
+            // -1359888387 [4,4,4,938] and, f64, 1379663728 [6,6,6,183]). Observed err/(n·ε·κ·scale)
+            // ≤ 6.8 over 43,000 sampled cases of every dtype, both paths: 100 leaves a margin.
             const AX = mul(A, X, m, n, m), XA = mul(X, A, n, m, n);
-            expect(maxDiff(get(mul(get(AX), A, m, m, n)), A, m, n)).toBeLessThanOrEqual(tol * 10);
-            expect(maxDiff(get(mul(get(XA), X, n, n, m)), X, n, m)).toBeLessThanOrEqual(tol * 1e3);
-            expect(maxDiff(get(AX), adj(get(AX)), m, m)).toBeLessThanOrEqual(tol * 10);
-            expect(maxDiff(get(XA), adj(get(XA)), n, n)).toBeLessThanOrEqual(tol * 10);
+            expect(maxDiff(get(mul(get(AX), A, m, m, n)), A, m, n)).toBeLessThanOrEqual(Math.max(tol * 10, 100 * nEps * kappa * normA));
+            expect(maxDiff(get(mul(get(XA), X, n, n, m)), X, n, m)).toBeLessThanOrEqual(Math.max(tol * 1e3, 100 * nEps * kappa * normX));
+            expect(maxDiff(get(AX), adj(get(AX)), m, m)).toBeLessThanOrEqual(Math.max(tol * 10, 100 * nEps * kappa));
+            expect(maxDiff(get(XA), adj(get(XA)), n, n)).toBeLessThanOrEqual(Math.max(tol * 10, 100 * nEps * kappa));
             results.push(x);
           }
           if (results.length === 2) {
             // Two backward-stable paths agree to κ·ε·‖X‖ (perturbation of the pseudo-inverse), κ over the
             // singular values both keep: a random product can be ill-conditioned, so a fixed bound flakes.
-            const s = (await linalg(backends[0]![1]).svdvals(a)).toArray() as number[];
-            const kept = s.filter((v) => v > Math.max(m, n) * eps * s[0]!);
-            const kappa = kept.length > 0 ? s[0]! / kept[kept.length - 1]! : 1;
-            const normX = kept.length > 0 ? 1 / kept[kept.length - 1]! : 0;
-            const bound = Math.max(1e5 * eps * Math.max(m, n), 100 * eps * Math.max(m, n) * kappa * normX);
+            const bound = Math.max(1e5 * nEps, 100 * nEps * kappa * normX);
             expect(maxDiff(view(results[0]!), view(results[1]!), n, m)).toBeLessThanOrEqual(bound);
           }
         }),

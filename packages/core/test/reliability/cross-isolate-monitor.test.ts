@@ -88,8 +88,12 @@ async function together(mine: CpuBackend, placement: unknown, matmuls: number) {
       worker.once('message', () => resolve());
       worker.once('error', reject);
     });
-    // Both executions are entered before either is let go (latches, no timing).
-    while (!(here.entered() && there.entered()) && failed === undefined) await new Promise((r) => setImmediate(r));
+    // Both executions are entered before either is let go (latches, no timing), and the monitor has
+    // seen both start: the worker's start comes over a MessagePort, and one still in flight when this
+    // isolate's end is recorded made the monitor's peak 1 (once in 20 looped runs under load; always with the
+    // port's delivery delayed 300 ms).
+    const theirStart = () => log.some((e) => e.threadId === threadId && e.channel === 'tenferro:execution' && e.phase === 'start');
+    while (!(here.entered() && there.entered() && theirStart()) && failed === undefined) await new Promise((r) => setImmediate(r));
     expect(failed).toBeUndefined();
     here.open();
     there.open();

@@ -290,9 +290,26 @@ struct BinaryFn {
         const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
         return T{static_cast<R>(ar * br - ai * bi), static_cast<R>(ar * bi + ai * br)};
       } else if constexpr (Op == kDiv) {
+        // Smith's algorithm in f64, step for step core's reference (complex-math.ts cdiv): |b|² is
+        // never formed (it overflows or underflows for c128 divisors beyond 1e154 or below 1e-154),
+        // and a zero divisor gives (re/0, im/0), e.g. (1+0i)/0 = inf+NaN·i, as PyTorch.
         const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
-        const double d = br * br + bi * bi;
-        return T{static_cast<R>((ar * br + ai * bi) / d), static_cast<R>((ai * br - ar * bi) / d)};
+        double re, im;
+        if (std::fabs(br) >= std::fabs(bi)) {
+          if (br == 0 && bi == 0) {
+            re = ar / 0.0;
+            im = ai / 0.0;
+          } else {
+            const double r = bi / br, d = br + bi * r;
+            re = (ar + ai * r) / d;
+            im = (ai - ar * r) / d;
+          }
+        } else {
+          const double r = br / bi, d = bi + br * r;
+          re = (ar * r + ai) / d;
+          im = (ai * r - ar) / d;
+        }
+        return T{static_cast<R>(re), static_cast<R>(im)};
       } else if constexpr (Op == kPow) return cx<R>(std::pow(cd(a), cd(b)));
       else return (a.re == b.re && a.im == b.im) ? 1 : 0;  // kEq
     } else if constexpr (kFloat<T>) {
