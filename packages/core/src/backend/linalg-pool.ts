@@ -13,6 +13,21 @@ import type { Tensor } from '../tensor/tensor.js';
  * Zeroed unless `{ zeroed: false }` — then the kernel must write every element.
  */
 export interface SessionBufferPool {
+  /**
+   * A fresh dense column-major tensor for a kernel to write (`CpuExecSession.freshTensor`): zeroed
+   * unless `{ zeroed: false }`; its storage goes back to the pool when it is disposed.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend } from '@tenferro/core';
+   *
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const out = await backend.withLinalgPool((_ctx, pool) => pool.freshTensor('f32', [2, 3]));
+   * console.log(out.dtype, out.shape, out.toArray()); // prints: f32 [ 2, 3 ] [ 0, 0, 0, 0, 0, 0 ]
+   * out.dispose();
+   * await backend.close();
+   * ```
+   */
   freshTensor<D extends DType>(dtype: D, shape: readonly number[], options?: { readonly zeroed?: boolean }): Tensor<D>;
 }
 
