@@ -353,6 +353,18 @@ void* summed_scratch(size_t bytes) {
 // writes C's unit stride along its M; so does the packed path, which prefers C column-major.
 bool wants_rows_unit(const Request& r) { return r.a.rs == 1 || r.b.cs != 1; }
 
+// Move `item`'s A and B to the next summed item (odometer over r's summed axes, last fastest).
+void next_summed_item(const Request& r, idx* index, Request* item) {
+  for (int t = r.srank - 1; t >= 0; --t) {
+    if (++index[t] < r.sext[t]) {
+      item->a.off += r.sa[t], item->b.off += r.sb[t];
+      return;
+    }
+    index[t] = 0;
+    item->a.off -= (r.sext[t] - 1) * r.sa[t], item->b.off -= (r.sext[t] - 1) * r.sb[t];
+  }
+}
+
 // Runs the (bounds-checked) real task `r` with summed items into a dense block laid out the way
 // the kernels store C fastest (see wants_rows_unit), then C = alpha·block + beta·C once: the
 // items' C updates are vector loads and stores of a block in cache instead of strided ones.
@@ -379,14 +391,7 @@ int run_task(const Request& r, bool f32, int lanes, void* pa, void* pb, void* pc
   for (idx s = 0; s < r.scount; ++s) {
     if (s > 0) {
       item.beta_re = 1, item.beta_im = 0;
-      for (int t = r.srank - 1; t >= 0; --t) {
-        if (++index[t] < r.sext[t]) {
-          item.a.off += r.sa[t], item.b.off += r.sb[t];
-          break;
-        }
-        index[t] = 0;
-        item.a.off -= (r.sext[t] - 1) * r.sa[t], item.b.off -= (r.sext[t] - 1) * r.sb[t];
-      }
+      next_summed_item(r, index, &item);
     }
     const int st = run_item(item, f32, lanes, pa, pb, pc, abort);
     if (st != kOk) return st;
@@ -419,14 +424,7 @@ int run_summed_block(const Request& r, bool f32, T* pc, const int32_t* abort, vo
   for (idx s = 0; s < r.scount; ++s) {
     if (s > 0) {
       item.beta_re = 1, item.beta_im = 0;
-      for (int t = r.srank - 1; t >= 0; --t) {
-        if (++index[t] < r.sext[t]) {
-          item.a.off += r.sa[t], item.b.off += r.sb[t];
-          break;
-        }
-        index[t] = 0;
-        item.a.off -= (r.sext[t] - 1) * r.sa[t], item.b.off -= (r.sext[t] - 1) * r.sb[t];
-      }
+      next_summed_item(r, index, &item);
     } else {
       item.beta_re = 0, item.beta_im = 0;
     }
