@@ -10,6 +10,7 @@ import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuProviderOutcome } from '../provider/provider-outcome.js';
 import type { CpuGemmRequest } from '../provider/gemm-request.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
+import { warnIfReference } from './reference-warning.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 
 /**
@@ -64,6 +65,7 @@ export class ProviderDispatch {
     facts?: (subject: S) => ProviderCallFacts,
     subject?: S,
   ): Promise<CpuProviderOutcome> {
+    if (slot !== 'gemm') warnIfReference(this.bundle, slot, this.op);
     if (!tracingActive(providerTracing())) return this.#call(entry, ctx, slot, fn);
     const known = facts?.(subject as S);
     const event: ProviderEvent = {
