@@ -54,6 +54,7 @@ export interface GroupedGemmSpec {
 
 const JOB_KEYS: ReadonlySet<string> = new Set(['out', 'lhs', 'rhs', 'alpha', 'beta', 'conjLhs', 'conjRhs']);
 const OPTION_KEYS: ReadonlySet<string> = new Set(['signal']);
+const ROLES = ['out', 'lhs', 'rhs'] as const;
 
 /**
  * Validate a grouped GEMM before anything is admitted, allocated or written (R99, R110): every job
@@ -74,51 +75,53 @@ export function validateGroupedGemm(op: string, jobs: unknown, options: unknown)
   let dtype: DType | undefined;
   const specs: GroupedJobSpec[] = [];
   const tensors: Tensor[] = [];
+  // Per job: no allocation beyond its spec. Labels such as `jobs[3].out` are built only for an error.
   for (let i = 0; i < jobs.length; i++) {
     const job = jobs[i] as Record<string, unknown> | null;
-    const at = `jobs[${i}]`;
-    if (typeof job !== 'object' || job === null || Array.isArray(job)) throw invalidArgument(op, at, 'a { out, lhs, rhs } job', job);
-    for (const key of Object.keys(job)) {
-      if (!JOB_KEYS.has(key)) throw invalidArgument(op, `${at}.${key}`, `one of the job keys ${[...JOB_KEYS].join(', ')}`, key);
+    if (typeof job !== 'object' || job === null || Array.isArray(job)) throw invalidArgument(op, `jobs[${i}]`, 'a { out, lhs, rhs } job', job);
+    for (const key in job) {
+      if (Object.hasOwn(job, key) && !JOB_KEYS.has(key)) throw invalidArgument(op, `jobs[${i}].${key}`, `one of the job keys ${[...JOB_KEYS].join(', ')}`, key);
     }
-    for (const role of ['out', 'lhs', 'rhs'] as const) {
+    for (let r = 0; r < ROLES.length; r++) {
+      const role = ROLES[r]!;
       const t = job[role];
-      if (!Tensor.isTensor(t)) throw invalidArgument(op, `${at}.${role}`, 'a Tensor', t);
-      tensorInternals.check(t, op, `${at}.${role}`);
-      if (t.rank !== 2) throw new TenferroError('RankMismatch', `${at}.${role} must be rank 2 but has rank ${t.rank}`, { op, detail: { role: `${at}.${role}`, expected: 2, actual: t.rank } });
+      if (!Tensor.isTensor(t)) throw invalidArgument(op, `jobs[${i}].${role}`, 'a Tensor', t);
+      if (t.disposed) tensorInternals.check(t, op, `jobs[${i}].${role}`);
+      if (t.rank !== 2) throw new TenferroError('RankMismatch', `jobs[${i}].${role} must be rank 2 but has rank ${t.rank}`, { op, detail: { role: `jobs[${i}].${role}`, expected: 2, actual: t.rank } });
       dtype ??= t.dtype;
       if (t.dtype !== dtype) {
-        throw new TenferroError('DTypeMismatch', `${at}.${role} must be ${dtype} (the dtype of the first job) but is ${t.dtype}`, { op, detail: { role: `${at}.${role}`, expected: dtype, actual: t.dtype } });
+        throw new TenferroError('DTypeMismatch', `jobs[${i}].${role} must be ${dtype} (the dtype of the first job) but is ${t.dtype}`, { op, detail: { role: `jobs[${i}].${role}`, expected: dtype, actual: t.dtype } });
       }
     }
     const out = job.out as Tensor;
     const lhs = job.lhs as Tensor;
     const rhs = job.rhs as Tensor;
     const complex = DTYPE_INFO[lhs.dtype].complex;
-    const alpha = scalar(op, `${at}.alpha`, job.alpha ?? 1, lhs.dtype, complex);
-    const beta = scalar(op, `${at}.beta`, job.beta ?? 0, lhs.dtype, complex);
+    const alpha = job.alpha === undefined && !complex ? 1 : scalar(op, `jobs[${i}].alpha`, job.alpha ?? 1, lhs.dtype, complex);
+    const beta = job.beta === undefined && !complex ? 0 : scalar(op, `jobs[${i}].beta`, job.beta ?? 0, lhs.dtype, complex);
     if (!CONTRACTION_DTYPES.includes(lhs.dtype)) {
       throw new TenferroError('UnsupportedDType', `contractions support ${CONTRACTION_DTYPES.join(', ')}; convert ${lhs.dtype} operands to f64`, { op, detail: { dtype: lhs.dtype } });
     }
-    for (const flag of ['conjLhs', 'conjRhs'] as const) {
-      if (job[flag] !== undefined && typeof job[flag] !== 'boolean') throw invalidArgument(op, `${at}.${flag}`, 'a boolean', job[flag]);
-    }
-    const [m, k] = lhs.shape as [number, number];
-    const [k2, n] = rhs.shape as [number, number];
+    if (job.conjLhs !== undefined && typeof job.conjLhs !== 'boolean') throw invalidArgument(op, `jobs[${i}].conjLhs`, 'a boolean', job.conjLhs);
+    if (job.conjRhs !== undefined && typeof job.conjRhs !== 'boolean') throw invalidArgument(op, `jobs[${i}].conjRhs`, 'a boolean', job.conjRhs);
+    const m = lhs.shape[0]!;
+    const k = lhs.shape[1]!;
+    const k2 = rhs.shape[0]!;
+    const n = rhs.shape[1]!;
     if (k !== k2) {
-      throw new TenferroError('ShapeMismatch', `${at}: contracted extents differ: lhs has ${k} columns, rhs has ${k2} rows`, {
+      throw new TenferroError('ShapeMismatch', `jobs[${i}]: contracted extents differ: lhs has ${k} columns, rhs has ${k2} rows`, {
         op,
         detail: { kind: 'ContractedDimensions', job: i, lhsExtent: k, rhsExtent: k2 },
       });
     }
     if (out.shape[0] !== m || out.shape[1] !== n) {
-      throw new TenferroError('ShapeMismatch', `${at}.out shape must be [${m}, ${n}] but is [${out.shape.join(', ')}]`, {
+      throw new TenferroError('ShapeMismatch', `jobs[${i}].out shape must be [${m}, ${n}] but is [${out.shape.join(', ')}]`, {
         op,
         detail: { kind: 'ExpectedActual', job: i, expected: [m, n], actual: [...out.shape] },
       });
     }
     if (!layoutIsInjective(out.shape, out.strides)) {
-      throw new TenferroError('OutputAliasing', `${at}.out is not provably free of self-overlap`, { op, detail: { role: 'out', job: i } });
+      throw new TenferroError('OutputAliasing', `jobs[${i}].out is not provably free of self-overlap`, { op, detail: { role: 'out', job: i } });
     }
     tensors.push(out, lhs, rhs);
     if (m === 0 || n === 0) continue;
@@ -136,6 +139,10 @@ interface Span {
   readonly job: number;
 }
 
+/** The last buffer {@link spanOf} looked up, and its address (the jobs of a group usually slice a few buffers). */
+let lastBuffer: SharedArrayBuffer | undefined;
+let lastBase: bigint | undefined;
+
 /** The memory a view reaches (first to last element), or `undefined` when it reaches nothing. */
 function spanOf(t: Tensor, job: number): Span | undefined {
   const s = reachableSpan(t);
@@ -144,7 +151,11 @@ function spanOf(t: Tensor, job: number): Span | undefined {
   const buffer = tensorInternals.buffer(t);
   // Two buffer objects can share one store (a buffer that went through postMessage and back):
   // with the OS binding, compare absolute addresses (below 2^53, exact as numbers).
-  const base = buffer.byteLength === 0 ? undefined : bufferAddress(buffer);
+  if (buffer !== lastBuffer) {
+    lastBuffer = buffer;
+    lastBase = buffer.byteLength === 0 ? undefined : bufferAddress(buffer);
+  }
+  const base = lastBase;
   if (base === undefined) return { space: buffer, lo: s.first * bytes, hi: (s.last + 1) * bytes, job };
   const b = Number(base);
   return { space: 'memory', lo: b + s.first * bytes, hi: b + (s.last + 1) * bytes, job };
@@ -152,6 +163,15 @@ function spanOf(t: Tensor, job: number): Span | undefined {
 
 /** Outputs pairwise disjoint, and no input overlapping any output: sorted spans, O(J log J). */
 function checkOutputRanges(op: string, jobs: readonly GroupedJobSpec[]): void {
+  try {
+    checkSpans(op, jobs);
+  } finally {
+    lastBuffer = undefined; // hold no caller buffer past the check
+    lastBase = undefined;
+  }
+}
+
+function checkSpans(op: string, jobs: readonly GroupedJobSpec[]): void {
   const outputs = new Map<Span['space'], Span[]>();
   for (let i = 0; i < jobs.length; i++) {
     const s = spanOf(jobs[i]!.out, jobs[i]!.index);
@@ -170,7 +190,8 @@ function checkOutputRanges(op: string, jobs: readonly GroupedJobSpec[]): void {
     }
   }
   for (let i = 0; i < jobs.length; i++) {
-    for (const role of ['lhs', 'rhs'] as const) {
+    for (let r = 1; r < ROLES.length; r++) {
+      const role = ROLES[r] as 'lhs' | 'rhs';
       const s = spanOf(jobs[i]![role], jobs[i]!.index);
       const list = s === undefined ? undefined : outputs.get(s.space);
       if (s === undefined || list === undefined) continue;

@@ -3,6 +3,7 @@ import { type GroupedJobSpec, validateGroupedGemm } from '../contraction/validat
 import { TenferroError } from '../errors/tenferro-error.js';
 import type { CpuGemmProvider } from '../provider/cpu-providers.js';
 import type { CpuGemmRequest, GemmOperand } from '../provider/gemm-request.js';
+import { trustedGemmRequest } from '../provider/validate-gemm-request.js';
 import type { CpuGroupedGemmRequest } from '../provider/grouped-gemm-request.js';
 import { type CpuProviderOutcome, EXECUTED, describeUnsupported } from '../provider/provider-outcome.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
@@ -111,18 +112,22 @@ function declined(op: string, outcome: CpuProviderOutcome, job: number | undefin
   });
 }
 
-/** One job as an unbatched GEMM request over the tensors' storage. */
+const NO_AXES: readonly number[] = Object.freeze([]);
+
+/** One job's operand: the tensor's storage, offset and strides. */
+function operand(t: Tensor): GemmOperand {
+  const d = tensorInternals.descriptor(t);
+  return Object.freeze({ buffer: d.buffer, offset: d.offset, rowStride: d.strides[0]!, colStride: d.strides[1]!, batchStrides: NO_AXES });
+}
+
+/** One job as an unbatched GEMM request over the tensors' storage; built from validated tensors, so providers take it as checked. */
 function jobRequest(job: GroupedJobSpec): CpuGemmRequest {
-  const operand = (t: Tensor): GemmOperand => {
-    const d = tensorInternals.descriptor(t);
-    return Object.freeze({ buffer: d.buffer, offset: d.offset, rowStride: d.strides[0]!, colStride: d.strides[1]!, batchStrides: Object.freeze([]) });
-  };
-  return Object.freeze({
+  return trustedGemmRequest({
     dtype: job.out.dtype,
     m: job.m,
     n: job.n,
     k: job.k,
-    batch: Object.freeze([]),
+    batch: NO_AXES,
     lhs: operand(job.lhs),
     rhs: operand(job.rhs),
     out: operand(job.out),

@@ -197,6 +197,24 @@ export function validateLayout(d: LayoutLike, op: string, role: string): void {
  */
 export function layoutIsInjective(shape: readonly number[], strides: readonly number[]): boolean {
   if (shape.includes(0)) return true;
+  // The common case without sorting: strides of the axes of extent > 1 already ascending
+  // (column-major views, slices of them) and each covering the previous axis.
+  let reach = 1;
+  let ascending = true;
+  for (let i = 0; i < shape.length; i++) {
+    if (shape[i]! === 1) continue;
+    const stride = strides[i]!;
+    if (stride < reach) {
+      ascending = false;
+      break;
+    }
+    reach = stride * shape[i]!;
+  }
+  if (ascending) return true;
+  return sortedRuleOrExact(shape, strides);
+}
+
+function sortedRuleOrExact(shape: readonly number[], strides: readonly number[]): boolean {
   const axes: number[] = [];
   for (let i = 0; i < shape.length; i++) if (shape[i]! > 1) axes.push(i);
   axes.sort((a, b) => strides[a]! - strides[b]!);
