@@ -78,6 +78,35 @@ describe.runIf(status().available)('large views against the reference', () => {
     });
   }
 
+  // Contiguous binary rows whose output is ≥ 8 MiB are computed a 4 KiB chunk at a time and
+  // streamed out in whole lines with non-temporal stores (512-bit on avx512f, SSE2 elsewhere): on
+  // every ISA path, every output width (1-byte bool to 16-byte c128), at line-unaligned offsets
+  // so that the head before the first line and a ragged tail are exercised too.
+  const binaryStatus = status();
+  const binaryPaths = binaryStatus.available ? String(binaryStatus.details.isaPaths).split(', ') : [];
+  for (const isa of binaryPaths as ('avx512f' | 'avx2' | 'portable')[]) {
+    it(`non-temporal binary rows: add f32, mul c128, lt f64 → bool over ≥ 8 MiB outputs (isa ${isa})`, async () => {
+      const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
+      const cases: [DType, 'add' | 'mul' | 'lt', DType, number][] = [
+        ['f32', 'add', 'f32', 2 ** 21 + 13],
+        ['c128', 'mul', 'c128', 2 ** 19 + 5],
+        ['f64', 'lt', 'bool', 2 ** 23 + 61],
+      ];
+      for (const [din, op, dout, n] of cases) {
+        const lhs = dense(din, [n], [1], 31, 1);
+        const rhs = dense(din, [n], [1], 32, 2);
+        const out = dense(dout, [n], [1], 33, 3);
+        const want = cloneView(out);
+        const got = cloneView(out);
+        await referenceTensorPrimitivesProvider.binary(inlineContext(1), { op, lhs, rhs, out: want });
+        expect((await pkg.tensorPrimitives!.binary(inlineContext(1), { op, lhs, rhs, out: got })).executed).toBe(true);
+        // Exact, except the complex product: the FMA paths round a·b − c·d once where the
+        // reference rounds twice (the oracle's stated bound, 8 ε relative).
+        expect(compareOutputs(got, want, op === 'mul' ? 8 * 2 ** -50 : 0), `${op} ${din}`).toBeUndefined();
+      }
+    });
+  }
+
   // Transposing copies whose row strides are whole 64-byte lines, at every kind of offset: the
   // block grid starts where the lines start (leading rows and columns peeled off), so every
   // offset of either operand, and slices of a batch axis that start at different offsets within
