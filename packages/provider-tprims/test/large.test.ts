@@ -78,14 +78,14 @@ describe.runIf(status().available)('large views against the reference', () => {
     });
   }
 
-  // Contiguous binary rows whose output is ≥ 8 MiB are computed a 4 KiB chunk at a time and
+  // Contiguous element-wise rows whose output is ≥ 8 MiB are computed a 4 KiB chunk at a time and
   // streamed out in whole lines with non-temporal stores (512-bit on avx512f, SSE2 elsewhere): on
   // every ISA path, every output width (1-byte bool to 16-byte c128), at line-unaligned offsets
   // so that the head before the first line and a ragged tail are exercised too.
   const binaryStatus = status();
   const binaryPaths = binaryStatus.available ? String(binaryStatus.details.isaPaths).split(', ') : [];
   for (const isa of binaryPaths as ('avx512f' | 'avx2' | 'portable')[]) {
-    it(`non-temporal binary rows: add f32, mul c128, lt f64 → bool over ≥ 8 MiB outputs (isa ${isa})`, async () => {
+    it(`non-temporal rows: add f32, mul c128, lt f64 → bool, neg c64, a bool copy over ≥ 8 MiB outputs (isa ${isa})`, async () => {
       const pkg = createTprimsProvider({ isa, parallelMinElements: 0 });
       const cases: [DType, 'add' | 'mul' | 'lt', DType, number][] = [
         ['f32', 'add', 'f32', 2 ** 21 + 13],
@@ -104,6 +104,21 @@ describe.runIf(status().available)('large views against the reference', () => {
         // reference rounds twice (the oracle's stated bound, 8 ε relative).
         expect(compareOutputs(got, want, op === 'mul' ? 8 * 2 ** -50 : 0), `${op} ${din}`).toBeUndefined();
       }
+      // Unary rows and contiguous copies take the same path.
+      const src = dense('c64', [2 ** 20 + 9], [1], 34, 1);
+      const neg = dense('c64', [2 ** 20 + 9], [1], 35, 6);
+      const wantNeg = cloneView(neg);
+      const gotNeg = cloneView(neg);
+      await referenceTensorPrimitivesProvider.unary(inlineContext(1), { op: 'neg', src, out: wantNeg });
+      expect((await pkg.tensorPrimitives!.unary(inlineContext(1), { op: 'neg', src, out: gotNeg })).executed).toBe(true);
+      expect(compareOutputs(gotNeg, wantNeg, 0), 'neg c64').toBeUndefined();
+      const bits = dense('bool', [2 ** 23 + 3], [1], 36, 5);
+      const copy = dense('bool', [2 ** 23 + 3], [1], 37, 2);
+      const wantCopy = cloneView(copy);
+      const gotCopy = cloneView(copy);
+      await referenceLayoutProvider.materialize(inlineContext(1), { src: bits, dst: wantCopy, conjugate: false });
+      expect((await pkg.layoutTransform!.materialize(inlineContext(1), { src: bits, dst: gotCopy, conjugate: false })).executed).toBe(true);
+      expect(compareOutputs(gotCopy, wantCopy, 0), 'copy bool').toBeUndefined();
     });
   }
 

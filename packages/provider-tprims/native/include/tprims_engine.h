@@ -410,11 +410,47 @@ static inline idx line_head(const TO* o, idx n) {
   return std::min(n, static_cast<idx>((64 - at) % 64 / sizeof(TO)));
 }
 
+// One 64-byte line `src` (aligned) stored at `dst` (aligned) with non-temporal stores: whole lines
+// through the write-combining buffers, no read-for-ownership of the output (SSE2, so every x86-64
+// path has it; one 512-bit store on the avx512f path).
+static inline void stream_line(void* dst, const void* src) {
+#if defined(TPRIMS_ISA_AVX512)
+  _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_load_si512(src));
+#elif defined(__x86_64__)
+  __m128i* d = static_cast<__m128i*>(dst);
+  const __m128i* v = static_cast<const __m128i*>(src);
+  _mm_stream_si128(d, _mm_load_si128(v));
+  _mm_stream_si128(d + 1, _mm_load_si128(v + 1));
+  _mm_stream_si128(d + 2, _mm_load_si128(v + 2));
+  _mm_stream_si128(d + 3, _mm_load_si128(v + 3));
+#else
+  std::memcpy(dst, src, 64);
+#endif
+}
+
 template <class TI, class TO, class F>
-static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f) {
+static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f, bool nt) {
   if (so == 1 && sa == 1) {
     const idx h = line_head(o, n);
     for (idx i = 0; i < h; ++i) o[i] = f(a[i]);
+    if constexpr (64 % sizeof(TO) == 0 && std::is_trivially_copyable<TO>::value) {
+      // As binary_row: a large output in L1-resident chunks, streamed out in whole lines.
+      if (nt && reinterpret_cast<uintptr_t>(o + h) % 64 == 0) {
+        constexpr idx L = 64 / static_cast<idx>(sizeof(TO));
+        constexpr idx C = 4096 / static_cast<idx>(sizeof(TO));
+        alignas(64) TO chunk[C];
+        const idx whole = h + (n - h) / L * L;
+        idx i = h;
+        while (i < whole) {
+          const idx c = std::min(C, whole - i);
+          for (idx j = 0; j < c; ++j) chunk[j] = f(a[i + j]);
+          for (idx j = 0; j < c; j += L) stream_line(o + i + j, chunk + j);
+          i += c;
+        }
+        for (; i < n; ++i) o[i] = f(a[i]);
+        return;
+      }
+    }
     for (idx i = h; i < n; ++i) o[i] = f(a[i]);
   } else if (so == 1 && sa == 0) {
     const TO v = f(a[0]);
@@ -572,31 +608,18 @@ static int run_unary(const Task& t, const F& f) {
   }
   for (int i = 1; i < g.rank; ++i) rest[nrest++] = i;
   const idx n0 = g.n[0], so = g.s[0][0], sa = g.s[1][0];
-  return odometer<2>(g, rest, nrest, base, [&](const idx* off) {
-           for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
-             unary_row<TI, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, f);
-           }
-         })
-             ? kAborted
-             : kOk;
-}
-
-// One 64-byte line `src` (aligned) stored at `dst` (aligned) with non-temporal stores: whole lines
-// through the write-combining buffers, no read-for-ownership of the output (SSE2, so every x86-64
-// path has it; one 512-bit store on the avx512f path).
-static inline void stream_line(void* dst, const void* src) {
-#if defined(TPRIMS_ISA_AVX512)
-  _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_load_si512(src));
-#elif defined(__x86_64__)
-  __m128i* d = static_cast<__m128i*>(dst);
-  const __m128i* v = static_cast<const __m128i*>(src);
-  _mm_stream_si128(d, _mm_load_si128(v));
-  _mm_stream_si128(d + 1, _mm_load_si128(v + 1));
-  _mm_stream_si128(d + 2, _mm_load_si128(v + 2));
-  _mm_stream_si128(d + 3, _mm_load_si128(v + 3));
-#else
-  std::memcpy(dst, src, 64);
+  idx total = 1;
+  for (int i = 0; i < g.rank; ++i) total *= g.n[i];
+  const bool nt = so == 1 && sa == 1 && total * static_cast<idx>(sizeof(TO)) >= kNonTemporalBytes;
+  const bool stopped = odometer<2>(g, rest, nrest, base, [&](const idx* off) {
+    for (idx i = 0; i < n0 && !raised(g.abort); i += kPollElements) {
+      unary_row<TI, TO>(std::min(kPollElements, n0 - i), o + off[0] + i * so, so, a + off[1] + i * sa, sa, f, nt);
+    }
+  });
+#if defined(__x86_64__)
+  if (nt) _mm_sfence();  // the lines are globally visible before the task reports completion
 #endif
+  return stopped ? kAborted : kOk;
 }
 
 template <class T, class TO, class F>
