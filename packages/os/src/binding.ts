@@ -43,6 +43,20 @@ export interface OsBinding {
    */
   yieldThread(): void;
   /**
+   * `sched_getcpu()`: the CPU the calling thread runs on now (no system call), or -1 when unknown.
+   * Optional: a binary built before it existed lacks it (use {@link currentCpu}, which answers -1).
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(typeof os.binding.currentCpu?.()); // prints: number
+   * ```
+   */
+  currentCpu?(): number;
+  /**
    * `sched_getaffinity(0, ...)`: the calling thread's mask.
    *
    * @example

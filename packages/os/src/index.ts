@@ -20,6 +20,7 @@ export {
   getThreadAffinity,
   gettid,
   yieldThread,
+  currentCpu,
   setThreadAffinity,
   validateCpuList,
 } from './thread-affinity.js';

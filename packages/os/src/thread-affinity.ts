@@ -54,6 +54,24 @@ export function yieldThread(): void {
 }
 
 /**
+ * The CPU the calling thread runs on right now (`sched_getcpu()`, read without a system call), or
+ * -1 when it cannot be told (no OS binding, or a binary built before this function existed). A
+ * spin-wait uses it to yield only when the thread it waits for shares its CPU.
+ *
+ * @example
+ * ```ts
+ * import { currentCpu, getThreadAffinity } from '@tenferro/os';
+ *
+ * const cpu = currentCpu();
+ * console.log(cpu === -1 || getThreadAffinity().includes(cpu)); // prints: true
+ * ```
+ */
+export function currentCpu(): number {
+  const os = loadOs();
+  return os.available && os.binding.currentCpu !== undefined ? os.binding.currentCpu() : -1;
+}
+
+/**
  * The calling thread's kernel thread id (`gettid()`); equals `process.pid` on the main thread.
  *
  * @example

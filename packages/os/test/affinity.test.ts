@@ -1,6 +1,6 @@
 import { isMainThread } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { getProcessAffinity, getThreadAffinity, gettid, loadOs, setThreadAffinity, yieldThread } from '../src/index.js';
+import { currentCpu, getProcessAffinity, getThreadAffinity, gettid, loadOs, setThreadAffinity, yieldThread } from '../src/index.js';
 import { cpusAllowedList, parseCpuList } from './helpers.js';
 
 describe('native addon on the main thread', () => {
@@ -13,6 +13,20 @@ describe('native addon on the main thread', () => {
   it('yieldThread() returns at once and leaves the mask alone', () => {
     const before = getThreadAffinity();
     for (let i = 0; i < 1000; i++) expect(yieldThread()).toBeUndefined();
+    expect(getThreadAffinity()).toEqual(before);
+  });
+
+  it('currentCpu() is a CPU of the thread\'s mask; pinned to one CPU, it is that CPU', () => {
+    const before = getThreadAffinity();
+    expect(before).toContain(currentCpu());
+    try {
+      for (const cpu of before) {
+        expect(setThreadAffinity([cpu])).toBeUndefined();
+        for (let i = 0; i < 100; i++) expect(currentCpu()).toBe(cpu);
+      }
+    } finally {
+      setThreadAffinity(before);
+    }
     expect(getThreadAffinity()).toEqual(before);
   });
 

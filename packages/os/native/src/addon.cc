@@ -14,6 +14,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   os::process_mask();
   exports.Set("gettid", Napi::Function::New(env, os::js::gettid, "gettid"));
   exports.Set("yieldThread", Napi::Function::New(env, os::js::yield_thread, "yieldThread"));
+  exports.Set("currentCpu", Napi::Function::New(env, os::js::current_cpu, "currentCpu"));
   exports.Set("getThreadAffinity", Napi::Function::New(env, os::js::get_thread_affinity, "getThreadAffinity"));
   exports.Set("getProcessAffinity", Napi::Function::New(env, os::js::get_process_affinity, "getProcessAffinity"));
   exports.Set("setThreadAffinity", Napi::Function::New(env, os::js::set_thread_affinity, "setThreadAffinity"));

@@ -3,6 +3,7 @@
 // Contract with the TypeScript side (src/binding.ts):
 //   gettid(): number                               -- syscall(SYS_gettid) of the calling thread
 //   yieldThread(): undefined                       -- sched_yield()
+//   currentCpu(): number                           -- sched_getcpu() of the calling thread, -1 when unknown
 //   getThreadAffinity():  { errno: number, cpus: number[] }   -- sched_getaffinity(0)
 //   getProcessAffinity(): { errno: number, cpus: number[] }   -- sched_getaffinity(getpid())
 //   getProcessAffinity(): { errno: number, cpus: number[] }   -- the process mask recorded at load
@@ -199,6 +200,11 @@ Napi::Value yield_thread(const Napi::CallbackInfo& info) {
   sched_yield();
   return info.Env().Undefined();
 }
+
+// sched_getcpu(): the CPU the calling thread runs on right now (through the vDSO or rseq: no
+// system call), -1 when the kernel cannot tell. A spin-wait asks it to yield only to a thread
+// that shares its CPU.
+Napi::Value current_cpu(const Napi::CallbackInfo& info) { return Napi::Number::New(info.Env(), static_cast<double>(sched_getcpu())); }
 
 }  // namespace js
 }  // namespace os

@@ -30,6 +30,8 @@ namespace js {
 Napi::Value gettid(const Napi::CallbackInfo& info);
 /** `yieldThread()`: sched_yield(). */
 Napi::Value yield_thread(const Napi::CallbackInfo& info);
+/** `currentCpu()`: sched_getcpu() of the calling thread, -1 when unknown. */
+Napi::Value current_cpu(const Napi::CallbackInfo& info);
 /** `getThreadAffinity()`: { errno, cpus } of sched_getaffinity(0). */
 Napi::Value get_thread_affinity(const Napi::CallbackInfo& info);
 /** `getProcessAffinity()`: { errno, cpus } of the process mask recorded at load. */

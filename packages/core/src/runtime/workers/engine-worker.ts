@@ -76,17 +76,34 @@ function pollForResponse(m: Int32Array, seq: number, budgetNs: number): number {
   if (r === seq || r === DEAD || budgetNs <= 0) return r;
   const until = process.hrtime.bigint() + BigInt(Math.round(budgetNs));
   const yieldThread = mainYield();
+  const cpu = mainCpu();
   for (let i = 1; ; i++) {
     r = Atomics.load(m, Mailbox.RESPONSE);
     if (r === seq || r === DEAD) return r;
     if ((i & 63) === 0) {
       if (process.hrtime.bigint() > until) return r;
-      yieldThread(); // the worker may share this CPU: let it run now rather than at our slice's end
+      // The worker may share this CPU: then let it run now rather than at our slice's end. On
+      // separate CPUs yield only now and then (we may have moved to its CPU unseen).
+      if (sharesCpu(m, cpu(), Mailbox.MAIN_CPU, Mailbox.WORKER_CPU) || (i & RARE_YIELD_MASK) === 0) yieldThread();
     }
   }
 }
 
+/** A spin-wait on a CPU of its own still yields once in this many checks (~10 µs of spinning). */
+const RARE_YIELD_MASK = 4095;
+
+/**
+ * Publish this side's CPU in `mine` (when it changed) and tell whether the other side's last
+ * published CPU is the same, or either is unknown (-1: yield as if shared).
+ */
+function sharesCpu(m: Int32Array, cpu: number, mine: number, theirs: number): boolean {
+  if (m[mine] !== cpu) Atomics.store(m, mine, cpu);
+  const other = Atomics.load(m, theirs);
+  return cpu < 0 || other < 0 || cpu === other;
+}
+
 let yieldFn: (() => void) | undefined;
+let cpuFn: (() => number) | undefined;
 /** `sched_yield` from the OS binding, loaded on first use (never at import). */
 function mainYield(): () => void {
   if (yieldFn === undefined) {
@@ -94,6 +111,15 @@ function mainYield(): () => void {
     yieldFn = os.available ? os.binding.yieldThread : () => undefined;
   }
   return yieldFn;
+}
+
+/** `sched_getcpu` from the OS binding (-1 without it, or with a binary that predates it), loaded on first use. */
+function mainCpu(): () => number {
+  if (cpuFn === undefined) {
+    const os = loadOs();
+    cpuFn = os.available && os.binding.currentCpu !== undefined ? os.binding.currentCpu : () => -1;
+  }
+  return cpuFn;
 }
 
 /** Tasks in flight on the main isolate, over every engine (fan-outs make it exceed 1). */
@@ -214,6 +240,9 @@ export class EngineWorker {
 
   static async start(options: EngineWorkerOptions): Promise<EngineWorker> {
     const mailboxBuffer = new SharedArrayBuffer(Mailbox.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    const cpus = new Int32Array(mailboxBuffer);
+    cpus[Mailbox.MAIN_CPU] = -1; // unknown until each side has published its CPU
+    cpus[Mailbox.WORKER_CPU] = -1;
     const argsBuffer = new SharedArrayBuffer(ArgsArea.BYTES);
     const { port1, port2 } = new MessageChannel();
     const init: WorkerInit = {
@@ -348,6 +377,8 @@ export class EngineWorker {
       const seq = ++this.#seq;
       this.#worker.ref();
       const started = process.hrtime.bigint();
+      const here = mainCpu()();
+      if (m[Mailbox.MAIN_CPU] !== here) m[Mailbox.MAIN_CPU] = here; // published by the REQUEST store below
       Atomics.store(m, Mailbox.REQUEST, seq);
       Atomics.notify(m, Mailbox.REQUEST);
       inFlight++;

@@ -19,7 +19,15 @@ export const Mailbox = {
   WORDS: 5,
   /** Packed tasks: number of buffer ids in the argument area. */
   BUFFERS: 6,
-  LENGTH: 8,
+  /**
+   * The CPU the main thread last ran on while it posted or awaited a task, and the CPU the worker
+   * last ran on (`sched_getcpu()`; -1 = unknown). A spin-wait yields to the other side only when
+   * they share a CPU: on separate CPUs each `sched_yield` is a system call that leaves the next
+   * kernel ~0.5 µs slower (cold predictors and caches) and delays the wake-up it waits for.
+   */
+  MAIN_CPU: 7,
+  WORKER_CPU: 8,
+  LENGTH: 10,
 } as const;
 
 export const TaskFlag = {

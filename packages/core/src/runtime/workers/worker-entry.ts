@@ -33,13 +33,19 @@ function unpack(): { words: Float64Array; buffers: SharedArrayBuffer[] } {
 
 /** `sched_yield` from the OS binding when it loads here; spin-waits call it (see `serve`). */
 let yieldThread: () => void = () => undefined;
+/** `sched_getcpu` from the OS binding when it loads here (-1: unknown, then the spin yields as if the CPU were shared). */
+let currentCpu: () => number = () => -1;
 
 async function pin(): Promise<WorkerStartupMessage> {
   let affinity: number[] | undefined;
   let tid = threadSelfTid() ?? -1;
   try {
     const os = await import('@tenferro/os');
-    if (os.loadOs().available) yieldThread = os.yieldThread;
+    const loaded = os.loadOs();
+    if (loaded.available) {
+      yieldThread = os.yieldThread;
+      if (loaded.binding.currentCpu !== undefined) currentCpu = loaded.binding.currentCpu;
+    }
   } catch {
     // unpinned compatibility worker without the binding: spin without yielding
   }
@@ -68,19 +74,25 @@ async function serve(tid: number): Promise<never> {
   const spinNs = BigInt(init.spinMicros) * 1000n;
   let seen = 0;
   for (;;) {
-    // Spin briefly for back-to-back tasks, then sleep. The spin yields the CPU now and then, so
-    // that a thread sharing this CPU (the main thread polling for our answer) runs at once.
+    // Spin briefly for back-to-back tasks, then sleep. When the main thread shares this CPU the
+    // spin yields it every few checks, so that it runs at once; on a CPU of our own only now and
+    // then (it may have moved here unseen): a system call just before a kernel slows the kernel.
     if (spinNs > 0n && Atomics.load(mailbox, Mailbox.REQUEST) === seen) {
       const until = process.hrtime.bigint() + spinNs;
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === seen; i++) {
         if ((i & 63) === 0) {
           if (process.hrtime.bigint() >= until) break;
-          yieldThread();
+          const cpu = currentCpu();
+          if (mailbox[Mailbox.WORKER_CPU] !== cpu) Atomics.store(mailbox, Mailbox.WORKER_CPU, cpu);
+          const main = Atomics.load(mailbox, Mailbox.MAIN_CPU);
+          if (cpu < 0 || main < 0 || cpu === main || (i & 4095) === 0) yieldThread();
         }
       }
     }
     while (Atomics.load(mailbox, Mailbox.REQUEST) === seen) Atomics.wait(mailbox, Mailbox.REQUEST, seen);
     seen = Atomics.load(mailbox, Mailbox.REQUEST);
+    const cpu = currentCpu(); // where this task runs, for the main thread's poll
+    if (mailbox[Mailbox.WORKER_CPU] !== cpu) Atomics.store(mailbox, Mailbox.WORKER_CPU, cpu);
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
     if (kernelId === 0) process.exit(0);
     const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
