@@ -74,28 +74,25 @@ export function validateDotGeneral(
   options: unknown,
   out?: unknown,
 ): DotGeneralSpec {
-  const tensors: [string, unknown][] = [['lhs', lhs], ['rhs', rhs]];
-  if (out !== undefined) tensors.push(['out', out]);
-  for (const [name, t] of tensors) {
-    if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
-    tensorInternals.check(t, op, name);
-  }
+  checkTensor(op, 'lhs', lhs);
+  checkTensor(op, 'rhs', rhs);
+  if (out !== undefined) checkTensor(op, 'out', out);
   const l = lhs as Tensor;
   const r = rhs as Tensor;
   const o = out as Tensor | undefined;
-  const opts = (options ?? {}) as DotGeneralIntoOptions;
+  const opts = (options ?? NO_OPTIONS) as DotGeneralIntoOptions;
   if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) throw invalidArgument(op, 'options', 'an options object', options);
   const known = out === undefined ? FRESH_OPTIONS : INTO_OPTIONS;
-  for (const key of Object.keys(opts)) {
-    if (!known.has(key)) throw invalidArgument(op, `options.${key}`, `one of the options ${[...known].join(', ')}`, key);
+  for (const key in opts) {
+    if (Object.hasOwn(opts, key) && !known.has(key)) throw invalidArgument(op, `options.${key}`, `one of the options ${[...known].join(', ')}`, key);
   }
 
   // dtypes
   if (l.dtype !== r.dtype) throw dtypeMismatch(op, 'rhs', l.dtype, r.dtype);
   if (o !== undefined && o.dtype !== l.dtype) throw dtypeMismatch(op, 'out', l.dtype, o.dtype);
   const complex = DTYPE_INFO[l.dtype].complex;
-  const alpha = scalar(op, 'options.alpha', opts.alpha ?? 1, l.dtype, complex);
-  const beta = scalar(op, 'options.beta', opts.beta ?? 0, l.dtype, complex);
+  const alpha = opts.alpha === undefined && !complex ? 1 : scalar(op, 'options.alpha', opts.alpha ?? 1, l.dtype, complex);
+  const beta = opts.beta === undefined && !complex ? 0 : scalar(op, 'options.beta', opts.beta ?? 0, l.dtype, complex);
   if (!CONTRACTION_DTYPES.includes(l.dtype)) {
     throw new TenferroError('UnsupportedDType', `contractions support ${CONTRACTION_DTYPES.join(', ')}; convert ${l.dtype} operands to f64`, {
       op,
@@ -166,6 +163,13 @@ export function validateDotGeneral(
     signal,
     structureKey,
   });
+}
+
+const NO_OPTIONS: DotGeneralIntoOptions = Object.freeze({});
+
+function checkTensor(op: string, name: string, t: unknown): void {
+  if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
+  tensorInternals.check(t, op, name);
 }
 
 /** What the axis checks derive: the free axes and the output shape. */
@@ -277,16 +281,10 @@ function sameMemoryOverlap(a: SharedArrayBuffer, ra: { lo: number; hi: number },
   const baseA = bufferAddress(a);
   const baseB = bufferAddress(b);
   if (baseA === undefined || baseB === undefined || a.byteLength === 0 || b.byteLength === 0) return false;
-  const loA = baseA + BigInt(ra.lo);
-  const hiA = baseA + BigInt(ra.hi);
-  const loB = baseB + BigInt(rb.lo);
-  const hiB = baseB + BigInt(rb.hi);
-  return loA < hiB && loB < hiA;
+  return baseA + ra.lo < baseB + rb.hi && baseB + rb.lo < baseA + ra.hi;
 }
 
-function bytes(span: { first: number; last: number }, dtype: DType) {
+function bytes(span: { first: number; last: number }, dtype: DType): { lo: number; hi: number } {
   const b = DTYPE_INFO[dtype].bytes;
-  const lo = span.first * b;
-  const hi = (span.last + 1) * b;
-  return { overlaps: (o: { lo: number; hi: number }) => lo < o.hi && o.lo < hi, lo, hi };
+  return { lo: span.first * b, hi: (span.last + 1) * b };
 }

@@ -141,7 +141,7 @@ interface Span {
 
 /** The last buffer {@link spanOf} looked up, and its address (the jobs of a group usually slice a few buffers). */
 let lastBuffer: SharedArrayBuffer | undefined;
-let lastBase: bigint | undefined;
+let lastBase: number | undefined;
 
 /** The memory a view reaches (first to last element), or `undefined` when it reaches nothing. */
 function spanOf(t: Tensor, job: number): Span | undefined {
@@ -157,8 +157,7 @@ function spanOf(t: Tensor, job: number): Span | undefined {
   }
   const base = lastBase;
   if (base === undefined) return { space: buffer, lo: s.first * bytes, hi: (s.last + 1) * bytes, job };
-  const b = Number(base);
-  return { space: 'memory', lo: b + s.first * bytes, hi: b + (s.last + 1) * bytes, job };
+  return { space: 'memory', lo: base + s.first * bytes, hi: base + (s.last + 1) * bytes, job };
 }
 
 /** Outputs pairwise disjoint, and no input overlapping any output: sorted spans, O(J log J). */

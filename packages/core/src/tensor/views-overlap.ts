@@ -22,5 +22,5 @@ export function viewsOverlap(a: TensorDescriptor, b: TensorDescriptor): boolean 
   const baseA = bufferAddress(a.buffer);
   const baseB = bufferAddress(b.buffer);
   if (baseA === undefined || baseB === undefined || a.buffer.byteLength === 0 || b.buffer.byteLength === 0) return false;
-  return baseA + BigInt(loA) < baseB + BigInt(hiB) && baseB + BigInt(loB) < baseA + BigInt(hiA);
+  return baseA + loA < baseB + hiB && baseB + loB < baseA + hiA;
 }
