@@ -3,7 +3,11 @@
 // Eigen kernels (faer backend), LAPACK through provider-blas (blas backend), and the same LAPACK
 // routines called from C++ (bench/anchor/lapack-anchor.cc, a child process on the same library and
 // core) — at 1 and 2 threads, in one run; plus a batch of 10,000 8×8 solves against a C loop over
-// dgesv_. Median of repeated calls (one warm-up call first, except at n ≥ 2048).
+// dgesv_. Median of repeated calls (one warm-up call first, except for the built-in at n ≥ 2048;
+// la LAPACK always warms up, as the anchor does: its first rep is never timed, and spawning it
+// forks this process, which write-protects every page here until first written again — a
+// cold first la call at n = 2048 paid those faults and first-touch of fresh outputs, ~15 µs a page
+// on this VM, where the anchor's timed reps reuse warm buffers).
 //   node bench/run.mjs [--sizes 64,256,1024,2048] [--threads 1,2] [--reps 5] [--ops luFactor,qr] [--rounds 1] [--coretype X]
 // `--rounds R` times la LAPACK and C LAPACK R times each, alternating (la, C, la, C, …), and reports
 // the medians and the median of the per-round C/la ratios: on a busy machine a pair measured back
@@ -100,7 +104,7 @@ for (const threads of threadsList) {
         const lb = linalg(blas);
         const laTimes = [], cTimes = [], ratios = [];
         for (let round = 0; round < rounds; round++) {
-          const t = await time(() => fn(lb, a), reps, n < 2048);
+          const t = await time(() => fn(lb, a), reps, true);
           const c = anchorMs(routine, n, threads, reps);
           laTimes.push(t);
           if (c !== undefined) { cTimes.push(c); ratios.push(c / t); }
