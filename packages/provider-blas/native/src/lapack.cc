@@ -225,7 +225,8 @@ std::vector<T> normalize_columns(T* v, int64_t rows, int64_t cols, int64_t ld) {
       if (a > bestAbs * (R(1) + R(64) * std::numeric_limits<R>::epsilon())) { bestAbs = a; best = r; }
     }
     T cp = conj_of(phase(v[best + c * ld]));
-    for (int64_t r = 0; r < rows; r++) v[r + c * ld] *= cp;
+    if (cp != T(1))  // × 1 changes no element: only the columns that flip are written
+      for (int64_t r = 0; r < rows; r++) v[r + c * ld] *= cp;
     f[static_cast<size_t>(c)] = cp;
   }
   return f;
@@ -503,9 +504,22 @@ struct Runner {
     if (work == nullptr) return kStatusTooLarge;
     fn<Geqrf>(kGeqrf)(&im, &in, w, &im, tau, work, &lw, &li);
     if (li < 0) return kStatusBadArguments;
+    // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases. The
+    // phases come from geqrf's diagonal, so R is extracted and scaled in one pass (a column at a
+    // time, contiguous; zeros below its last non-zero row), before orgqr overwrites w.
+    T* cps = ws(kSlotAux2, k);
+    if (cps == nullptr) return kStatusTooLarge;
+    for (int64_t i = 0; i < k; i++) cps[i] = conj_of(phase(w[i + i * m]));
     T* r = at<T>(out1, b, rr * n);
-    for (int64_t c = 0; c < n; c++)
-      for (int64_t i = 0; i < rr; i++) r[i + c * rr] = (i <= c && i < k) ? w[i + c * m] : T(0);
+    for (int64_t c = 0; c < n; c++) {
+      T* rc = r + c * rr;
+      const T* wc_ = w + c * m;
+      const int64_t last = std::min(c + 1, k);
+      for (int64_t i = 0; i < last; i++) rc[i] = wc_[i] * cps[i];
+      std::fill(rc + last, rc + rr, T(0));
+    }
+    if constexpr (is_cplx_v<T>)
+      for (int64_t i = 0; i < k; i++) r[i + i * rr] = T(std::real(r[i + i * rr]));
     T* Q = nullptr;
     if (!ronly) {
       lw = -1;
@@ -518,20 +532,13 @@ struct Runner {
       Q = at<T>(out0, b, m * qc);
       if (!inPlace) std::copy(w, w + m * qc, Q);
     }
-    // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
-    // R is scaled a column at a time (contiguous), only where it is non-zero (rows i ≤ c).
-    T* cps = ws(kSlotAux2, k);
-    if (cps == nullptr) return kStatusTooLarge;
-    for (int64_t i = 0; i < k; i++) {
-      T p = phase(r[i + i * rr]);
-      cps[i] = conj_of(p);
-      if (Q != nullptr && p != T(1))
-        for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
-    }
-    for (int64_t c = 0; c < n; c++)
-      for (int64_t i = 0, last = std::min(c + 1, k); i < last; i++) r[i + c * rr] *= cps[i];
-    if constexpr (is_cplx_v<T>)
-      for (int64_t i = 0; i < k; i++) r[i + i * rr] = T(std::real(r[i + i * rr]));
+    // Q's column i times phase(R_ii) (= conj(cps[i])), only where that is not 1.
+    if (Q != nullptr)
+      for (int64_t i = 0; i < k; i++) {
+        const T p = conj_of(cps[i]);
+        if (p != T(1))
+          for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
+      }
     return kStatusOk;
   }
 
