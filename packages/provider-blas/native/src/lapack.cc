@@ -87,16 +87,32 @@ unsigned needs(int op, int flags) {
 // Per-thread workspace (each engine worker is a thread): the column-major copies and LAPACK's
 // work arrays, in a few slots, each grown to the largest size a call needed and kept for the next
 // call — repeated calls neither zero-fill nor page-fault their workspaces (std::vector did both on
-// every call: a 1024×1024 gesdd's ~30 MB per call). A call that grew the slots past kRetainBytes
-// releases them when it ends; the rest is released when the thread exits.
+// every call: a 1024×1024 gesdd's ~30 MB per call). Up to kRetainBytes is kept for any next call.
+// A call that grew the slots past that keeps them (up to kRepeatBytes) only for a next call of the
+// same kind (op, dtype, sizes, flags): the call before it releases them when it is of another kind,
+// and a call past kRepeatBytes releases them when it ends — so a loop of equal large calls does
+// not fault its workspace in again each time (f64 at n = 2048: eigh's work 64.1 MiB, svd's 96 MiB
+// plus the 32 MiB copy; at ~15 µs per 4 KiB page on first touch here, releasing them after every
+// call made the native call 0.74 (eigh) and 0.82 (svd) of the C anchor's speed, which keeps its
+// workspace; kept: 0.98 and 0.96), while one large call leaves at most kRepeatBytes until the
+// thread's next call. The rest goes when the thread exits.
 // Slots hold any element type: kSlotA a matrix copy, kSlotWork LAPACK's work, the others the
 // small arrays (pivots, tau, iwork, rwork).
 enum Slot : int { kSlotA = 0, kSlotWork = 1, kSlotAux = 2, kSlotAux2 = 3, kSlots = 4 };
 constexpr size_t kRetainBytes = size_t{64} << 20;
+constexpr size_t kRepeatBytes = size_t{256} << 20;
+
+// What a call's workspace sizes depend on (not its batch: every matrix of a call needs the same).
+struct CallKind {
+  int op = -1, dtype = -1, flags = -1;
+  int64_t m = -1, n = -1;
+  bool operator==(const CallKind& o) const { return op == o.op && dtype == o.dtype && flags == o.flags && m == o.m && n == o.n; }
+};
 
 struct Arena {
   void* ptr[kSlots] = {};
   size_t size[kSlots] = {};
+  CallKind current{}, kept{};  // kept: the kind the slots past kRetainBytes are kept for
   ~Arena() {
     for (void* p : ptr) free(p);
   }
@@ -110,15 +126,29 @@ struct Arena {
     size[slot] = ptr[slot] != nullptr ? rounded : 0;
     return ptr[slot];
   }
-  void trim() {
-    size_t total = 0;
-    for (size_t z : size) total += z;
-    if (total <= kRetainBytes) return;
+  size_t total() const {
+    size_t t = 0;
+    for (size_t z : size) t += z;
+    return t;
+  }
+  void release() {
     for (int i = 0; i < kSlots; i++) {
       free(ptr[i]);
       ptr[i] = nullptr;
       size[i] = 0;
     }
+  }
+  // Before a call: slots kept past kRetainBytes for another kind of call are released first.
+  void begin(const CallKind& kind) {
+    if (total() > kRetainBytes && !(kept == kind)) release();
+    current = kind;
+  }
+  // After it: past kRetainBytes, keep them for a call of this kind (up to kRepeatBytes), else release.
+  void trim() {
+    const size_t t = total();
+    if (t <= kRetainBytes) return;
+    if (t <= kRepeatBytes) kept = current;
+    else release();
   }
 };
 thread_local Arena t_arena;
@@ -832,6 +862,7 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   // below 10,000 entries on one thread; a threaded 8×8 gesv_ costs ~14 µs against ~0.4 µs): a
   // solve of matrices that small runs on one thread, as getrf_ would have run it.
   ThreadScope scope(op == 4 && threads > 1 && m * m < 10000 ? 1 : threads);
+  t_arena.begin(CallKind{op, dt, flags, m, n});
   struct Trim {
     ~Trim() { t_arena.trim(); }
   } trim;
