@@ -9,13 +9,13 @@
 //   native-cold  the same into freshly allocated (never touched) output buffers
 //   C         the anchor (child process; its own copy of the input into a warm buffer per call)
 //   memcpy    one n×n f64 copy into a warm buffer (what LAPACK's in-place overwrite costs)
-//   hop       la.* of a 1×1 matrix right after the cold native call (the worker idle for tens of
-//             ms, as before each la call here): admission, fresh outputs, waking the worker and
-//             being woken by it, the info check — the fixed cost of one call
+//   hop       la.* of a 1×1 matrix right after an n×n one (the worker asleep by then, as before
+//             each la call): admission, fresh outputs, waking the worker and being woken by it,
+//             the info check — the fixed cost of one call
 //   hop-hot   the same in a loop of 1×1 calls (worker and main thread awake)
 // plus the buffer pool's hits/misses during the la calls, and both sides' OpenBLAS core/threads.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { startAnchorRunner } from './anchor/anchor-runner.mjs';
 import { buildLapackAnchor } from './anchor/build-anchor.mjs';
 
 const arg = (name, dflt) => {
@@ -57,19 +57,22 @@ const OPS = {
   svd: [(la, a) => la.svd(a), 'gesdd', 6, 16 | 8, [8 * n * n, 8 * n, 8 * n * n]],
 };
 
-const backend = await CpuBackend.create({ kind: 'blas', threads, providers: [createBlasProvider()] });
-const la = linalg(backend);
 const data = spdData(n);
 const A = Tensor.from(data, [n, n]);
 const a1 = Tensor.from(new Float64Array([4]), [1, 1]);
-await la.cholesky(a1).then(dispose);
 
-const anchor = buildLapackAnchor();
+// The anchor is spawned by a helper started before anything large exists here: this process
+// never forks (a fork write-protects every warm page here; see bench/anchor/anchor-runner.mjs).
+const runner = startAnchorRunner(buildLapackAnchor());
 let anchorInfo;
-const cMs = (routine) => {
-  anchorInfo = JSON.parse(execFileSync(anchor, [routine, String(n), String(threads), '1'], { encoding: 'utf8' }));
+const cMs = async (routine) => {
+  anchorInfo = await runner.run([routine, String(n), String(threads), '1']);
   return anchorInfo.median * 1e3;
 };
+
+const backend = await CpuBackend.create({ kind: 'blas', threads, providers: [createBlasProvider()] });
+const la = linalg(backend);
+await la.cholesky(a1).then(dispose);
 
 // The addon on this thread: the same library and core type as the workers (the env is set above).
 const load = loadBlas();
@@ -110,19 +113,18 @@ for (const name of ops) {
   native(warm);
   const T = { la: [], native: [], cold: [], c: [], hop: [] };
   for (let r = 0; r < reps; r++) {
-    // The anchor first: spawning it forks this process, which write-protects every page here, so
-    // the first write to each warm page afterwards faults (~15 µs a page on this VM); one untimed
-    // call of each kind after it takes those faults, as bench/run.mjs's warm-up call does.
-    T.c.push(cMs(routine));
-    dispose(await fn(la, A));
-    native(warm);
+    T.c.push(await cMs(routine));
     let s = now();
     const out = await fn(la, A);
     T.la.push(now() - s);
     dispose(out);
     T.native.push(native(warm));
     T.cold.push(native(sizes.map((b) => new Uint8Array(new SharedArrayBuffer(b)))));
-    s = now();
+  }
+  // After the rounds: a call of another kind releases a workspace past 64 MiB kept for this op.
+  for (let r = 0; r < reps; r++) {
+    dispose(await fn(la, A));
+    const s = now();
     dispose(await fn(la, a1));
     T.hop.push(now() - s);
   }
@@ -135,3 +137,4 @@ console.log(`anchor core ${anchorInfo?.core}; anchor config ${anchorInfo?.config
 A.dispose();
 a1.dispose();
 await backend.close();
+runner.close();
