@@ -3,7 +3,12 @@
 // Eigen kernels (faer backend), LAPACK through provider-blas (blas backend), and the same LAPACK
 // routines called from C++ (bench/anchor/lapack-anchor.cc, a child process on the same library and
 // core) — at 1 and 2 threads, in one run; plus a batch of 10,000 8×8 solves against a C loop over
-// dgesv_. Median of repeated calls (one warm-up call first, except at n ≥ 2048).
+// dgesv_. Median of repeated calls (one warm-up call first, except for the built-in at n ≥ 2048;
+// la LAPACK always warms up, as the anchor does: its first rep is never timed — a cold first la
+// call at n = 2048 paid first-touch of fresh outputs, ~15 µs a 4 KiB page on this VM, where the
+// anchor's timed reps reuse warm buffers). The anchor is spawned by a helper process started
+// before anything large is allocated (bench/anchor/anchor-runner.mjs), never by this process:
+// a fork here write-protected every warm page, and la paid a fault per page afterwards.
 //   node bench/run.mjs [--sizes 64,256,1024,2048] [--threads 1,2] [--reps 5] [--ops luFactor,qr] [--rounds 1] [--coretype X]
 // `--rounds R` times la LAPACK and C LAPACK R times each, alternating (la, C, la, C, …), and reports
 // the medians and the median of the per-round C/la ratios: on a busy machine a pair measured back
@@ -11,8 +16,8 @@
 // OPENBLAS_CORETYPE: `--coretype X` when given, else SkylakeX on an AVX-512 CPU (as the core
 // hot-path bench: OpenBLAS 0.3.21 picks slower kernels on these VMs), else the environment's; the
 // anchor inherits the same value, and the table prints both sides' core.
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { startAnchorRunner } from './anchor/anchor-runner.mjs';
 import { buildLapackAnchor } from './anchor/build-anchor.mjs';
 
 const arg = (name, dflt) => {
@@ -66,10 +71,14 @@ try {
 } catch (e) {
   console.error(`no C LAPACK anchor: ${e.message}`);
 }
+// Started now, while this process is small: the anchor is spawned from that helper, so this
+// process never forks again (bench/anchor/anchor-runner.mjs: a fork makes every warm page here
+// fault on its next write).
+const anchorRunner = anchor === undefined ? undefined : startAnchorRunner(anchor);
 let anchorCore = '';
-function anchorMs(op, n, threads, reps, batch = 1) {
-  if (anchor === undefined) return undefined;
-  const out = JSON.parse(execFileSync(anchor, [op, String(n), String(threads), String(Math.max(reps, 1)), String(batch)], { encoding: 'utf8' }));
+async function anchorMs(op, n, threads, reps, batch = 1) {
+  if (anchorRunner === undefined) return undefined;
+  const out = await anchorRunner.run([op, String(n), String(threads), String(Math.max(reps, 1)), String(batch)]);
   anchorCore = out.core;
   return out.median * 1e3;
 }
@@ -100,8 +109,8 @@ for (const threads of threadsList) {
         const lb = linalg(blas);
         const laTimes = [], cTimes = [], ratios = [];
         for (let round = 0; round < rounds; round++) {
-          const t = await time(() => fn(lb, a), reps, n < 2048);
-          const c = anchorMs(routine, n, threads, reps);
+          const t = await time(() => fn(lb, a), reps, true);
+          const c = await anchorMs(routine, n, threads, reps);
           laTimes.push(t);
           if (c !== undefined) { cTimes.push(c); ratios.push(c / t); }
         }
@@ -129,7 +138,7 @@ for (const threads of threadsList) {
     const laTimes = [], cTimes = [], ratios = [];
     for (let round = 0; round < rounds; round++) {
       const t = await time(() => la.solve(A, B), 9);
-      const c = anchorMs('gesv', m, threads, 9, count);
+      const c = await anchorMs('gesv', m, threads, 9, count);
       laTimes.push(t);
       if (c !== undefined) { cTimes.push(c); ratios.push(c / t); }
     }
@@ -144,6 +153,7 @@ for (const threads of threadsList) {
   await blas?.close();
 }
 
+anchorRunner?.close();
 const builtinStatus = linalgStatus();
 console.log(`\n@tenferro/linalg bench — f64; built-in: ${builtinStatus.available ? builtinStatus.name : 'unavailable'}; OPENBLAS_CORETYPE=${process.env.OPENBLAS_CORETYPE ?? '(unset)'}; C anchor core ${anchorCore || '-'}`);
 console.log('ratios: C/la (LAPACK through la.* vs the same routine from C; goal ≥ 0.95), LAPACK/built-in (> 1: built-in faster; goals LU, Cholesky ≥ 0.6, QR ≥ 0.5, eigh/SVD ≥ 0.4 at 1024)');

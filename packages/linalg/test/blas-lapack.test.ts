@@ -347,6 +347,34 @@ describe.skipIf(!haveBlas)('LAPACK through provider-blas vs the built-in kernels
     expect(u[8]).toBe(6 * 2 ** -52);
   });
 
+  it('a workspace past 64 MiB (svd of 1500×1500 f64: 69 MiB) kept for the next equal call and released before another kind: the same results each time', async () => {
+    const n = 1500;
+    const a = rand('f64', [n, n], 7) as Tensor<'f64'>;
+    const small = rand('f64', [4, 4], 8) as Tensor<'f64'>;
+    const la = linalg(blas);
+    // The index of the first element whose bits differ, -1 when none.
+    const firstDiff = (x: Tensor, y: Tensor): number => {
+      const p = new BigUint64Array((x.toTypedArray() as Float64Array).slice().buffer), q = new BigUint64Array((y.toTypedArray() as Float64Array).slice().buffer);
+      if (p.length !== q.length) return 0;
+      for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return i;
+      return -1;
+    };
+    const first = await la.svd(a); // grows the worker's workspace past 64 MiB: kept for an equal call
+    const again = await la.svd(a); // reuses it
+    const lu = await la.luFactor(small); // another kind: released first
+    const third = await la.svd(a); // grown again
+    for (const r of la.takeCallRecords()) expect(r).toMatchObject({ kernel: 'extension' });
+    for (const x of [again, third]) {
+      expect(firstDiff(x.s, first.s)).toBe(-1);
+      expect(firstDiff(x.u, first.u)).toBe(-1);
+      expect(firstDiff(x.vh, first.vh)).toBe(-1);
+    }
+    const ref = await linalg(faer).luFactor(small);
+    expect(lu.pivots.toArray()).toEqual(ref.pivots.toArray());
+    agree(lu.lu, ref.lu, 1e-12, 'luFactor after a kept workspace');
+    for (const t of [first.u, first.s, first.vh, again.u, again.s, again.vh, third.u, third.s, third.vh, lu.lu, lu.pivots, ref.lu, ref.pivots, a, small]) t.dispose();
+  }, 120_000);
+
   it('counts: every call executed, none declined (the runtime exports every routine)', async () => {
     const ext = blas.providerBundle().extension(linalgKernelsKey()) as unknown as { callCounts(): { executed: Record<string, number>; declined: Record<string, number> } };
     const before = ext.callCounts();

@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
 
 #include <algorithm>
 #include <cmath>
@@ -87,16 +89,32 @@ unsigned needs(int op, int flags) {
 // Per-thread workspace (each engine worker is a thread): the column-major copies and LAPACK's
 // work arrays, in a few slots, each grown to the largest size a call needed and kept for the next
 // call — repeated calls neither zero-fill nor page-fault their workspaces (std::vector did both on
-// every call: a 1024×1024 gesdd's ~30 MB per call). A call that grew the slots past kRetainBytes
-// releases them when it ends; the rest is released when the thread exits.
+// every call: a 1024×1024 gesdd's ~30 MB per call). Up to kRetainBytes is kept for any next call.
+// A call that grew the slots past that keeps them (up to kRepeatBytes) only for a next call of the
+// same kind (op, dtype, sizes, flags): the call before it releases them when it is of another kind,
+// and a call past kRepeatBytes releases them when it ends — so a loop of equal large calls does
+// not fault its workspace in again each time (f64 at n = 2048: eigh's work 64.1 MiB, svd's 96 MiB
+// plus the 32 MiB copy; at ~15 µs per 4 KiB page on first touch here, releasing them after every
+// call made the native call 0.74 (eigh) and 0.82 (svd) of the C anchor's speed, which keeps its
+// workspace; kept: 0.98 and 0.96), while one large call leaves at most kRepeatBytes until the
+// thread's next call. The rest goes when the thread exits.
 // Slots hold any element type: kSlotA a matrix copy, kSlotWork LAPACK's work, the others the
 // small arrays (pivots, tau, iwork, rwork).
 enum Slot : int { kSlotA = 0, kSlotWork = 1, kSlotAux = 2, kSlotAux2 = 3, kSlots = 4 };
 constexpr size_t kRetainBytes = size_t{64} << 20;
+constexpr size_t kRepeatBytes = size_t{256} << 20;
+
+// What a call's workspace sizes depend on (not its batch: every matrix of a call needs the same).
+struct CallKind {
+  int op = -1, dtype = -1, flags = -1;
+  int64_t m = -1, n = -1;
+  bool operator==(const CallKind& o) const { return op == o.op && dtype == o.dtype && flags == o.flags && m == o.m && n == o.n; }
+};
 
 struct Arena {
   void* ptr[kSlots] = {};
   size_t size[kSlots] = {};
+  CallKind current{}, kept{};  // kept: the kind the slots past kRetainBytes are kept for
   ~Arena() {
     for (void* p : ptr) free(p);
   }
@@ -110,18 +128,94 @@ struct Arena {
     size[slot] = ptr[slot] != nullptr ? rounded : 0;
     return ptr[slot];
   }
-  void trim() {
-    size_t total = 0;
-    for (size_t z : size) total += z;
-    if (total <= kRetainBytes) return;
+  size_t total() const {
+    size_t t = 0;
+    for (size_t z : size) t += z;
+    return t;
+  }
+  void release() {
     for (int i = 0; i < kSlots; i++) {
       free(ptr[i]);
       ptr[i] = nullptr;
       size[i] = 0;
     }
   }
+  // Before a call: slots kept past kRetainBytes for another kind of call are released first.
+  void begin(const CallKind& kind) {
+    if (total() > kRetainBytes && !(kept == kind)) release();
+    current = kind;
+  }
+  // After it: past kRetainBytes, keep them for a call of this kind (up to kRepeatBytes), else release.
+  void trim() {
+    const size_t t = total();
+    if (t <= kRetainBytes) return;
+    if (t <= kRepeatBytes) kept = current;
+    else release();
+  }
 };
 thread_local Arena t_arena;
+
+// OpenBLAS 0.3.21's ?getrf_parallel (getrf_, and gesv_ through it, whenever OpenBLAS runs them on
+// more than one thread) keeps ~540 KB of arrays on the stack per recursion level (arrays sized by
+// MAX_THREADS, 64 in Debian's build) and recurses about 8 levels at n = 1024: ~4.3 MB, past the
+// ~4 MB stack of a Node worker thread (every engine worker). That was a SIGSEGV (gdb: 8 frames of
+// dgetrf_parallel, the fault 0x118 bytes below the worker's stack; intermittent, as the margin
+// is a few hundred KB). So every LAPACK call of this file runs on a stack of its own: 64 MiB per
+// thread, reserved once with mmap (MAP_NORESERVE: only the pages a call touches are ever backed,
+// and they stay backed for the next call), a PROT_NONE guard page below it, entered with
+// swapcontext on the same thread — no thread hop, about a microsecond per call. Nothing on it
+// calls into Node or V8. When the stack cannot be made the call runs where it is, as before.
+constexpr size_t kStackBytes = size_t{64} << 20;
+constexpr size_t kGuardBytes = size_t{64} << 10;
+
+struct OwnStack {
+  void* base = nullptr;  // the guard page(s), then the usable stack
+  ~OwnStack() {
+    if (base != nullptr) munmap(base, kGuardBytes + kStackBytes);
+  }
+  void* top() {
+    if (base == nullptr) {
+      void* p = mmap(nullptr, kGuardBytes + kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+      if (p == MAP_FAILED) return nullptr;
+      if (mprotect(p, kGuardBytes, PROT_NONE) != 0) {
+        munmap(p, kGuardBytes + kStackBytes);
+        return nullptr;
+      }
+      base = p;
+    }
+    return static_cast<uint8_t*>(base) + kGuardBytes;
+  }
+};
+thread_local OwnStack t_stack;
+
+struct StackCall {
+  int (*fn)(void*);
+  void* arg;
+  int result;
+};
+thread_local StackCall* t_stackCall = nullptr;
+
+void stack_entry() { t_stackCall->result = t_stackCall->fn(t_stackCall->arg); }
+
+// fn(arg) on this thread's own stack (returns what fn returns).
+int on_own_stack(int (*fn)(void*), void* arg) {
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan tracks one stack per thread: under it (native-build/asan.mjs) the call runs where it is.
+  return fn(arg);
+#endif
+  void* sp = t_stack.top();
+  ucontext_t caller, callee;
+  if (sp == nullptr || getcontext(&callee) != 0) return fn(arg);
+  callee.uc_stack.ss_sp = sp;
+  callee.uc_stack.ss_size = kStackBytes;
+  callee.uc_link = &caller;
+  makecontext(&callee, stack_entry, 0);
+  StackCall call{fn, arg, kStatusOk};
+  t_stackCall = &call;
+  if (swapcontext(&caller, &callee) != 0) return fn(arg);
+  t_stackCall = nullptr;
+  return call.result;
+}
 
 constexpr int kHeader = 16;
 constexpr int kMaxAxes = 16;
@@ -225,7 +319,8 @@ std::vector<T> normalize_columns(T* v, int64_t rows, int64_t cols, int64_t ld) {
       if (a > bestAbs * (R(1) + R(64) * std::numeric_limits<R>::epsilon())) { bestAbs = a; best = r; }
     }
     T cp = conj_of(phase(v[best + c * ld]));
-    for (int64_t r = 0; r < rows; r++) v[r + c * ld] *= cp;
+    if (cp != T(1))  // × 1 changes no element: only the columns that flip are written
+      for (int64_t r = 0; r < rows; r++) v[r + c * ld] *= cp;
     f[static_cast<size_t>(c)] = cp;
   }
   return f;
@@ -503,9 +598,22 @@ struct Runner {
     if (work == nullptr) return kStatusTooLarge;
     fn<Geqrf>(kGeqrf)(&im, &in, w, &im, tau, work, &lw, &li);
     if (li < 0) return kStatusBadArguments;
+    // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases. The
+    // phases come from geqrf's diagonal, so R is extracted and scaled in one pass (a column at a
+    // time, contiguous; zeros below its last non-zero row), before orgqr overwrites w.
+    T* cps = ws(kSlotAux2, k);
+    if (cps == nullptr) return kStatusTooLarge;
+    for (int64_t i = 0; i < k; i++) cps[i] = conj_of(phase(w[i + i * m]));
     T* r = at<T>(out1, b, rr * n);
-    for (int64_t c = 0; c < n; c++)
-      for (int64_t i = 0; i < rr; i++) r[i + c * rr] = (i <= c && i < k) ? w[i + c * m] : T(0);
+    for (int64_t c = 0; c < n; c++) {
+      T* rc = r + c * rr;
+      const T* wc_ = w + c * m;
+      const int64_t last = std::min(c + 1, k);
+      for (int64_t i = 0; i < last; i++) rc[i] = wc_[i] * cps[i];
+      std::fill(rc + last, rc + rr, T(0));
+    }
+    if constexpr (is_cplx_v<T>)
+      for (int64_t i = 0; i < k; i++) r[i + i * rr] = T(std::real(r[i + i * rr]));
     T* Q = nullptr;
     if (!ronly) {
       lw = -1;
@@ -518,20 +626,13 @@ struct Runner {
       Q = at<T>(out0, b, m * qc);
       if (!inPlace) std::copy(w, w + m * qc, Q);
     }
-    // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
-    // R is scaled a column at a time (contiguous), only where it is non-zero (rows i ≤ c).
-    T* cps = ws(kSlotAux2, k);
-    if (cps == nullptr) return kStatusTooLarge;
-    for (int64_t i = 0; i < k; i++) {
-      T p = phase(r[i + i * rr]);
-      cps[i] = conj_of(p);
-      if (Q != nullptr && p != T(1))
-        for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
-    }
-    for (int64_t c = 0; c < n; c++)
-      for (int64_t i = 0, last = std::min(c + 1, k); i < last; i++) r[i + c * rr] *= cps[i];
-    if constexpr (is_cplx_v<T>)
-      for (int64_t i = 0; i < k; i++) r[i + i * rr] = T(std::real(r[i + i * rr]));
+    // Q's column i times phase(R_ii) (= conj(cps[i])), only where that is not 1.
+    if (Q != nullptr)
+      for (int64_t i = 0; i < k; i++) {
+        const T p = conj_of(cps[i]);
+        if (p != T(1))
+          for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
+      }
     return kStatusOk;
   }
 
@@ -825,18 +926,32 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   // below 10,000 entries on one thread; a threaded 8×8 gesv_ costs ~14 µs against ~0.4 µs): a
   // solve of matrices that small runs on one thread, as getrf_ would have run it.
   ThreadScope scope(op == 4 && threads > 1 && m * m < 10000 ? 1 : threads);
+  t_arena.begin(CallKind{op, dt, flags, m, n});
   struct Trim {
     ~Trim() { t_arena.trim(); }
   } trim;
-  int32_t* infoOut = reinterpret_cast<int32_t*>(inf.data);
-  const int64_t c = static_cast<int64_t>(count);
-  int s = kStatusBadDType;
-  switch (dt) {
-    case 0: s = Runner<float>{*L, 0, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
-    case 1: s = Runner<double>{*L, 1, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
-    case 2: s = Runner<std::complex<float>>{*L, 2, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
-    case 3: s = Runner<std::complex<double>>{*L, 3, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
-  }
+  struct Call {
+    const Lapack* L;
+    int dt, op, flags, nb;
+    int64_t m, n;
+    const int64_t* ext;
+    const Operand* ops;
+    uint8_t** outs;
+    int32_t* info;
+    int64_t count;
+  } call{L, dt, op, flags, nb, m, n, ext, ops, outs, reinterpret_cast<int32_t*>(inf.data), static_cast<int64_t>(count)};
+  const int s = on_own_stack(
+      [](void* p) -> int {
+        const Call& k = *static_cast<const Call*>(p);
+        switch (k.dt) {
+          case 0: return Runner<float>{*k.L, 0, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
+          case 1: return Runner<double>{*k.L, 1, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
+          case 2: return Runner<std::complex<float>>{*k.L, 2, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
+          case 3: return Runner<std::complex<double>>{*k.L, 3, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
+          default: return kStatusBadDType;
+        }
+      },
+      &call);
   return status(s);
 }
 
