@@ -428,29 +428,38 @@ static inline void stream_line(void* dst, const void* src) {
 #endif
 }
 
+// A contiguous row o[i] = at(i), i in [h, n), of a large output (`nt`, see kNonTemporalBytes) whose
+// element h starts a 64-byte line: computed 4 KiB at a time into an L1-resident chunk by a plain
+// vectorisable loop, then streamed out line by line (no store-to-load forwarding of partial
+// lines, no read-for-ownership of the output). Returns false, writing nothing, otherwise.
+template <class TO, class At>
+static inline bool stream_row(idx n, TO* __restrict o, idx h, bool nt, const At& at) {
+  if constexpr (64 % sizeof(TO) == 0 && std::is_trivially_copyable<TO>::value) {
+    if (nt && reinterpret_cast<uintptr_t>(o + h) % 64 == 0) {
+      constexpr idx L = 64 / static_cast<idx>(sizeof(TO));
+      constexpr idx C = 4096 / static_cast<idx>(sizeof(TO));
+      alignas(64) TO chunk[C];
+      const idx whole = h + (n - h) / L * L;  // the end of the whole lines
+      idx i = h;
+      while (i < whole) {
+        const idx c = std::min(C, whole - i);  // a multiple of L
+        for (idx j = 0; j < c; ++j) chunk[j] = at(i + j);
+        for (idx j = 0; j < c; j += L) stream_line(o + i + j, chunk + j);
+        i += c;
+      }
+      for (; i < n; ++i) o[i] = at(i);
+      return true;
+    }
+  }
+  return false;
+}
+
 template <class TI, class TO, class F>
 static inline void unary_row(idx n, TO* __restrict o, idx so, const TI* __restrict a, idx sa, const F& f, bool nt) {
   if (so == 1 && sa == 1) {
     const idx h = line_head(o, n);
     for (idx i = 0; i < h; ++i) o[i] = f(a[i]);
-    if constexpr (64 % sizeof(TO) == 0 && std::is_trivially_copyable<TO>::value) {
-      // As binary_row: a large output in L1-resident chunks, streamed out in whole lines.
-      if (nt && reinterpret_cast<uintptr_t>(o + h) % 64 == 0) {
-        constexpr idx L = 64 / static_cast<idx>(sizeof(TO));
-        constexpr idx C = 4096 / static_cast<idx>(sizeof(TO));
-        alignas(64) TO chunk[C];
-        const idx whole = h + (n - h) / L * L;
-        idx i = h;
-        while (i < whole) {
-          const idx c = std::min(C, whole - i);
-          for (idx j = 0; j < c; ++j) chunk[j] = f(a[i + j]);
-          for (idx j = 0; j < c; j += L) stream_line(o + i + j, chunk + j);
-          i += c;
-        }
-        for (; i < n; ++i) o[i] = f(a[i]);
-        return;
-      }
-    }
+    if (stream_row(n, o, h, nt, [&](idx i) { return f(a[i]); })) return;
     for (idx i = h; i < n; ++i) o[i] = f(a[i]);
   } else if (so == 1 && sa == 0) {
     const TO v = f(a[0]);
@@ -627,26 +636,7 @@ static inline void binary_row(idx n, TO* __restrict o, idx so, const T* __restri
   if (so == 1 && sa == 1 && sb == 1) {
     const idx h = line_head(o, n);
     for (idx i = 0; i < h; ++i) o[i] = f(a[i], b[i]);
-    if constexpr (64 % sizeof(TO) == 0 && std::is_trivially_copyable<TO>::value) {
-      // A large output (see kNonTemporalBytes) written in whole aligned lines, as memcpy does.
-      // Computed a chunk at a time into an L1-resident buffer (the same vectorised loop as below),
-      // then streamed out line by line: no store-to-load forwarding of partial lines.
-      if (nt && reinterpret_cast<uintptr_t>(o + h) % 64 == 0) {
-        constexpr idx L = 64 / static_cast<idx>(sizeof(TO));
-        constexpr idx C = 4096 / static_cast<idx>(sizeof(TO));
-        alignas(64) TO chunk[C];
-        const idx whole = h + (n - h) / L * L;  // the end of the whole lines
-        idx i = h;
-        while (i < whole) {
-          const idx c = std::min(C, whole - i);  // a multiple of L
-          for (idx j = 0; j < c; ++j) chunk[j] = f(a[i + j], b[i + j]);
-          for (idx j = 0; j < c; j += L) stream_line(o + i + j, chunk + j);
-          i += c;
-        }
-        for (; i < n; ++i) o[i] = f(a[i], b[i]);
-        return;
-      }
-    }
+    if (stream_row(n, o, h, nt, [&](idx i) { return f(a[i], b[i]); })) return;
     for (idx i = h; i < n; ++i) o[i] = f(a[i], b[i]);
   } else if (so == 1 && sa == 1 && sb == 0) {
     const T bv = b[0];
