@@ -1,7 +1,10 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENGINE_WORKER_STACK_MB } from '../src/runtime/workers/engine-worker.js';
 import { CpuBackend, discoverCpuTopology, processArbiter } from '../src/index.js';
 import { cpusAllowedOfTask, expectCode, kernel } from './helpers.js';
 
@@ -12,6 +15,7 @@ const fail = kernel<{ message: string }, never>('fail');
 const exitWorker = kernel('exitWorker');
 const whoami = kernel<undefined, { workerIndex: number; tid: number; cpus: string }>('whoami');
 const census = kernel<undefined, number[]>('threadCensus');
+const recursionDepth = kernel<undefined, number>('recursionDepth');
 
 const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
 let backend: CpuBackend;
@@ -20,6 +24,18 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await backend.close();
+});
+
+describe('engine worker threads', () => {
+  it(`have a ${ENGINE_WORKER_STACK_MB} MiB stack, not a Node worker's default 4 MiB (native kernels such as OpenBLAS's getrf need more)`, async () => {
+    const engine = await backend.install((ctx) => ctx.run(recursionDepth));
+    // The same recursion in a worker with Node's default resource limits.
+    const plain = new Worker(new URL('./fixtures/kernels/recursion-depth-worker.mjs', import.meta.url));
+    const [defaultDepth] = (await once(plain, 'message')) as [number];
+    await plain.terminate();
+    expect(defaultDepth).toBeGreaterThan(1000);
+    expect(engine).toBeGreaterThan(8 * defaultDepth);
+  });
 });
 
 describe('kernel tasks', () => {

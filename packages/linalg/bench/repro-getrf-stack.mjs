@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Reproduces the SIGSEGV fixed in provider-blas's native/src/lapack.cc (LAPACK on a stack of its
-// own): backends of 1 and 2 threads made and closed in turn, each running LU, Cholesky, QR and SVD
+// Reproduces the SIGSEGV fixed by core's engine workers' 64 MiB thread stacks (ENGINE_WORKER_STACK_MB
+// in packages/core/src/runtime/workers/engine-worker.ts): backends of 1 and 2 threads made and closed in turn, each running LU, Cholesky, QR and SVD
 // of 1024×1024 f64 (SkylakeX kernels) and batches of 8×8 solves. Before the fix, OpenBLAS 0.3.21's
 // dgetrf_parallel (~540 KB of stack per recursion level) overflowed the engine worker's ~4 MB stack
 // in the second round's first 2-thread luFactor — every run here (5 of 5; gdb: 8 frames of

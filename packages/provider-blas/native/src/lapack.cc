@@ -17,8 +17,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <ucontext.h>
 
 #include <algorithm>
 #include <cmath>
@@ -154,68 +152,6 @@ struct Arena {
   }
 };
 thread_local Arena t_arena;
-
-// OpenBLAS 0.3.21's ?getrf_parallel (getrf_, and gesv_ through it, whenever OpenBLAS runs them on
-// more than one thread) keeps ~540 KB of arrays on the stack per recursion level (arrays sized by
-// MAX_THREADS, 64 in Debian's build) and recurses about 8 levels at n = 1024: ~4.3 MB, past the
-// ~4 MB stack of a Node worker thread (every engine worker). That was a SIGSEGV (gdb: 8 frames of
-// dgetrf_parallel, the fault 0x118 bytes below the worker's stack; intermittent, as the margin
-// is a few hundred KB). So every LAPACK call of this file runs on a stack of its own: 64 MiB per
-// thread, reserved once with mmap (MAP_NORESERVE: only the pages a call touches are ever backed,
-// and they stay backed for the next call), a PROT_NONE guard page below it, entered with
-// swapcontext on the same thread — no thread hop, about a microsecond per call. Nothing on it
-// calls into Node or V8. When the stack cannot be made the call runs where it is, as before.
-constexpr size_t kStackBytes = size_t{64} << 20;
-constexpr size_t kGuardBytes = size_t{64} << 10;
-
-struct OwnStack {
-  void* base = nullptr;  // the guard page(s), then the usable stack
-  ~OwnStack() {
-    if (base != nullptr) munmap(base, kGuardBytes + kStackBytes);
-  }
-  void* top() {
-    if (base == nullptr) {
-      void* p = mmap(nullptr, kGuardBytes + kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-      if (p == MAP_FAILED) return nullptr;
-      if (mprotect(p, kGuardBytes, PROT_NONE) != 0) {
-        munmap(p, kGuardBytes + kStackBytes);
-        return nullptr;
-      }
-      base = p;
-    }
-    return static_cast<uint8_t*>(base) + kGuardBytes;
-  }
-};
-thread_local OwnStack t_stack;
-
-struct StackCall {
-  int (*fn)(void*);
-  void* arg;
-  int result;
-};
-thread_local StackCall* t_stackCall = nullptr;
-
-void stack_entry() { t_stackCall->result = t_stackCall->fn(t_stackCall->arg); }
-
-// fn(arg) on this thread's own stack (returns what fn returns).
-int on_own_stack(int (*fn)(void*), void* arg) {
-#if defined(__SANITIZE_ADDRESS__)
-  // ASan tracks one stack per thread: under it (native-build/asan.mjs) the call runs where it is.
-  return fn(arg);
-#endif
-  void* sp = t_stack.top();
-  ucontext_t caller, callee;
-  if (sp == nullptr || getcontext(&callee) != 0) return fn(arg);
-  callee.uc_stack.ss_sp = sp;
-  callee.uc_stack.ss_size = kStackBytes;
-  callee.uc_link = &caller;
-  makecontext(&callee, stack_entry, 0);
-  StackCall call{fn, arg, kStatusOk};
-  t_stackCall = &call;
-  if (swapcontext(&caller, &callee) != 0) return fn(arg);
-  t_stackCall = nullptr;
-  return call.result;
-}
 
 constexpr int kHeader = 16;
 constexpr int kMaxAxes = 16;
@@ -930,28 +866,17 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   struct Trim {
     ~Trim() { t_arena.trim(); }
   } trim;
-  struct Call {
-    const Lapack* L;
-    int dt, op, flags, nb;
-    int64_t m, n;
-    const int64_t* ext;
-    const Operand* ops;
-    uint8_t** outs;
-    int32_t* info;
-    int64_t count;
-  } call{L, dt, op, flags, nb, m, n, ext, ops, outs, reinterpret_cast<int32_t*>(inf.data), static_cast<int64_t>(count)};
-  const int s = on_own_stack(
-      [](void* p) -> int {
-        const Call& k = *static_cast<const Call*>(p);
-        switch (k.dt) {
-          case 0: return Runner<float>{*k.L, 0, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
-          case 1: return Runner<double>{*k.L, 1, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
-          case 2: return Runner<std::complex<float>>{*k.L, 2, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
-          case 3: return Runner<std::complex<double>>{*k.L, 3, k.op, k.flags, k.nb, k.m, k.n, k.ext, k.ops[0], k.ops[1], k.outs[0], k.outs[1], k.outs[2], k.info}.run(k.count);
-          default: return kStatusBadDType;
-        }
-      },
-      &call);
+  // Runs on the engine worker's own stack: core creates engine workers with a 64 MiB stack, as
+  // OpenBLAS's ?getrf_parallel needs more than a Node worker's default 4 MiB (engine-worker.ts).
+  int32_t* infoOut = reinterpret_cast<int32_t*>(inf.data);
+  const int64_t c = static_cast<int64_t>(count);
+  int s = kStatusBadDType;
+  switch (dt) {
+    case 0: s = Runner<float>{*L, 0, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+    case 1: s = Runner<double>{*L, 1, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+    case 2: s = Runner<std::complex<float>>{*L, 2, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+    case 3: s = Runner<std::complex<double>>{*L, 3, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+  }
   return status(s);
 }
 

@@ -188,6 +188,15 @@ function workerExecArgv(): string[] {
 let acceptedExecArgv: string[] | undefined;
 
 /**
+ * The stack of every engine worker thread, in MiB (`resourceLimits.stackSizeMb`: the thread's own
+ * stack, and V8's limit just below it). Native kernels run on these threads, and a Node worker's
+ * default 4 MiB is not enough for all of them: OpenBLAS 0.3.21's ?getrf_parallel keeps ~540 KB of
+ * arrays on the stack per recursion level and recurses ~8 levels at n = 1024 on 2 threads
+ * (gdb: a SIGSEGV 0x118 bytes past the worker's stack). Only the pages a thread touches are backed.
+ */
+export const ENGINE_WORKER_STACK_MB = 64;
+
+/**
  * A worker with the parent's Node flags (minus entry-point flags). Flags that only a process
  * accepts (`--expose-gc`, …) make `new Worker` throw `ERR_WORKER_INVALID_EXEC_ARGV` naming them:
  * they are dropped (V8 flags already apply process-wide) and the worker is created again.
@@ -258,6 +267,7 @@ export class EngineWorker {
       workerData: init,
       transferList: [port2],
       name: `tenferro-engine-${options.index}`,
+      resourceLimits: { stackSizeMb: ENGINE_WORKER_STACK_MB },
     });
     worker.unref();
     port1.unref();
