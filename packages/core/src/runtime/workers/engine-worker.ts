@@ -8,6 +8,7 @@ import { WorkerBufferTable } from './buffer-table.js';
 import { kernelFailed } from './kernel-error.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, DEAD, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
+import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { workerEntryUrl } from './worker-url.js';
 
 /** What a worker reported after pinning, as checked against the declared set. */
@@ -82,24 +83,10 @@ function pollForResponse(m: Int32Array, seq: number, budgetNs: number): number {
     if (r === seq || r === DEAD) return r;
     if ((i & 63) === 0) {
       if (process.hrtime.bigint() > until) return r;
-      // The worker may share this CPU: then let it run now rather than at our slice's end. On
-      // separate CPUs yield only now and then (we may have moved to its CPU unseen).
+      // The worker may share this CPU: then let it run now rather than at our slice's end (see spin-yield.ts).
       if (sharesCpu(m, cpu(), Mailbox.MAIN_CPU, Mailbox.WORKER_CPU) || (i & RARE_YIELD_MASK) === 0) yieldThread();
     }
   }
-}
-
-/** A spin-wait on a CPU of its own still yields once in this many checks (~10 µs of spinning). */
-const RARE_YIELD_MASK = 4095;
-
-/**
- * Publish this side's CPU in `mine` (when it changed) and tell whether the other side's last
- * published CPU is the same, or either is unknown (-1: yield as if shared).
- */
-function sharesCpu(m: Int32Array, cpu: number, mine: number, theirs: number): boolean {
-  if (m[mine] !== cpu) Atomics.store(m, mine, cpu);
-  const other = Atomics.load(m, theirs);
-  return cpu < 0 || other < 0 || cpu === other;
 }
 
 let yieldFn: (() => void) | undefined;

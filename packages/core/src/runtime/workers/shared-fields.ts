@@ -21,9 +21,8 @@ export const Mailbox = {
   BUFFERS: 6,
   /**
    * The CPU the main thread last ran on while it posted or awaited a task, and the CPU the worker
-   * last ran on (`sched_getcpu()`; -1 = unknown). A spin-wait yields to the other side only when
-   * they share a CPU: on separate CPUs each `sched_yield` is a system call that leaves the next
-   * kernel ~0.5 µs slower (cold predictors and caches) and delays the wake-up it waits for.
+   * last ran on (`sched_getcpu()`; -1 = unknown): spin-waits yield to the other side only when they
+   * share a CPU (see `spin-yield.ts`).
    */
   MAIN_CPU: 7,
   WORKER_CPU: 8,

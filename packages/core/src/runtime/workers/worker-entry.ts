@@ -7,6 +7,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { kernelErrorInfo } from './kernel-error.js';
 import type { KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
+import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
 
 const init = workerData as WorkerInit;
@@ -82,10 +83,7 @@ async function serve(tid: number): Promise<never> {
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === seen; i++) {
         if ((i & 63) === 0) {
           if (process.hrtime.bigint() >= until) break;
-          const cpu = currentCpu();
-          if (mailbox[Mailbox.WORKER_CPU] !== cpu) Atomics.store(mailbox, Mailbox.WORKER_CPU, cpu);
-          const main = Atomics.load(mailbox, Mailbox.MAIN_CPU);
-          if (cpu < 0 || main < 0 || cpu === main || (i & 4095) === 0) yieldThread();
+          if (sharesCpu(mailbox, currentCpu(), Mailbox.WORKER_CPU, Mailbox.MAIN_CPU) || (i & RARE_YIELD_MASK) === 0) yieldThread();
         }
       }
     }
