@@ -62,6 +62,8 @@ function hold(pairs, delta) {
 
 async function run(ops) {
   const requests = new Map(); // id -> { pairs, state }
+  // Well-formed junk requests whose cancel came too late: granted meanwhile, released when the grant arrives.
+  const lateJunk = new Set();
   let next = 1;
   let done;
   const finished = new Promise((r) => (done = r));
@@ -70,6 +72,10 @@ async function run(ops) {
   }, false);
   b.arbiterRef(client, true);
   function admitted(id) {
+    if (lateJunk.delete(id)) {
+      if (b.arbiterRelease(client, id) & 4) take();
+      return;
+    }
     const r = requests.get(id);
     r.state = 'held';
     hold(r.pairs, 1);
@@ -105,9 +111,10 @@ async function run(ops) {
       for (let k = 0; k < junk.length; k++) junk[k] = rand(3) === 0 ? 0 : rand(2) ? rand(40000) : 0xffffffff;
       const flags = b.arbiterAcquire(client, next++, 1, junk);
       if (flags >= 0) {
-        // A well-formed one by chance: undo it.
+        // A well-formed one by chance: undo it. A cancel that finds it already granted (the grant
+        // not yet delivered) leaves it to `admitted`, which releases it on arrival.
         if (flags & 1) b.arbiterRelease(client, next - 1);
-        else b.arbiterCancel(client, next - 1);
+        else if ((b.arbiterCancel(client, next - 1) & 8) === 0) lateJunk.add(next - 1);
         if (flags & 4) take();
       }
     } else {
@@ -116,7 +123,7 @@ async function run(ops) {
     if (!isMainThread && i === ops >> 2) parentPort.postMessage('busy'); // a quarter in: terminate me now (some)
   }
   // Drain: release what is held, cancel what waits, until nothing is left.
-  while (requests.size > 0) {
+  while (requests.size > 0 || lateJunk.size > 0) {
     for (const [id, r] of [...requests]) {
       if (r.state === 'held') {
         hold(r.pairs, -1);
@@ -125,7 +132,7 @@ async function run(ops) {
       } else if (b.arbiterCancel(client, id) & 8) requests.delete(id);
     }
     take();
-    if (requests.size > 0) await new Promise((r) => setImmediate(r));
+    if (requests.size > 0 || lateJunk.size > 0) await new Promise((r) => setImmediate(r));
   }
   b.arbiterRef(client, false);
   done();
