@@ -795,6 +795,13 @@ static G transposed(const G& g) {
   return t;
 }
 
+// Whether the small kernel's streamed operand (B, k x n in the orientation it runs) stays in L2
+// (Blocking::small_stream_bytes): it is read once per row panel of C.
+template <class T>
+static inline bool small_streams_fit(idx k, idx n, const Blocking& bl) {
+  return static_cast<double>(k) * static_cast<double>(n) * static_cast<double>(sizeof(T)) <= bl.small_stream_bytes;
+}
+
 template <class T>
 static int run_real(RealGemm<T> g, const Blocking& bl) {
   if (g.m <= 0 || g.n <= 0) return kEngineDone;
@@ -814,8 +821,8 @@ static int run_real(RealGemm<T> g, const Blocking& bl) {
   // Small products run unpacked when one of the two orientations has a column-major A (C's
   // strides are free): Cᵀ = Bᵀ·Aᵀ turns a row-major B into a column-major A.
   if (work <= bl.small && g.k <= kPollK) {
-    if (g.rsa == 1) return small_real<T>(g);
-    if (g.csb == 1) return small_real<T>(transposed(g));
+    if (g.rsa == 1 && small_streams_fit<T>(g.k, g.n, bl)) return small_real<T>(g);
+    if (g.csb == 1 && small_streams_fit<T>(g.k, g.m, bl)) return small_real<T>(transposed(g));
   }
   if (work <= kSmallStrided || g.m < 4 || g.n < 2) return direct_real<T>(g);
   RealPolicy<T> pol{g};
@@ -940,9 +947,11 @@ static int batch_real(const RealGemm<T>& g, const BatchWalk& w, const Blocking& 
   const bool tc = g.k > 0 && g.rsc != 1 && g.csc == 1;
   const RealGemm<T> o = tc ? transposed(g) : g;
   const double work = static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
-  const bool small = g.k > 0 && work <= bl.small && g.k <= kPollK && (o.rsa == 1 || o.csb == 1);
+  const bool plain = o.rsa == 1 && small_streams_fit<T>(o.k, o.n, bl);
+  const bool flipped = !plain && o.csb == 1 && small_streams_fit<T>(o.k, o.m, bl);
+  const bool small = g.k > 0 && work <= bl.small && g.k <= kPollK && (plain || flipped);
   if (!small) return walk_batch(g, w, [&](const RealGemm<T>& x, const RealGemm<T>&, bool) { return run_real<T>(x, bl); });
-  const bool ts = o.rsa != 1;
+  const bool ts = !plain;
   // Prefetch the next item only when the task's items do not all fit in half of L2 (then they
   // stay cached from call to call, and the prefetches would only take load slots); the spans do
   // not depend on the item, so this is decided once.

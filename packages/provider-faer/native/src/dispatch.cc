@@ -144,7 +144,8 @@ const IsaEngine& engine(Isa isa) {
 //   KC: the B micro-panel (KC x NR) takes about half of L1d;
 //   MC: the packed A block (MC x KC) about half of L2;
 //   NC: the packed B block (KC x NC) about a quarter of L3 (shared).
-// TENFERRO_FAER_BLOCKING_F64 / _F32 = "mc,kc,nc" and TENFERRO_FAER_SMALL override (tuning).
+// TENFERRO_FAER_BLOCKING_F64 / _F32 = "mc,kc,nc", TENFERRO_FAER_SMALL and
+// TENFERRO_FAER_SMALL_STREAM_BYTES override (tuning).
 namespace {
 idx round_down(idx v, idx m) { return v / m * m; }
 idx clampi(idx v, idx lo, idx hi) { return v < lo ? lo : v > hi ? hi : v; }
@@ -166,6 +167,7 @@ Blocking compute_blocking(Isa isa, int bytes) {
   b.nc = clampi(round_down(c.l3 / 4 / (b.kc * bytes), s.nr), s.nr, 16 * 1024);
   b.small = kSmallDefault;
   b.small_complex = kSmallComplexDefault;
+  b.small_stream_bytes = static_cast<double>(c.l2) / 4;
   const char* env = std::getenv(bytes == 4 ? "TENFERRO_FAER_BLOCKING_F32" : "TENFERRO_FAER_BLOCKING_F64");
   if (env != nullptr) {
     long long mc = 0, kc = 0, nc = 0;
@@ -179,6 +181,11 @@ Blocking compute_blocking(Isa isa, int bytes) {
   if (small != nullptr) {
     const double v = std::atof(small);
     if (v >= 0) b.small = b.small_complex = v;
+  }
+  const char* stream = std::getenv("TENFERRO_FAER_SMALL_STREAM_BYTES");
+  if (stream != nullptr) {
+    const double v = std::atof(stream);
+    if (v >= 0) b.small_stream_bytes = v;
   }
   return b;
 }

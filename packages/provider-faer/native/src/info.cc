@@ -34,6 +34,7 @@ Napi::Object block(Napi::Env env, const faer::Blocking& b) {
   o.Set("nc", static_cast<double>(b.nc));
   o.Set("small", b.small);
   o.Set("smallComplex", b.small_complex);
+  o.Set("smallStreamBytes", b.small_stream_bytes);
   return o;
 }
 

@@ -90,6 +90,8 @@ export interface BlockingInfo {
   readonly small: number;
   /** Direct path for complex dtypes when m·n·k is at most this. */
   readonly smallComplex: number;
+  /** ... and (real dtypes) while the operand it streams per row panel (k·n elements) takes at most this many bytes (a quarter of L2). */
+  readonly smallStreamBytes: number;
 }
 
 /** What the native addon reports about itself: the ISA path, its tiles and blocking per real type, and the cache sizes it read. */
