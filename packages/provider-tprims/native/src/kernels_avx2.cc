@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #if defined(__x86_64__)
-#include <emmintrin.h>
+#include <immintrin.h>
 #endif
 #include <limits>
 #include <type_traits>
@@ -22,7 +22,11 @@
 namespace tprims {
 namespace isa_avx2 {
 #define TPRIMS_ENGINE_NS isa_avx2
+#if defined(__x86_64__)
+#define TPRIMS_ISA_AVX2 1
+#endif
 #include "tprims_engine.h"
+#undef TPRIMS_ISA_AVX2
 #undef TPRIMS_ENGINE_NS
 }  // namespace isa_avx2
 
