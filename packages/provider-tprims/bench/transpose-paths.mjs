@@ -1,3 +1,8 @@
+#!/usr/bin/env node
+// The transposing copy of a 4096² f64 (copyInto(out, t.transpose()), warm output) on the avx2 path
+// against the portable path (scalar blocks, 8-byte non-temporal stores) and TypedArray.set of the
+// same bytes, interleaved in one process: the A/B behind the AVX2 register blocks (README).
+//   node bench/transpose-paths.mjs [threads=1]
 import { CpuBackend, Tensor, ops } from '@tenferro/core';
 import { createTprimsProvider } from '../dist/index.js';
 const N = 4096, T = Number(process.argv[2] ?? 1);
