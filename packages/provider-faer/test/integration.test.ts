@@ -53,6 +53,31 @@ describe('faer backend', () => {
     expect(pkg.gemm?.executionCapabilities()).toMatchObject({ threadCount: 'perCallUpperBound', placement: 'engineWorkers', workerLocalSequential: true });
   });
 
+  it('operands whose K-step strides alias in L1 (whole multiples of 4 KiB) still agree with the reference: the packed path takes them', async () => {
+    // A 64×64 f64 lhs with column stride 512 (4 KiB) and a row-major rhs with row stride 1024
+    // (8 KiB): every K step of the small kernel would land in the same L1 set (gemm_engine.h,
+    // lines_fit_l1), so these run packed; offsets keep the block off the buffer's start.
+    const backend = await CpuBackend.create({ kind: 'faer', threads: 1, providers: [createFaerProvider()] });
+    try {
+      for (const dtype of ['f64', 'f32'] as const) {
+        const bytes = dtype === 'f64' ? 8 : 4;
+        const n = 64;
+        const fill = (len: number, seed: number): SharedArrayBuffer => {
+          const buffer = new SharedArrayBuffer(len * bytes);
+          (dtype === 'f64' ? new Float64Array(buffer) : new Float32Array(buffer)).set(randomValues(seededRandom(seed), dtype, len) as number[]);
+          return buffer;
+        };
+        const a = Tensor.fromDescriptor({ dtype, shape: [n, n], strides: [1, 512], offset: 3, buffer: fill(512 * n + 8, 1) });
+        const b = Tensor.fromDescriptor({ dtype, shape: [n, n], strides: [1024, 1], offset: 5, buffer: fill(1024 * n + 8, 2) });
+        const got = await backend.matmul(a, b);
+        const want = naiveDotGeneral(a, b, { contracting: [[1], [0]] });
+        expect(relativeError(got.toArray() as number[], want.values), dtype).toBeLessThanOrEqual(toleranceFor(dtype));
+      }
+    } finally {
+      await backend.close();
+    }
+  });
+
   it('runs matmul through these kernels on 2 workers; executionInfo names the ISA path', async () => {
     const seen: (number | undefined)[] = [];
     const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [spying(createFaerProvider(), seen)] });
