@@ -21,7 +21,7 @@ import {
 } from '@tenferro/core';
 import { type FaerGemmGroupPayload, type FaerGemmTask, packGemmGroupTask, packGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
-import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK } from './options.js';
+import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK, defaultParallelMinWork } from './options.js';
 
 /** Batch axes the native GEMM takes (native/src/gemm.cc kMaxRank); more are declined. */
 export const MAX_BATCH_RANK = 32;
@@ -167,13 +167,19 @@ export interface GemmProviderConfig {
   readonly info: NativeInfo;
   /** ISA id passed to the kernel (-1: the process's best). */
   readonly isa: number;
-  readonly parallelMinWork: number;
+  /** The caller's `parallelMinWork`, or undefined for the path's default per dtype (`defaultParallelMinWork`). */
+  readonly parallelMinWork: number | undefined;
 }
 
 export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider {
   const kernel = defineKernel<KernelArgs, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemm');
   const groupKernel = defineKernel<FaerGemmGroupPayload, void>(new URL(KERNEL_MODULE, import.meta.url), 'faerGemmGroup');
   const shapes = new Map<DType, PartitionShape>(CONTRACTION_DTYPES.map((d) => [d, partitionShape(config.info, d)]));
+  const single = (d: DType | undefined) => d === 'f32' || d === 'c64';
+  const minWork32 = config.parallelMinWork ?? defaultParallelMinWork(config.info.isaId, 4);
+  const minWork64 = config.parallelMinWork ?? defaultParallelMinWork(config.info.isaId, 8);
+  /** Real multiply-adds below which a GEMM of `dtype` is one task. */
+  const minWork = (dtype: DType | undefined): number => (single(dtype) ? minWork32 : minWork64);
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
     executionCapabilities: () => FAER_CAPABILITIES,
@@ -188,7 +194,7 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       if (shape === undefined) return Unsupported.dtype(request.dtype);
       if (request.batch.length > MAX_BATCH_RANK || (request.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
       const pool = ctx.workerPool();
-      const parts = planParts(request, pool?.size ?? 1, summedOrientation(request, shape), config.parallelMinWork);
+      const parts = planParts(request, pool?.size ?? 1, summedOrientation(request, shape), minWork(request.dtype));
       // The execution's abort word, polled by the native GEMM at its block boundaries.
       const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
       const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
@@ -226,7 +232,7 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       const work = (r: CpuGemmRequest): number => r.m * r.n * Math.max(r.k, 1) * r.batch.reduce((a, b) => a * b, 1) * realMultiplyAdds(r.dtype);
       const alone: number[] = [];
       const grouped: number[] = [];
-      jobs.forEach((job, i) => ((job.batch.length > 0 || (job.summed?.extents.length ?? 0) > 0 || (lanes > 1 && work(job) >= config.parallelMinWork) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
+      jobs.forEach((job, i) => ((job.batch.length > 0 || (job.summed?.extents.length ?? 0) > 0 || (lanes > 1 && work(job) >= minWork(job.dtype)) || !types.isSharedArrayBuffer(ledger.buffer) ? alone : grouped).push(i)));
       for (const i of alone) {
         // Every reason gemm declines for was checked above, so this cannot decline after a job ran.
         const outcome = await provider.gemm(ctx, jobs[i]!);
@@ -245,7 +251,7 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       };
       const total = grouped.reduce((s, i) => s + work(jobs[i]!), 0);
       const parts = Math.min(lanes, grouped.length);
-      if (pool === undefined || parts < 2 || total < config.parallelMinWork) {
+      if (pool === undefined || parts < 2 || total < minWork(jobs[grouped[0]!]!.dtype)) {
         await ctx.run(groupKernel, packGemmGroupTask(base));
       } else {
         // One job table for every lane (the payload is cloned per task; its buffers are shared).

@@ -5,6 +5,7 @@ import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGem
 import { naiveDotGeneral, peakThreadsDuring, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
 import { describe, expect, it } from 'vitest';
 import { planParts, splitRange } from '../src/gemm-provider.js';
+import { DEFAULT_PARALLEL_MIN_WORK, defaultParallelMinWork } from '../src/options.js';
 import { createFaerProvider, faerProviderStatus, status } from '../src/index.js';
 import { faerGemm } from '../src/kernels/gemm.js';
 
@@ -225,6 +226,19 @@ describe('partitioning', () => {
       for (const [lo] of r) expect(lo % granule).toBe(0);
       expect(r.length).toBeLessThanOrEqual(count);
     }
+  });
+
+  it('the default split threshold follows the ISA path and dtype: 300³ on AVX-512, half for f64 on AVX2 (the same one-task time)', () => {
+    expect(defaultParallelMinWork(2, 8)).toBe(DEFAULT_PARALLEL_MIN_WORK);
+    expect(defaultParallelMinWork(2, 4)).toBe(DEFAULT_PARALLEL_MIN_WORK);
+    expect(defaultParallelMinWork(1, 4)).toBe(DEFAULT_PARALLEL_MIN_WORK);
+    expect(defaultParallelMinWork(1, 8)).toBe(DEFAULT_PARALLEL_MIN_WORK / 2);
+    expect(defaultParallelMinWork(0, 8)).toBe(DEFAULT_PARALLEL_MIN_WORK / 8);
+    // f64 n = 256 on the avx2 path splits; f32 n = 256 and f64 n = 192 stay one task.
+    const shape = { mr: 8, nr: 6 };
+    expect(planParts({ m: 256, n: 256, k: 256, batch: [], dtype: 'f64' }, 2, shape, defaultParallelMinWork(1, 8))).toHaveLength(2);
+    expect(planParts({ m: 256, n: 256, k: 256, batch: [], dtype: 'f32' }, 2, shape, defaultParallelMinWork(1, 4))).toHaveLength(1);
+    expect(planParts({ m: 192, n: 192, k: 192, batch: [], dtype: 'f64' }, 2, shape, defaultParallelMinWork(1, 8))).toHaveLength(1);
   });
 
   it('planParts: one task when small or one lane; batches, N or M otherwise', () => {
