@@ -216,9 +216,10 @@ describe('external memory reported to V8', () => {
     out.dispose();
     expect(Math.abs(beforeDispose - adjustExternalMemory(0)! - 128 * 128 * 8)).toBeLessThan(4096);
     // Caller-made storage is not reported (it is the caller's to manage).
+    // (Within the same few bytes of Node's own reports: a report of the 128 KiB would exceed them.)
     const mid = adjustExternalMemory(0)!;
     Tensor.zeros('f64', [128, 128]);
-    expect(adjustExternalMemory(0)).toBe(mid);
+    expect(Math.abs(adjustExternalMemory(0)! - mid)).toBeLessThan(4096);
   });
 });
 

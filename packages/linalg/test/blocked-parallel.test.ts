@@ -60,20 +60,44 @@ function diff(x: Tensor, y: Tensor): number {
   return m / (1 + s);
 }
 
-/** ‖A v − P L U v‖∞ / (‖A‖∞‖v‖∞) for real A (column-major n×n), LU packed, 1-based swaps: O(n²). */
-function luResidual(a: Float64Array, lu: Float64Array, piv: Int32Array, n: number): number {
-  const v = Array.from({ length: n }, (_, i) => Math.sin(i + 1));
-  const y = new Float64Array(n), z = new Float64Array(n), av = new Float64Array(n);
-  for (let i = 0; i < n; i++) for (let k = i; k < n; k++) y[i]! += lu[i + k * n]! * v[k]!;
-  for (let i = 0; i < n; i++) { z[i] = y[i]!; for (let k = 0; k < i; k++) z[i]! += lu[i + k * n]! * y[k]!; }
+/**
+ * ‖A v − P L U v‖∞ / (‖A‖∞‖v‖∞) for A column-major n×n (interleaved re, im when `c` = 2), LU packed,
+ * 1-based swaps: O(n²), in f64 whatever the dtype.
+ */
+function luResidual(a: Float64Array, lu: Float64Array, piv: Int32Array, n: number, c: 1 | 2 = 1): number {
+  const re = (m: Float64Array, i: number, k: number) => m[c * (i + k * n)]!;
+  const im = (m: Float64Array, i: number, k: number) => (c === 2 ? m[c * (i + k * n) + 1]! : 0);
+  const vr = Array.from({ length: n }, (_, i) => Math.sin(i + 1)), vi = Array.from({ length: n }, (_, i) => (c === 2 ? Math.cos(i + 1) : 0));
+  const yr = new Float64Array(n), yi = new Float64Array(n), zr = new Float64Array(n), zi = new Float64Array(n);
+  for (let i = 0; i < n; i++)
+    for (let k = i; k < n; k++) {
+      yr[i]! += re(lu, i, k) * vr[k]! - im(lu, i, k) * vi[k]!;
+      yi[i]! += re(lu, i, k) * vi[k]! + im(lu, i, k) * vr[k]!;
+    }
+  for (let i = 0; i < n; i++) {
+    zr[i] = yr[i]!;
+    zi[i] = yi[i]!;
+    for (let k = 0; k < i; k++) {
+      zr[i]! += re(lu, i, k) * yr[k]! - im(lu, i, k) * yi[k]!;
+      zi[i]! += re(lu, i, k) * yi[k]! + im(lu, i, k) * yr[k]!;
+    }
+  }
   // P L U = A with the swaps undone from the last: P z.
-  for (let i = n - 1; i >= 0; i--) { const p = piv[i]! - 1; const t = z[i]!; z[i] = z[p]!; z[p] = t; }
+  for (let i = n - 1; i >= 0; i--) {
+    const p = piv[i]! - 1;
+    [zr[i], zr[p]] = [zr[p]!, zr[i]!];
+    [zi[i], zi[p]] = [zi[p]!, zi[i]!];
+  }
   let norm = 0, err = 0;
   for (let i = 0; i < n; i++) {
-    let row = 0;
-    for (let k = 0; k < n; k++) { av[i]! += a[i + k * n]! * v[k]!; row += Math.abs(a[i + k * n]!); }
+    let row = 0, ar = 0, ai = 0;
+    for (let k = 0; k < n; k++) {
+      ar += re(a, i, k) * vr[k]! - im(a, i, k) * vi[k]!;
+      ai += re(a, i, k) * vi[k]! + im(a, i, k) * vr[k]!;
+      row += Math.hypot(re(a, i, k), im(a, i, k));
+    }
     norm = Math.max(norm, row);
-    err = Math.max(err, Math.abs(av[i]! - z[i]!));
+    err = Math.max(err, Math.hypot(ar - zr[i]!, ai - zi[i]!));
   }
   return err / norm;
 }
@@ -91,9 +115,21 @@ describe('blocked parallel LU and Cholesky over the pool lanes (2 threads) vs th
       for (const [n, seed] of [[520, 1], [768, 2]] as const) {
         const a = tensor(dtype, entries(dtype, n, seed), [n, n]);
         const x = await linalg(two).luFactor(a), y = await linalg(one).luFactor(a);
-        expect(Array.from(x.pivots.toTypedArray() as Int32Array)).toEqual(Array.from(y.pivots.toTypedArray() as Int32Array));
-        expect(diff(x.lu, y.lu)).toBeLessThanOrEqual(tol * 100);
-        if (dtype === 'f64') expect(luResidual(a.toTypedArray() as Float64Array, x.lu.toTypedArray() as Float64Array, x.pivots.toTypedArray() as Int32Array, n)).toBeLessThan(1e-12);
+        const px = Array.from(x.pivots.toTypedArray() as Int32Array), py = Array.from(y.pivots.toTypedArray() as Int32Array);
+        const c = cplx(dtype) ? 2 : 1;
+        const residual = (f: { lu: Tensor; pivots: Tensor }) =>
+          luResidual(Float64Array.from(a.toTypedArray() as Float64Array), Float64Array.from(f.lu.toTypedArray() as Float64Array), f.pivots.toTypedArray() as Int32Array, n, c);
+        // The blocked and sequential trailing updates round differently: in double precision the
+        // pivots agree exactly; in single precision two candidates of a late column can tie within
+        // rounding (c64, n = 768 on an AVX2 build flipped 2 of 768), so there each factorisation
+        // must reproduce A, and the factors agree wherever the pivots do.
+        if (!single(dtype) || px.every((p, i) => p === py[i])) {
+          expect(px).toEqual(py);
+          expect(diff(x.lu, y.lu)).toBeLessThanOrEqual(tol * 100);
+        }
+        const bound = single(dtype) ? 1e-4 : 1e-12;
+        expect(residual(x)).toBeLessThan(bound);
+        expect(residual(y)).toBeLessThan(bound);
         for (const t of [a, x.lu, x.pivots, y.lu, y.pivots]) t.dispose();
       }
     });
