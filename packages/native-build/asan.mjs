@@ -20,6 +20,7 @@ import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isaGypArgs } from './isa-paths.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const argv = process.argv.slice(2);
@@ -102,7 +103,8 @@ for (const a of ADDONS) {
     const require = createRequire(join(root, a.dir, 'package.json'));
     const gypPkg = require.resolve('node-gyp/package.json');
     const nodeGyp = join(dirname(gypPkg), 'bin', 'node-gyp.js');
-    return run(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodedir}`, '--jobs=2'], {
+    // Only the ISA paths this CPU runs: a path it cannot run would be built and never exercised.
+    return run(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodedir}`, '--jobs=2', '--', ...isaGypArgs('host')], {
       cwd: asanDir,
       quiet: true,
       env: { CFLAGS: SAN, CXXFLAGS: SAN, LDFLAGS: '-fsanitize=address,undefined,float-cast-overflow', npm_config_build_from_source: 'true' },

@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { isaGypArgs } from './isa-paths.mjs';
 
 /**
  * @param {object} o
@@ -92,6 +93,14 @@ export function buildAddon(o) {
     args.push(`--nodedir=${nodedir}`);
   }
   args.push(`--jobs=${Math.max(1, Math.min(4, availableParallelism()))}`);
+  // Which instruction-set paths to compile (isa-paths.mjs; TENFERRO_NATIVE_ISA).
+  let isaArgs;
+  try {
+    isaArgs = isaGypArgs();
+  } catch (error) {
+    fail(error.message);
+  }
+  args.push('--', ...isaArgs);
 
   const result = spawnSync(process.execPath, args, {
     cwd: nativeDir,

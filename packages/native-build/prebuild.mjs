@@ -77,6 +77,8 @@ writeFileSync(gypPath, readFileSync(gypPath, 'utf8').replaceAll('../scripts/', `
 
 const env = { ...process.env, npm_config_nodedir: nodedir, PREBUILD_NODE_GYP: nodeGyp };
 for (const flags of ['CFLAGS', 'CXXFLAGS', 'CPPFLAGS', 'LDFLAGS']) delete env[flags];
+// Every instruction-set path, whatever the build machine runs (isa-paths.mjs).
+delete env.TENFERRO_NATIVE_ISA;
 say(`building ${tuple} (prebuildify --napi --strip --tag-libc; about half a minute)`);
 const t = Date.now();
 const r = spawnSync(process.execPath, [prebuildify, '--napi', '--strip', '--tag-libc', `--name=${pkg.name}`, `--out=${nativeDir}`, workDir], {

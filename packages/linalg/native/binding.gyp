@@ -5,8 +5,11 @@
   # (-DEigen=tfl_eigen_<isa>) so that no inline function compiled for one set can replace another's
   # at link time; src/dispatch.cc picks one per process. Sanitizer builds (CXXFLAGS with -fsanitize,
   # packages/native-build/asan.mjs) compile the baseline only: the same source, a third of the build.
+  # tenferro_avx512=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build passes it
+  # for TENFERRO_NATIVE_ISA=host on a CPU without AVX-512) leaves the AVX-512 library out.
   "variables": {
-    "tfl_isas%": "<!(node -p \"/-fsanitize/.test(process.env.CXXFLAGS || '') ? 'baseline' : 'all'\")"
+    "tfl_isas%": "<!(node -p \"/-fsanitize/.test(process.env.CXXFLAGS || '') ? 'baseline' : 'all'\")",
+    "tenferro_avx512%": 1
   },
   "target_defaults": {
     "include_dirs": [
@@ -34,8 +37,12 @@
       "dependencies": ["tenferro_linalg_generic"],
       "conditions": [
         ["target_arch=='x64' and tfl_isas=='all'", {
-          "dependencies": ["tenferro_linalg_avx2", "tenferro_linalg_avx512"],
+          "dependencies": ["tenferro_linalg_avx2"],
           "defines": ["TFL_HAVE_X86_ISAS"]
+        }],
+        ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx512==1", {
+          "dependencies": ["tenferro_linalg_avx512"],
+          "defines": ["TFL_HAVE_AVX512"]
         }]
       ]
     },
@@ -55,7 +62,11 @@
           "sources": ["src/ops_f32.cc", "src/ops_f64.cc"],
           "defines": ["TFL_ISA=avx2", "Eigen=tfl_eigen_avx2"],
           "cflags": ["-mavx2", "-mfma"]
-        },
+        }
+      ]
+    }],
+    ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx512==1", {
+      "targets": [
         {
           "target_name": "tenferro_linalg_avx512",
           "type": "static_library",

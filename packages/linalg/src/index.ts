@@ -31,5 +31,7 @@ export function status(): ProviderPackageStatus {
   const info = addon.binding.info();
   // isa: the instruction set the kernels run with here (the best of those compiled in — generic,
   // avx2, avx512 — that the CPU supports; native/src/dispatch.cc).
-  return Object.freeze({ available: true, name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: Object.freeze({ eigen: info.eigen, isa: info.isa }), warnings: [], addonPath: addon.path });
+  const details = { eigen: info.eigen, isa: info.isa, ...(info.notBuilt === '' ? {} : { isaNotBuilt: info.notBuilt }) };
+  const warnings = info.runsNotBuilt ? [`this CPU runs ${info.notBuilt}, which this build of the kernels left out (built with TENFERRO_NATIVE_ISA=host on another machine, or a sanitizer build): rebuild here for the faster kernels`] : [];
+  return Object.freeze({ available: true, name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: Object.freeze(details), warnings, addonPath: addon.path });
 }

@@ -1,4 +1,9 @@
 {
+  # tenferro_avx512=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build passes it
+  # for TENFERRO_NATIVE_ISA=host on a CPU without AVX-512) leaves the AVX-512 engine out.
+  "variables": {
+    "tenferro_avx512%": 1
+  },
   "targets": [
     {
       "target_name": "tenferro_faer",
@@ -8,8 +13,10 @@
         "src/info.cc",
         "src/dispatch.cc",
         "src/gemm_kernel_scalar.cc",
-        "src/gemm_kernel_avx2.cc",
-        "src/gemm_kernel_avx512.cc"
+        "src/gemm_kernel_avx2.cc"
+      ],
+      "conditions": [
+        ["tenferro_avx512==1", { "sources": ["src/gemm_kernel_avx512.cc"] }, { "defines": ["TENFERRO_NO_AVX512"] }]
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

@@ -1,5 +1,6 @@
 // The package as an application uses it: CpuBackend.create({ kind: 'faer', providers: [createFaerProvider()] }).
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGemmRequest, type CpuProviderPackage, type KernelArgs, Tensor } from '@tenferro/core';
 import { naiveDotGeneral, peakThreadsDuring, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
@@ -52,6 +53,22 @@ describe('faer backend', () => {
     expect(pkg.name).toBe(`tenferro faer GEMM (${isa})`);
     expect(packageStatus.name).toBe(pkg.name);
     expect(pkg.gemm?.executionCapabilities()).toMatchObject({ threadCount: 'perCallUpperBound', placement: 'engineWorkers', workerLocalSequential: true });
+  });
+
+  it('a build reports the paths it left out (TENFERRO_NATIVE_ISA=host), and warns only on a CPU that could run one', () => {
+    if (!packageStatus.available) return;
+    const info = faerProviderStatus();
+    if (!info.available) return;
+    const { notBuilt, runsNotBuilt, supported } = info.native;
+    const avx512Cpu = ['avx512f', 'avx512dq', 'avx512bw', 'avx512vl'].every((f) => new RegExp(`\\b${f}\\b`).test(readFileSync('/proc/cpuinfo', 'utf8')));
+    // Only the AVX-512 path can be left out; a left-out path is never reported as supported.
+    expect(notBuilt.every((p) => p === 'avx512f')).toBe(true);
+    for (const p of notBuilt) expect(supported[p as 'avx512f']).toBe(false);
+    expect(runsNotBuilt).toBe(notBuilt.length > 0 && avx512Cpu);
+    expect(packageStatus.details.isaNotBuilt).toBe(notBuilt.length > 0 ? notBuilt.join(', ') : undefined);
+    expect(packageStatus.warnings.some((w) => w.includes('left out'))).toBe(runsNotBuilt);
+    // A full build on an AVX-512 CPU runs it.
+    if (notBuilt.length === 0 && avx512Cpu) expect(supported.avx512f).toBe(true);
   });
 
   it('operands whose K-step strides alias in L1 (whole multiples of 4 KiB) still agree with the reference: the packed path takes them', async () => {

@@ -36,8 +36,9 @@ export function status(): ProviderPackageStatus {
       isa,
       isaPaths: (Object.keys(ISA_ID) as TprimsIsa[]).filter((path) => supported[path]).reverse().join(', '),
       slots: 'tensorPrimitives, layoutTransform',
+      ...(s.info.notBuilt.length > 0 ? { isaNotBuilt: s.info.notBuilt.join(', ') } : {}),
     }),
-    warnings: Object.freeze([]),
+    warnings: Object.freeze(s.info.runsNotBuilt ? [slowerPath(s.info.notBuilt)] : []),
     addonPath: s.path,
   });
 }
@@ -81,6 +82,10 @@ export function createTprimsProvider(options?: TprimsProviderOptions): CpuProvid
     if (chosen === null) throw TenferroError.invalidArgument(op, 'options.isa', `an ISA path this CPU can run (best: ${s.info.isa})`, o.isa);
     info = chosen;
   }
+  if (s.info.runsNotBuilt && !warnedSlowerPath) {
+    warnedSlowerPath = true;
+    process.emitWarning(`tenferro tprims: ${slowerPath(s.info.notBuilt)}`, { type: 'TenferroWarning', code: 'TENFERRO_ISA_PATH_NOT_BUILT' });
+  }
   const config = { binding: s.binding, info, isa, parallelMinElements: o.parallelMinElements };
   return Object.freeze({
     kind: 'any',
@@ -88,4 +93,11 @@ export function createTprimsProvider(options?: TprimsProviderOptions): CpuProvid
     tensorPrimitives: createTensorPrimitivesProvider(config),
     layoutTransform: createLayoutProvider(config),
   });
+}
+
+/** Warned once per process: the addon was built elsewhere with TENFERRO_NATIVE_ISA=host and lacks a path this CPU runs. */
+let warnedSlowerPath = false;
+
+function slowerPath(notBuilt: readonly string[]): string {
+  return `the kernels run a slower path than this CPU could: the addon was built without ${notBuilt.join(', ')} (TENFERRO_NATIVE_ISA=host on another machine); rebuild it here (pnpm --filter @tenferro/provider-tprims build:native)`;
 }

@@ -1,6 +1,6 @@
 // tenferro_linalg.node: the built-in linear-algebra kernels (contract: src/native/binding.ts).
 //   run(words: Float64Array, a, b, out0, out1, out2: TypedArray, info: Int32Array, abort?: Int32Array): number
-//   info(): { eigen: string, isa: string, descHeader: number, maxBatchAxes: number }
+//   info(): { eigen: string, isa: string, notBuilt: string, runsNotBuilt: boolean, descHeader: number, maxBatchAxes: number }
 // Every word is copied once, then checked in overflow-safe (128-bit) arithmetic: op, dtype, flags,
 // extents below 2^31, the batch range inside the batch count, every input offset the job reaches
 // inside its buffer, every output and the info array long enough, pointers aligned. A job that
@@ -238,6 +238,8 @@ Napi::Value info_fn(const Napi::CallbackInfo& info) {
   Napi::Object o = Napi::Object::New(env);
   o.Set("eigen", Napi::String::New(env, tfl::eigen_version()));
   o.Set("isa", Napi::String::New(env, tfl::isa_name(tfl::isa())));
+  o.Set("notBuilt", Napi::String::New(env, tfl::not_built()));
+  o.Set("runsNotBuilt", Napi::Boolean::New(env, tfl::not_built_runs_here()));
   o.Set("descHeader", Napi::Number::New(env, tfl::kHeader));
   o.Set("maxBatchAxes", Napi::Number::New(env, tfl::kMaxBatchAxes));
   return o;

@@ -22,6 +22,8 @@ namespace avx2 {
 int run_f32(const Job& j);
 int run_f64(const Job& j);
 }  // namespace avx2
+#endif
+#if defined(TFL_HAVE_AVX512)
 namespace avx512 {
 int run_f32(const Job& j);
 int run_f64(const Job& j);
@@ -30,13 +32,24 @@ int run_f64(const Job& j);
 
 namespace {
 
+#if defined(__x86_64__)
+bool cpu_avx512() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
+#endif
+
 Isa detect() {
   Isa best = kIsaGeneric;
 #if defined(TFL_HAVE_X86_ISAS)
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-                      __builtin_cpu_supports("avx512vl");
+#if defined(TFL_HAVE_AVX512)
+  const bool avx512 = cpu_avx512();
+#else
+  const bool avx512 = false;  // not built (TENFERRO_NATIVE_ISA=host on a CPU without it)
+#endif
   best = avx512 ? kIsaAvx512 : avx2 ? kIsaAvx2 : kIsaGeneric;
 #endif
   const char* want = std::getenv("TENFERRO_LINALG_ISA");
@@ -53,7 +66,11 @@ using Runner = int (*)(const Job&);
 const Runner kRunners[kIsaCount][4] = {
     {generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128},
     {avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128},
+#if defined(TFL_HAVE_AVX512)
     {avx512::run_f32, avx512::run_f64, generic::run_c64, generic::run_c128},
+#else
+    {avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128},  // never chosen: detect() does not pick it
+#endif
 };
 #else
 const Runner kRunners[1][4] = {{generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128}};
@@ -64,6 +81,29 @@ const Runner kRunners[1][4] = {{generic::run_f32, generic::run_f64, generic::run
 Isa isa() {
   static const Isa chosen = detect();  // thread-safe static initialisation
   return chosen;
+}
+
+const char* not_built() {
+#if defined(__x86_64__) && !defined(TFL_HAVE_X86_ISAS)
+  return "avx2, avx512";  // a sanitizer build: the baseline only
+#elif defined(__x86_64__) && !defined(TFL_HAVE_AVX512)
+  return "avx512";  // TENFERRO_NATIVE_ISA=host on a CPU without AVX-512
+#else
+  return "";
+#endif
+}
+
+bool not_built_runs_here() {
+#if defined(__x86_64__) && !defined(TFL_HAVE_AVX512)
+#if defined(TFL_HAVE_X86_ISAS)
+  return cpu_avx512();
+#else
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+#else
+  return false;
+#endif
 }
 
 const char* isa_name(Isa i) {

@@ -99,6 +99,10 @@ enum Isa : int { kIsaGeneric = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaCount = 3 };
 // TENFERRO_LINALG_ISA=generic|avx2 (tests; an unknown or unsupported value changes nothing). Decided once.
 Isa isa();
 const char* isa_name(Isa i);
+/** The instruction-set paths left out of this build ("" when none; "avx512" for TENFERRO_NATIVE_ISA=host on a CPU without it). */
+const char* not_built();
+/** Whether this CPU could run a path left out of this build. */
+bool not_built_runs_here();
 
 // Sizes (in elements of each output's type) one batch of output `which` needs; -1: unused.
 int64_t out_elems(const Job& j, int which);

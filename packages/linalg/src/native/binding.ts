@@ -2,7 +2,16 @@
 
 export interface LinalgBinding {
   run(words: Float64Array, a: ArrayBufferView, b: ArrayBufferView, out0: ArrayBufferView, out1: ArrayBufferView, out2: ArrayBufferView, info: Int32Array, abort?: Int32Array): number;
-  info(): { readonly eigen: string; readonly isa: 'generic' | 'avx2' | 'avx512'; readonly descHeader: number; readonly maxBatchAxes: number };
+  info(): {
+    readonly eigen: string;
+    readonly isa: 'generic' | 'avx2' | 'avx512';
+    /** Instruction-set paths left out of this build, comma-separated ('' for a full build; 'avx512' after TENFERRO_NATIVE_ISA=host on a CPU without it). */
+    readonly notBuilt: string;
+    /** Whether this CPU could run a path left out of this build (the kernels then run slower than they could). */
+    readonly runsNotBuilt: boolean;
+    readonly descHeader: number;
+    readonly maxBatchAxes: number;
+  };
   readonly descHeader: number;
 }
 

@@ -32,6 +32,16 @@ export function loadLinalg(): LinalgLoadStatus {
       advice: { possibleSolutions: ['apt-get install libeigen3-dev (Eigen 3.4 headers, needed to build from source), then npm rebuild @tenferro/linalg'] },
     });
     cached = load.available ? load : Object.freeze({ ...load, reason: load.reasons.join('; ') });
+    if (load.available) {
+      const info = load.binding.info();
+      // Never silently slow: an addon built elsewhere without a path this CPU runs says so, once per realm.
+      if (info.runsNotBuilt) {
+        process.emitWarning(`tenferro linalg: the built-in kernels run a slower path than this CPU could: the addon was built without ${info.notBuilt} (TENFERRO_NATIVE_ISA=host on another machine); rebuild it here (npm rebuild @tenferro/linalg)`, {
+          type: 'TenferroWarning',
+          code: 'TENFERRO_ISA_PATH_NOT_BUILT',
+        });
+      }
+    }
   }
   return cached;
 }

@@ -133,8 +133,10 @@ const CacheInfo& cache_info();
 
 /** The best ISA this CPU and OS support (cached; decided once per process). */
 Isa best_isa();
-/** Whether `isa` can run here. */
-bool isa_supported(Isa isa);
+/** The ISA paths: which are compiled into this binary and which this CPU runs. */
+bool isa_supported(Isa isa);  // built into this binary and runnable on this CPU
+bool isa_built(Isa isa);      // compiled in (binding.gyp: tenferro_avx512)
+bool isa_runs_here(Isa isa);  // this CPU (and OS) runs the instruction set
 const IsaEngine& engine(Isa isa);
 /** Monotonic clock in seconds. */
 double now_seconds();

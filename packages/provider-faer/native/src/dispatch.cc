@@ -94,7 +94,7 @@ const CacheInfo& cache_info() {
 }
 
 // ---------------------------------------------------------------------------------------------
-bool isa_supported(Isa isa) {
+bool isa_runs_here(Isa isa) {
 #if defined(__x86_64__) || defined(__i386__)
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
@@ -109,6 +109,15 @@ bool isa_supported(Isa isa) {
   return isa == kIsaScalar;
 #endif
 }
+
+bool isa_built(Isa isa) {
+#if defined(TENFERRO_NO_AVX512)
+  if (isa == kIsaAvx512) return false;
+#endif
+  return isa >= kIsaScalar && isa < kIsaCount;
+}
+
+bool isa_supported(Isa isa) { return isa_built(isa) && isa_runs_here(isa); }
 
 namespace {
 Isa pick_isa() {
@@ -133,7 +142,9 @@ Isa best_isa() {
 
 const IsaEngine& engine(Isa isa) {
   switch (isa) {
+#if !defined(TENFERRO_NO_AVX512)
     case kIsaAvx512: return kEngineAvx512;
+#endif
     case kIsaAvx2: return kEngineAvx2;
     default: return kEngineScalar;
   }

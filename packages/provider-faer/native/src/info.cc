@@ -57,6 +57,18 @@ Napi::Value info(const Napi::CallbackInfo& info) {
   sup.Set("avx2", faer::isa_supported(faer::kIsaAvx2));
   sup.Set("avx512f", faer::isa_supported(faer::kIsaAvx512));
   o.Set("supported", sup);
+  // Paths left out of this build (TENFERRO_NATIVE_ISA=host), and whether this CPU could run one.
+  Napi::Array not_built = Napi::Array::New(env);
+  bool runnable_not_built = false;
+  const char* names[] = {"portable", "avx2", "avx512f"};
+  for (int i = 0; i < faer::kIsaCount; ++i) {
+    const auto path = static_cast<faer::Isa>(i);
+    if (faer::isa_built(path)) continue;
+    not_built.Set(not_built.Length(), names[i]);
+    runnable_not_built = runnable_not_built || faer::isa_runs_here(path);
+  }
+  o.Set("notBuilt", not_built);
+  o.Set("runsNotBuilt", runnable_not_built);
   Napi::Object shapes = Napi::Object::New(env);
   shapes.Set("f32", shape(env, e.f32));
   shapes.Set("f64", shape(env, e.f64));

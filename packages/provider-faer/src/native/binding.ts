@@ -101,6 +101,10 @@ export interface NativeInfo {
   readonly isaId: number;
   readonly bestIsaId: number;
   readonly supported: { readonly portable: boolean; readonly avx2: boolean; readonly avx512f: boolean };
+  /** Paths left out of this binary (a source build with `TENFERRO_NATIVE_ISA=host`); empty for a full build. */
+  readonly notBuilt: readonly string[];
+  /** Whether this CPU could run a path left out of this binary (then it runs slower than it could). */
+  readonly runsNotBuilt: boolean;
   readonly kernel: { readonly f32: KernelShapeInfo; readonly f64: KernelShapeInfo };
   readonly blocking: { readonly f32: BlockingInfo; readonly f64: BlockingInfo };
   readonly cache: { readonly l1d: number; readonly l2: number; readonly l3: number; readonly fromSysfs: boolean };

@@ -67,7 +67,9 @@ extern const Engine kEngineScalar;
 extern const Engine kEngineAvx2;
 extern const Engine kEngineAvx512;
 
-bool isa_supported(Isa isa);
+bool isa_supported(Isa isa);  // built into this binary and runnable on this CPU
+bool isa_built(Isa isa);      // compiled in (binding.gyp: tenferro_avx512)
+bool isa_runs_here(Isa isa);  // this CPU (and OS) runs the instruction set
 Isa best_isa();
 const Engine& engine(Isa isa);
 

@@ -1,4 +1,4 @@
-// info(isa?: number): object | null -- the ISA path: { isa, isaId, bestIsaId, supported }.
+// info(isa?: number): object | null -- the ISA path: { isa, isaId, bestIsaId, supported, notBuilt, runsNotBuilt }.
 // `isa` is an ISA id (0 portable, 1 avx2, 2 avx512f), default the process's best; a path that
 // cannot run here gives null. Nothing throws.
 #include <napi.h>
@@ -27,6 +27,18 @@ Napi::Value info(const Napi::CallbackInfo& info) {
   s.Set("avx2", isa_supported(kIsaAvx2));
   s.Set("avx512f", isa_supported(kIsaAvx512));
   o.Set("supported", s);
+  // Paths left out of this build (TENFERRO_NATIVE_ISA=host), and whether this CPU could run one.
+  Napi::Array not_built = Napi::Array::New(env);
+  bool runnable_not_built = false;
+  const char* names[] = {"portable", "avx2", "avx512f"};
+  for (int i = 0; i <= static_cast<int>(kIsaAvx512); ++i) {
+    const auto path = static_cast<Isa>(i);
+    if (isa_built(path)) continue;
+    not_built.Set(not_built.Length(), names[i]);
+    runnable_not_built = runnable_not_built || isa_runs_here(path);
+  }
+  o.Set("notBuilt", not_built);
+  o.Set("runsNotBuilt", runnable_not_built);
   return o;
 }
 

@@ -50,6 +50,10 @@ export interface NativeInfo {
   readonly bestIsaId: number;
   /** Which paths this CPU can run. */
   readonly supported: { readonly portable: boolean; readonly avx2: boolean; readonly avx512f: boolean };
+  /** Paths left out of this binary (a source build with `TENFERRO_NATIVE_ISA=host`); empty for a full build. */
+  readonly notBuilt: readonly string[];
+  /** Whether this CPU could run a path left out of this binary (then it runs slower than it could). */
+  readonly runsNotBuilt: boolean;
 }
 
 export interface TprimsBinding {
