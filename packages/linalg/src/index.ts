@@ -3,7 +3,7 @@
  * addon loads on the first `status()` (main thread) or the first kernel task (each engine worker).
  */
 import type { ProviderPackageStatus } from '@tenferro/core';
-import { loadLinalg } from './native/load.js';
+import { loadLinalg, slowerPathWarning } from './native/load.js';
 
 export { linalg, Linalg } from './linalg.js';
 export type { LinalgCallRecord, LinalgRunOptions, LinalgTarget, LstsqResult } from './linalg.js';
@@ -32,6 +32,6 @@ export function status(): ProviderPackageStatus {
   // isa: the instruction set the kernels run with here (the best of those compiled in — generic,
   // avx2, avx512 — that the CPU supports; native/src/dispatch.cc).
   const details = { eigen: info.eigen, isa: info.isa, ...(info.notBuilt === '' ? {} : { isaNotBuilt: info.notBuilt }) };
-  const warnings = info.runsNotBuilt ? [`this CPU runs ${info.notBuilt}, which this build of the kernels left out (built with TENFERRO_NATIVE_ISA=host on another machine, or a sanitizer build): rebuild here for the faster kernels`] : [];
+  const warnings = info.runsNotBuilt ? [slowerPathWarning(info.notBuilt)] : [];
   return Object.freeze({ available: true, name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: Object.freeze(details), warnings, addonPath: addon.path });
 }

@@ -36,7 +36,7 @@ export function loadLinalg(): LinalgLoadStatus {
       const info = load.binding.info();
       // Never silently slow: an addon built elsewhere without a path this CPU runs says so, once per realm.
       if (info.runsNotBuilt) {
-        process.emitWarning(`tenferro linalg: the built-in kernels run a slower path than this CPU could: the addon was built without ${info.notBuilt} (TENFERRO_NATIVE_ISA=host on another machine); rebuild it here (npm rebuild @tenferro/linalg)`, {
+        process.emitWarning(`tenferro linalg: ${slowerPathWarning(info.notBuilt)}`, {
           type: 'TenferroWarning',
           code: 'TENFERRO_ISA_PATH_NOT_BUILT',
         });
@@ -53,4 +53,9 @@ function findAddon(): string {
   } catch {
     return join(dir, 'build', 'Release', 'tenferro_linalg.node');
   }
+}
+
+/** What a build without `notBuilt`, on a CPU that runs it, warns (once per realm, and in `status().warnings`). */
+export function slowerPathWarning(notBuilt: string): string {
+  return `the built-in kernels run a slower path than this CPU could: the addon was built without ${notBuilt} (TENFERRO_NATIVE_ISA=host on another machine, or a sanitizer build); rebuild it here (npm rebuild @tenferro/linalg)`;
 }
