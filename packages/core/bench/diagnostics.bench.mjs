@@ -13,6 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { collectGarbage } from './collect-garbage.mjs';
 
 if (typeof globalThis.gc !== 'function') {
   const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
@@ -44,7 +45,7 @@ async function load(root) {
 const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 
 async function perCall(fn) {
-  globalThis.gc();
+  await collectGarbage();
   const until = performance.now() + 150;
   for (let i = 0; i < 200 || performance.now() < until; i++) await fn();
   const t = new Array(calls);

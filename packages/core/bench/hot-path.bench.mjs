@@ -28,8 +28,8 @@ if (typeof globalThis.gc !== 'function') {
   const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(r.status ?? 1);
 }
-const collect = () => globalThis.gc();
 import { existsSync, readFileSync } from 'node:fs';
+import { collectGarbage } from './collect-garbage.mjs';
 import { fileURLToPath } from 'node:url';
 
 const avx512 = /\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
@@ -83,7 +83,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
  * polling has adapted to short waits — after a few hundred milliseconds of them.
  */
 async function perCall(fn, calls, warm = Math.min(200, calls)) {
-  collect();
+  await collectGarbage();
   const until = performance.now() + 150;
   for (let i = 0; i < warm || performance.now() < until; i++) await fn();
   const t = new Array(calls);
