@@ -9,7 +9,9 @@ import { types } from 'node:util';
 import {
   type CpuGemmProvider,
   type CpuGemmRequest,
+  type CpuExecutionContext,
   type CpuGroupedGemmRequest,
+  type CpuProviderOutcome,
   type CpuProviderExecutionCapabilities,
   CONTRACTION_DTYPES,
   type DType,
@@ -180,40 +182,45 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
   const minWork64 = config.parallelMinWork ?? defaultParallelMinWork(config.info.isaId, 8);
   /** Real multiply-adds below which a GEMM of `dtype` is one task. */
   const minWork = (dtype: DType | undefined): number => (single(dtype) ? minWork32 : minWork64);
+  const executed = (): CpuProviderOutcome => EXECUTED;
+  /** `gemm`'s body: every decline first, then one task, or one task per lane. */
+  const runGemm = (ctx: CpuExecutionContext, request: CpuGemmRequest): Promise<CpuProviderOutcome> => {
+    // Every number is checked before anything else: a malformed request is a typed error here
+    // and never reaches the addon (which checks the descriptor again itself).
+    validateGemmRequest('gemm', request);
+    const shape = shapes.get(request.dtype);
+    if (shape === undefined) return Promise.resolve(Unsupported.dtype(request.dtype));
+    if (request.batch.length > MAX_BATCH_RANK || (request.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Promise.resolve(Unsupported.of({ kind: 'stridedBatch' }));
+    const pool = ctx.workerPool();
+    const parts = planParts(request, pool?.size ?? 1, summedOrientation(request, shape), minWork(request.dtype));
+    // The execution's abort word, polled by the native GEMM at its block boundaries.
+    const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
+    const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
+    const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
+    if (pool === undefined || parts.length === 1) return ctx.run(kernel, task(parts[0]!)).then(executed);
+    // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
+    const chunks = summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
+    if (chunks === undefined) return pool.map(kernel, parts.map(task)).then(executed);
+    // Every lane gets the whole range and claims chunks through one shared counter.
+    const counter = new SharedArrayBuffer(4);
+    const whole: GemmPart = { m0: 0, m1: request.m, n0: 0, n1: request.n, b0: 0, b1: parts[0]!.b1 };
+    const chunked = (): KernelArgs =>
+      packGemmTask({ request, isa: config.isa, ...whole, chunk: { ...chunks, counter }, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
+    return pool.map(kernel, parts.map(chunked)).then(executed);
+  };
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
     executionCapabilities: () => FAER_CAPABILITIES,
     // Every decline (dtype) comes before a kernel is started.
     declaredSupport: () =>
       Object.freeze({ dtypes: CONTRACTION_DTYPES, stridedOperands: true, conjugation: true, overwritesOutput: true, declinesBeforeWriting: true, summedAxes: true }),
-    async gemm(ctx, request) {
-      // Every number is checked before anything else: a malformed request is a typed error here
-      // and never reaches the addon (which checks the descriptor again itself).
-      validateGemmRequest('gemm', request);
-      const shape = shapes.get(request.dtype);
-      if (shape === undefined) return Unsupported.dtype(request.dtype);
-      if (request.batch.length > MAX_BATCH_RANK || (request.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Unsupported.of({ kind: 'stridedBatch' });
-      const pool = ctx.workerPool();
-      const parts = planParts(request, pool?.size ?? 1, summedOrientation(request, shape), minWork(request.dtype));
-      // The execution's abort word, polled by the native GEMM at its block boundaries.
-      const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
-      const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
-      const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
-      // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
-      const chunks = pool === undefined || summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
-      if (pool === undefined || parts.length === 1) {
-        await ctx.run(kernel, task(parts[0]!));
-      } else if (chunks !== undefined) {
-        // Every lane gets the whole range and claims chunks through one shared counter.
-        const counter = new SharedArrayBuffer(4);
-        const whole: GemmPart = { m0: 0, m1: request.m, n0: 0, n1: request.n, b0: 0, b1: parts[0]!.b1 };
-        const chunked = (): KernelArgs =>
-          packGemmTask({ request, isa: config.isa, ...whole, chunk: { ...chunks, counter }, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
-        await pool.map(kernel, parts.map(chunked));
-      } else {
-        await pool.map(kernel, parts.map(task));
+    gemm(ctx, request) {
+      // Not `async`: a single-task GEMM (the common case at small sizes) is one `then` on its task.
+      try {
+        return runGemm(ctx, request);
+      } catch (e) {
+        return Promise.reject(e);
       }
-      return EXECUTED;
     },
     // A grouped GEMM (R110's provider-owned path) in one kernel task per lane instead of one task
     // (a worker round trip) per job: every job is checked first (a decline comes before any job

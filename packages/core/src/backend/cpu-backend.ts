@@ -901,10 +901,15 @@ export class CpuBackend {
    * await backend.close();
    * ```
    */
-  async install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>, options?: RunOptions): Promise<R> {
+  install<R>(fn: (ctx: CpuExecutionContext) => R | Promise<R>, options?: RunOptions): Promise<R> {
     const op = 'CpuBackend.install';
-    assertFunction(fn, op);
-    return this.#s.runner.run(op, 'sequential', (_entry, ctx) => fn(ctx), validateRunOptions(options, op));
+    // Not `async`: the execution's own promise is returned (a bad argument is a rejection all the same).
+    try {
+      assertFunction(fn, op);
+      return this.#s.runner.run(op, 'sequential', (_entry, ctx) => fn(ctx), validateRunOptions(options, op));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
   /**

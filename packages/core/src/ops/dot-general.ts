@@ -14,46 +14,64 @@ import { runDotGeneral } from './run-dot-general.js';
  * with the executing domain (R96). Validation (R102) and the GEMM's dispatch mode (R61, R62)
  * come before admission and allocation (R99).
  */
-export async function dotGeneral<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions, op: string): Promise<Tensor<D>> {
+export function dotGeneral<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions, op: string): Promise<Tensor<D>> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options);
   assertReadable(runner, [lhs, rhs], op, ['lhs', 'rhs']);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
-  const unpin = pin(lhs, rhs);
-  try {
-    return await runner.run(op, dispatch.mode('gemm'), (entry, ctx) =>
-      // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
-      freshOutput(
-        entry,
-        lhs.dtype,
-        spec.outShape,
-        op,
-        async (out) => void (await runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out)),
-        bundle.freshOutputsNeedNoZeroing,
-      ),
+  return pinned([lhs, rhs], () =>
+    runner.run(
+      op,
+      dispatch.mode('gemm'),
+      (entry, ctx) =>
+        // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
+        freshOutput(
+          entry,
+          lhs.dtype,
+          spec.outShape,
+          op,
+          (out) => runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out),
+          bundle.freshOutputsNeedNoZeroing,
+        ),
       spec.signal,
-    );
-  } finally {
-    unpin();
-  }
+    ),
+  );
 }
 
 /**
- * Hold the storage of `tensors` for the duration of an operation: a tensor disposed meanwhile
+ * Hold the storage of `tensors` while `run`'s operation runs: a tensor disposed meanwhile
  * invalidates at once, but its storage goes back to the pool only when the operation is done.
+ * Not `async`: one `then` per operation instead of an async frame and its await.
  */
-function pin(...tensors: Tensor[]): () => void {
+function pinned<R>(tensors: readonly Tensor[], run: () => Promise<R>): Promise<R> {
   const storages = tensors.map((t) => tensorInternals.storage(t));
   for (const s of storages) s.retain();
-  return () => {
+  const unpin = () => {
     for (const s of storages) s.release();
   };
+  let running: Promise<R>;
+  try {
+    running = run();
+  } catch (e) {
+    unpin();
+    throw e;
+  }
+  return running.then(
+    (value) => {
+      unpin();
+      return value;
+    },
+    (e: unknown) => {
+      unpin();
+      throw e;
+    },
+  );
 }
 
 /**
  * `out = alpha · dot_general(lhs, rhs) + beta · out` into a caller-owned output, which keeps its
  * metadata (R98); on any failure before the provider writes, `out` is byte-identical.
  */
-export async function dotGeneralInto<D extends DType>(
+export function dotGeneralInto<D extends DType>(
   runner: OperationRunner,
   bundle: CpuProviderBundle,
   out: Tensor<D>,
@@ -66,18 +84,17 @@ export async function dotGeneralInto<D extends DType>(
   const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
   assertReadable(runner, [lhs, rhs, out], op, ['lhs', 'rhs', 'out']);
   const dispatch = new ProviderDispatch(bundle, runner.domain, op);
-  const unpin = pin(lhs, rhs, out);
-  try {
-    await runner.run(
+  return pinned([lhs, rhs, out], () =>
+    runner.run(
       op,
       dispatch.mode('gemm'),
-      (entry, ctx) => runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting, analysisCache: runner.analysisCache }, spec, tensorInternals.descriptor(out)),
+      (entry, ctx) =>
+        runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting, analysisCache: runner.analysisCache }, spec, tensorInternals.descriptor(out)).then(
+          () => out,
+        ),
       spec.signal,
-    );
-  } finally {
-    unpin();
-  }
-  return out;
+    ),
+  );
 }
 
 const MATMUL_DIMS: DotGeneralDims = Object.freeze({ contracting: Object.freeze([Object.freeze([1]), Object.freeze([0])]) as DotGeneralDims['contracting'] });

@@ -1,10 +1,10 @@
-import { AllocationDomainHome, allocateFromDomain, releaseQuietly } from '../buffer/allocation-domain.js';
+import { AllocationDomainHome, type SharedTensorAllocationDomain, allocateFromDomain, releaseQuietly } from '../buffer/allocation-domain.js';
 import { DTYPE_INFO, type DType } from '../tensor/dtype.js';
 import { denseStrides, elementCount } from '../tensor/layout.js';
 import { type Tensor, tensorInternals } from '../tensor/tensor.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
-import type { BufferPool } from '../buffer/buffer-pool.js';
+import type { BufferLoan, BufferPool } from '../buffer/buffer-pool.js';
 import { collectionMayReturnStorage } from '../tensor/tensor-storage.js';
 
 /**
@@ -68,38 +68,71 @@ export function freshTensor<D extends DType>(entry: CpuOperationEntry, dtype: D,
  * goes back to the pool. A handle with an allocation domain (R2) takes the storage from the
  * domain instead, and gives it back to the domain on failure and when its last tensor goes.
  */
-export async function freshOutput<D extends DType>(
+export function freshOutput<D extends DType>(
   entry: CpuOperationEntry,
   dtype: D,
   shape: readonly number[],
   op: string,
-  fill: (out: TensorDescriptor) => Promise<void>,
+  fill: (out: TensorDescriptor) => Promise<unknown>,
   overwritten: boolean,
 ): Promise<Tensor<D>> {
   const domain = entry.allocationDomain;
-  if (domain !== undefined) {
-    const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
-    const buffer = allocateFromDomain(domain, bytes, op);
-    if (!overwritten) new Uint8Array(buffer, 0, bytes).fill(0);
-    try {
-      await fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer }));
-    } catch (e) {
-      releaseQuietly(domain, buffer);
-      throw e;
-    }
-    return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), { cpuAffinity: entry.engine.domain.id });
-  }
+  if (domain !== undefined) return freshFromDomain(entry, domain, dtype, shape, op, fill, overwritten);
   const buffers = entry.engine.bufferPool;
-  const length = elementCount(shape, op);
-  if (wantsTurn(buffers, dtype, length)) await turn();
-  const loan = buffers.acquire(dtype, length, { zeroed: !overwritten, op });
+  let length: number;
   try {
-    await fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer: loan.buffer }));
+    length = elementCount(shape, op);
   } catch (e) {
-    buffers.release(loan);
+    return Promise.reject(e);
+  }
+  // Not `async` (one `then` per operation instead of an async frame and its awaits).
+  const run = (): Promise<Tensor<D>> => {
+    let loan: BufferLoan;
+    let filling: Promise<unknown>;
+    try {
+      loan = buffers.acquire(dtype, length, { zeroed: !overwritten, op });
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    try {
+      filling = fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer: loan.buffer }));
+    } catch (e) {
+      buffers.release(loan);
+      return Promise.reject(e);
+    }
+    return filling.then(
+      () => {
+        // The storage now belongs to the tensor; it comes back when its last tensor is disposed or collected.
+        buffers.detach(loan);
+        return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id });
+      },
+      (e: unknown) => {
+        buffers.release(loan);
+        throw e;
+      },
+    );
+  };
+  return wantsTurn(buffers, dtype, length) ? turn().then(run) : run();
+}
+
+/** {@link freshOutput} from a handle's allocation domain (R2). */
+async function freshFromDomain<D extends DType>(
+  entry: CpuOperationEntry,
+  domain: SharedTensorAllocationDomain,
+  dtype: D,
+  shape: readonly number[],
+  op: string,
+  fill: (out: TensorDescriptor) => Promise<unknown>,
+  overwritten: boolean,
+): Promise<Tensor<D>> {
+  const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
+  const buffer = allocateFromDomain(domain, bytes, op);
+  if (!overwritten) new Uint8Array(buffer, 0, bytes).fill(0);
+  try {
+    await fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer }));
+  } catch (e) {
+    releaseQuietly(domain, buffer);
     throw e;
   }
-  // The storage now belongs to the tensor; it comes back when its last tensor is disposed or collected.
-  buffers.detach(loan);
-  return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id });
+  return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), { cpuAffinity: entry.engine.domain.id });
 }

@@ -49,48 +49,89 @@ export interface DotGeneralTrace {
  * admits the GEMM (see `keptOperand`), that operand is used as it is and only the other one is
  * materialised. Everything else is terminal.
  */
-export async function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): Promise<DotGeneralTrace> {
-  const { bundle, op } = run.dispatch;
-  if (out.shape.some((e) => e === 0)) return { path: 'empty', gemmCalls: 0 };
-  const untouched = run.guardOutput === true ? fingerprint(out) : undefined;
-  /** A decline must leave the caller's output as it was (R106); a provider that wrote first broke its contract. */
-  const checkDecline = (slot: ProviderSlot) => {
-    if (untouched !== undefined && fingerprint(out) !== untouched) {
-      throw new TenferroError('ProviderContractViolation', `the ${slot} provider wrote the output and then declined`, { op, detail: { slot } });
+export function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): Promise<DotGeneralTrace> {
+  if (out.shape.some((e) => e === 0)) return Promise.resolve(EMPTY_TRACE);
+  let checkDecline: DeclineCheck;
+  try {
+    checkDecline = declineCheck(run, out);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  if (run.dispatch.bundle.generalContraction !== undefined) return viaGeneral(run, spec, out, checkDecline);
+  return planned(run, spec, out, checkDecline);
+}
+
+/** Throws when a provider of `slot` declined after writing the caller's output. */
+type DeclineCheck = (slot: ProviderSlot) => void;
+
+const NO_CHECK: DeclineCheck = () => undefined;
+const EMPTY_TRACE: DotGeneralTrace = Object.freeze({ path: 'empty', gemmCalls: 0 });
+const DIRECT_TRACE: DotGeneralTrace = Object.freeze({ path: 'direct', gemmCalls: 1 });
+
+/** A decline must leave the caller's output as it was (R106); a provider that wrote first broke its contract. */
+function declineCheck(run: DotGeneralRun, out: TensorDescriptor): DeclineCheck {
+  if (run.guardOutput !== true) return NO_CHECK;
+  const untouched = fingerprint(out);
+  return (slot) => {
+    if (fingerprint(out) !== untouched) {
+      throw new TenferroError('ProviderContractViolation', `the ${slot} provider wrote the output and then declined`, { op: run.dispatch.op, detail: { slot } });
     }
   };
+}
 
-  if (bundle.generalContraction !== undefined) {
-    const general = bundle.generalContraction;
-    const outcome = await run.dispatch.call(run.entry, run.ctx, 'generalContraction', (ctx) =>
-      general.dotGeneral(ctx, {
-        lhs: tensorInternals.descriptor(spec.lhs),
-        rhs: tensorInternals.descriptor(spec.rhs),
-        out,
-        contracting: [spec.lhsContracting, spec.rhsContracting],
-        batch: [spec.lhsBatch, spec.rhsBatch],
-        conjLhs: spec.conjLhs,
-        conjRhs: spec.conjRhs,
-        alpha: spec.alpha,
-        beta: spec.beta,
-      }),
-      contractionFacts,
-      { spec, out },
-    );
-    if (outcome.executed) return { path: 'general', gemmCalls: 0 };
-    checkDecline('generalContraction');
-    if (bundle.generalPolicy === 'required') throw terminal(op, 'generalContraction', outcome.reason);
+/** The general-contraction provider first; its decline falls back to the GEMM plans unless it is required. */
+async function viaGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, checkDecline: DeclineCheck): Promise<DotGeneralTrace> {
+  const { bundle, op } = run.dispatch;
+  const general = bundle.generalContraction!;
+  const outcome = await run.dispatch.call(run.entry, run.ctx, 'generalContraction', (ctx) =>
+    general.dotGeneral(ctx, {
+      lhs: tensorInternals.descriptor(spec.lhs),
+      rhs: tensorInternals.descriptor(spec.rhs),
+      out,
+      contracting: [spec.lhsContracting, spec.rhsContracting],
+      batch: [spec.lhsBatch, spec.rhsBatch],
+      conjLhs: spec.conjLhs,
+      conjRhs: spec.conjRhs,
+      alpha: spec.alpha,
+      beta: spec.beta,
+    }),
+    contractionFacts,
+    { spec, out },
+  );
+  if (outcome.executed) return { path: 'general', gemmCalls: 0 };
+  checkDecline('generalContraction');
+  if (bundle.generalPolicy === 'required') throw terminal(op, 'generalContraction', outcome.reason);
+  return planned(run, spec, out, checkDecline);
+}
+
+/**
+ * The direct GEMM plan when the layouts admit one — the common case, without an async frame of
+ * its own (one `then`) — then the summed and canonical plans.
+ */
+function planned(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, checkDecline: DeclineCheck): Promise<DotGeneralTrace> {
+  let analysis: GemmAnalysis;
+  let direct: Promise<CpuProviderOutcome> | undefined;
+  try {
+    analysis = analyse(run, spec, out);
+    if (analysis.direct !== undefined) {
+      direct = gemm(run, request(spec, analysis.direct, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
+    }
+  } catch (e) {
+    return Promise.reject(e);
   }
-
-  const analysis = analyse(run, spec, out);
-  let gemmCalls = 0;
-  if (analysis.direct !== undefined) {
-    gemmCalls++;
-    const outcome = await gemm(run, request(spec, analysis.direct, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
-    if (outcome.executed) return { path: 'direct', gemmCalls };
+  if (direct === undefined) return fallbacks(run, spec, out, analysis, 0, checkDecline);
+  return direct.then((outcome) => {
+    if (outcome.executed) return DIRECT_TRACE;
     checkDecline('gemm');
-    if (!isRetryable(outcome.reason)) throw terminal(op, 'gemm', outcome.reason);
-  }
+    if (!isRetryable(outcome.reason)) throw terminal(run.dispatch.op, 'gemm', outcome.reason);
+    return fallbacks(run, spec, out, analysis, 1, checkDecline);
+  });
+}
+
+/** What follows a missing or declined direct plan: R105's summed plan, then the canonical copy. */
+async function fallbacks(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, analysis: GemmAnalysis, calls: number, checkDecline: DeclineCheck): Promise<DotGeneralTrace> {
+  const { bundle, op } = run.dispatch;
+  let gemmCalls = calls;
   // R105's summed plan: no direct plan, both operands as they are, the contracting pairs that
   // do not fuse summed by a GEMM provider that declares it — when the cost model prefers it to a
   // copy. A decline of it (of any reason) falls back to the copy below, warned once per provider.

@@ -11,6 +11,7 @@ import { onAbort, waitForTurn } from '../../util/abort-listeners.js';
 import type { GemmAnalysisCache } from '../../contraction/gemm-analysis-cache.js';
 import type { SharedTensorAllocationDomain } from '../../buffer/allocation-domain.js';
 import type { Coordinator } from '../engine/coordinator.js';
+import type { CpuEngine } from '../engine/cpu-engine.js';
 import type { DomainPlan } from '../placement.js';
 import { type ExecutionFrame, type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame, withFrame } from './execution-frame.js';
 import { CpuOperationEntry } from './operation-entry.js';
@@ -64,64 +65,144 @@ export interface OperationRunner {
  * close), and the permit released on every exit, never before the execution's kernel tasks have
  * settled. `signal` aborts the wait (`AdmissionAborted`) and the execution (`ExecutionAborted`).
  */
-export async function admit<R>(
+export function admit<R>(
   target: AdmissionTarget,
   op: string,
   body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>,
   signal?: AbortSignal,
 ): Promise<R> {
-  if (signal?.aborted) throw admissionAborted(op, signal);
+  if (signal?.aborted) return Promise.reject(admissionAborted(op, signal));
   const frame = currentFrame();
-  if (frame?.scope !== undefined) {
-    const scope = await borrowScope(frame.scope, target, op, signal);
-    try {
-      // The operation's own body runs without the scope: a call from inside it is a re-entry.
-      return await runInFrame({ owner: frame.owner, live: true, scope: undefined }, () => body(scope.entry, true));
-    } finally {
-      returnScope(scope);
-    }
-  }
-  assertNotReentered(op);
+  if (frame?.scope !== undefined) return admitScoped(frame, frame.scope, target, op, body, signal);
   const c = target.coordinator;
-  c.assertOpen(op);
-  const engine = c.builtEngine(target.plan) ?? (await c.engine(target.plan, op));
+  let engine: CpuEngine | undefined;
+  try {
+    assertNotReentered(op);
+    c.assertOpen(op);
+    engine = c.builtEngine(target.plan);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  if (engine !== undefined) return admitOn(engine, target, op, body, signal);
+  return (async () => admitOn(await c.engine(target.plan, op), target, op, body, signal))();
+}
+
+/** `execution_admission` inside a live execution scope: its entry, lent in call order. */
+async function admitScoped<R>(
+  frame: ExecutionFrame,
+  scopeRecord: ScopeRecord,
+  target: AdmissionTarget,
+  op: string,
+  body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>,
+  signal: AbortSignal | undefined,
+): Promise<R> {
+  const scope = await borrowScope(scopeRecord, target, op, signal);
+  try {
+    // The operation's own body runs without the scope: a call from inside it is a re-entry.
+    return await runInFrame({ owner: frame.owner, live: true, scope: undefined }, () => body(scope.entry, true));
+  } finally {
+    returnScope(scope);
+  }
+}
+
+/**
+ * Admission on a built engine, in a fresh execution frame. The frame ends (`live = false`) when
+ * the execution settles. A permit granted at once, with nobody timing admissions, costs no promise
+ * of its own: the frame's only promise is the supervised execution's (every promise on this path
+ * is paid per operation, and more so while AsyncLocalStorage's hooks are on).
+ */
+function admitOn<R>(
+  engine: CpuEngine,
+  target: AdmissionTarget,
+  op: string,
+  body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>,
+  signal: AbortSignal | undefined,
+): Promise<R> {
+  const c = target.coordinator;
   const owner = newExecutionOwner();
   const request = target.plan.request;
   const own: ExecutionFrame = { owner, live: true, scope: undefined };
-  // One async frame for the whole execution (admission, supervision, release): every promise
-  // on this path is paid per operation, and more so while AsyncLocalStorage's hooks are on.
-  return await withFrame(own, async () => {
-    try {
-      if (request === undefined) {
-        const t0 = admissionStart();
-        await timedAdmission(t0, engine.claim(owner, signal, op), owner, target, op, undefined);
-        const entry = enterAdmitted(c, op, () => engine.release(owner), () => new CpuOperationEntry(engine, undefined, owner, target.allocationDomain));
-        return await supervise(c, entry, op, signal, () => body(entry, false), () => engine.release(owner));
-      }
-      let permit: Permit;
+  const endFrame = () => {
+    own.live = false;
+  };
+  return withFrame(own, () => {
+    if (request !== undefined) {
+      const t0 = admissionStart();
+      let got: Permit | Promise<Permit>;
       try {
-        const t0 = admissionStart();
-        const got = admitOrWait(c.arbiter, request, { owner, signal });
-        // Admitted at once and nobody timing: no promise on the uncontended path (R33).
-        permit = got instanceof Permit && t0 === undefined ? got : await timedAdmission(t0, Promise.resolve(got), owner, target, op, request);
+        got = admitOrWait(c.arbiter, request, { owner, signal });
       } catch (e) {
-        throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
+        endFrame();
+        return Promise.reject(rephraseAborted(e, op, signal));
       }
-      const entry = enterAdmitted(c, op, () => permit.release(), () => new CpuOperationEntry(engine, permit, owner, target.allocationDomain));
-      return await supervise(c, entry, op, signal, () => body(entry, false), () => permit.release());
-    } finally {
-      own.live = false;
+      // Admitted at once and nobody timing: no promise on the uncontended path (R33).
+      if (got instanceof Permit && t0 === undefined) return enterPermitted(c, engine, got, target, owner, op, body, signal, endFrame);
+      return timedAdmission(t0, Promise.resolve(got), owner, target, op, request).then(
+        (permit) => enterPermitted(c, engine, permit, target, owner, op, body, signal, endFrame),
+        (e: unknown) => {
+          endFrame();
+          throw rephraseAborted(e, op, signal);
+        },
+      );
     }
+    // A caller-managed domain: its guard is claimed (R35, R43).
+    const t0 = admissionStart();
+    let claimed: Promise<void>;
+    try {
+      claimed = engine.claim(owner, signal, op);
+    } catch (e) {
+      endFrame();
+      return Promise.reject(e);
+    }
+    return timedAdmission(t0, claimed, owner, target, op, undefined).then(
+      () => {
+        const release = () => engine.release(owner);
+        const entry = enterAdmitted(c, op, release, () => new CpuOperationEntry(engine, undefined, owner, target.allocationDomain), endFrame);
+        return supervise(c, entry, op, signal, () => body(entry, false), release, endFrame);
+      },
+      (e: unknown) => {
+        endFrame();
+        throw e;
+      },
+    );
   });
 }
 
+/** Enter and supervise an execution admitted with `permit`; a failure to enter releases it. */
+function enterPermitted<R>(
+  c: Coordinator,
+  engine: CpuEngine,
+  permit: Permit,
+  target: AdmissionTarget,
+  owner: ExecutionOwner,
+  op: string,
+  body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>,
+  signal: AbortSignal | undefined,
+  endFrame: () => void,
+): Promise<R> {
+  const release = () => permit.release();
+  let entry: CpuOperationEntry;
+  try {
+    entry = enterAdmitted(c, op, release, () => new CpuOperationEntry(engine, permit, owner, target.allocationDomain), endFrame);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  return supervise(c, entry, op, signal, () => body(entry, false), release, endFrame);
+}
+
+/** `AdmissionAborted` of the arbiter, rephrased for `op`. */
+function rephraseAborted(e: unknown, op: string, signal: AbortSignal | undefined): unknown {
+  return TenferroError.is(e, 'AdmissionAborted') && signal !== undefined ? admissionAborted(op, signal) : e;
+}
+
 /** The entry of an admitted execution; if the backend closed meanwhile, `release` first and throw. */
-function enterAdmitted(c: Coordinator, op: string, release: () => void, entry: () => CpuOperationEntry): CpuOperationEntry {
+function enterAdmitted(c: Coordinator, op: string, release: () => void, entry: () => CpuOperationEntry, endFrame: () => void): CpuOperationEntry {
   try {
     c.assertOpen(op);
     return entry();
   } catch (e) {
     release();
+    endFrame();
     throw e;
   }
 }
@@ -200,6 +281,7 @@ function supervise<R>(
   signal: AbortSignal | undefined,
   run: () => Promise<R>,
   release: () => void,
+  onSettled?: () => void,
 ): Promise<R> {
   // One promise settled by whichever comes first — the operation, or its stop (an abort once the
   // running tasks have settled; a close at once) — instead of a race over a second promise.
@@ -221,6 +303,7 @@ function supervise<R>(
     const settle = (ok: boolean, value: R | undefined, error: unknown) => {
       if (settled) return;
       settled = true;
+      onSettled?.();
       unsubscribeAbort?.();
       unsubscribeClose?.();
       if (stopped === 'aborted') {
