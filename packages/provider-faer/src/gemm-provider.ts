@@ -21,6 +21,7 @@ import {
   Unsupported,
   validateGemmRequest,
 } from '@tenferro/core';
+import { freshChunkCounter } from './chunk-counter.js';
 import { type FaerGemmGroupPayload, type FaerGemmTask, packGemmGroupTask, packGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
 import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK, defaultParallelMinWork } from './options.js';
@@ -202,7 +203,7 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     const chunks = summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
     if (chunks === undefined) return pool.map(kernel, parts.map(task)).then(executed);
     // Every lane gets the whole range and claims chunks through one shared counter.
-    const counter = new SharedArrayBuffer(4);
+    const counter = freshChunkCounter();
     const whole: GemmPart = { m0: 0, m1: request.m, n0: 0, n1: request.n, b0: 0, b1: parts[0]!.b1 };
     const chunked = (): KernelArgs =>
       packGemmTask({ request, isa: config.isa, ...whole, chunk: { ...chunks, counter }, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);

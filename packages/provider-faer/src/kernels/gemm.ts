@@ -30,7 +30,7 @@ export interface FaerGemmTask {
    * Dynamic chunks shared by the lanes of a split (every lane gets the same range): chunk
    * `counter++` of `size` rows (`axis` 0) or columns (1), until the range is used up.
    */
-  readonly chunk?: { readonly axis: 0 | 1; readonly size: number; readonly counter: SharedArrayBuffer };
+  readonly chunk?: { readonly axis: 0 | 1; readonly size: number; readonly counter: { readonly buffer: SharedArrayBuffer; readonly byteOffset: number } };
 }
 
 const STATUS_TEXT: Readonly<Record<Exclude<GemmStatusName, 'Ok'>, string>> = {
@@ -133,15 +133,17 @@ function fillDescriptor(task: FaerGemmTask, d: Float64Array): Float64Array {
 
 /**
  * Words of a packed task before the descriptor: the abort word's byte offset in buffer 3 (-1:
- * none), the chunk counter's buffer index (-1: no chunks), the chunk axis and size.
+ * none), the chunk counter's buffer index (-1: no chunks), the chunk axis and size, and the
+ * counter's byte offset in its buffer.
  */
 const ABORT_OFFSET = 0;
 const COUNTER_BUFFER = 1;
 const CHUNK_AXIS = 2;
 const CHUNK_SIZE = 3;
-const DESC_AT = 4;
+const COUNTER_OFFSET = 4;
+const DESC_AT = 5;
 
-/** The packed kernel arguments of `task`: `[abort offset, counter buffer, chunk axis, chunk size, descriptor…]` and `[A, B, C, abort buffer?, counter buffer?]`. */
+/** The packed kernel arguments of `task`: `[abort offset, counter buffer, chunk axis, chunk size, counter offset, descriptor…]` and `[A, B, C, abort buffer?, counter buffer?]`. */
 export function packGemmTask(task: FaerGemmTask): KernelArgs {
   const words = new Float64Array(DESC_AT + descriptorLength(task.request));
   words[ABORT_OFFSET] = task.abort === undefined ? -1 : task.abort.byteOffset;
@@ -154,7 +156,8 @@ export function packGemmTask(task: FaerGemmTask): KernelArgs {
     words[COUNTER_BUFFER] = buffers.length;
     words[CHUNK_AXIS] = task.chunk.axis;
     words[CHUNK_SIZE] = task.chunk.size;
-    buffers.push(task.chunk.counter);
+    words[COUNTER_OFFSET] = task.chunk.counter.byteOffset;
+    buffers.push(task.chunk.counter.buffer);
   }
   return kernelArgs(words, buffers);
 }
@@ -182,7 +185,7 @@ export function faerGemm(args: KernelArgs): void {
   const code =
     counter === undefined
       ? status.binding.gemm(words.subarray(DESC_AT), a, b, c, abort)
-      : status.binding.gemm(words.subarray(DESC_AT), a, b, c, abort, new Int32Array(counter, 0, 1), words[CHUNK_AXIS] as 0 | 1, words[CHUNK_SIZE]!);
+      : status.binding.gemm(words.subarray(DESC_AT), a, b, c, abort, new Int32Array(counter, words[COUNTER_OFFSET]!, 1), words[CHUNK_AXIS] as 0 | 1, words[CHUNK_SIZE]!);
   if (code !== GemmStatus.Ok) throw refusal(code);
 }
 
