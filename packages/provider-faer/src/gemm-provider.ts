@@ -202,12 +202,12 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
     const chunks = summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
     if (chunks === undefined) return pool.map(kernel, parts.map(task)).then(executed);
-    // Every lane gets the whole range and claims chunks through one shared counter.
+    // Every lane gets the whole range and claims chunks through one shared counter: one task,
+    // packed once, for every lane (each worker copies the words into its own argument area).
     const counter = freshChunkCounter();
     const whole: GemmPart = { m0: 0, m1: request.m, n0: 0, n1: request.n, b0: 0, b1: parts[0]!.b1 };
-    const chunked = (): KernelArgs =>
-      packGemmTask({ request, isa: config.isa, ...whole, chunk: { ...chunks, counter }, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
-    return pool.map(kernel, parts.map(chunked)).then(executed);
+    const chunked = packGemmTask({ request, isa: config.isa, ...whole, chunk: { ...chunks, counter }, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
+    return pool.map(kernel, parts.map(() => chunked)).then(executed);
   };
   const provider: CpuGemmProvider = {
     name: `tenferro faer GEMM (${config.info.isa})`,
