@@ -5,7 +5,7 @@
 //
 // Three parts, each measured in interleaved rounds (every contender once per round, the median of
 // per-round medians reported), anchors measured in the same run:
-//  1. Per-call breakdown at n = 64 on a 1-thread faer backend: the C call (`cblas_?gemm` in a C
+//  1. Per-call breakdown at n = 64 on a 1-thread faer backend (with the promises each call creates): the C call (`cblas_?gemm` in a C
 //     program), the native kernel called directly, an empty execution, validation, planning, the
 //     provider's own work, then `matmul` with a fresh output handed back with `dispose()`, the plain
 //     loop that drops its outputs, and `dotGeneralInto` a reused output; goal 1 is checked.
@@ -20,6 +20,7 @@
 // kernels; OpenBLAS 0.3.21 picks a slower one on these VMs, and this machine's environment may
 // preset OPENBLAS_CORETYPE=Haswell), else the environment's. The anchor and the blas provider run
 // with the same one, and the bench prints it.
+import { createHook } from 'node:async_hooks';
 import { execFileSync, spawnSync } from 'node:child_process';
 
 // Contenders are isolated by a collection before each one (a loop that drops its outputs leaves
@@ -93,6 +94,24 @@ async function perCall(fn, calls, warm = Math.min(200, calls)) {
     t[i] = Number(process.hrtime.bigint() - t0) / 1e3;
   }
   return median(t);
+}
+
+/** Promises `fn` creates per call, counted by an async_hooks init hook over 200 warm calls. */
+async function promisesPerCall(fn) {
+  for (let i = 0; i < 50; i++) await fn();
+  let count = 0;
+  const hook = createHook({
+    init(_id, type) {
+      if (type === 'PROMISE') count++;
+    },
+  });
+  hook.enable();
+  try {
+    for (let i = 0; i < 200; i++) await fn();
+  } finally {
+    hook.disable();
+  }
+  return count / 200 - 1; // the loop's own await of each call
 }
 
 /** The anchor's median µs per rep. */
@@ -187,6 +206,9 @@ async function breakdown() {
     m.goal1 = m.matmulDispose <= m.budget;
     m.hopAndEntry = m.emptyExecution - m.admission;
     m.unexplained = m.matmulDispose - (m.validation + m.planning + m.emptyExecution + m.provider + m.native);
+    // Promises created per call (a task that outlasts the blocking poll adds those of the event-loop
+    // polling): each costs more while AsyncLocalStorage's hooks are on.
+    for (const [name, key] of [['emptyExecution', 'promisesEmpty'], ['matmulDispose', 'promisesMatmul'], ['into', 'promisesInto']]) m[key] = await promisesPerCall(parts[name]);
     results.breakdown[dtype] = m;
   }
   log('\n1. Per-call cost, n = 64, faer, 1 thread (median µs of interleaved rounds)');
@@ -204,6 +226,9 @@ async function breakdown() {
     ['dotGeneralInto, reused output', 'into'],
     ['onnxruntime-node MatMul', 'onnxruntime'],
     ['goal: empty + C + 3 µs', 'budget'],
+    ['promises per call: empty execution', 'promisesEmpty'],
+    ['promises per call: matmul + dispose', 'promisesMatmul'],
+    ['promises per call: dotGeneralInto', 'promisesInto'],
   ];
   log(`${'part'.padEnd(34)}${'f64'.padStart(9)}${'f32'.padStart(9)}`);
   for (const [label, k] of rows) {
