@@ -1,4 +1,4 @@
-import { AllocationDomainHome, type SharedTensorAllocationDomain, allocateFromDomain, releaseQuietly } from '../buffer/allocation-domain.js';
+import { AllocationDomainHome, allocateFromDomain, releaseQuietly } from '../buffer/allocation-domain.js';
 import { DTYPE_INFO, type DType } from '../tensor/dtype.js';
 import { denseStrides, elementCount } from '../tensor/layout.js';
 import { type Tensor, tensorInternals } from '../tensor/tensor.js';
@@ -77,7 +77,21 @@ export function freshOutput<D extends DType>(
   overwritten: boolean,
 ): Promise<Tensor<D>> {
   const domain = entry.allocationDomain;
-  if (domain !== undefined) return freshFromDomain(entry, domain, dtype, shape, op, fill, overwritten);
+  if (domain !== undefined) {
+    // The handle's allocation domain (R2): its storage, given back to it on failure.
+    return (async () => {
+      const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
+      const buffer = allocateFromDomain(domain, bytes, op);
+      if (!overwritten) new Uint8Array(buffer, 0, bytes).fill(0);
+      try {
+        await fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer }));
+      } catch (e) {
+        releaseQuietly(domain, buffer);
+        throw e;
+      }
+      return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), { cpuAffinity: entry.engine.domain.id });
+    })();
+  }
   const buffers = entry.engine.bufferPool;
   let length: number;
   try {
@@ -113,26 +127,4 @@ export function freshOutput<D extends DType>(
     );
   };
   return wantsTurn(buffers, dtype, length) ? turn().then(run) : run();
-}
-
-/** {@link freshOutput} from a handle's allocation domain (R2). */
-async function freshFromDomain<D extends DType>(
-  entry: CpuOperationEntry,
-  domain: SharedTensorAllocationDomain,
-  dtype: D,
-  shape: readonly number[],
-  op: string,
-  fill: (out: TensorDescriptor) => Promise<unknown>,
-  overwritten: boolean,
-): Promise<Tensor<D>> {
-  const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
-  const buffer = allocateFromDomain(domain, bytes, op);
-  if (!overwritten) new Uint8Array(buffer, 0, bytes).fill(0);
-  try {
-    await fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer }));
-  } catch (e) {
-    releaseQuietly(domain, buffer);
-    throw e;
-  }
-  return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), { cpuAffinity: entry.engine.domain.id });
 }

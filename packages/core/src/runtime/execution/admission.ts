@@ -136,9 +136,12 @@ function admitOn<R>(
         return Promise.reject(rephraseAborted(e, op, signal));
       }
       // Admitted at once and nobody timing: no promise on the uncontended path (R33).
-      if (got instanceof Permit && t0 === undefined) return enterPermitted(c, engine, got, target, owner, op, body, signal, endFrame);
+      if (got instanceof Permit && t0 === undefined) {
+        const permit = got;
+        return enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, endFrame);
+      }
       return timedAdmission(t0, Promise.resolve(got), owner, target, op, request).then(
-        (permit) => enterPermitted(c, engine, permit, target, owner, op, body, signal, endFrame),
+        (permit) => enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, endFrame),
         (e: unknown) => {
           endFrame();
           throw rephraseAborted(e, op, signal);
@@ -155,11 +158,7 @@ function admitOn<R>(
       return Promise.reject(e);
     }
     return timedAdmission(t0, claimed, owner, target, op, undefined).then(
-      () => {
-        const release = () => engine.release(owner);
-        const entry = enterAdmitted(c, op, release, () => new CpuOperationEntry(engine, undefined, owner, target.allocationDomain), endFrame);
-        return supervise(c, entry, op, signal, () => body(entry, false), release, endFrame);
-      },
+      () => enterSupervised(c, engine, undefined, () => engine.release(owner), target, owner, op, body, signal, endFrame),
       (e: unknown) => {
         endFrame();
         throw e;
@@ -168,11 +167,16 @@ function admitOn<R>(
   });
 }
 
-/** Enter and supervise an execution admitted with `permit`; a failure to enter releases it. */
-function enterPermitted<R>(
+/**
+ * Enter and supervise an admitted execution — under `permit`, or under the caller-managed guard
+ * (`permit` undefined) — `release` freeing either. If the backend closed meanwhile, `release`
+ * first and reject.
+ */
+function enterSupervised<R>(
   c: Coordinator,
   engine: CpuEngine,
-  permit: Permit,
+  permit: Permit | undefined,
+  release: () => void,
   target: AdmissionTarget,
   owner: ExecutionOwner,
   op: string,
@@ -180,11 +184,13 @@ function enterPermitted<R>(
   signal: AbortSignal | undefined,
   endFrame: () => void,
 ): Promise<R> {
-  const release = () => permit.release();
   let entry: CpuOperationEntry;
   try {
-    entry = enterAdmitted(c, op, release, () => new CpuOperationEntry(engine, permit, owner, target.allocationDomain), endFrame);
+    c.assertOpen(op);
+    entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
   } catch (e) {
+    release();
+    endFrame();
     return Promise.reject(e);
   }
   return supervise(c, entry, op, signal, () => body(entry, false), release, endFrame);
@@ -193,18 +199,6 @@ function enterPermitted<R>(
 /** `AdmissionAborted` of the arbiter, rephrased for `op`. */
 function rephraseAborted(e: unknown, op: string, signal: AbortSignal | undefined): unknown {
   return TenferroError.is(e, 'AdmissionAborted') && signal !== undefined ? admissionAborted(op, signal) : e;
-}
-
-/** The entry of an admitted execution; if the backend closed meanwhile, `release` first and throw. */
-function enterAdmitted(c: Coordinator, op: string, release: () => void, entry: () => CpuOperationEntry, endFrame: () => void): CpuOperationEntry {
-  try {
-    c.assertOpen(op);
-    return entry();
-  } catch (e) {
-    release();
-    endFrame();
-    throw e;
-  }
 }
 
 /** The permit when `arbiter` (one of tenferro's) admits `request` at once, else a promise of it; throws what `acquire` would reject with. */
@@ -220,7 +214,7 @@ async function acquirePermit(target: AdmissionTarget, request: ResourceRequest, 
   try {
     return await timedAdmission(t0, wait, owner, target, op, request);
   } catch (e) {
-    throw TenferroError.is(e, 'AdmissionAborted') ? admissionAborted(op, signal!) : e;
+    throw rephraseAborted(e, op, signal);
   }
 }
 
