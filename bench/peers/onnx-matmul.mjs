@@ -11,6 +11,17 @@ export function loadOrt() {
   }
 }
 
+/**
+ * Wait until onnxruntime's intra-op pool has gone idle after a block of runs: with 2 or more
+ * intra-op threads its pool thread keeps spinning for tens of milliseconds after the last `run`
+ * returned (per-thread CPU time from /proc on a 2-vCPU VM: ~40 ms of CPU in the first 50 ms, one
+ * tick in the next 50, none after), taking a CPU from whatever is measured next — at 2 threads the
+ * next contender ran at half speed. Benches call this after an ORT block, before another contender.
+ */
+export function settleOrt(ms = 150) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 const varint = (v) => {
   const out = [];
   let x = BigInt(v);

@@ -64,7 +64,7 @@ const faerDist = `${repo}packages/provider-faer/dist/index.js`;
 const blasDist = `${repo}packages/provider-blas/dist/index.js`;
 const faer = existsSync(faerDist) ? await import(faerDist) : undefined;
 const blas = existsSync(blasDist) ? await import(blasDist) : undefined;
-const { loadOrt, ortMatmul } = await import(`${repo}bench/peers/onnx-matmul.mjs`);
+const { loadOrt, ortMatmul, settleOrt } = await import(`${repo}bench/peers/onnx-matmul.mjs`);
 const ort = loadOrt();
 const { buildAnchor } = await import(`${repo}bench/anchor/build-anchor.mjs`);
 let anchorBin;
@@ -271,6 +271,8 @@ async function table() {
             // its steady state (at least 40 calls after 16), not its first allocations.
             const plain = name.endsWith('.drop') || name === 'onnxruntime';
             perRound[name].push(await perCall(fn, plain ? Math.max(calls, 40) : calls, plain ? Math.max(16, Math.min(calls, 20)) : Math.min(calls, 20)));
+            // Not beside ORT's still-spinning pool thread: the C anchor comes next (see settleOrt).
+            if (name === 'onnxruntime' && threads > 1) await settleOrt();
           }
           const c = anchorMicros(dtype, n, threads, calls);
           if (c !== undefined) perRound.c.push(c);
@@ -319,7 +321,10 @@ async function batched() {
       const calls = quick ? 20 : 60;
       const perRound = Object.fromEntries([...Object.keys(contenders), 'c'].map((k) => [k, []]));
       for (let r = 0; r < (quick ? 3 : 5); r++) {
-        for (const [name, fn] of Object.entries(contenders)) perRound[name].push((await perCall(fn, calls, 5)) / 1e3);
+        for (const [name, fn] of Object.entries(contenders)) {
+          perRound[name].push((await perCall(fn, calls, 5)) / 1e3);
+          if (name === 'onnxruntime' && threads > 1) await settleOrt();
+        }
         const c = anchorMicros('f64', n, threads, calls, count);
         if (c !== undefined) perRound.c.push(c / 1e3);
       }

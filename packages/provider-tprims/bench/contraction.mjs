@@ -70,6 +70,18 @@ async function contenders(threads) {
   return list;
 }
 
+/**
+ * Untimed calls of `run` for at least SETTLE_MS before a contender's timed block, so that each is
+ * measured in its own steady state rather than in what the previous contender left behind: any
+ * contender's first calls after a switch run cold (2–3× here, onnxruntime-node's as much as ours).
+ * After an ORT block the bench also waits for ORT's spinning pool thread (`settleOrt`): measured
+ * beside it, the contender after ORT ran at half speed on 2 threads (3.0 against 1.6 ms per call).
+ */
+const SETTLE_MS = 150;
+async function settle(run) {
+  for (const until = performance.now() + SETTLE_MS; performance.now() < until; ) await run();
+}
+
 const rows = [];
 for (const threads of [1, 2]) {
   const list = await contenders(threads);
@@ -81,11 +93,13 @@ for (const threads of [1, 2]) {
     const times = list.map(() => []);
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < list.length; k++) {
+        await settle(list[k].run);
         for (let i = 0; i < perRound; i++) {
           const t0 = process.hrtime.bigint();
           await list[k].run();
           times[k].push(Number(process.hrtime.bigint() - t0) / 1e6);
         }
+        if (list[k].name === 'ORT' && threads > 1) await peers.settleOrt();
       }
     }
     list.forEach((c, k) => {
