@@ -146,15 +146,25 @@ export function planChunks(
   return { axis, size };
 }
 
+/** Below this k a summed real request's items are thin: gathered into one K (native gemm.cc kGatherItemK). */
+const GATHER_ITEM_K = 64;
+/** ...when its block of C has at least this many elements (gemm.cc kGatherMinBlock). */
+const GATHER_MIN_BLOCK = 1024;
+
 /**
- * The partition granules of a summed real request as the native task runs it (gemm.cc
- * wants_rows_unit): when lhs's rows are not unit-stride and rhs's columns are, the kernels run
- * the transposed product (Cᵀ = Bᵀ·Aᵀ), so M splits on NR and N on MR. Anything else: `shape`.
+ * The partition granules of a summed real request as the native task runs it. Thin items into a
+ * large enough C (gemm.cc run_gather_task; judged on the whole of C) run as one GEMM that, like any,
+ * puts C's unit stride along M: with a row-major C the kernels run the transposed product
+ * (Cᵀ = Bᵀ·Aᵀ). Other items run one by one in the orientation of wants_rows_unit: transposed when
+ * lhs's rows are not unit-stride and rhs's columns are. Transposed, M splits on NR and N on MR.
+ * Anything else: `shape`.
  */
-export function summedOrientation(request: Pick<CpuGemmRequest, 'dtype' | 'lhs' | 'rhs' | 'summed'>, shape: PartitionShape): PartitionShape {
+export function summedOrientation(request: Pick<CpuGemmRequest, 'dtype' | 'm' | 'n' | 'k' | 'lhs' | 'rhs' | 'out' | 'summed'>, shape: PartitionShape): PartitionShape {
   const real = request.dtype === 'f32' || request.dtype === 'f64';
-  if (!real || summedCount(request) < 2 || request.lhs.rowStride === 1 || request.rhs.colStride !== 1) return shape;
-  return { mr: shape.nr, nr: shape.mr };
+  if (!real || summedCount(request) < 2) return shape;
+  const gathered = request.k < GATHER_ITEM_K && request.m * request.n >= GATHER_MIN_BLOCK;
+  const transposed = gathered ? request.out.rowStride !== 1 && request.out.colStride === 1 : request.lhs.rowStride !== 1 && request.rhs.colStride === 1;
+  return transposed ? { mr: shape.nr, nr: shape.mr } : shape;
 }
 
 const KERNEL_MODULE = './kernels/gemm.js';

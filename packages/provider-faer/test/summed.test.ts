@@ -1,4 +1,4 @@
-// Summed axes (CpuGemmRequest.summed; native/src/gemm.cc run_task and run_summed_block): random
+// Summed axes (CpuGemmRequest.summed; native/src/gemm.cc run_task: run_gather_task for real dtypes, items for complex): random
 // requests — any dtype, strides, batch, offsets, alpha and beta, one or two summed axes, an
 // empty sum — equal core's reference GEMM on budgets 1 and 2 (splits and dynamic chunks), and
 // nothing outside the output's reach is written; an addon descriptor with malformed summed
@@ -87,6 +87,35 @@ describe('summed axes', () => {
     );
   });
 
+  it('the tensor-network contraction C[i,l] = Σ A[i,j,k]·B[k,j,l] on row-major operands equals a direct sum, into column- and row-major outputs', async () => {
+    // Thin items (k = d < 64) into blocks of C of at least 1,024 elements on 1 and 2 lanes: one
+    // gathered K of d·d steps (several K blocks); A's (j, k) steps are affine, B's are not.
+    const d = 48;
+    const rand = seededRandom(0x7e45);
+    for (const dtype of ['f64', 'f32'] as const) {
+      const av = randomValues(rand, dtype, d ** 3) as number[];
+      const bv = randomValues(rand, dtype, d ** 3) as number[];
+      const rowMajor = (v: number[]) => Tensor.fromDescriptor({ dtype, shape: [d, d, d], strides: [d * d, d, 1], offset: 0, buffer: Tensor.fromArray(dtype, [d ** 3], v).buffer });
+      const want: number[] = [];
+      for (let l = 0; l < d; l++) {
+        for (let i = 0; i < d; i++) {
+          let s = 0;
+          for (let j = 0; j < d; j++) for (let k = 0; k < d; k++) s += av[i * d * d + j * d + k]! * bv[k * d * d + j * d + l]!;
+          want[l * d + i] = s; // column-major ('col')
+        }
+      }
+      for (const b of backends) {
+        const dims = { contracting: [[1, 2], [1, 0]] as [number[], number[]] };
+        const c = await b.dotGeneral(rowMajor(av), rowMajor(bv), dims);
+        expect(relativeError(Array.from(c.toTypedArray({ order: 'col' })), want)).toBeLessThanOrEqual(toleranceFor(dtype));
+        const out = Tensor.fromDescriptor({ dtype, shape: [d, d], strides: [d, 1], offset: 0, buffer: Tensor.zeros(dtype, [d * d]).buffer });
+        await b.dotGeneralInto(out, rowMajor(av), rowMajor(bv), dims);
+        expect(relativeError(Array.from(out.toTypedArray({ order: 'col' })), want)).toBeLessThanOrEqual(toleranceFor(dtype));
+        c.dispose();
+      }
+    }
+  });
+
   it('the addon refuses malformed summed words (count, extents, strides past the buffer) before writing', () => {
     const a = new Float64Array(64).fill(1);
     const c = new Float64Array(16).fill(7);
@@ -119,8 +148,9 @@ describe('summed axes', () => {
     const sab = new SharedArrayBuffer(8);
     const op = (rowStride: number, colStride: number): GemmOperand => ({ buffer: sab, offset: 0, rowStride, colStride, batchStrides: [] });
     const shape = { mr: 32, nr: 6 };
+    // A[i,j,k]·B[k,j,l] on row-major operands, k = 64 (items run one by one): lhs rows not
+    // unit-stride, rhs columns unit-stride — transposed whatever C's layout.
     const base = { dtype: 'f64' as const, m: 64, n: 64, k: 64, batch: [], out: op(1, 64), summed: { extents: [64], lhsStrides: [64], rhsStrides: [64] } };
-    // A[i,j,k]·B[k,j,l] on row-major operands: lhs rows not unit-stride, rhs columns unit-stride.
     const transposed = { ...base, lhs: op(4096, 1), rhs: op(4096, 1) };
     expect(summedOrientation(transposed, shape)).toEqual({ mr: 6, nr: 32 });
     expect(planParts(transposed, 2, summedOrientation(transposed, shape), 0).map((p) => [p.n0, p.n1])).toEqual([
@@ -133,6 +163,12 @@ describe('summed axes', () => {
       [0, 48, 0, 96],
       [48, 96, 0, 96],
     ]);
+    // Thin items (k = 16 into 64×64, gathered into one K): C's layout decides, as in any GEMM.
+    const thin = { ...transposed, k: 16 };
+    expect(summedOrientation({ ...thin, out: op(64, 1) }, shape)).toEqual({ mr: 6, nr: 32 });
+    expect(summedOrientation(thin, shape)).toEqual(shape);
+    // Thin items into a small C run one by one again: lhs and rhs decide.
+    expect(summedOrientation({ ...thin, m: 16, n: 16 }, shape)).toEqual({ mr: 6, nr: 32 });
     // Column-major lhs, or no summed axes, or a complex dtype: the kernel's own granules.
     expect(summedOrientation({ ...base, lhs: op(1, 64), rhs: op(4096, 1) }, shape)).toEqual(shape);
     expect(summedOrientation({ ...transposed, summed: undefined }, shape)).toEqual(shape);

@@ -56,6 +56,29 @@ struct RealGemm {
   const std::int32_t* abort;  // polled at block boundaries; null: never stops early
 };
 
+/**
+ * One real GEMM whose K index gathers: C = alpha*A*B + beta*C where step p of K reads column p of A
+ * at `a + ka[p]` (rows at stride rsa) and row p of B at `b + kb[p]` (columns at stride csb). A
+ * contraction with summed axes (CpuGemmRequest.summed) runs as one such GEMM over all its items'
+ * K steps (the GETT idea: pack straight from the tensors' strides, no copy and no per-item pass
+ * over C). A null table means the affine K stride `csa` (`rsb`) instead. k > 0; gemm.cc has
+ * bounds-checked every offset the tables and strides reach.
+ */
+template <class T>
+struct GatherGemm {
+  idx m, n, k;
+  const T* a;
+  idx rsa, csa;
+  const idx* ka;
+  const T* b;
+  idx rsb, csb;
+  const idx* kb;
+  T* c;
+  idx rsc, csc;
+  T alpha, beta;
+  const std::int32_t* abort;  // polled at block boundaries; null: never stops early
+};
+
 /** One complex GEMM over interleaved (re, im) pairs of T; strides in complex elements. */
 template <class T>
 struct ComplexGemm {
@@ -110,6 +133,9 @@ struct IsaEngine {
   int (*batch_f64)(const RealGemm<double>&, const BatchWalk&, const Blocking&);
   int (*batch_c64)(const ComplexGemm<float>&, const BatchWalk&, const Blocking&);
   int (*batch_c128)(const ComplexGemm<double>&, const BatchWalk&, const Blocking&);
+  // A real GEMM with a gathered K (GatherGemm): summed contractions in one pass.
+  int (*gather_f32)(const GatherGemm<float>&, const Blocking&);
+  int (*gather_f64)(const GatherGemm<double>&, const Blocking&);
   /** Single-thread FMA throughput over about `seconds` in GFLOP/s (0 if the path has no vector FMA). */
   double (*fma_peak)(double seconds);
 };

@@ -175,6 +175,59 @@ static void pack_b_real(idx kc, idx nc, const T* B, idx rs, idx cs, T* __restric
   }
 }
 
+// Gathered packing (GatherGemm): K step p of the block reads A's column at `A + ka[p]` (rows at
+// stride rs) and B's row at `B + kb[p]` (columns at stride cs); the tables start at the block's
+// first step. Same panels as pack_a_real / pack_b_real.
+template <class T>
+static void pack_a_gather(idx mc, idx kc, const T* A, idx rs, const idx* ka, T* __restrict dst) {
+  constexpr int MR = Cfg<T>::MR;
+  for (idx ir = 0; ir < mc; ir += MR) {
+    const idx mr = tmin<idx>(MR, mc - ir);
+    const T* a = A + ir * rs;
+    if (rs == 1 && mr == MR) {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = a + ka[p];
+#pragma GCC unroll 8
+        for (int i = 0; i < MR; ++i) dst[i] = s[i];
+        dst += MR;
+      }
+    } else {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = a + ka[p];
+        idx i = 0;
+        for (; i < mr; ++i) dst[i] = s[i * rs];
+        for (; i < MR; ++i) dst[i] = T(0);
+        dst += MR;
+      }
+    }
+  }
+}
+
+template <class T>
+static void pack_b_gather(idx kc, idx nc, const T* B, idx cs, const idx* kb, T* __restrict dst) {
+  constexpr int NR = Cfg<T>::NR;
+  for (idx jr = 0; jr < nc; jr += NR) {
+    const idx nr = tmin<idx>(NR, nc - jr);
+    const T* b = B + jr * cs;
+    if (cs == 1 && nr == NR) {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = b + kb[p];
+#pragma GCC unroll 32
+        for (int j = 0; j < NR; ++j) dst[j] = s[j];
+        dst += NR;
+      }
+    } else {
+      for (idx p = 0; p < kc; ++p) {
+        const T* s = b + kb[p];
+        idx j = 0;
+        for (; j < nr; ++j) dst[j] = s[j * cs];
+        for (; j < NR; ++j) dst[j] = T(0);
+        dst += NR;
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The blocked driver, generic over a policy that packs and stores.
 
@@ -227,29 +280,49 @@ static int drive(Policy& pol, idx M, idx N, idx K, const Blocking& bl, const std
   return kEngineDone;
 }
 
+// One register tile of a real product `g` (RealGemm or GatherGemm): rows [i, i+mr) and columns
+// [j, j+nr) of C from packed panels over kc steps; `first`: the first K block (beta applies).
+template <class T, class G>
+static inline void real_tile(const G& g, idx i, idx j, idx mr, idx nr, idx kc, const T* a, const T* b, bool first, T* tmp) {
+  constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
+  T* c = g.c + i * g.rsc + j * g.csc;
+  const bool overwrite = first && g.beta == T(0);
+  const T beta = first ? g.beta : T(1);
+  if (g.rsc == 1 && mr == MR && nr == NR) {
+    ukernel<T>(kc, a, b, c, g.csc, g.alpha, beta, overwrite ? StoreMode::Overwrite : StoreMode::Update);
+    return;
+  }
+  ukernel<T>(kc, a, b, tmp, MR, T(0), T(0), StoreMode::Tmp);
+  for (idx jj = 0; jj < nr; ++jj) {
+    for (idx ii = 0; ii < mr; ++ii) {
+      T* cp = c + ii * g.rsc + jj * g.csc;
+      const T v = g.alpha * tmp[jj * MR + ii];
+      *cp = overwrite ? v : v + beta * *cp;
+    }
+  }
+}
+
 template <class T>
 struct RealPolicy {
   const RealGemm<T>& g;
   void pack_a(idx ic, idx pc, idx mc, idx kc, T* dst) const { pack_a_real<T>(mc, kc, g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, dst); }
   void pack_b(idx pc, idx jc, idx kc, idx nc, T* dst) const { pack_b_real<T>(kc, nc, g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, dst); }
-  void tile(idx i, idx j, idx mr, idx nr, idx kc, const T* a, const T* b, bool first, T* tmp) const {
-    constexpr int MR = Cfg<T>::MR, NR = Cfg<T>::NR;
-    T* c = g.c + i * g.rsc + j * g.csc;
-    const bool overwrite = first && g.beta == T(0);
-    const T beta = first ? g.beta : T(1);
-    if (g.rsc == 1 && mr == MR && nr == NR) {
-      ukernel<T>(kc, a, b, c, g.csc, g.alpha, beta, overwrite ? StoreMode::Overwrite : StoreMode::Update);
-      return;
-    }
-    ukernel<T>(kc, a, b, tmp, MR, T(0), T(0), StoreMode::Tmp);
-    for (idx jj = 0; jj < nr; ++jj) {
-      for (idx ii = 0; ii < mr; ++ii) {
-        T* cp = c + ii * g.rsc + jj * g.csc;
-        const T v = g.alpha * tmp[jj * MR + ii];
-        *cp = overwrite ? v : v + beta * *cp;
-      }
-    }
+  void tile(idx i, idx j, idx mr, idx nr, idx kc, const T* a, const T* b, bool first, T* tmp) const { real_tile<T>(g, i, j, mr, nr, kc, a, b, first, tmp); }
+};
+
+// A GatherGemm's operands: through its tables, or (null table) its affine K stride like RealPolicy.
+template <class T>
+struct GatherPolicy {
+  const GatherGemm<T>& g;
+  void pack_a(idx ic, idx pc, idx mc, idx kc, T* dst) const {
+    if (g.ka == nullptr) return pack_a_real<T>(mc, kc, g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, dst);
+    pack_a_gather<T>(mc, kc, g.a + ic * g.rsa, g.rsa, g.ka + pc, dst);
   }
+  void pack_b(idx pc, idx jc, idx kc, idx nc, T* dst) const {
+    if (g.kb == nullptr) return pack_b_real<T>(kc, nc, g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, dst);
+    pack_b_gather<T>(kc, nc, g.b + jc * g.csb, g.csb, g.kb + pc, dst);
+  }
+  void tile(idx i, idx j, idx mr, idx nr, idx kc, const T* a, const T* b, bool first, T* tmp) const { real_tile<T>(g, i, j, mr, nr, kc, a, b, first, tmp); }
 };
 
 template <class T>
@@ -857,6 +930,51 @@ static int run_real(RealGemm<T> g, const Blocking& bl) {
   return drive<T>(pol, g.m, g.n, g.k, bl, g.abort);
 }
 
+// The K offset of step p of a GatherGemm operand: through its table, else the affine stride.
+static inline idx gather_k(const idx* table, idx stride, idx p) { return table != nullptr ? table[p] : p * stride; }
+
+// A GatherGemm too thin to pack (m < 4 or n < 2): dot products over the gathered K, summed in
+// blocks of kPollK steps between abort polls.
+template <class T>
+static int direct_gather(const GatherGemm<T>& g) {
+  for (idx j = 0; j < g.n; ++j) {
+    for (idx i = 0; i < g.m; ++i) {
+      const T* a = g.a + i * g.rsa;
+      const T* b = g.b + j * g.csb;
+      T acc = T(0);
+      for (idx p0 = 0; p0 < g.k; p0 += kPollK) {
+        if (abort_raised(g.abort)) return kEngineAborted;
+        const idx p1 = tmin(g.k, p0 + kPollK);
+        for (idx p = p0; p < p1; ++p) acc += a[gather_k(g.ka, g.csa, p)] * b[gather_k(g.kb, g.rsb, p)];
+      }
+      T* cp = g.c + i * g.rsc + j * g.csc;
+      *cp = g.beta == T(0) ? g.alpha * acc : g.alpha * acc + g.beta * *cp;
+    }
+  }
+  return kEngineDone;
+}
+
+// Cᵀ = Bᵀ·Aᵀ of a GatherGemm: the operands swap, each keeping its K table.
+template <class T>
+static GatherGemm<T> transposed_gather(const GatherGemm<T>& g) {
+  GatherGemm<T> t = g;
+  t.m = g.n, t.n = g.m;
+  t.a = g.b, t.rsa = g.csb, t.csa = g.rsb, t.ka = g.kb;
+  t.b = g.a, t.rsb = g.csa, t.csb = g.rsa, t.kb = g.ka;
+  t.rsc = g.csc, t.csc = g.rsc;
+  return t;
+}
+
+template <class T>
+static int run_gather(GatherGemm<T> g, const Blocking& bl) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return kEngineDone;  // gemm.cc sends k = 0 to run_real
+  // Put C's unit stride (if any) along M, as run_real does.
+  if (g.rsc != 1 && g.csc == 1) g = transposed_gather(g);
+  if (g.m < 4 || g.n < 2) return direct_gather<T>(g);
+  GatherPolicy<T> pol{g};
+  return drive<T>(pol, g.m, g.n, g.k, bl, g.abort);
+}
+
 template <class T>
 static int run_complex(ComplexGemm<T> g, const Blocking& bl) {
   if (g.m <= 0 || g.n <= 0) return kEngineDone;
@@ -1066,3 +1184,5 @@ static int batch_f32(const RealGemm<float>& g, const BatchWalk& w, const Blockin
 static int batch_f64(const RealGemm<double>& g, const BatchWalk& w, const Blocking& bl) { return batch_real<double>(g, w, bl); }
 static int batch_c64(const ComplexGemm<float>& g, const BatchWalk& w, const Blocking& bl) { return batch_complex<float>(g, w, bl); }
 static int batch_c128(const ComplexGemm<double>& g, const BatchWalk& w, const Blocking& bl) { return batch_complex<double>(g, w, bl); }
+static int gather_f32(const GatherGemm<float>& g, const Blocking& bl) { return run_gather<float>(g, bl); }
+static int gather_f64(const GatherGemm<double>& g, const Blocking& bl) { return run_gather<double>(g, bl); }

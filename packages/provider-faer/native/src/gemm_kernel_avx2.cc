@@ -78,6 +78,8 @@ const IsaEngine kEngineAvx2 = {
     isa_avx2::batch_f64,
     isa_avx2::batch_c64,
     isa_avx2::batch_c128,
+    isa_avx2::gather_f32,
+    isa_avx2::gather_f64,
     isa_avx2::fma_peak,
 };
 

@@ -86,6 +86,8 @@ const IsaEngine kEngineAvx512 = {
     isa_avx512::batch_f64,
     isa_avx512::batch_c64,
     isa_avx512::batch_c128,
+    isa_avx512::gather_f32,
+    isa_avx512::gather_f64,
     isa_avx512::fma_peak,
 };
 

@@ -52,6 +52,8 @@ const IsaEngine kEngineScalar = {
     isa_scalar::batch_f64,
     isa_scalar::batch_c64,
     isa_scalar::batch_c128,
+    isa_scalar::gather_f32,
+    isa_scalar::gather_f64,
     isa_scalar::fma_peak,
 };
 
