@@ -101,28 +101,29 @@ describe("dot-general's summed plan (contracting axes that do not fuse are summe
     expect(warnings.filter((w) => (w as { code?: string }).code === 'TENFERRO_SUMMED_FALLBACK')).toHaveLength(1);
   });
 
-  it('keeps the copy when the cost model says the summed items would cost more (many output updates, a small operand to copy)', async () => {
-    // Three contracting axes of extent 4 that fuse only one at a time (lhs row-major, rhs with
-    // them reversed): k = 4 and 16 summed items, each updating the 64×64 output, against a copy
-    // of one 64×64-element operand.
+  it('the cost model: thin summed items into a large output take the summed plan; thick ones with many output updates and a small operand to copy keep the copy', async () => {
+    // Three contracting axes that fuse only one at a time (lhs row-major, rhs with them reversed).
     const rand = seededRandom(9);
     const values = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16 - 8) / 4);
+    const dims = { contracting: [[1, 2, 3], [2, 1, 0]] as [number[], number[]] };
+    // Extents 4, 4, 4 into a 64×64 output: k = 4 and 16 items, thin — gathered into one K by the
+    // provider (provider-faer), so the summed plan is taken whatever the output size.
     const A = Tensor.fromArray('f64', [4, 4, 4, 64], values(4096)).permute([3, 2, 1, 0]); // [m, a, b, c], row-major
     const B = Tensor.fromArray('f64', [64, 4, 4, 4], values(4096)).permute([3, 2, 1, 0]); // [c, b, a, n], row-major
-    const dims = { contracting: [[1, 2, 3], [2, 1, 0]] as [number[], number[]] };
     const { provider, calls } = recordingGemm(true);
     const got = await withGemm(provider).dotGeneral(A, B, dims);
-    expect(calls).toHaveLength(1);
-    expect(calls[0]!.summed).toBeUndefined();
-    expect(calls[0]!.k).toBe(64);
+    expect(calls.map((c) => [c.k, c.summed?.extents.reduce((x, y) => x * y, 1)])).toEqual([[4, 16]]);
     expect(relativeError(got.toArray() as number[], naiveDotGeneral(A, B, dims).values)).toBeLessThan(1e-14);
-    // The same contraction with a 4×4 output: the summed items are cheap, the summed plan is taken.
-    const a = A.slice([0, 4]);
-    const b = B.slice(undefined, undefined, undefined, [0, 4]);
+    // Extents 64, 4, 4 into a 256×64 output: k = 64 and 16 items, each a pass over the output
+    // (2·16·256·64 element updates) against a copy of the 65,536-element rhs: the copy is kept.
+    const A2 = Tensor.fromArray('f64', [4, 4, 64, 256], values(262144)).permute([3, 2, 1, 0]); // [m, a, b, c]
+    const B2 = Tensor.fromArray('f64', [64, 64, 4, 4], values(65536)).permute([3, 2, 1, 0]); // [c, b, a, n]
     const { provider: p2, calls: c2 } = recordingGemm(true);
-    const small = await withGemm(p2).dotGeneral(a, b, dims);
-    expect(c2.map((c) => c.summed?.extents.reduce((x, y) => x * y, 1))).toEqual([16]);
-    expect(relativeError(small.toArray() as number[], naiveDotGeneral(a, b, dims).values)).toBeLessThan(1e-14);
+    const copied = await withGemm(p2).dotGeneral(A2, B2, dims);
+    expect(c2).toHaveLength(1);
+    expect(c2[0]!.summed).toBeUndefined();
+    expect(c2[0]!.k).toBe(1024);
+    expect(relativeError(copied.toArray() as number[], naiveDotGeneral(A2, B2, dims).values)).toBeLessThan(1e-13);
   });
 
   it('property: random contractions of permuted and strided views equal the oracle on every path (summed, copy, declined summed), with alpha and beta', async () => {
