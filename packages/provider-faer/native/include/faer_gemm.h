@@ -147,7 +147,12 @@ extern const IsaEngine kEngineScalar;
 extern const IsaEngine kEngineAvx2;
 extern const IsaEngine kEngineAvx512;
 
-/** Per-thread, 64-byte aligned scratch that grows and is then reused (slot 0: packed A, 1: packed B). */
+/**
+ * Per-thread, 64-byte aligned scratch that grows and is then reused; null when it cannot be
+ * allocated. Slots: 0 packed A, 1 packed B (the engines), 2 a summed task's accumulation block,
+ * 3 a gathered task's K offset tables (gemm.cc).
+ */
+constexpr int kScratchSlots = 4;
 void* scratch(int slot, std::size_t bytes);
 
 /** Cache sizes (bytes) read from sysfs once, with defaults when absent. */

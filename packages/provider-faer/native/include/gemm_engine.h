@@ -175,54 +175,28 @@ static void pack_b_real(idx kc, idx nc, const T* B, idx rs, idx cs, T* __restric
   }
 }
 
-// Gathered packing (GatherGemm): K step p of the block reads A's column at `A + ka[p]` (rows at
-// stride rs) and B's row at `B + kb[p]` (columns at stride cs); the tables start at the block's
-// first step. Same panels as pack_a_real / pack_b_real.
-template <class T>
-static void pack_a_gather(idx mc, idx kc, const T* A, idx rs, const idx* ka, T* __restrict dst) {
-  constexpr int MR = Cfg<T>::MR;
-  for (idx ir = 0; ir < mc; ir += MR) {
-    const idx mr = tmin<idx>(MR, mc - ir);
-    const T* a = A + ir * rs;
-    if (rs == 1 && mr == MR) {
+// Gathered packing (GatherGemm): panels of W (MR rows of A, NR columns of B) over `count` rows or
+// columns at element stride `stride`, K step p read at `X + koff[p]` (the table starts at the
+// block's first step). Same panels as pack_a_real / pack_b_real.
+template <class T, int W>
+static void pack_gather(idx count, idx kc, const T* X, idx stride, const idx* koff, T* __restrict dst) {
+  for (idx r0 = 0; r0 < count; r0 += W) {
+    const idx w = tmin<idx>(W, count - r0);
+    const T* x = X + r0 * stride;
+    if (stride == 1 && w == W) {
       for (idx p = 0; p < kc; ++p) {
-        const T* s = a + ka[p];
-#pragma GCC unroll 8
-        for (int i = 0; i < MR; ++i) dst[i] = s[i];
-        dst += MR;
-      }
-    } else {
-      for (idx p = 0; p < kc; ++p) {
-        const T* s = a + ka[p];
-        idx i = 0;
-        for (; i < mr; ++i) dst[i] = s[i * rs];
-        for (; i < MR; ++i) dst[i] = T(0);
-        dst += MR;
-      }
-    }
-  }
-}
-
-template <class T>
-static void pack_b_gather(idx kc, idx nc, const T* B, idx cs, const idx* kb, T* __restrict dst) {
-  constexpr int NR = Cfg<T>::NR;
-  for (idx jr = 0; jr < nc; jr += NR) {
-    const idx nr = tmin<idx>(NR, nc - jr);
-    const T* b = B + jr * cs;
-    if (cs == 1 && nr == NR) {
-      for (idx p = 0; p < kc; ++p) {
-        const T* s = b + kb[p];
+        const T* s = x + koff[p];
 #pragma GCC unroll 32
-        for (int j = 0; j < NR; ++j) dst[j] = s[j];
-        dst += NR;
+        for (int i = 0; i < W; ++i) dst[i] = s[i];
+        dst += W;
       }
     } else {
       for (idx p = 0; p < kc; ++p) {
-        const T* s = b + kb[p];
-        idx j = 0;
-        for (; j < nr; ++j) dst[j] = s[j * cs];
-        for (; j < NR; ++j) dst[j] = T(0);
-        dst += NR;
+        const T* s = x + koff[p];
+        idx i = 0;
+        for (; i < w; ++i) dst[i] = s[i * stride];
+        for (; i < W; ++i) dst[i] = T(0);
+        dst += W;
       }
     }
   }
@@ -316,11 +290,11 @@ struct GatherPolicy {
   const GatherGemm<T>& g;
   void pack_a(idx ic, idx pc, idx mc, idx kc, T* dst) const {
     if (g.ka == nullptr) return pack_a_real<T>(mc, kc, g.a + ic * g.rsa + pc * g.csa, g.rsa, g.csa, dst);
-    pack_a_gather<T>(mc, kc, g.a + ic * g.rsa, g.rsa, g.ka + pc, dst);
+    pack_gather<T, Cfg<T>::MR>(mc, kc, g.a + ic * g.rsa, g.rsa, g.ka + pc, dst);
   }
   void pack_b(idx pc, idx jc, idx kc, idx nc, T* dst) const {
     if (g.kb == nullptr) return pack_b_real<T>(kc, nc, g.b + pc * g.rsb + jc * g.csb, g.rsb, g.csb, dst);
-    pack_b_gather<T>(kc, nc, g.b + jc * g.csb, g.csb, g.kb + pc, dst);
+    pack_gather<T, Cfg<T>::NR>(nc, kc, g.b + jc * g.csb, g.csb, g.kb + pc, dst);
   }
   void tile(idx i, idx j, idx mr, idx nr, idx kc, const T* a, const T* b, bool first, T* tmp) const { real_tile<T>(g, i, j, mr, nr, kc, a, b, first, tmp); }
 };

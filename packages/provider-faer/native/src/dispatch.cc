@@ -16,12 +16,12 @@ double now_seconds() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Per-thread scratch: each engine worker (a thread) owns its packing buffers, grown to the
-// largest size it has needed and reused; freed when the thread exits.
+// Per-thread scratch: each engine worker (a thread) owns its buffers (kScratchSlots of them),
+// grown to the largest size it has needed and reused; freed when the thread exits.
 namespace {
 struct Scratch {
-  void* ptr[2] = {nullptr, nullptr};
-  std::size_t size[2] = {0, 0};
+  void* ptr[kScratchSlots] = {};
+  std::size_t size[kScratchSlots] = {};
   ~Scratch() {
     for (void* p : ptr) std::free(p);
   }

@@ -325,27 +325,9 @@ int run_item(Request r, bool f32, int lanes, void* pa, void* pb, void* pc, const
   return kOk;
 }
 
-// Elements of the dense block a summed real task may accumulate in (thread-local, 512 KiB of f64).
+// Elements of the dense block a summed real task may accumulate in (scratch slot 2, 512 KiB of f64).
 constexpr idx kSummedScratchMax = idx{1} << 16;
 
-// The calling thread's accumulation block of at least `bytes` (grown, never shrunk); null when it
-// cannot be allocated.
-void* summed_scratch(size_t bytes) {
-  struct Block {
-    void* p = nullptr;
-    size_t n = 0;
-    ~Block() { std::free(p); }
-  };
-  static thread_local Block block;
-  if (block.n < bytes) {
-    void* p = std::malloc(bytes);
-    if (p == nullptr) return nullptr;
-    std::free(block.p);
-    block.p = p;
-    block.n = bytes;
-  }
-  return block.p;
-}
 
 // Whether the engine's kernels store a C whose rows (`want_rows`) or columns are unit-stride as
 // whole vectors: the small path runs in the orientation with a column-major A (the first operand
@@ -384,25 +366,6 @@ constexpr idx kGatherItemK = 64;
 constexpr idx kGatherMinBlock = 1024;
 constexpr idx kGatherMaxK = idx{1} << 20;
 
-// The calling thread's offset tables, 2 * `steps` entries (grown, never shrunk); null when they
-// cannot be allocated.
-idx* gather_tables(idx steps) {
-  struct Tables {
-    idx* p = nullptr;
-    idx n = 0;
-    ~Tables() { std::free(p); }
-  };
-  static thread_local Tables tables;
-  if (tables.n < 2 * steps) {
-    idx* p = static_cast<idx*>(std::malloc(static_cast<size_t>(2 * steps) * sizeof(idx)));
-    if (p == nullptr) return nullptr;
-    std::free(tables.p);
-    tables.p = p;
-    tables.n = 2 * steps;
-  }
-  return tables.p;
-}
-
 // The stride of `table` when its steps are affine (table[p] == p * stride for every p; its first
 // entry is 0), else -1.
 idx affine_stride(const idx* table, idx steps) {
@@ -416,13 +379,13 @@ idx affine_stride(const idx* table, idx steps) {
 // Runs the (bounds-checked) real task `r`, which has summed items and k > 0, as one GEMM per batch
 // item whose K gathers every item's steps (items in odometer order, last summed axis fastest,
 // then k): each operand is packed once, straight from its strides, and C is read and written once
-// per K block instead of once per item (f64 C[i,l] = Σ A[i,j,k]·B[k,j,l], d = 64: 64 passes over C
-// of 64-deep products before). An operand whose gathered K is affine (A[i,j,k] row-major: j then k
-// are consecutive) keeps a plain K stride, and its panels are packed as in any GEMM.
+// per K block instead of once per item (256 items of k = 4 into 64×64: 256 passes over C before).
+// An operand whose gathered K is affine (A[i,j,k] row-major: j then k are consecutive) keeps a
+// plain K stride, and its panels are packed as in any GEMM. The tables live in scratch slot 3.
 template <class T>
 int run_gather_task(const Request& r, const T* pa, const T* pb, T* pc, const int32_t* abort) {
   const idx steps = r.scount * r.k;
-  idx* ka = gather_tables(steps);
+  idx* ka = static_cast<idx*>(faer::scratch(3, static_cast<size_t>(2 * steps) * sizeof(idx)));
   if (ka == nullptr) return kNoMemory;
   idx* kb = ka + steps;
   idx index[kMaxSummed] = {};
@@ -497,7 +460,7 @@ int run_task(const Request& r, bool f32, int lanes, void* pa, void* pb, void* pc
   const idx mp = r.m1 - r.m0, np = r.n1 - r.n0;
   const bool rows_unit = wants_rows_unit(r);
   if (lanes == 1 && r.scount > 1 && r.b1 - r.b0 == 1 && mp * np <= kSummedScratchMax && (rows_unit ? r.c.rs != 1 : r.c.cs != 1)) {
-    void* block = summed_scratch(static_cast<size_t>(mp * np) * (f32 ? sizeof(float) : sizeof(double)));
+    void* block = faer::scratch(2, static_cast<size_t>(mp * np) * (f32 ? sizeof(float) : sizeof(double)));
     if (block == nullptr) return kNoMemory;
     return f32 ? run_summed_block<float>(r, true, static_cast<float*>(pc), abort, pa, pb, static_cast<float*>(block))
                : run_summed_block<double>(r, false, static_cast<double*>(pc), abort, pa, pb, static_cast<double*>(block));
