@@ -415,24 +415,13 @@ int run_gather_task(const Request& r, const T* pa, const T* pb, T* pc, const int
       rest /= r.ext[t];
       oa_b += at * r.a.bs[t], ob_b += at * r.b.bs[t], oc_b += at * r.c.bs[t];
     }
-    faer::GatherGemm<T> g;
-    g.m = r.m1 - r.m0;
-    g.n = r.n1 - r.n0;
-    g.k = steps;
-    g.a = pa + oa_b + r.m0 * r.a.rs;
-    g.rsa = r.a.rs;
-    g.csa = stride_a < 0 ? 0 : stride_a;
-    g.ka = stride_a < 0 ? ka : nullptr;
-    g.b = pb + ob_b + r.n0 * r.b.cs;
-    g.csb = r.b.cs;
-    g.rsb = stride_b < 0 ? 0 : stride_b;
-    g.kb = stride_b < 0 ? kb : nullptr;
-    g.c = pc + oc_b + r.m0 * r.c.rs + r.n0 * r.c.cs;
-    g.rsc = r.c.rs;
-    g.csc = r.c.cs;
-    g.alpha = static_cast<T>(r.alpha_re);
-    g.beta = static_cast<T>(r.beta_re);
-    g.abort = abort;
+    // The batch item's plain request, its K replaced by the gathered one.
+    const faer::RealGemm<T> p = real_request<T>(r, pa, pb, pc, &oa_b, &ob_b, &oc_b, abort);
+    const faer::GatherGemm<T> g{
+        p.m, p.n, steps,                                                       // extents
+        p.a, p.rsa, stride_a < 0 ? 0 : stride_a, stride_a < 0 ? ka : nullptr,  // A: rows, K
+        p.b, stride_b < 0 ? 0 : stride_b, p.csb, stride_b < 0 ? kb : nullptr,  // B: K, columns
+        p.c, p.rsc, p.csc, p.alpha, p.beta, p.abort};
     int done;
     if constexpr (sizeof(T) == 4) {
       done = e.gather_f32(g, bl);
