@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The hot path: what a user's `c = await backend.matmul(a, b)` costs against the native floor.
 //
-//   node bench/hot-path.bench.mjs [--quick] [--json] [--sizes 64,256] [--only breakdown|table|batched]
+//   node bench/hot-path.bench.mjs [--quick] [--json] [--sizes 64,256] [--only breakdown|table|batched|timeline]
 //
 // Three parts, each measured in interleaved rounds (every contender once per round, the median of
 // per-round medians reported), anchors measured in the same run:
@@ -15,6 +15,11 @@
 //  3. Batched small GEMMs (`dotGeneral` with a batch axis, and `gemmGrouped` with one job per
 //     matrix): 10,000 × 8×8 and 1,000 × 32×32 f64 against onnxruntime-node's batched MatMul and a
 //     C loop calling `cblas_dgemm` per matrix.
+//  4. Where a call's time goes (`--only timeline`): `dotGeneralInto` at n = 256 and 512 (of
+//     --sizes), faer f64, 1 and 2 threads, split by the `tenferro:task` channel into main-thread
+//     work before the post, the tasks' start lag, their run, the wake-up and the main-thread work
+//     after; beside it the C cache-retention probe (bench/anchor/cache-retention.c), which shows
+//     how much slower any code runs after a wait of that length on this machine.
 //
 // OpenBLAS's core type: `--coretype X` when given, else SkylakeX on an AVX-512 CPU (the right
 // kernels; OpenBLAS 0.3.21 picks a slower one on these VMs, and this machine's environment may
@@ -29,6 +34,7 @@ if (typeof globalThis.gc !== 'function') {
   const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
   process.exit(r.status ?? 1);
 }
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { existsSync, readFileSync } from 'node:fs';
 import { collectGarbage } from './collect-garbage.mjs';
 import { fileURLToPath } from 'node:url';
@@ -66,7 +72,7 @@ const faer = existsSync(faerDist) ? await import(faerDist) : undefined;
 const blas = existsSync(blasDist) ? await import(blasDist) : undefined;
 const { loadOrt, ortMatmul, settleOrt } = await import(`${repo}bench/peers/onnx-matmul.mjs`);
 const ort = loadOrt();
-const { buildAnchor } = await import(`${repo}bench/anchor/build-anchor.mjs`);
+const { buildAnchor, buildCacheProbe } = await import(`${repo}bench/anchor/build-anchor.mjs`);
 let anchorBin;
 try {
   anchorBin = buildAnchor();
@@ -74,7 +80,7 @@ try {
   log(`C anchor unavailable: ${e.message}`);
 }
 
-const results = { machine: {}, breakdown: {}, table: [], batched: [] };
+const results = { machine: {}, breakdown: {}, table: [], batched: [], timeline: [] };
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
@@ -338,6 +344,75 @@ async function batched() {
   }
 }
 
+// ---- 4. where a call's time goes -------------------------------------------------------------
+/** The C probe's medians (µs) for a 1 MiB walk: warm, and after `ms` of other work / asleep. */
+function cacheRetention(ms) {
+  try {
+    return JSON.parse(execFileSync(buildCacheProbe(), ['1024', '4096', String(ms)], { encoding: 'utf8' }));
+  } catch (e) {
+    log(`cache-retention probe unavailable: ${e.message}`);
+    return undefined;
+  }
+}
+
+async function timeline() {
+  const ns = sizes.filter((n) => n >= 256 && n <= 512);
+  if (ns.length === 0) return;
+  log('\n4. Where a dotGeneralInto call goes, faer f64 (median µs per call; tenferro:task)');
+  log(`${'case'.padEnd(12)}${['total', 'main before', 'start lag', 'kernel', 'wake-up', 'main after', 'main share'].map((h) => h.padStart(12)).join('')}`);
+  const events = [];
+  const onTask = (e) => void events.push(e);
+  for (const threads of [1, 2]) {
+    const b = await backend('faer', threads);
+    if (b === undefined) continue;
+    for (const n of ns) {
+      const x = operands('f64', [n, n], 1);
+      const y = operands('f64', [n, n], 2);
+      const out = Tensor.zeros('f64', [n, n]);
+      const call = () => b.dotGeneralInto(out, x, y, { contracting: [[1], [0]] });
+      const calls = Math.max(20, Math.round((quick ? 0.15 : 0.4) / (2 * n ** 3 / 30e9)));
+      await perCall(call, 20);
+      subscribe('tenferro:task', onTask);
+      const rows = [];
+      try {
+        for (let i = 0; i < calls; i++) {
+          events.length = 0;
+          const t0 = process.hrtime.bigint();
+          await call();
+          const t1 = process.hrtime.bigint();
+          if (events.length === 0) continue;
+          const posted = events.reduce((m, e) => (e.postedAt < m ? e.postedAt : m), events[0].postedAt);
+          const answered = events.map((e) => Number(e.postedAt) + e.startLagNs + e.runNs);
+          const seen = events.reduce((m, e) => (e.time > m ? e.time : m), events[0].time);
+          const before = Number(posted - t0);
+          const after = Number(t1 - seen);
+          rows.push({
+            total: Number(t1 - t0),
+            before,
+            lag: Math.max(...events.map((e) => e.startLagNs)),
+            run: Math.max(...events.map((e) => e.runNs)),
+            wake: Math.max(0, Number(seen) - Math.max(...answered)),
+            after,
+            share: (before + after) / Number(t1 - t0),
+          });
+        }
+      } finally {
+        unsubscribe('tenferro:task', onTask);
+      }
+      const med = (k) => median(rows.map((r) => r[k]));
+      const row = { threads, n, total: med('total') / 1e3, before: med('before') / 1e3, lag: med('lag') / 1e3, run: med('run') / 1e3, wake: med('wake') / 1e3, after: med('after') / 1e3, share: med('share') };
+      results.timeline.push(row);
+      const cells = [row.total, row.before, row.lag, row.run, row.wake, row.after].map((v) => v.toFixed(1).padStart(12)).join('');
+      log(`${`t=${threads} n=${n}`.padEnd(12)}${cells}${`${(100 * row.share).toFixed(1)} %`.padStart(12)}`);
+    }
+  }
+  const probe = cacheRetention(2);
+  if (probe !== undefined) {
+    results.machine.cacheRetention = probe;
+    log(`cache retention (C, a dependent walk over 1 MiB): ${probe.warmUs} µs warm, ${probe.afterWorkUs} µs after 2 ms of other work, ${probe.afterSleepUs} µs after 2 ms asleep`);
+  }
+}
+
 results.machine = {
   cpu: /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1],
   openblasCoretype: process.env.OPENBLAS_CORETYPE ?? '(auto)',
@@ -350,6 +425,7 @@ try {
   if (only === undefined || only === 'breakdown') await breakdown();
   if (only === undefined || only === 'table') await table();
   if (only === undefined || only === 'batched') await batched();
+  if (only === undefined || only === 'timeline') await timeline();
 } finally {
   await Promise.all([...backends.values()].map((b) => b?.close()));
 }

@@ -44,7 +44,7 @@ export type { ContiguousOptions, CopyIntoOptions } from './ops/layout-transforms
 export type { CpuExecutionInfo, PlacementCheck, WorkerInfo } from './backend/execution-info.js';
 export type { CensusThread, CensusThreadOwner, ThreadCensus } from './backend/thread-census.js';
 export { DIAGNOSTICS_CHANNELS } from './diagnostics/channels.js';
-export type { AdmissionEvent, DiagnosticsRequest, ExecutionEvent, PoolEvent, ProviderDeclineReason, ProviderEvent } from './diagnostics/channels.js';
+export type { AdmissionEvent, DiagnosticsRequest, ExecutionEvent, PoolEvent, ProviderDeclineReason, ProviderEvent, TaskEvent } from './diagnostics/channels.js';
 export { forwardDiagnostics } from './diagnostics/forward-diagnostics.js';
 export type { DiagnosticsChannelName, DiagnosticsPort, DiagnosticsSink, ForwardDiagnosticsOptions, ForwardedDiagnosticsEvent } from './diagnostics/forward-diagnostics.js';
 export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';

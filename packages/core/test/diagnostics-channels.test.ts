@@ -15,11 +15,13 @@ import {
   type PoolEvent,
   type ProviderEvent,
   referenceGemmProvider,
+  type TaskEvent,
   referenceLayoutProvider,
   Tensor,
   Unsupported,
 } from '../src/index.js';
-import { expectCode, expectThrows, kernel } from './helpers.js';
+import { discoverCpuTopology } from '../src/index.js';
+import { expectCode, expectThrows, kernel, until } from './helpers.js';
 
 const echo = kernel<number, number>('echo');
 let backend: CpuBackend;
@@ -177,6 +179,60 @@ describe('tenferro:pool', () => {
   });
 });
 
+describe('tenferro:task', () => {
+  const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
+  const noop = kernel('noop');
+
+  it("one event per kernel task, its spans placed on one clock around what the kernel did", async () => {
+    const flags = new Int32Array(new SharedArrayBuffer(8));
+    let entered = 0n;
+    let released = 0n;
+    const events = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, async () => {
+      const running = backend.install((ctx) => ctx.run(holdUntil, { buffer: flags.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 10_000 }));
+      await until(() => Atomics.load(flags, 1) === 1);
+      entered = process.hrtime.bigint();
+      released = process.hrtime.bigint();
+      Atomics.store(flags, 0, 1);
+      Atomics.notify(flags, 0);
+      expect(await running).toBe(true);
+    });
+    expect(events).toHaveLength(1);
+    const e = events[0]!;
+    expect(e).toMatchObject({ op: 'CpuExecutionContext.run', kernel: 'holdUntil', worker: 0, fanOut: false, tid: backend.executionInfo().workers[0]!.tid });
+    const began = e.postedAt + BigInt(Math.round(e.startLagNs));
+    const answered = began + BigInt(Math.round(e.runNs));
+    // The kernel began before the main thread saw it enter, and answered after it was released.
+    expect(began).toBeLessThanOrEqual(entered + 1_000n);
+    expect(answered + 1_000n).toBeGreaterThanOrEqual(released);
+    expect(answered + BigInt(Math.round(e.wakeNs))).toBeLessThanOrEqual(e.time + 1_000n);
+    expect(e.time).toBeGreaterThanOrEqual(released);
+    expect(() => structuredClone(e)).not.toThrow();
+  });
+
+  it('a matmul publishes the kernel tasks it ran', async () => {
+    const x = Tensor.fromArray('f64', [4, 4], Array.from({ length: 16 }, (_, i) => i));
+    const events = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, () => backend.matmul(x, x));
+    expect(events.length).toBeGreaterThanOrEqual(1);
+    expect(events.every((e) => e.startLagNs >= 0 && e.runNs >= 0 && e.wakeNs >= 0)).toBe(true);
+    expect(DIAGNOSTICS_CHANNELS.task).toBe('tenferro:task');
+  });
+
+  it.skipIf(discoverCpuTopology().allowedCpus.size < 2)('the lanes of a fan-out are told apart, each marked fanOut (needs 2 CPUs: a pool of 2)', async () => {
+    const b = await CpuBackend.create({ threads: 2 });
+    try {
+      const events = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, () => b.withBackendSession((s) => s.context.workerPool()!.map(noop, [1, 2])));
+      expect(events).toHaveLength(2);
+      expect(new Set(events.map((e) => e.worker))).toEqual(new Set([0, 1]));
+      expect(events.every((e) => e.fanOut && e.op === 'CpuExecutionContext.workerPool')).toBe(true);
+      // Alone afterwards: a sequential task is not a lane of a fan-out.
+      const after = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, () => b.install((ctx) => ctx.run(noop)));
+      expect(after.map((e) => e.fanOut)).toEqual([false]);
+    } finally {
+      await b.close();
+    }
+  });
+});
+
 describe('forwardDiagnostics', () => {
   it('forwards every channel in one cloneable shape, stamped with hrtime and the threadId', async () => {
     const got: ForwardedDiagnosticsEvent[] = [];
@@ -187,7 +243,7 @@ describe('forwardDiagnostics', () => {
     stop();
     (await backend.matmul(x, x)).dispose(); // after stop: nothing more
     const channels = new Set(got.map((e) => e.channel));
-    expect(channels).toEqual(new Set(['tenferro:admission', 'tenferro:execution', 'tenferro:provider', 'tenferro:pool']));
+    expect(channels).toEqual(new Set(['tenferro:admission', 'tenferro:execution', 'tenferro:provider', 'tenferro:pool', 'tenferro:task']));
     for (const e of got) {
       expect(e.threadId).toBe(0);
       expect(e.time).toBeGreaterThanOrEqual(before);

@@ -6,6 +6,7 @@
  * - `tenferro:execution` (tracing channel): one {@link ExecutionEvent} context per executor entry.
  * - `tenferro:provider` (tracing channel): one {@link ProviderEvent} context per provider call.
  * - `tenferro:pool` (plain channel): one {@link PoolEvent} per buffer-pool hit, miss or eviction.
+ * - `tenferro:task` (plain channel): one {@link TaskEvent} per kernel task an engine worker ran.
  *
  * A tracing channel `tenferro:x` is the five channels `tracing:tenferro:x:{start,end,asyncStart,
  * asyncEnd,error}` (`diagnostics_channel.tracingChannel`); tenferro's executions and provider
@@ -22,6 +23,7 @@ export const DIAGNOSTICS_CHANNELS = Object.freeze({
   execution: 'tenferro:execution',
   provider: 'tenferro:provider',
   pool: 'tenferro:pool',
+  task: 'tenferro:task',
 } as const);
 
 /** What an execution asked the arbiter for, as plain data: a CPU list, or provider exclusion (`cpus` null). */
@@ -117,6 +119,33 @@ export interface PoolEvent {
   readonly time: bigint;
 }
 
+/**
+ * `tenferro:task`: one kernel task on one engine worker, published on the main isolate once its
+ * answer was seen — the round trip of a task split where its time went. All three spans are
+ * measured with `process.hrtime.bigint()` on both threads (one monotonic clock).
+ */
+export interface TaskEvent {
+  /** The entry point that posted the task: `CpuExecutionContext.run`, or `CpuExecutionContext.workerPool` for a lane of an Inner-mode provider (the public operation is on `tenferro:provider` and `tenferro:execution`, over the same span of time). */
+  readonly op: string;
+  /** The kernel's export name (`faerGemm`, …). */
+  readonly kernel: string;
+  /** The engine worker's index in its pool (its lane), and its OS thread id. */
+  readonly worker: number;
+  readonly tid: number;
+  /** Whether another task was in flight on this isolate while this one was (a lane of a fan-out). */
+  readonly fanOut: boolean;
+  /** `process.hrtime.bigint()` on the main thread just before the task was posted. */
+  readonly postedAt: bigint;
+  /** Posted → the worker began it (a spinning worker: ~1 µs; a sleeping one: its wake-up). */
+  readonly startLagNs: number;
+  /** The worker's run of the kernel, its arguments' unpacking included. */
+  readonly runNs: number;
+  /** The worker's answer → the main thread saw it (its poll, or its wake-up from a park). */
+  readonly wakeNs: number;
+  /** `process.hrtime.bigint()` when the main thread saw the answer. */
+  readonly time: bigint;
+}
+
 /** The facts of a provider call known before it runs (what `ProviderEvent` adds to slot and mode). */
 export interface ProviderCallFacts {
   readonly provider?: string;
@@ -129,6 +158,7 @@ export interface ProviderCallFacts {
 // return the same object each time, but a lookup per call is what the hot path avoids.
 let admission: ReturnType<typeof channel> | undefined;
 let pool: ReturnType<typeof channel> | undefined;
+let task: ReturnType<typeof channel> | undefined;
 let execution: TracingChannel<object, object> | undefined;
 let provider: TracingChannel<object, object> | undefined;
 
@@ -140,6 +170,11 @@ export function admissionChannel(): ReturnType<typeof channel> {
 /** The `tenferro:pool` channel. */
 export function poolChannel(): ReturnType<typeof channel> {
   return (pool ??= channel(DIAGNOSTICS_CHANNELS.pool));
+}
+
+/** The `tenferro:task` channel. */
+export function taskChannel(): ReturnType<typeof channel> {
+  return (task ??= channel(DIAGNOSTICS_CHANNELS.task));
 }
 
 /** The `tenferro:execution` tracing channel. */

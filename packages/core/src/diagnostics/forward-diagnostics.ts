@@ -14,7 +14,7 @@ export interface ForwardedDiagnosticsEvent {
   /** The channel's name (`tenferro:execution`, …). */
   readonly channel: (typeof DIAGNOSTICS_CHANNELS)[DiagnosticsChannelName];
   /**
-   * `event` for the plain channels (admission, pool); for the tracing channels (execution,
+   * `event` for the plain channels (admission, pool, task); for the tracing channels (execution,
    * provider) `start`, `end` (the asynchronous end: `asyncEnd`) or `error`.
    */
   readonly phase: 'event' | 'start' | 'end' | 'error';
@@ -23,15 +23,15 @@ export interface ForwardedDiagnosticsEvent {
   /** The `worker_threads` `threadId` of the isolate that published it (0: the main thread). */
   readonly threadId: number;
   /**
-   * The payload's own fields (an `AdmissionEvent`, `ExecutionEvent`, `ProviderEvent` or
-   * `PoolEvent`), with `error` reduced to `{ name, message, code }` and without `result`.
+   * The payload's own fields (an `AdmissionEvent`, `ExecutionEvent`, `ProviderEvent`, `PoolEvent`
+   * or `TaskEvent`), with `error` reduced to `{ name, message, code }` and without `result`.
    */
   readonly payload: Readonly<Record<string, unknown>>;
 }
 
 /** Options of {@link forwardDiagnostics}. */
 export interface ForwardDiagnosticsOptions {
-  /** The channels to forward (default: all four). */
+  /** The channels to forward (default: all five). */
   readonly channels?: readonly DiagnosticsChannelName[];
 }
 

@@ -120,7 +120,7 @@ describe('the invariant monitor across isolates', () => {
     const r = await together(mine, { numaNode: nodes[1]!.id }, 5);
     const theirs = r.log.filter((e) => e.threadId === r.threadId);
     // The worker's admissions, executions and provider calls all arrived, stamped within the run.
-    expect(new Set(theirs.map((e) => e.channel))).toEqual(new Set(['tenferro:admission', 'tenferro:execution', 'tenferro:provider', 'tenferro:pool']));
+    expect(new Set(theirs.map((e) => e.channel))).toEqual(new Set(['tenferro:admission', 'tenferro:execution', 'tenferro:provider', 'tenferro:pool', 'tenferro:task']));
     for (const e of r.log) {
       expect(e.time).toBeGreaterThanOrEqual(r.before);
       expect(e.time).toBeLessThanOrEqual(r.after);

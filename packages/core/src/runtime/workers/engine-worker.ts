@@ -1,6 +1,7 @@
 import { MessageChannel, type MessagePort, Worker, type WorkerOptions, receiveMessageOnPort } from 'node:worker_threads';
 import { loadOs } from '@tenferro/os';
 import { TenferroError } from '../../errors/tenferro-error.js';
+import { type TaskEvent, taskChannel } from '../../diagnostics/channels.js';
 import { CpuSet } from '../../topology/cpu-set.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import { isKernelArgs } from '../../contract/kernel-args.js';
@@ -111,6 +112,8 @@ function mainCpu(): () => number {
 
 /** Tasks in flight on the main isolate, over every engine (fan-outs make it exceed 1). */
 let inFlight = 0;
+/** Tasks posted on the main isolate so far: a task that saw another posted while it ran was not alone. */
+let posts = 0;
 
 interface PendingTask {
   readonly mailbox: Int32Array;
@@ -229,6 +232,8 @@ export class EngineWorker {
   readonly #mailbox: Int32Array;
   readonly #argWords: Float64Array;
   readonly #argIds: Int32Array;
+  /** A timed task's begin and answer times, written by the worker (`Mailbox.TIMES`). */
+  readonly #times: Float64Array;
   readonly #buffers = new WorkerBufferTable();
   readonly #known = new Set<number>();
   #seq = 0;
@@ -246,6 +251,7 @@ export class EngineWorker {
     this.#mailbox = mailbox;
     this.#argWords = new Float64Array(args, 0, ArgsArea.MAX_WORDS);
     this.#argIds = new Int32Array(args, ArgsArea.IDS_BYTE_OFFSET, ArgsArea.MAX_BUFFERS);
+    this.#times = new Float64Array(mailbox.buffer, Mailbox.TIMES * Int32Array.BYTES_PER_ELEMENT, 2);
     this.observed = observed;
   }
 
@@ -340,6 +346,27 @@ export class EngineWorker {
   }
 
 
+  /** Publish the task just answered on `tenferro:task`, with the worker's times from the mailbox. */
+  #publishTask(op: string, kernel: string, fanOut: boolean, posted: bigint): void {
+    const seen = process.hrtime.bigint();
+    const began = this.#times[0]!;
+    const answered = this.#times[1]!;
+    const postedNs = Number(posted);
+    const event: TaskEvent = {
+      op,
+      kernel,
+      worker: this.observed.index,
+      tid: this.observed.tid,
+      fanOut,
+      postedAt: posted,
+      startLagNs: Math.max(0, began - postedNs),
+      runNs: Math.max(0, answered - began),
+      wakeNs: Math.max(0, Number(seen) - answered),
+      time: seen,
+    };
+    taskChannel().publish(event);
+  }
+
   /**
    * Run one kernel task on this worker. Tasks run one at a time, in call order: a task asked for
    * while another runs (concurrent work of one execution, e.g. `Promise.all` over `ctx.run`)
@@ -384,7 +411,8 @@ export class EngineWorker {
         flags |= TaskFlag.HAS_MESSAGE;
         this.#known.add(kernel.id);
       }
-      m[Mailbox.TASK_FLAGS] = flags;
+      const timed = taskChannel().hasSubscribers;
+      m[Mailbox.TASK_FLAGS] = timed ? flags | TaskFlag.TIMED : flags;
       m[Mailbox.KERNEL_ID] = kernel.id;
       const seq = ++this.#seq;
       this.#worker.ref();
@@ -393,6 +421,8 @@ export class EngineWorker {
       if (m[Mailbox.MAIN_CPU] !== here) m[Mailbox.MAIN_CPU] = here; // published by the REQUEST store below
       Atomics.store(m, Mailbox.REQUEST, seq);
       Atomics.notify(m, Mailbox.REQUEST);
+      const alone = inFlight === 0;
+      const postsBefore = ++posts;
       inFlight++;
       running.add(m);
       const pending: PendingTask = { mailbox: m, seq, expectedNs: 3 * this.#averageNs };
@@ -433,6 +463,7 @@ export class EngineWorker {
           if (wait.async) await wait.value;
           r = Atomics.load(m, Mailbox.RESPONSE);
         }
+        if (timed && r === seq) this.#publishTask(op, kernel.exportName, !alone || inFlight > 1 || posts !== postsBefore, started);
       } finally {
         parked.delete(pending);
         running.delete(m);

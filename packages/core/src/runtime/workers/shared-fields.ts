@@ -26,7 +26,13 @@ export const Mailbox = {
    */
   MAIN_CPU: 7,
   WORKER_CPU: 8,
-  LENGTH: 10,
+  /**
+   * A timed task (`TaskFlag.TIMED`): the worker's `process.hrtime.bigint()` when it began the task
+   * and when it answered, as two float64 words from this (even) index on — `Float64Array` index
+   * `TIMES / 2` and `TIMES / 2 + 1` over the mailbox's buffer.
+   */
+  TIMES: 10,
+  LENGTH: 14,
 } as const;
 
 export const TaskFlag = {
@@ -34,6 +40,8 @@ export const TaskFlag = {
   HAS_MESSAGE: 1,
   /** The payload is packed kernel arguments in the worker's argument area (`ArgsArea`). */
   PACKED: 2,
+  /** The main isolate publishes the task on `tenferro:task`: the worker writes its times (`Mailbox.TIMES`). */
+  TIMED: 4,
 } as const;
 
 /**

@@ -15,6 +15,8 @@ const port = init.taskPort;
 const mailbox = new Int32Array(init.mailbox);
 const engineState = new Int32Array(init.engineState);
 const argWords = new Float64Array(init.args, 0, ArgsArea.MAX_WORDS);
+/** A timed task's begin and answer times (`Mailbox.TIMES`). */
+const times = new Float64Array(init.mailbox, Mailbox.TIMES * Int32Array.BYTES_PER_ELEMENT, 2);
 const argIds = new Int32Array(init.args, ArgsArea.IDS_BYTE_OFFSET, ArgsArea.MAX_BUFFERS);
 /** This worker's buffer table: the storage packed tasks name by id (see `buffer-table.ts`). */
 const buffers = new Map<number, SharedArrayBuffer>();
@@ -89,11 +91,13 @@ async function serve(tid: number): Promise<never> {
     }
     while (Atomics.load(mailbox, Mailbox.REQUEST) === seen) Atomics.wait(mailbox, Mailbox.REQUEST, seen);
     seen = Atomics.load(mailbox, Mailbox.REQUEST);
+    const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
+    const timed = (taskFlags & TaskFlag.TIMED) !== 0;
+    if (timed) times[0] = Number(process.hrtime.bigint());
     const cpu = currentCpu(); // where this task runs, for the main thread's poll
     if (mailbox[Mailbox.WORKER_CPU] !== cpu) Atomics.store(mailbox, Mailbox.WORKER_CPU, cpu);
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
     if (kernelId === 0) process.exit(0);
-    const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
     const message = (taskFlags & TaskFlag.HAS_MESSAGE) !== 0 ? (receiveMessageOnPort(port)?.message as TaskMessage | undefined) : undefined;
     if (message?.table !== undefined) {
       for (const id of message.table.forget ?? []) buffers.delete(id);
@@ -131,6 +135,7 @@ async function serve(tid: number): Promise<never> {
         flags = ResultFlag.HAS_MESSAGE | ResultFlag.ERROR;
       }
     }
+    if (timed) times[1] = Number(process.hrtime.bigint()); // published by the RESPONSE store
     Atomics.store(mailbox, Mailbox.RESULT_FLAGS, flags);
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
