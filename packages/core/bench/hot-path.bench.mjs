@@ -15,7 +15,7 @@
 //  3. Batched small GEMMs (`dotGeneral` with a batch axis, and `gemmGrouped` with one job per
 //     matrix): 10,000 × 8×8 and 1,000 × 32×32 f64 against onnxruntime-node's batched MatMul and a
 //     C loop calling `cblas_dgemm` per matrix.
-//  4. Where a call's time goes (`--only timeline`): `dotGeneralInto` at n = 256 and 512 (of
+//  4. Where a call's time goes (`--only timeline`): `dotGeneralInto` at n = 64 to 512 (of
 //     --sizes), faer f64, 1 and 2 threads, split by the `tenferro:task` channel into main-thread
 //     work before the post, the tasks' start lag, their run, the wake-up and the main-thread work
 //     after; beside it the C cache-retention probe (bench/anchor/cache-retention.c), which shows
@@ -356,7 +356,7 @@ function cacheRetention(ms) {
 }
 
 async function timeline() {
-  const ns = sizes.filter((n) => n >= 256 && n <= 512);
+  const ns = sizes.filter((n) => n >= 64 && n <= 512);
   if (ns.length === 0) return;
   log('\n4. Where a dotGeneralInto call goes, faer f64 (median µs per call; tenferro:task)');
   log(`${'case'.padEnd(12)}${['total', 'main before', 'start lag', 'kernel', 'wake-up', 'main after', 'main share'].map((h) => h.padStart(12)).join('')}`);
@@ -370,7 +370,7 @@ async function timeline() {
       const y = operands('f64', [n, n], 2);
       const out = Tensor.zeros('f64', [n, n]);
       const call = () => b.dotGeneralInto(out, x, y, { contracting: [[1], [0]] });
-      const calls = Math.max(20, Math.round((quick ? 0.15 : 0.4) / (2 * n ** 3 / 30e9)));
+      const calls = Math.min(4000, Math.max(20, Math.round((quick ? 0.15 : 0.4) / (2 * n ** 3 / 30e9))));
       await perCall(call, 20);
       subscribe('tenferro:task', onTask);
       const rows = [];
