@@ -78,8 +78,9 @@ describe.runIf(status().available)('large views against the reference', () => {
     });
   }
 
-  // Contiguous element-wise rows whose output is ≥ 8 MiB are computed a 4 KiB chunk at a time and
-  // streamed out in whole lines with non-temporal stores (512-bit on avx512f, SSE2 elsewhere): on
+  // Contiguous element-wise rows whose output is ≥ 8 MiB are computed a 256-byte chunk at a time and
+  // streamed out in whole lines with non-temporal stores (512-bit on avx512f, 256-bit on avx2, SSE2
+  // on portable): on
   // every ISA path, every output width (1-byte bool to 16-byte c128), at line-unaligned offsets
   // so that the head before the first line and a ragged tail are exercised too.
   const binaryStatus = status();

@@ -445,11 +445,16 @@ static inline idx line_head(const TO* o, idx n) {
 }
 
 // One 64-byte line `src` (aligned) stored at `dst` (aligned) with non-temporal stores: whole lines
-// through the write-combining buffers, no read-for-ownership of the output (SSE2, so every x86-64
-// path has it; one 512-bit store on the avx512f path).
+// through the write-combining buffers, no read-for-ownership of the output (one 512-bit store on
+// the avx512f path, two 256-bit ones on avx2, four SSE2 ones on every other x86-64 path).
 static inline void stream_line(void* dst, const void* src) {
 #if defined(TPRIMS_ISA_AVX512)
   _mm512_stream_si512(static_cast<__m512i*>(dst), _mm512_load_si512(src));
+#elif defined(TPRIMS_ISA_AVX2)
+  __m256i* d = static_cast<__m256i*>(dst);
+  const __m256i* v = static_cast<const __m256i*>(src);
+  _mm256_stream_si256(d, _mm256_load_si256(v));
+  _mm256_stream_si256(d + 1, _mm256_load_si256(v + 1));
 #elif defined(__x86_64__)
   __m128i* d = static_cast<__m128i*>(dst);
   const __m128i* v = static_cast<const __m128i*>(src);
@@ -463,15 +468,18 @@ static inline void stream_line(void* dst, const void* src) {
 }
 
 // A contiguous row o[i] = at(i), i in [h, n), of a large output (`nt`, see kNonTemporalBytes) whose
-// element h starts a 64-byte line: computed 4 KiB at a time into an L1-resident chunk by a plain
-// vectorisable loop, then streamed out line by line (no store-to-load forwarding of partial
-// lines, no read-for-ownership of the output). Returns false, writing nothing, otherwise.
+// element h starts a 64-byte line: computed four lines (256 bytes) at a time into an L1-resident
+// chunk by a plain vectorisable loop, then streamed out line by line (no store-to-load forwarding
+// of partial lines, no read-for-ownership of the output). Small chunks keep the operands' loads
+// and the output's streams interleaved: with 4 KiB chunks they alternate in long bursts, and a
+// 2^24-element f32 add measured 13.3–17.0 ms on a Zen 3 against 10.1–11.9 ms with 256-byte chunks
+// (plain stores: 13.3–15.9 ms). Returns false, writing nothing, otherwise.
 template <class TO, class At>
 static inline bool stream_row(idx n, TO* __restrict o, idx h, bool nt, const At& at) {
   if constexpr (64 % sizeof(TO) == 0 && std::is_trivially_copyable<TO>::value) {
     if (nt && reinterpret_cast<uintptr_t>(o + h) % 64 == 0) {
       constexpr idx L = 64 / static_cast<idx>(sizeof(TO));
-      constexpr idx C = 4096 / static_cast<idx>(sizeof(TO));
+      constexpr idx C = 256 / static_cast<idx>(sizeof(TO));
       alignas(64) TO chunk[C];
       const idx whole = h + (n - h) / L * L;  // the end of the whole lines
       idx i = h;
