@@ -39,7 +39,8 @@ const OP = 'CpuEngine';
  * as tasks on this worker have recently taken (three times their moving average, at most
  * 300 µs; at least 20 µs): parking and being woken through the event loop costs ~100 µs here,
  * more than short tasks themselves. Longer tasks park at once after the floor. Only a task that
- * runs alone polls: during a fan-out the main thread parks, leaving the CPUs to the workers.
+ * runs alone polls this way: during a fan-out the main thread polls yielding its CPU to the lanes
+ * between checks (`pollAmongLanes`).
  */
 const MIN_POLL_NS = 20_000;
 const MAX_POLL_NS = 300_000;
@@ -129,7 +130,8 @@ const parked = new Set<PendingTask>();
 const running = new Set<Int32Array>();
 
 /**
- * Before the main thread sleeps: mark it as on no CPU (-1) in the mailbox of every task in flight,
+ * Before the main thread sleeps, or polls among a fan-out's lanes (which may move it between CPUs):
+ * mark it as on no CPU (-1) in the mailbox of every task in flight,
  * so that their workers, once done and spinning for their next task, yield every few checks (see
  * spin-yield.ts). Woken, the main thread needs a CPU, and with every CPU held by a spinning lane
  * it would otherwise wait for a spin to end (50–200 µs): a fan-out's answer was seen ~150 µs late.
@@ -140,10 +142,38 @@ function mainSleeps(): void {
 }
 
 /**
+ * Check task `seq`'s response until it answers or `budgetNs` has passed, giving the CPU away
+ * (`sched_yield`) every `FAN_OUT_YIELD_EVERY` checks. For the lanes of a fan-out, where the
+ * workers hold the CPUs: a lane that shares this thread's CPU runs when this thread yields, and
+ * this thread is back as that lane's kernel ends, without a wake-up. Sleeping in the kernel
+ * instead (`Atomics.wait`) left each answer waiting 35–130 µs for this thread to run again on a
+ * 2-vCPU KVM guest (Linux 6.18, EEVDF). Measured there (provider-faer bench/split.mjs, 2 threads,
+ * `dotGeneralInto`, median of 5 rounds ÷ OpenBLAS): n = 384 f64 0.98–1.13 against 0.75–0.81 with
+ * the sleep, n = 512 f32 1.03–1.08 against 0.81–0.82, f64 0.98–1.10 against 0.89. The main
+ * thread is marked as on no CPU first, so that lanes done before it yield to it.
+ */
+function pollAmongLanes(m: Int32Array, seq: number, budgetNs: number): number {
+  let r = Atomics.load(m, Mailbox.RESPONSE);
+  if (r === seq || r === DEAD || budgetNs <= 0) return r;
+  const until = process.hrtime.bigint() + BigInt(Math.round(budgetNs));
+  const yieldThread = mainYield();
+  mainSleeps();
+  for (let i = 1; ; i++) {
+    r = Atomics.load(m, Mailbox.RESPONSE);
+    if (r === seq || r === DEAD) return r;
+    if (i % FAN_OUT_YIELD_EVERY === 0) {
+      if (process.hrtime.bigint() > until) return r;
+      yieldThread();
+    }
+  }
+}
+
+/** How many response checks the main thread makes between yields while the lanes of a fan-out run. */
+const FAN_OUT_YIELD_EVERY = 16;
+
+/**
  * Sleep in the kernel (`Atomics.wait` with a timeout) until task `seq` has answered or `budgetNs`
- * has passed. For the lanes of a fan-out: the workers keep the CPUs busy, so the main thread
- * sleeping does not let a CPU go idle, and a futex wake-up costs a few microseconds where a
- * wake-up through the event loop (`waitAsync`) costs ~150 µs here.
+ * has passed: for the remaining lanes of a fan-out once one has answered (`awaitParked`).
  */
 function sleepUntilAnswered(m: Int32Array, seq: number, budgetNs: number): number {
   const until = process.hrtime.bigint() + BigInt(Math.round(budgetNs));
@@ -432,8 +462,8 @@ export class EngineWorker {
         await null;
         const expected = pending.expectedNs;
         if (inFlight !== 1) {
-          // A lane of a fan-out: sleep in the kernel rather than spin, leaving the CPUs to the lanes.
-          r = sleepUntilAnswered(m, seq, Math.min(expected, MAX_POLL_NS));
+          // A lane of a fan-out: poll, yielding the CPU to the lanes between checks.
+          r = pollAmongLanes(m, seq, Math.min(expected, MAX_POLL_NS));
         } else {
           r = pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
         }
