@@ -24,7 +24,7 @@ import {
 import { freshChunkCounter } from './chunk-counter.js';
 import { type FaerGemmGroupPayload, type FaerGemmTask, packGemmGroupTask, packGemmTask } from './kernels/gemm.js';
 import type { NativeInfo } from './native/binding.js';
-import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK, defaultParallelMinWork } from './options.js';
+import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK, defaultParallelMinWork, fixedSplitMinWork } from './options.js';
 
 /** Batch axes the native GEMM takes (native/src/gemm.cc kMaxRank); more are declined. */
 export const MAX_BATCH_RANK = 32;
@@ -82,6 +82,11 @@ export function realMultiplyAdds(dtype: DType | undefined): number {
   return dtype === 'c64' || dtype === 'c128' ? 4 : 1;
 }
 
+/** A request's real multiply-adds: m·n·k over its batches and summed items, ×4 for a complex dtype. */
+function requestWork(request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType; readonly summed?: CpuGemmRequest['summed'] }): number {
+  return request.m * request.n * Math.max(request.k, 1) * summedCount(request) * request.batch.reduce((a, b) => a * b, 1) * realMultiplyAdds(request.dtype);
+}
+
 /**
  * How a request is split over `lanes` workers: one part when it is small (m·n·k·batches real
  * multiply-adds — ×4 for a complex dtype — below `minWork`) or there is one lane; over batch
@@ -134,9 +139,8 @@ export function planChunks(
   maxWork: number = DYNAMIC_SPLIT_MAX_WORK,
 ): ChunkPlan | undefined {
   if (parts.length < 2) return undefined;
-  const { m, n, k } = request;
-  const batches = request.batch.reduce((a, b) => a * b, 1);
-  if (m * n * Math.max(k, 1) * summedCount(request) * batches * realMultiplyAdds(request.dtype) > maxWork) return undefined;
+  const { m, n } = request;
+  if (requestWork(request) > maxWork) return undefined;
   const first = parts[0]!;
   const axis: 0 | 1 | undefined = first.m1 - first.m0 < m ? 0 : first.n1 - first.n0 < n ? 1 : undefined;
   if (axis === undefined) return undefined;
@@ -191,8 +195,12 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
   const single = (d: DType | undefined) => d === 'f32' || d === 'c64';
   const minWork32 = config.parallelMinWork ?? defaultParallelMinWork(config.info.isaId, 4);
   const minWork64 = config.parallelMinWork ?? defaultParallelMinWork(config.info.isaId, 8);
+  const fixedMinWork32 = config.parallelMinWork ?? fixedSplitMinWork(config.info.isaId, 4);
+  const fixedMinWork64 = config.parallelMinWork ?? fixedSplitMinWork(config.info.isaId, 8);
   /** Real multiply-adds below which a GEMM of `dtype` is one task. */
   const minWork = (dtype: DType | undefined): number => (single(dtype) ? minWork32 : minWork64);
+  /** ...and below which it is one task when its split would be fixed parts (no chunks). */
+  const fixedMinWork = (dtype: DType | undefined): number => (single(dtype) ? fixedMinWork32 : fixedMinWork64);
   const executed = (): CpuProviderOutcome => EXECUTED;
   /** `gemm`'s body: every decline first, then one task, or one task per lane. */
   const runGemm = (ctx: CpuExecutionContext, request: CpuGemmRequest): Promise<CpuProviderOutcome> => {
@@ -211,7 +219,10 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     if (pool === undefined || parts.length === 1) return ctx.run(kernel, task(parts[0]!)).then(executed);
     // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
     const chunks = summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
-    if (chunks === undefined) return pool.map(kernel, parts.map(task)).then(executed);
+    if (chunks === undefined) {
+      if (requestWork(request) < fixedMinWork(request.dtype)) return ctx.run(kernel, task(planParts(request, 1, shape, 0)[0]!)).then(executed);
+      return pool.map(kernel, parts.map(task)).then(executed);
+    }
     // Every lane gets the whole range and claims chunks through one shared counter: one task,
     // packed once, for every lane (each worker copies the words into its own argument area).
     const counter = freshChunkCounter();

@@ -11,34 +11,57 @@ export interface FaerProviderOptions {
   /**
    * Minimum work (real multiply-adds: m·n·k summed over batches, ×4 for c64/c128) before an
    * Inner-mode GEMM is split over the worker pool; smaller ones run as one task. Default: per ISA
-   * path and dtype, `defaultParallelMinWork` (300³ on the AVX-512 path).
+   * path and dtype, `defaultParallelMinWork` (200³ on the AVX-512 path).
    */
   readonly parallelMinWork?: number;
 }
 
 /**
- * Real multiply-adds below which a GEMM runs as a single task on the AVX-512 path (f32 and f64).
- * A split costs a second task round trip, and the second pool lane is usually asleep between
- * calls (it spins only ~50 µs), so its futex wake-up (~100 µs and far more on a loaded VM) lands
- * on the critical path; each part also re-packs the shared operand. Since the unpacked
- * small-matrix kernel runs everything up to 256³ in one task at full speed, the split pays only
- * above that in the median: on 2 threads (bench/split.mjs, quiet machine, median÷anchor) n = 256
- * runs 1.36 sequential vs 0.94 split for f64 and 1.16 vs 0.78 for f32; n = 512 runs 2.04 split vs
- * 1.17 sequential.
+ * The AVX2 and portable paths' base: the time of one task as 300³ f64 multiply-adds on AVX-512,
+ * measured on a Zen 3 (avx2) before the fan-out poll below, and not measured again since.
  */
-export const DEFAULT_PARALLEL_MIN_WORK = 300 * 300 * 300;
+const NARROW_PATH_MIN_WORK = 300 * 300 * 300;
+
+/**
+ * Real multiply-adds below which a GEMM runs as a single task on the AVX-512 path (f32 and f64).
+ * A split costs a second task round trip and the second lane's wake-up, and each part re-packs the
+ * shared operand, while the unpacked small-matrix kernel runs everything up to 256³ in one task at
+ * full speed. Measured on 2 threads of a 2-vCPU KVM guest (Intel, AVX-512; bench/split.mjs,
+ * median÷OpenBLAS, once a fan-out's main thread polled instead of sleeping): split against one
+ * task, n = 224 f64 0.91 against 0.71 and f32 1.13 against 0.77, n = 256 f64 0.85–0.97 against
+ * 0.66–0.70 and f32 0.84–0.92 against 0.66–0.70; at n = 192 and below the split measured
+ * 0.54–0.83 against 0.66–0.87 (not better), so those stay one task. (When the main thread slept
+ * through a fan-out, the split paid only above 256³, and this was 300³.) It applies to splits whose
+ * lanes claim chunks (`DYNAMIC_SPLIT_MAX_WORK`); a split into fixed parts waits for its latest lane
+ * and starts at `fixedSplitMinWork`.
+ */
+export const DEFAULT_PARALLEL_MIN_WORK = 200 * 200 * 200;
+
+/**
+ * The default minimum work of a split into fixed parts (a summed request, batch ranges, or above
+ * `DYNAMIC_SPLIT_MAX_WORK`) on path `isaId`: at least 300³ on AVX-512. Every part waits for the
+ * latest lane, and a lane that starts late (a wake-up, or both lanes queued on one CPU: workers are
+ * confined to the whole domain set, R21) holds up the call: issue 14's d = 64 contraction
+ * (64⁴ multiply-adds, a summed request) split into two fixed parts ran 0.41–0.44 ms at best but
+ * 0.83–0.86 ms in the median, against 0.54 / 0.60 ms on one lane.
+ */
+export function fixedSplitMinWork(isaId: number, componentBytes: 4 | 8): number {
+  return isaId === 2 ? Math.max(DEFAULT_PARALLEL_MIN_WORK, NARROW_PATH_MIN_WORK) : defaultParallelMinWork(isaId, componentBytes);
+}
 
 /**
  * The default `parallelMinWork` of ISA path `isaId` (0 portable, 1 avx2, 2 avx512f) for a dtype
- * whose real component takes `componentBytes`: the same time of one task as 300³ f64 multiply-adds
- * take on the AVX-512 path, scaled by the vector's lanes of that component (never above 300³, as
- * measured for f32 there too). A narrower path takes longer over the same work, so the split pays
- * sooner: on a Zen 3 (avx2), f64 n = 256 on 2 threads ran 0.64 of OpenBLAS split against 0.49 as one
- * task, f32 n = 256 0.60 against 0.63 (bench/split.mjs, best) — avx2 f64 splits from 238³, f32 from 300³.
+ * whose real component takes `componentBytes`. AVX-512: `DEFAULT_PARALLEL_MIN_WORK`. The narrower
+ * paths: the same time of one task as 300³ f64 multiply-adds take on the AVX-512 path, scaled by
+ * the vector's lanes of that component (never above 300³). A narrower path takes longer over the
+ * same work, so the split pays sooner: on a Zen 3 (avx2), f64 n = 256 on 2 threads ran 0.64 of
+ * OpenBLAS split against 0.49 as one task, f32 n = 256 0.60 against 0.63 (bench/split.mjs, best)
+ * — avx2 f64 splits from 238³, f32 from 300³.
  */
 export function defaultParallelMinWork(isaId: number, componentBytes: 4 | 8): number {
-  const vectorBytes = isaId === 2 ? 64 : isaId === 1 ? 32 : 8;
-  return DEFAULT_PARALLEL_MIN_WORK * Math.min(1, (vectorBytes / 64) * (8 / componentBytes));
+  if (isaId === 2) return DEFAULT_PARALLEL_MIN_WORK;
+  const vectorBytes = isaId === 1 ? 32 : 8;
+  return NARROW_PATH_MIN_WORK * Math.min(1, (vectorBytes / 64) * (8 / componentBytes));
 }
 
 /**
