@@ -81,8 +81,15 @@ export const BATCH_SPLIT_MAX_WORK = 256 * 256 * 256;
  */
 export const DYNAMIC_SPLIT_MAX_WORK = 2 * 256 * 256 * 256;
 
-/** Chunks per lane of a dynamic split. */
-export const CHUNKS_PER_LANE = 4;
+/**
+ * Chunks per lane of a dynamic split: one, so that a lane that starts late finds its part already
+ * taken by a lane that is done, instead of the call waiting for it. Smaller chunks balanced no
+ * better on a 2-vCPU KVM guest (Intel, AVX-512; bench/split.mjs 4 224,256,288,320 2, five
+ * alternating runs, mean of the medians ÷ OpenBLAS over the eight f32/f64 cells): 1 chunk per
+ * lane 0.88, 2 chunks 0.85, 4 chunks 0.78; best-of 1.05, 1.06 and 0.95 — 1 was ahead in 7 of 8
+ * cells (n = 256 f32 0.77 against 0.63, f64 0.80 against 0.78; n = 224 f64 0.71 against 0.75).
+ */
+export const CHUNKS_PER_LANE = 1;
 
 /** {@link FaerProviderOptions} checked, with the defaults filled in (`parallelMinWork` stays unset for the per-ISA default). */
 export type ValidatedFaerProviderOptions = Readonly<Required<Pick<FaerProviderOptions, 'isa'>> & Pick<FaerProviderOptions, 'parallelMinWork'>>;

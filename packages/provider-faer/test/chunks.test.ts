@@ -89,8 +89,8 @@ describe('dynamic chunks', () => {
       const request = { m, n, k, batch, dtype: 'f64' as const };
       return planChunks(request, planParts(request, 2, shape, 0), shape);
     };
-    expect(plan(256, 256, 256)).toEqual({ axis: 1, size: 36 });
-    expect(plan(300, 100, 256)).toEqual({ axis: 0, size: 64 });
+    expect(plan(256, 256, 256)).toEqual({ axis: 1, size: 132 }); // one chunk per lane, on NR = 6
+    expect(plan(300, 100, 256)).toEqual({ axis: 0, size: 160 }); // on MR = 32
     expect(plan(1024, 1024, 1024)).toBeUndefined();
     expect(plan(20, 20, 20, [8])).toBeUndefined(); // split over batches
     const one = { m: 256, n: 256, k: 256, batch: [] };
