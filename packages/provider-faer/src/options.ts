@@ -46,7 +46,7 @@ export const DEFAULT_PARALLEL_MIN_WORK = 200 * 200 * 200;
  * 0.83–0.86 ms in the median, against 0.54 / 0.60 ms on one lane.
  */
 export function fixedSplitMinWork(isaId: number, componentBytes: 4 | 8): number {
-  return isaId === 2 ? Math.max(DEFAULT_PARALLEL_MIN_WORK, NARROW_PATH_MIN_WORK) : defaultParallelMinWork(isaId, componentBytes);
+  return isaId === 2 ? NARROW_PATH_MIN_WORK : defaultParallelMinWork(isaId, componentBytes);
 }
 
 /**
@@ -87,7 +87,8 @@ export const DYNAMIC_SPLIT_MAX_WORK = 2 * 256 * 256 * 256;
  * better on a 2-vCPU KVM guest (Intel, AVX-512; bench/split.mjs 4 224,256,288,320 2, five
  * alternating runs, mean of the medians ÷ OpenBLAS over the eight f32/f64 cells): 1 chunk per
  * lane 0.88, 2 chunks 0.85, 4 chunks 0.78; best-of 1.05, 1.06 and 0.95 — 1 was ahead in 7 of 8
- * cells (n = 256 f32 0.77 against 0.63, f64 0.80 against 0.78; n = 224 f64 0.71 against 0.75).
+ * cells (n = 256 f32 0.77 against 0.63, f64 0.80 against 0.78), behind only at n = 224 f64 (0.71
+ * against 0.75).
  */
 export const CHUNKS_PER_LANE = 1;
 
