@@ -78,7 +78,7 @@ export type { CpuExecutionContext } from './contract/execution-context.js';
 export type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from './contract/cpu-domain.js';
 export type { ParallelMode, ProviderParallelMode } from './contract/parallel-mode.js';
 export { defineKernel } from './contract/kernel.js';
-export { KERNEL_ARGS_MAX_BUFFERS, KERNEL_ARGS_MAX_WORDS, type KernelArgs, kernelArgs, isKernelArgs } from './contract/kernel-args.js';
+export { KERNEL_ARGS_MAX_BUFFERS, KERNEL_ARGS_MAX_WORDS, type KernelArgs, kernelArgs, kernelWords, isKernelArgs } from './contract/kernel-args.js';
 export type { KernelFunction, KernelRef, KernelTaskInfo } from './contract/kernel.js';
 export type { WorkerPool } from './contract/worker-pool.js';
 export { CpuProviderBundle, CpuProviderBundleBuilder } from './provider/provider-bundle.js';

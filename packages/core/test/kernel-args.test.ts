@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, KERNEL_ARGS_MAX_BUFFERS, KERNEL_ARGS_MAX_WORDS, isKernelArgs, kernelArgs } from '../src/index.js';
+import fc from 'fast-check';
+import { CpuBackend, KERNEL_ARGS_MAX_BUFFERS, KERNEL_ARGS_MAX_WORDS, isKernelArgs, kernelArgs, kernelWords } from '../src/index.js';
 import { WorkerBufferTable } from '../src/runtime/workers/buffer-table.js';
 import { ArgsArea } from '../src/runtime/workers/shared-fields.js';
 import { expectCode, kernel } from './helpers.js';
@@ -48,6 +49,42 @@ describe('packed kernel arguments', () => {
     expectCode(() => kernelArgs(new Float64Array(KERNEL_ARGS_MAX_WORDS + 1), []), 'InvalidArgument');
     expectCode(() => kernelArgs(new Float64Array(1), Array.from({ length: KERNEL_ARGS_MAX_BUFFERS + 1 }, () => new SharedArrayBuffer(8))), 'InvalidArgument');
     expectCode(() => kernelArgs(new Float64Array(1), [new ArrayBuffer(8) as unknown as SharedArrayBuffer]), 'InvalidArgument');
+  });
+});
+
+describe('kernelWords', () => {
+  it('hands out zeroed views that never overlap, across slab boundaries', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: KERNEL_ARGS_MAX_WORDS }), { minLength: 1, maxLength: 80 }), (lengths) => {
+        const views = lengths.map((length, i) => {
+          const w = kernelWords(length);
+          expect(w).toBeInstanceOf(Float64Array);
+          expect(w.length).toBe(length);
+          expect(w.every((x) => x === 0)).toBe(true);
+          w.fill(i + 1);
+          return w;
+        });
+        // Every view still holds what was written into it: no later one reused its words.
+        views.forEach((w, i) => expect(w.every((x) => x === i + 1)).toBe(true));
+      }),
+      { numRuns: 50 },
+    );
+  });
+
+  it('refuses a length that is not an integer in [0, KERNEL_ARGS_MAX_WORDS]', () => {
+    for (const bad of [-1, 1.5, KERNEL_ARGS_MAX_WORDS + 1, Number.NaN, '3' as unknown as number]) expectCode(() => kernelWords(bad), 'InvalidArgument');
+  });
+
+  it('packs a descriptor a worker reads like any Float64Array, even when it waits for a busy worker', async () => {
+    const a = new SharedArrayBuffer(16);
+    const results = await backend.install((ctx) =>
+      Promise.all([1, 2, 3].map((x) => {
+        const words = kernelWords(2);
+        words.set([x, -x]);
+        return ctx.run(probe, kernelArgs(words, [a]));
+      })),
+    );
+    expect(results.map((r) => r.words)).toEqual([[1, -1], [2, -2], [3, -3]]);
   });
 });
 

@@ -11,7 +11,7 @@ const CORE_VALUES = [
   'DEFAULT_EXECUTION_CAPABILITIES', 'DIAGNOSTICS_CHANNELS', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain', 'GemmAnalysisCache',
   'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ProcessArbiter', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
-  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kindOf', 'loadAddon',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kernelWords', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
   'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;

@@ -6,7 +6,7 @@
  * lanes (see {@link runBlocked}).
  */
 import { debuglog } from 'node:util';
-import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type KernelArgs, type WorkerPool, defineKernel, kernelArgs } from '@tenferro/core';
+import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type KernelArgs, type WorkerPool, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
 import type { CpuLinalgKernels, LinalgRequest } from './contract/index.js';
 import { DTYPE_CODE, FLAG, OP_CODE, STEP_OP, W } from './native/binding.js';
 
@@ -15,7 +15,7 @@ const kernel = defineKernel<KernelArgs, void>(new URL('./kernels/linalg.js', imp
 /** The packed task of batches [b0, b1) of `r`. */
 export function packLinalgTask(r: LinalgRequest, b0: number, b1: number, abort?: Int32Array): KernelArgs {
   const nb = r.batch.length;
-  const w = new Float64Array(W.HEADER + 3 * nb);
+  const w = kernelWords(W.HEADER + 3 * nb);
   const f = r.flags;
   w[W.op] = OP_CODE[r.op];
   w[W.dtype] = DTYPE_CODE[r.dtype];
@@ -59,7 +59,7 @@ const debug = debuglog('tenferro');
 
 /** The packed team task (native/src/linalg.h) of `r`'s one n×n matrix, blocks of `nb` columns, sync words in `sync`. */
 export function packTeamTask(r: LinalgRequest, nb: number, sync: Int32Array, abort?: Int32Array): KernelArgs {
-  const w = new Float64Array(W.HEADER);
+  const w = kernelWords(W.HEADER);
   w[W.op] = r.op === 'luFactor' ? STEP_OP.luFactor : STEP_OP.cholesky;
   w[W.dtype] = DTYPE_CODE[r.dtype];
   w[W.m] = r.m;

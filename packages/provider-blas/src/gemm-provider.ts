@@ -18,6 +18,7 @@ import {
   defineKernel,
   type KernelArgs,
   kernelArgs,
+  kernelWords,
   validateGemmRequest,
 } from '@tenferro/core';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
@@ -135,7 +136,7 @@ export function planGemm(req: CpuGemmRequest, conjNoTrans: boolean, threads: num
   }
 
   const rank = req.batch.length;
-  const desc = new Float64Array(Desc.Header + 4 * rank);
+  const desc = kernelWords(Desc.Header + 4 * rank);
   desc[Desc.DType] = code;
   desc[Desc.TransA] = pa.trans;
   desc[Desc.TransB] = pb.trans;

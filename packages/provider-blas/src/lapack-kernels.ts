@@ -11,7 +11,7 @@
  * identity-by-name), so this package needs nothing of `@tenferro/linalg` at run time; the types
  * below are the subset of `@tenferro/linalg/contract`'s `LinalgRequest` it reads.
  */
-import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type ExtensionKey, type KernelArgs, Unsupported, defineExtensionKey, defineKernel, kernelArgs } from '@tenferro/core';
+import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type ExtensionKey, type KernelArgs, Unsupported, defineExtensionKey, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
 import type { BlasSession } from './gemm-provider.js';
 import type { BlasBinding } from './native/binding.js';
 
@@ -71,7 +71,7 @@ function routines(op: Op, r: LapackRequest, complex: boolean): string[] {
 
 function pack(r: LapackRequest, op: number, dtype: number, threads: number): KernelArgs {
   const nb = r.batch.length;
-  const w = new Float64Array(HEADER + 3 * nb);
+  const w = kernelWords(HEADER + 3 * nb);
   const b = r.b ?? r.a;
   const f = r.flags;
   const flags = (f.upper ? 1 : 0) | (f.left ? 2 : 0) | (f.unitDiagonal ? 4 : 0) | (f.full ? 8 : 0) | (f.vectors ? 16 : 0) | (f.rOnly ? 32 : 0);

@@ -22,6 +22,7 @@ import {
   defineKernel,
   EXECUTED,
   type KernelArgs,
+  kernelWords,
   type TensorDescriptor,
   TenferroError,
   Unsupported,
@@ -83,16 +84,21 @@ function buildPlan(t: TaskShape, lanes: number): { plan: TaskPlan; bytes: number
   return { plan: Object.freeze({ whole, parts: parts === undefined ? undefined : Object.freeze(parts) }), bytes };
 }
 
-/** A copy of a plan descriptor with this request's offsets and alpha filled in. */
+/**
+ * The words of a packed task for plan descriptor `d` (see `packTask`): a copy of `d` after the
+ * word `packTask` fills, with this request's offsets and alpha filled in.
+ */
 function instantiate(d: Float64Array, t: TaskShape): Float64Array {
-  const w = d.slice();
+  const words = kernelWords(1 + d.length);
+  words.set(d, 1);
+  const w = words.subarray(1);
   w[DESC.offOut] = w[DESC.offOut]! + t.out.offset;
   w[DESC.offA] = w[DESC.offA]! + t.a.offset;
   if (t.b !== undefined) w[DESC.offB] = w[DESC.offB]! + t.b.offset;
   const alpha = t.alpha ?? 0;
   w[DESC.alphaRe] = typeof alpha === 'number' ? alpha : alpha[0];
   w[DESC.alphaIm] = typeof alpha === 'number' ? 0 : alpha[1];
-  return w;
+  return words;
 }
 
 /** Runs planned tasks on the context (one, or one per part over the pool); plans come from the engine's indexed-plan cache. */

@@ -9,7 +9,7 @@
  * viewed as Float32Array / Float64Array over the whole buffer (views cached per buffer); the addon receives their data pointers (napi_get_typedarray_info works for views over
  * a SharedArrayBuffer) and bounds-checks every index the request reaches against these views.
  */
-import { type CpuGemmRequest, type KernelArgs, kernelArgs, type Scalar } from '@tenferro/core';
+import { type CpuGemmRequest, type KernelArgs, kernelArgs, kernelWords, type Scalar } from '@tenferro/core';
 import { DESC, DTYPE_CODE, GemmStatus, type GemmStatusName, gemmStatusName } from '../native/binding.js';
 import { loadFaer } from '../native/load.js';
 
@@ -145,7 +145,7 @@ const DESC_AT = 5;
 
 /** The packed kernel arguments of `task`: `[abort offset, counter buffer, chunk axis, chunk size, counter offset, descriptor…]` and `[A, B, C, abort buffer?, counter buffer?]`. */
 export function packGemmTask(task: FaerGemmTask): KernelArgs {
-  const words = new Float64Array(DESC_AT + descriptorLength(task.request));
+  const words = kernelWords(DESC_AT + descriptorLength(task.request));
   words[ABORT_OFFSET] = task.abort === undefined ? -1 : task.abort.byteOffset;
   fillDescriptor(task, words.subarray(DESC_AT));
   const r = task.request;

@@ -24,13 +24,12 @@ export interface AbortWordRef {
 }
 
 /**
- * The packed kernel arguments of one task: `[abort offset, descriptor…]` (the abort word's byte
- * offset in the last buffer, or -1 without one) and `[out, a, b?, abort buffer?]`.
+ * The packed kernel arguments of one task: `words` is `[abort offset, descriptor…]` with its first
+ * word left for this function (the abort word's byte offset in the last buffer, or -1 without
+ * one), and the buffers are `[out, a, b?, abort buffer?]`.
  */
-export function packTask(desc: Float64Array, out: SharedArrayBuffer, a: SharedArrayBuffer, b?: SharedArrayBuffer, abort?: AbortWordRef): KernelArgs {
-  const words = new Float64Array(1 + desc.length);
+export function packTask(words: Float64Array, out: SharedArrayBuffer, a: SharedArrayBuffer, b?: SharedArrayBuffer, abort?: AbortWordRef): KernelArgs {
   words[0] = abort === undefined ? -1 : abort.byteOffset;
-  words.set(desc, 1);
   const buffers = b === undefined ? [out, a] : [out, a, b];
   if (abort !== undefined) buffers.push(abort.buffer);
   return kernelArgs(words, buffers);
