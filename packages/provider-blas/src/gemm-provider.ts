@@ -21,6 +21,7 @@ import {
   kernelWords,
   validateGemmRequest,
 } from '@tenferro/core';
+import { splitCall } from './gemm-split.js';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
 import type { BlasRuntime } from './runtime.js';
 
@@ -185,7 +186,8 @@ export interface BlasSession {
   loaded(): BlasRuntime | undefined;
 }
 
-export function createGemmProvider(session: BlasSession): CpuGemmProvider {
+/** `splitMinWork`: see `BlasProviderOptions.splitMinWork`. */
+export function createGemmProvider(session: BlasSession, splitMinWork: number): CpuGemmProvider {
   // Every decline comes from planning the call (planGemm), before the kernel is started.
   const support = (conjugation: boolean): DeclaredSupport =>
     Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation, overwritesOutput: true, declinesBeforeWriting: true, family: 'blas' as const });
@@ -204,7 +206,11 @@ export function createGemmProvider(session: BlasSession): CpuGemmProvider {
       const runtime = session.loaded() ?? (await session.ensureLoaded(ctx));
       const call = planGemm(request, runtime.conjNoTrans, threadsFor(ctx, runtime));
       if (!call.ok) return call.outcome;
-      await ctx.run(gemmKernel, kernelArgs(call.payload.desc, [call.payload.a, call.payload.b, call.payload.c]));
+      const { desc, a, b, c } = call.payload;
+      const pool = ctx.workerPool();
+      const parts = pool === undefined ? undefined : splitCall(desc, pool.size, splitMinWork);
+      if (parts === undefined) await ctx.run(gemmKernel, kernelArgs(desc, [a, b, c]));
+      else await pool!.map(gemmKernel, parts.map((part) => kernelArgs(part, [a, b, c])));
       return EXECUTED;
     },
   };

@@ -15,6 +15,7 @@ import { blasCandidates } from './native/candidates.js';
 import { loadBlas } from './native/load.js';
 import type { LoadReport } from './native/probe.js';
 import { type BlasProviderOptions, validateBlasProviderOptions } from './options.js';
+import { SPLIT_MIN_WORK } from './gemm-split.js';
 import { type BlasRuntime, describeRuntime } from './runtime.js';
 
 export type { CoretypeAction, CoretypePlan } from './coretype.js';
@@ -67,7 +68,8 @@ interface State {
 
 let state: State | undefined;
 let identification: Identification | undefined;
-let pkg: CpuProviderPackage | undefined;
+/** One package per `splitMinWork` asked for (the runtime, its session and its state are shared). */
+const packages = new Map<number, CpuProviderPackage>();
 
 type Prepared = { readonly ok: true; readonly state: State } | { readonly ok: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] };
 
@@ -137,7 +139,7 @@ export function blasProviderStatus(): BlasProviderStatus {
   if (!p.ok) return Object.freeze({ available: false, reasons: p.reasons, possibleSolutions: p.possibleSolutions });
   const st = p.state;
   const r = current(st);
-  const gemm = packageFor(st).gemm!;
+  const gemm = packageFor(st, SPLIT_MIN_WORK).gemm!;
   return Object.freeze({
     available: true,
     name: r.label,
@@ -183,7 +185,7 @@ export function createBlasProvider(options?: BlasProviderOptions): CpuProviderPa
     );
   }
   if (o.openblasCoretype !== undefined) checkSameOption(p.state, o.openblasCoretype, op);
-  return packageFor(p.state);
+  return packageFor(p.state, o.splitMinWork);
 }
 
 /** Load the addon, identify the runtime (child process, once per realm) and plan the core type. */
@@ -265,13 +267,14 @@ function ensureLoaded(st: State, ctx: CpuExecutionContext): Promise<BlasRuntime>
   return st.loading;
 }
 
-function packageFor(st: State): CpuProviderPackage {
-  if (pkg !== undefined) return pkg;
+function packageFor(st: State, splitMinWork: number): CpuProviderPackage {
+  const known = packages.get(splitMinWork);
+  if (known !== undefined) return known;
   const declared = st.declared; // fixed for the package's life: capabilities are sampled into bundles
   const session: BlasSession = { declared, current: () => current(st), ensureLoaded: (ctx) => ensureLoaded(st, ctx), loaded: () => st.loaded };
-  const gemm = createGemmProvider(session);
+  const gemm = createGemmProvider(session, splitMinWork);
   const lapack = createLapackKernels(session, st.binding);
-  pkg = Object.freeze({
+  const pkg: CpuProviderPackage = Object.freeze({
     kind: 'blas' as const,
     get name() {
       return `@tenferro/provider-blas: ${current(st).label}`;
@@ -285,6 +288,7 @@ function packageFor(st: State): CpuProviderPackage {
     // @tenferro/linalg's CpuLinalgKernels, under its key found by name (nothing imported from linalg).
     extensions: Object.freeze([Object.freeze([linalgKey(), lapack] as const)]),
   });
+  packages.set(splitMinWork, pkg);
   return pkg;
 }
 

@@ -1,4 +1,5 @@
 import { TenferroError } from '@tenferro/core';
+import { SPLIT_MIN_WORK } from './gemm-split.js';
 
 /** Options of {@link createBlasProvider}. */
 export interface BlasProviderOptions {
@@ -13,14 +14,22 @@ export interface BlasProviderOptions {
    * core needs instructions this CPU lacks.
    */
   readonly openblasCoretype?: 'keep' | (string & {});
+  /**
+   * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) from which a GEMM on a
+   * backend of more than one thread is split over the engine's workers, one BLAS thread each,
+   * instead of running on the runtime's own threads (see `SPLIT_MIN_WORK`, 400³, for why).
+   * `Infinity`: never split. Only runtimes whose thread count tenferro sets are ever split.
+   */
+  readonly splitMinWork?: number;
 }
 
 /** {@link BlasProviderOptions} checked (`undefined`: not given). */
 export interface ValidatedBlasProviderOptions {
   readonly openblasCoretype: string | undefined;
+  readonly splitMinWork: number;
 }
 
-const KNOWN: readonly string[] = ['openblasCoretype'];
+const KNOWN: readonly string[] = ['openblasCoretype', 'splitMinWork'];
 
 /** Check `options` (before anything is loaded) and return a frozen copy; `InvalidArgument` names the first bad one. */
 export function validateBlasProviderOptions(options: unknown, op = 'createBlasProvider'): ValidatedBlasProviderOptions {
@@ -28,9 +37,12 @@ export function validateBlasProviderOptions(options: unknown, op = 'createBlasPr
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);
   const unknown = Object.keys(options).find((key) => !KNOWN.includes(key));
   if (unknown !== undefined) throw TenferroError.invalidArgument(op, `options.${unknown}`, `one of ${KNOWN.join(', ')}`, unknown);
-  const { openblasCoretype } = options as BlasProviderOptions;
+  const { openblasCoretype, splitMinWork = SPLIT_MIN_WORK } = options as BlasProviderOptions;
+  if (typeof splitMinWork !== 'number' || Number.isNaN(splitMinWork) || splitMinWork < 0) {
+    throw TenferroError.invalidArgument(op, 'options.splitMinWork', 'a number of multiply-adds ≥ 0 (Infinity: never split)', splitMinWork);
+  }
   if (openblasCoretype !== undefined && (typeof openblasCoretype !== 'string' || !/^[A-Za-z][A-Za-z0-9_]{0,31}$/.test(openblasCoretype))) {
     throw TenferroError.invalidArgument(op, 'options.openblasCoretype', "an OpenBLAS core name such as 'SkylakeX', 'Haswell' or 'Zen'", openblasCoretype);
   }
-  return Object.freeze({ openblasCoretype });
+  return Object.freeze({ openblasCoretype, splitMinWork });
 }

@@ -1,7 +1,10 @@
 import { CpuBackend, type CpuGemmRequest, type DType, DTYPE_INFO, Tensor, TenferroError } from '@tenferro/core';
 import { naiveDotGeneral, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { planGemm } from '../src/gemm-provider.js';
+import { SPLIT_MIN_WORK, SPLIT_QUANTUM, splitCall } from '../src/gemm-split.js';
+import { Desc, Trans } from '../src/native/binding.js';
 import { blasProviderStatus, createBlasProvider } from '../src/index.js';
 
 const rand = seededRandom(0xb1a5);
@@ -140,6 +143,33 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     }
   });
 
+  it('splits a GEMM of at least SPLIT_MIN_WORK over the two lanes (one BLAS thread each), in every layout, and matches the oracle', async () => {
+    const tasks: { fanOut: boolean }[] = [];
+    const onTask = (e: unknown) => tasks.push(e as { fanOut: boolean });
+    subscribe('tenferro:task', onTask);
+    try {
+      // [m, k, n]: cut along N (the longer), and along M; 400 · 400 · 400 = SPLIT_MIN_WORK.
+      for (const [m, k, n] of [[400, 400, 410], [1000, 400, 161]] as const) {
+        expect(m * k * n).toBeGreaterThanOrEqual(SPLIT_MIN_WORK);
+        for (const [lhsOrder, rhsOrder, outOrder] of [['col', 'col', 'col'], ['row', 'row', 'col'], ['col', 'row', 'row'], ['row', 'col', 'row']] as const) {
+          const a = random('f64', [m, k], lhsOrder);
+          const b = random('f64', [k, n], rhsOrder);
+          const out = Tensor.fromArray('f64', [m, n], new Array(m * n).fill(Number.NaN), { order: outOrder });
+          tasks.length = 0;
+          await backend.dotGeneralInto(out, a, b, { contracting: [[1], [0]] });
+          expect(tasks.map((t) => t.fanOut), `${m}×${k}×${n} ${lhsOrder}/${rhsOrder}/${outOrder}`).toEqual([true, true]);
+          expect(relativeError(values(out), naiveDotGeneral(a, b, { contracting: [[1], [0]] }).values)).toBeLessThanOrEqual(1e-12);
+        }
+      }
+      // Below the threshold: one task.
+      tasks.length = 0;
+      await backend.matmul(random('f64', [64, 64]), random('f64', [64, 64]));
+      expect(tasks.map((t) => t.fanOut)).toEqual([false]);
+    } finally {
+      unsubscribe('tenferro:task', onTask);
+    }
+  });
+
   it("rejects { kind: 'blas', placement: { numaNode: 0 } } with ExternalProviderAffinityUnmanaged", async () => {
     const err = await CpuBackend.create({ kind: 'blas', placement: { numaNode: 0 }, providers: [createBlasProvider()] }).catch((e: unknown) => e);
     expect(TenferroError.is(err, 'ExternalProviderAffinityUnmanaged')).toBe(true);
@@ -205,5 +235,64 @@ describe('planGemm (stride → transpose/leading-dimension mapping)', () => {
     const p = plan(req({ batch: [2, 3], lhs: b(20), rhs: { ...b(15), colStride: 5 }, out: b(12) }));
     expect(p.ok).toBe(true);
     if (p.ok) expect(Array.from(p.payload.desc.slice(17))).toEqual([2, 2, 3, 20, 40, 15, 30, 12, 24]);
+  });
+});
+
+describe('splitCall (a planned call cut into 1-thread parts for the lanes)', () => {
+  const buf = new SharedArrayBuffer(8);
+  const base = (over: Partial<Record<keyof typeof Desc, number>>) => {
+    const r: CpuGemmRequest = {
+      dtype: 'f64', m: 8, n: 8, k: 8, batch: [],
+      lhs: { buffer: buf, offset: 0, rowStride: 1, colStride: 8, batchStrides: [] },
+      rhs: { buffer: buf, offset: 0, rowStride: 1, colStride: 8, batchStrides: [] },
+      out: { buffer: buf, offset: 0, rowStride: 1, colStride: 8, batchStrides: [] },
+      alpha: 1, beta: 0, conjLhs: false, conjRhs: false,
+    };
+    const p = planGemm(r, false, 2);
+    if (!p.ok) throw new Error('planned');
+    const d = Float64Array.from(p.payload.desc);
+    for (const [key, v] of Object.entries(over)) d[Desc[key as keyof typeof Desc]] = v!;
+    return d;
+  };
+
+  it('stays whole for one lane, a runtime whose threads are not set, too little work, or nothing long enough to cut', () => {
+    const big = { M: 512, N: 512, K: 512, Lda: 512, Ldb: 512, Ldc: 512 };
+    expect(splitCall(base(big), 2)).toHaveLength(2);
+    expect(splitCall(base(big), 1)).toBeUndefined();
+    expect(splitCall(base({ ...big, Threads: 0 }), 2)).toBeUndefined();
+    expect(splitCall(base({ ...big, K: 0 }), 2)).toBeUndefined();
+    expect(splitCall(base({ ...big, M: 100, N: 100, K: 100 }), 2)).toBeUndefined();
+    expect(splitCall(base({ ...big, M: 2 * SPLIT_QUANTUM - 1, N: 2 * SPLIT_QUANTUM - 1, K: 1 << 20 }), 2, 0)).toBeUndefined();
+  });
+
+  it('cuts the longer of M and N into quantum multiples that cover it exactly, moving op(B), op(A) and C to each part', () => {
+    for (const transA of [Trans.No, Trans.T]) {
+      for (const transB of [Trans.No, Trans.ConjT]) {
+        // N longer: columns of C and op(B).
+        const byN = base({ M: 100, N: 300, K: 50, Lda: 120, Ldb: 70, Ldc: 130, OffA: 3, OffB: 5, OffC: 7, TransA: transA, TransB: transB });
+        const cols = splitCall(byN, 3, 0)!;
+        let at = 0;
+        for (const part of cols) {
+          expect(part[Desc.Threads]).toBe(1);
+          expect([part[Desc.M], part[Desc.K], part[Desc.OffA]]).toEqual([100, 50, 3]);
+          expect(part[Desc.OffC]).toBe(7 + at * 130);
+          expect(part[Desc.OffB]).toBe(5 + at * (transB === Trans.No ? 70 : 1));
+          at += part[Desc.N]!;
+          if (at < 300) expect(part[Desc.N]! % SPLIT_QUANTUM).toBe(0);
+        }
+        expect([cols.length, at]).toEqual([3, 300]);
+        // M longer: rows of C and op(A).
+        const byM = base({ M: 300, N: 100, K: 50, Lda: 310, Ldb: 70, Ldc: 330, OffA: 3, OffB: 5, OffC: 7, TransA: transA, TransB: transB });
+        const rows = splitCall(byM, 2, 0)!;
+        at = 0;
+        for (const part of rows) {
+          expect([part[Desc.N], part[Desc.OffB]]).toEqual([100, 5]);
+          expect(part[Desc.OffC]).toBe(7 + at);
+          expect(part[Desc.OffA]).toBe(3 + at * (transA === Trans.No ? 1 : 310));
+          at += part[Desc.M]!;
+        }
+        expect([rows.length, at]).toEqual([2, 300]);
+      }
+    }
   });
 });

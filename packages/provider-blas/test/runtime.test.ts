@@ -88,6 +88,9 @@ describe('runtime identity and diagnostics', () => {
       [{ openblasCoretype: 5 }, 'options.openblasCoretype'],
       [{ openblasCoretype: 'Sky lake' }, 'options.openblasCoretype'],
       [{ bogus: 1 }, 'options.bogus'],
+      [{ splitMinWork: -1 }, 'options.splitMinWork'],
+      [{ splitMinWork: Number.NaN }, 'options.splitMinWork'],
+      [{ splitMinWork: '1' }, 'options.splitMinWork'],
     ];
     for (const [options, param] of bad) {
       let err: unknown;
