@@ -209,8 +209,8 @@ export function createGemmProvider(session: BlasSession, splitMinWork: number): 
       const { desc, a, b, c } = call.payload;
       const pool = ctx.workerPool();
       const parts = pool === undefined ? undefined : splitCall(desc, pool.size, splitMinWork);
-      if (parts === undefined) await ctx.run(gemmKernel, kernelArgs(desc, [a, b, c]));
-      else await pool!.map(gemmKernel, parts.map((part) => kernelArgs(part, [a, b, c])));
+      if (pool === undefined || parts === undefined) await ctx.run(gemmKernel, kernelArgs(desc, [a, b, c]));
+      else await pool.map(gemmKernel, parts.map((part) => kernelArgs(part, [a, b, c])));
       return EXECUTED;
     },
   };

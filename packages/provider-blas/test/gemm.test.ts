@@ -161,6 +161,15 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
           expect(relativeError(values(out), naiveDotGeneral(a, b, { contracting: [[1], [0]] }).values)).toBeLessThanOrEqual(1e-12);
         }
       }
+      // Complex, conjugated (ConjTrans, or CblasConjNoTrans where the runtime has it): 256³ · 4 ≥ SPLIT_MIN_WORK.
+      for (const rhsOrder of ['row', 'col'] as const) {
+        const a = random('c64', [256, 256]);
+        const b = random('c64', [256, 256], rhsOrder);
+        tasks.length = 0;
+        const got = await backend.dotGeneral(a, b, { contracting: [[1], [0]] }, { conjRhs: true });
+        expect(tasks.map((t) => t.fanOut), `c64 conj rhs ${rhsOrder}`).toEqual([true, true]);
+        expect(relativeError(values(got), naiveDotGeneral(a, b, { contracting: [[1], [0]] }, { conjRhs: true }).values)).toBeLessThanOrEqual(toleranceFor('c64'));
+      }
       // Below the threshold: one task.
       tasks.length = 0;
       await backend.matmul(random('f64', [64, 64]), random('f64', [64, 64]));
