@@ -23,7 +23,7 @@ export const SPLIT_QUANTUM = 16;
 /**
  * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) from which a call is split
  * over the pool; below, one task with the runtime's own threads. Measured as above, split: n =
- * 512 ran 0.88–0.98 in every run; n = 384 no better than one task; n = 256 worse (0.42–0.95
+ * 512 ran 0.86–0.98 in the median of every run (single rounds down to 0.42); n = 384 no better than one task; n = 256 worse (0.42–0.95
  * from round to round against 0.75–0.79): OpenBLAS's own 2-thread split of a small product
  * shares its packed panels, two 1-thread calls on halves do not.
  */
