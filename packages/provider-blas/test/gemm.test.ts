@@ -161,6 +161,16 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
           expect(relativeError(values(out), naiveDotGeneral(a, b, { contracting: [[1], [0]] }).values)).toBeLessThanOrEqual(1e-12);
         }
       }
+      // Batched (every part runs every batch item): 4 × 256 · 256 · 300 ≥ SPLIT_MIN_WORK.
+      {
+        const a = random('f64', [256, 300, 4]);
+        const b = random('f64', [300, 256, 4]);
+        tasks.length = 0;
+        const dims = { contracting: [[1], [0]], batch: [[2], [2]] } as const;
+        const got = await backend.dotGeneral(a, b, dims);
+        expect(tasks.map((t) => t.fanOut), 'batched').toEqual([true, true]);
+        expect(relativeError(values(got), naiveDotGeneral(a, b, dims).values)).toBeLessThanOrEqual(1e-12);
+      }
       // Complex, conjugated (ConjTrans, or CblasConjNoTrans where the runtime has it): 256³ · 4 ≥ SPLIT_MIN_WORK.
       for (const rhsOrder of ['row', 'col'] as const) {
         const a = random('c64', [256, 256]);
