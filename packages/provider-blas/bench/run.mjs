@@ -4,7 +4,11 @@
 // cblas_?gemm directly on the same system library — measured in the SAME run, each case anchor
 // then ours, so the VM's ±30 % drift hits both sides alike.
 //
-//   node bench/run.mjs [--quick] [--json] [--coretype SkylakeX]
+//   node bench/run.mjs [--quick] [--json] [--coretype SkylakeX] [--sizes 256,512] [--split-min-work Infinity]
+//
+// --split-min-work: the provider's `splitMinWork` (real multiply-adds from which a GEMM on the
+// 2-thread backend is split over the workers, one BLAS thread each; default 400³; `Infinity`
+// runs every GEMM as one task on OpenBLAS's own threads): run twice to compare the two.
 //
 // OPENBLAS_CORETYPE: whatever the environment says applies to both sides (the anchor is a child
 // process of this one); --coretype X sets it here, before the library is loaded, for both.
@@ -20,6 +24,8 @@ const { values: args } = parseArgs({
     quick: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     coretype: { type: 'string' },
+    sizes: { type: 'string' },
+    'split-min-work': { type: 'string' },
   },
 });
 if (args.coretype) process.env.OPENBLAS_CORETYPE = args.coretype;
@@ -29,10 +35,10 @@ const { CpuBackend, Tensor } = await import('@tenferro/core');
 const { createBlasProvider, blasProviderStatus } = await import('../dist/index.js');
 
 const dtypes = args.quick ? ['f64'] : ['f64', 'f32'];
-const sizes = args.quick ? [64, 256, 1024] : [64, 256, 1024, 2048];
+const sizes = args.sizes !== undefined ? args.sizes.split(',').map(Number) : args.quick ? [64, 256, 1024] : [64, 256, 1024, 2048];
 const threadCounts = [1, 2];
 const ROUNDS = args.quick ? 2 : 3;
-const repsFor = (n) => (args.quick ? { 64: 100, 256: 20, 1024: 3 }[n] : { 64: 200, 256: 40, 1024: 5, 2048: 3 }[n]) ?? 4;
+const repsFor = (n) => (args.quick ? { 64: 100, 256: 20, 1024: 3 }[n] : { 64: 200, 256: 40, 512: 12, 1024: 5, 2048: 3 }[n]) ?? 4;
 
 let anchor;
 try {
@@ -42,7 +48,7 @@ try {
   process.exit(1);
 }
 
-const pkg = createBlasProvider();
+const pkg = createBlasProvider(args['split-min-work'] === undefined ? undefined : { splitMinWork: Number(args['split-min-work']) });
 const status = blasProviderStatus();
 if (!status.available) {
   console.error(`bench: no BLAS: ${status.reasons.join('; ')}`);
