@@ -91,13 +91,12 @@ function buildPlan(t: TaskShape, lanes: number): { plan: TaskPlan; bytes: number
 function instantiate(d: Float64Array, t: TaskShape): Float64Array {
   const words = kernelWords(1 + d.length);
   words.set(d, 1);
-  const w = words.subarray(1);
-  w[DESC.offOut] = w[DESC.offOut]! + t.out.offset;
-  w[DESC.offA] = w[DESC.offA]! + t.a.offset;
-  if (t.b !== undefined) w[DESC.offB] = w[DESC.offB]! + t.b.offset;
+  words[1 + DESC.offOut] = d[DESC.offOut]! + t.out.offset;
+  words[1 + DESC.offA] = d[DESC.offA]! + t.a.offset;
+  if (t.b !== undefined) words[1 + DESC.offB] = d[DESC.offB]! + t.b.offset;
   const alpha = t.alpha ?? 0;
-  w[DESC.alphaRe] = typeof alpha === 'number' ? alpha : alpha[0];
-  w[DESC.alphaIm] = typeof alpha === 'number' ? 0 : alpha[1];
+  words[1 + DESC.alphaRe] = typeof alpha === 'number' ? alpha : alpha[0];
+  words[1 + DESC.alphaIm] = typeof alpha === 'number' ? 0 : alpha[1];
   return words;
 }
 
