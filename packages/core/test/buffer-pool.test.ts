@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { type BufferLoan, BufferPool } from '../src/buffer/buffer-pool.js';
 import { DEFAULT_RETAINED_BYTES, PoolLimit, retainedBytesFromEnv } from '../src/buffer/pool-limit.js';
 import { TenferroError } from '../src/errors/tenferro-error.js';
+import { ALIGN_MIN_BYTES, STORAGE_ALIGNMENT, paddedBytes } from '../src/buffer/storage-alignment.js';
+import { sharedMemoryRange } from '@tenferro/os';
 import { type DType, DTYPE_INFO, DTYPES } from '../src/tensor/dtype.js';
 
 function expectCode(fn: () => unknown, code: string) {
@@ -20,7 +22,9 @@ const poolOf = (bytes = MiB) => new BufferPool(new PoolLimit(bytes));
 const bytesOf = (loan: BufferLoan) => loan.buffer.byteLength;
 const garbage = (loan: BufferLoan) => new Uint8Array(loan.buffer).fill(0xab);
 const allZero = (loan: BufferLoan, elements = loan.length) =>
-  new Uint8Array(loan.buffer, 0, elements * DTYPE_INFO[loan.dtype].bytes).every((b) => b === 0);
+  new Uint8Array(loan.buffer, loan.offset * DTYPE_INFO[loan.dtype].bytes, elements * DTYPE_INFO[loan.dtype].bytes).every((b) => b === 0);
+/** Elements a fresh buffer for `n` elements of `dtype` holds: padded from 256 bytes on, so that its data can start on a 64-byte line. */
+const held = (dtype: DType, n: number) => paddedBytes(n * DTYPE_INFO[dtype].bytes) / DTYPE_INFO[dtype].bytes;
 
 describe('BufferPool acquire/release', () => {
   it('fresh buffers are exact, shared and zeroed', () => {
@@ -37,15 +41,15 @@ describe('BufferPool acquire/release', () => {
     const pool = poolOf();
     const loans = [80, 120, 200].map((n) => pool.acquire('f64', n));
     loans.forEach((l) => pool.release(l));
-    expect(pool.retained('f64')).toEqual([80, 120, 200]);
+    expect(pool.retained('f64')).toEqual([held('f64', 80), held('f64', 120), held('f64', 200)]);
     const loan = pool.acquire('f64', 100);
-    expect(loan.capacity).toBe(120);
+    expect(loan.capacity).toBeGreaterThanOrEqual(120);
     expect(loan.length).toBe(100);
     expect(loan.buffer).toBe(loans[1]!.buffer);
-    expect(pool.retained('f64')).toEqual([80, 200]);
+    expect(pool.retained('f64')).toEqual([held('f64', 80), held('f64', 200)]);
     expect(pool.acquire('f64', 80).buffer).toBe(loans[0]!.buffer);
-    expect(pool.acquire('f64', 201).capacity).toBe(201);
-    expect(pool.stats()).toMatchObject({ hits: 2, misses: 4, outstanding: 3, buffers: 1, retainedBytes: 1600 });
+    expect(pool.acquire('f64', 201).buffer.byteLength).toBe(held('f64', 201) * 8);
+    expect(pool.stats()).toMatchObject({ hits: 2, misses: 4, outstanding: 3, buffers: 1, retainedBytes: held('f64', 200) * 8 });
   });
 
   it('keeps dtypes separate even at equal byte sizes', () => {
@@ -150,13 +154,14 @@ describe('retention cap (R113, R114)', () => {
     const c = pool.acquire('f32', 75); // 300 B
     const d = pool.acquire('c128', 30); // 480 B
     [a, b, c].forEach((l) => pool.release(l));
-    expect(pool.stats()).toMatchObject({ buffers: 3, retainedBytes: 800 });
-    pool.release(d); // 1280 → evict bool(100) → 1180 → evict f32(300) → 880
-    expect(pool.stats()).toMatchObject({ buffers: 2, retainedBytes: 880 });
+    // 400 and 300 bytes are padded by 48 (from 256 bytes on, see storage-alignment.ts): 448 + 100 + 348
+    expect(pool.stats()).toMatchObject({ buffers: 3, retainedBytes: 896 });
+    pool.release(d); // 896 + 528 → evict bool(100) → 1324 → evict f32(348) → 976
+    expect(pool.stats()).toMatchObject({ buffers: 2, retainedBytes: 976 });
     expect(pool.retained('bool')).toEqual([]);
     expect(pool.retained('f32')).toEqual([]);
-    expect(pool.retained('f64')).toEqual([50]);
-    expect(pool.retained('c128')).toEqual([30]);
+    expect(pool.retained('f64')).toEqual([held('f64', 50)]);
+    expect(pool.retained('c128')).toEqual([held('c128', 30)]);
   });
 
   it('a buffer larger than the cap is not retained', () => {
@@ -182,7 +187,7 @@ describe('retention cap (R113, R114)', () => {
     const p2 = new BufferPool(limit);
     for (const [p, n] of [[p1, 10], [p1, 20], [p2, 5], [p2, 40]] as const) p.release(p.acquire('f64', n));
     expect(p1.stats().retainedBytes).toBe(240);
-    expect(p2.stats().retainedBytes).toBe(360);
+    expect(p2.stats().retainedBytes).toBe(40 + 368); // 320 bytes, padded by 48
     limit.set(200, 'CpuBackend.setBufferPoolLimitBytes');
     expect(p1.retained('f64')).toEqual([20]);
     expect(p2.retained('f64')).toEqual([]);
@@ -354,11 +359,12 @@ describe('BufferPool model', () => {
             const pool = pools[op.pool]!;
             const model = models[op.pool]!;
             const bytes = DTYPE_INFO[op.dtype].bytes;
-            const fit = op.length === 0 ? -1 : model.bestFit(op.dtype, op.length * bytes);
+            const fit = op.length === 0 ? -1 : model.bestFit(op.dtype, paddedBytes(op.length * bytes));
             const loan = pool.acquire(op.dtype, op.length, { zeroed: op.zeroed });
             expect(loan.length).toBe(op.length);
             expect(loan.dtype).toBe(op.dtype);
-            expect(loan.capacity * bytes).toBe(loan.buffer.byteLength);
+            expect((loan.offset + loan.capacity) * bytes).toBeLessThanOrEqual(loan.buffer.byteLength);
+            expect(loan.capacity).toBeGreaterThanOrEqual(loan.length);
             if (op.length === 0) {
               expect(loan.capacity).toBe(0);
             } else {
@@ -369,7 +375,7 @@ describe('BufferPool model', () => {
                 expect(model.candidates.has(loan.buffer)).toBe(true);
                 model.hits += 1;
               } else {
-                expect(loan.capacity).toBe(op.length);
+                expect(loan.buffer.byteLength).toBe(paddedBytes(op.length * bytes));
                 expect(models.some((m) => m.candidates.has(loan.buffer))).toBe(false);
                 model.misses += 1;
               }
@@ -416,5 +422,42 @@ describe('BufferPool model', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('storage alignment', () => {
+  const lineOf = (buffer: SharedArrayBuffer, byteOffset: number) => Number((sharedMemoryRange(buffer).address + BigInt(byteOffset)) % BigInt(STORAGE_ALIGNMENT));
+
+  it('loans of 256 bytes or more start on a 64-byte line, inside their buffer, for every dtype', () => {
+    fc.assert(
+      fc.property(dtypeArb, fc.integer({ min: 1, max: 5000 }), fc.boolean(), (dtype, length, zeroed) => {
+        const pool = poolOf();
+        const bytes = DTYPE_INFO[dtype].bytes;
+        for (let round = 0; round < 2; round++) {
+          // round 1 takes the buffer back from the pool
+          const loan = pool.acquire(dtype, length, { zeroed });
+          expect(Number.isInteger(loan.offset)).toBe(true);
+          expect((loan.offset + loan.length) * bytes).toBeLessThanOrEqual(loan.buffer.byteLength);
+          if (length * bytes >= ALIGN_MIN_BYTES) expect(lineOf(loan.buffer, loan.offset * bytes)).toBe(0);
+          else expect(loan.offset).toBe(0);
+          if (zeroed) expect(allZero(loan)).toBe(true);
+          garbage(loan);
+          pool.release(loan);
+        }
+        expect(pool.stats().hits).toBe(1);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('zeroing a reused loan clears its elements and nothing before them', () => {
+    const pool = poolOf();
+    const first = pool.acquire('f64', 100);
+    garbage(first);
+    pool.release(first);
+    const again = pool.acquire('f64', 100);
+    expect(again.buffer).toBe(first.buffer);
+    expect(allZero(again)).toBe(true);
+    expect(new Uint8Array(again.buffer, 0, again.offset * 8).every((b) => b === 0xab)).toBe(true);
   });
 });

@@ -207,7 +207,7 @@ describe('Tensor.fromArray / toArray', () => {
         expect(t.shape).toEqual(shape);
         expect(t.size).toBe(product(shape));
         expect(t.isDense(order)).toBe(true);
-        expect(t.buffer.byteLength).toBe(product(shape) * DTYPE_INFO[dtype].bytes);
+        expect(t.buffer.byteLength - t.offset * DTYPE_INFO[dtype].bytes).toBeGreaterThanOrEqual(product(shape) * DTYPE_INFO[dtype].bytes);
         const expected = data.map((v) => normal(dtype, v));
         expect(t.toArray({ order })).toEqual(expected);
         // the other order: element at index idx moves from its position in `order` to its position in the other
@@ -508,5 +508,27 @@ describe('layout snapshots', () => {
     const t = Tensor.zeros('c128', [3, 4]);
     expect(layoutOf(t.slice([1, 3], [0, 4, 3]))).toEqual({ shape: [2, 2], strides: [1, 9], offset: 1 });
     expect(layoutOf(t.permute([1, 0]).slice(2))).toEqual({ shape: [3], strides: [1], offset: 6 });
+  });
+});
+
+describe('tensor storage alignment', () => {
+  it('tensors tenferro allocates start their data on a 64-byte line from 256 bytes on', async () => {
+    const { sharedMemoryRange } = await import('@tenferro/os');
+    const line = (t: Tensor) => Number((sharedMemoryRange(t.buffer).address + BigInt(t.offset * DTYPE_INFO[t.dtype].bytes)) % 64n);
+    for (const [dtype, n] of [['f64', 32], ['f32', 64], ['c128', 16], ['c64', 32], ['i64', 40], ['i32', 100], ['bool', 300]] as const) {
+      const data = Array.from({ length: n * DTYPE_INFO[dtype].components }, (_, i) => (dtype === 'bool' ? i % 2 : i % 7));
+      const made = [Tensor.fromArray(dtype, [n], data as never), Tensor.zeros(dtype, [n])];
+      for (const t of made) {
+        expect(line(t), `${dtype} ${n}`).toBe(0);
+        expect(t.toArray().length).toBe(n * (dtype === 'c64' || dtype === 'c128' ? 2 : 1));
+      }
+      expect(made[0]!.toArray().map(Number)).toEqual(data.map(Number));
+    }
+    // copied from an unshared typed array: aligned too, same values
+    const copied = Tensor.from(new Float64Array(64).map((_, i) => i), [8, 8]);
+    expect(line(copied)).toBe(0);
+    expect(copied.toArray()).toEqual(Array.from({ length: 64 }, (_, i) => i));
+    // small tensors are not padded
+    expect(Tensor.zeros('f64', [4]).offset).toBe(0);
   });
 });

@@ -109,7 +109,8 @@ interface LinalgPlan extends Omit<LinalgRequest, 'out' | 'info'> {
 function untouched(outs: readonly (Tensor | undefined)[], info: Int32Array): boolean {
   for (const t of outs) {
     if (t === undefined) continue;
-    const v = new Uint8Array(t.buffer, 0, t.size * DTYPE_INFO[t.dtype].bytes);
+    const bytes = DTYPE_INFO[t.dtype].bytes;
+    const v = new Uint8Array(t.buffer, t.offset * bytes, t.size * bytes);
     for (let i = 0; i < v.length; i++) if (v[i] !== 0) return false;
   }
   for (let i = 0; i < info.length; i++) if (info[i] !== 0) return false;
@@ -621,9 +622,11 @@ export class Linalg {
     const n = A.shape[0]!, batch = A.shape.slice(2);
     const cplx = isComplex(A.dtype);
     const eye = Tensor.zeros(A.dtype, [n, n]);
-    const ev = new (realOf(A.dtype) === 'f32' ? Float32Array : Float64Array)(eye.buffer as unknown as ArrayBuffer);
-    for (let i = 0; i < n; i++) ev[(cplx ? 2 : 1) * (i + i * n)] = 1;
-    const b: LinalgOperand = { buffer: eye.buffer, offset: 0, rowStride: 1, colStride: n, batchStrides: batch.map(() => 0) };
+    const Lanes = realOf(A.dtype) === 'f32' ? Float32Array : Float64Array;
+    const lanes = cplx ? 2 : 1;
+    const ev = new Lanes(eye.buffer as unknown as ArrayBuffer, eye.offset * lanes * Lanes.BYTES_PER_ELEMENT, lanes * n * n);
+    for (let i = 0; i < n; i++) ev[lanes * (i + i * n)] = 1;
+    const b: LinalgOperand = { buffer: eye.buffer, offset: eye.offset, rowStride: 1, colStride: n, batchStrides: batch.map(() => 0) };
     const [X] = await this.#execute(op, o, { op: 'solve', dtype: A.dtype, m: n, n, batch, flags: NO_FLAGS, a: operand(A), b, outs: [[A.dtype, A.shape]] }, 'SingularMatrix');
     return X as Tensor<D>;
   }

@@ -15,6 +15,9 @@ export interface SharedMemoryRange {
   readonly byteLength: number;
 }
 
+/** Buffers up to this many bytes are viewed whole to read their address. */
+const MAX_WHOLE_VIEW = 2 ** 31;
+
 /**
  * The address range of `buffer`'s backing store. Two SharedArrayBuffers share memory exactly when
  * their ranges intersect (and both are non-empty) — also when they are distinct objects, e.g. one
@@ -45,13 +48,15 @@ export function sharedMemoryRange(buffer: SharedArrayBuffer): SharedMemoryRange 
       detail: { reason: status.reason, reasons: [...status.reasons], possibleSolutions: [...status.possibleSolutions] },
     });
   }
-  const view = new Uint8Array(buffer);
+  // A view of a buffer above the longest typed array (2^32 elements in Node 20) cannot be made
+  // whole; its first byte has the same address.
+  const view = buffer.byteLength <= MAX_WHOLE_VIEW ? new Uint8Array(buffer) : new Uint8Array(buffer, 0, 1);
   const range = status.binding.typedArrayRange(view);
   if (range === null || typeof range.address !== 'bigint' || range.byteLength !== view.byteLength) {
     // The binding answers for every Uint8Array; anything else means a mismatched build.
     throw new OsError('AffinityUnavailable', op, 'the @tenferro/os addon could not report the buffer\'s memory (rebuild the addon)', { detail: {} });
   }
-  return Object.freeze({ address: range.address, byteLength: range.byteLength });
+  return Object.freeze({ address: range.address, byteLength: buffer.byteLength });
 }
 
 /**

@@ -82,3 +82,18 @@ describe('adjustExternalMemory', () => {
     expect(adjustExternalMemory(Number.NaN)).toBeUndefined();
   });
 });
+
+describe('sharedMemoryRange of a buffer longer than a typed array can be', () => {
+  it('reports its address and whole length (5 GiB, never touched)', () => {
+    let big: SharedArrayBuffer;
+    try {
+      big = new SharedArrayBuffer(5 * 2 ** 30);
+    } catch {
+      return; // the machine cannot reserve it: nothing to check
+    }
+    const range = sharedMemoryRange(big);
+    expect(range.byteLength).toBe(5 * 2 ** 30);
+    expect(typeof range.address).toBe('bigint');
+    expect(range.address % 16n).toBe(0n);
+  });
+});

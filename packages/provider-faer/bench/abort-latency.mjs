@@ -48,7 +48,7 @@ function broadcastK(n, k) {
 
 /** One run aborted `after` ms after the kernel started writing the output; the abort → settle latency. */
 async function abortedRun({ a, b, out }, after) {
-  const c = new Float64Array(out.buffer);
+  const c = new Float64Array(out.buffer, out.offset * 8, out.size);
   c.fill(Number.NaN);
   const controller = new AbortController();
   const started = performance.now();

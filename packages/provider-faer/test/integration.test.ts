@@ -296,7 +296,7 @@ describe('partitioning', () => {
     const a = random('f64', [70, 33], 5);
     const b = random('f64', [33, 45], 6);
     const out = Tensor.fromArray('f64', [70, 45], new Array(70 * 45).fill(Number.NaN));
-    const op = (t: Tensor) => ({ buffer: t.buffer, offset: 0, rowStride: 1, colStride: t.shape[0]!, batchStrides: [] });
+    const op = (t: Tensor) => ({ buffer: t.buffer, offset: t.offset, rowStride: 1, colStride: t.shape[0]!, batchStrides: [] });
     const req: CpuGemmRequest = { dtype: 'f64', m: 70, n: 45, k: 33, batch: [], lhs: op(a), rhs: op(b), out: op(out), alpha: 1, beta: 0, conjLhs: false, conjRhs: false };
     const outcome = await gemm.gemm(ctx, req);
     expect(outcome.executed).toBe(true);

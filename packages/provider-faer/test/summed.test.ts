@@ -49,7 +49,10 @@ describe('summed axes', () => {
           }
           return { op: { buffer: new SharedArrayBuffer(8), offset, rowStride: rs, colStride: cs, batchStrides: batch.map(() => step) }, summedStrides, size: offset + step * bsz };
         };
-        const withBuffer = (o: ReturnType<typeof operand>) => ({ ...o.op, buffer: Tensor.fromArray(dtype, [o.size], randomValues(rand, dtype, o.size)).buffer });
+        const withBuffer = (o: ReturnType<typeof operand>) => {
+          const t = Tensor.fromArray(dtype, [o.size], randomValues(rand, dtype, o.size));
+          return { ...o.op, offset: o.op.offset + t.offset, buffer: t.buffer };
+        };
         const l = operand(m, k);
         const r = operand(k, n);
         const outRowMajor = rand() < 0.5;
@@ -69,13 +72,13 @@ describe('summed axes', () => {
           summed: { extents, lhsStrides: l.summedStrides, rhsStrides: r.summedStrides },
         };
         const initial = randomValues(rand, dtype, oSize);
-        const outFaer = Tensor.fromArray(dtype, [oSize], initial).buffer;
-        const outRef = Tensor.fromArray(dtype, [oSize], initial).buffer;
+        const outFaer = Tensor.fromArray(dtype, [oSize], initial);
+        const outRef = Tensor.fromArray(dtype, [oSize], initial);
         const b = backends[which]!;
-        expect((await b.install((ctx) => faer.gemm(ctx, { ...req, out: { ...out, buffer: outFaer } }))).executed).toBe(true);
-        expect((await b.install((ctx) => referenceGemmProvider.gemm(ctx, { ...req, out: { ...out, buffer: outRef } }))).executed).toBe(true);
-        const got = Array.from(Tensor.fromDescriptor({ dtype, shape: [oSize], strides: [1], offset: 0, buffer: outFaer }).toArray() as number[]);
-        const want = Array.from(Tensor.fromDescriptor({ dtype, shape: [oSize], strides: [1], offset: 0, buffer: outRef }).toArray() as number[]);
+        expect((await b.install((ctx) => faer.gemm(ctx, { ...req, out: { ...out, offset: out.offset + outFaer.offset, buffer: outFaer.buffer } }))).executed).toBe(true);
+        expect((await b.install((ctx) => referenceGemmProvider.gemm(ctx, { ...req, out: { ...out, offset: out.offset + outRef.offset, buffer: outRef.buffer } }))).executed).toBe(true);
+        const got = Array.from(outFaer.toArray() as number[]);
+        const want = Array.from(outRef.toArray() as number[]);
         const label = JSON.stringify({ dtype, m, n, k, extents, batch, outRowMajor, threads: which + 1 });
         expect(relativeError(got.flat(), want.flat()), label).toBeLessThanOrEqual(toleranceFor(dtype));
         // Outside the output's elements (offset 2, m·n·batch of them) nothing changed.
@@ -95,7 +98,10 @@ describe('summed axes', () => {
     for (const dtype of ['f64', 'f32'] as const) {
       const av = randomValues(rand, dtype, d ** 3) as number[];
       const bv = randomValues(rand, dtype, d ** 3) as number[];
-      const rowMajor = (v: number[]) => Tensor.fromDescriptor({ dtype, shape: [d, d, d], strides: [d * d, d, 1], offset: 0, buffer: Tensor.fromArray(dtype, [d ** 3], v).buffer });
+      const rowMajor = (v: number[]) => {
+        const t = Tensor.fromArray(dtype, [d ** 3], v);
+        return Tensor.fromDescriptor({ dtype, shape: [d, d, d], strides: [d * d, d, 1], offset: t.offset, buffer: t.buffer });
+      };
       const want: number[] = [];
       for (let l = 0; l < d; l++) {
         for (let i = 0; i < d; i++) {
@@ -108,7 +114,8 @@ describe('summed axes', () => {
         const dims = { contracting: [[1, 2], [1, 0]] as [number[], number[]] };
         const c = await b.dotGeneral(rowMajor(av), rowMajor(bv), dims);
         expect(relativeError(Array.from(c.toTypedArray({ order: 'col' })), want)).toBeLessThanOrEqual(toleranceFor(dtype));
-        const out = Tensor.fromDescriptor({ dtype, shape: [d, d], strides: [d, 1], offset: 0, buffer: Tensor.zeros(dtype, [d * d]).buffer });
+        const zeros = Tensor.zeros(dtype, [d * d]);
+        const out = Tensor.fromDescriptor({ dtype, shape: [d, d], strides: [d, 1], offset: zeros.offset, buffer: zeros.buffer });
         await b.dotGeneralInto(out, rowMajor(av), rowMajor(bv), dims);
         expect(relativeError(Array.from(out.toTypedArray({ order: 'col' })), want)).toBeLessThanOrEqual(toleranceFor(dtype));
         c.dispose();

@@ -181,7 +181,9 @@ export class CpuExecSession {
    * last held) and the kernel must overwrite every element. Give it back with `dispose()` when the
    * operation fails (or its result is dropped); the storage is then handed out again only after
    * every tensor over it is disposed. Reading `tensor.buffer` (to hand it to a kernel) means only a
-   * dispose, not collection, brings it back.
+   * dispose, not collection, brings it back. Its data starts at element 0 of `tensor.buffer`
+   * (`offset` 0), so a kernel may be handed the buffer alone; core's own outputs from 256 bytes on
+   * start on a 64-byte line instead, at their `offset`.
    *
    * @example
    * ```ts
@@ -190,7 +192,7 @@ export class CpuExecSession {
    * const backend = await CpuBackend.create({ threads: 1 });
    * const out = await backend.withBackendSession(async (session) => {
    *   const t = session.freshTensor('f64', [2, 2], { zeroed: false }); // the kernel writes all of it
-   *   await session.run('sequential', () => new Float64Array(t.buffer, 0, 4).set([1, 2, 3, 4]));
+   *   await session.run('sequential', () => new Float64Array(t.buffer, t.offset * 8, 4).set([1, 2, 3, 4]));
    *   return t;
    * });
    * console.log(out.toArray()); // prints: [ 1, 2, 3, 4 ]

@@ -5,14 +5,17 @@ import { allocateShared } from '../util/allocate-shared.js';
 import type { StorageHome } from '../tensor/tensor-storage.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
 import { poolChannel, publishPool } from '../diagnostics/channels.js';
+import { alignmentSkip, paddedBytes } from './storage-alignment.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
 export interface BufferLoan {
   readonly dtype: DType;
   readonly buffer: SharedArrayBuffer;
+  /** Element offset where the loan's data starts: its first 64-byte line for loans of 256 bytes or more (see `storage-alignment.ts`), else 0. */
+  readonly offset: number;
   /** Elements requested. */
   readonly length: number;
-  /** Elements the buffer holds (`buffer.byteLength / bytes`), ≥ `length`. */
+  /** Elements the buffer holds from `offset` on, ≥ `length`. */
   readonly capacity: number;
 }
 
@@ -41,6 +44,8 @@ export interface AcquireOptions {
   readonly zeroed?: boolean;
   /** The public operation the storage is for, named by allocation errors. */
   readonly op?: string;
+  /** Start the loan's data on a 64-byte line when it is 256 bytes or more (default true); false: at offset 0. */
+  readonly aligned?: boolean;
 }
 
 export type TakeLoan = (dtype: DType, length: number, options?: AcquireOptions) => BufferLoan;
@@ -110,8 +115,9 @@ export class BufferPool implements PoolLimitListener, StorageHome {
 
   /**
    * Borrow storage for `length` elements of `dtype`: the smallest retained capacity ≥ `length`
-   * (R111), else a fresh buffer of exactly `length` elements. `zeroed` (default) clears the
-   * first `length` elements. Length 0 returns an empty loan and never touches the pool (R112).
+   * (R111), else a fresh buffer of `length` elements — padded, from 256 bytes on, so that the
+   * loan's data starts on a 64-byte line at `offset`. `zeroed` (default) clears the `length`
+   * elements from `offset`. Length 0 returns an empty loan and never touches the pool (R112).
    */
   acquire(dtype: DType, length: number, options?: AcquireOptions): BufferLoan {
     const op = 'BufferPool.acquire';
@@ -119,24 +125,27 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
       throw invalidArgument(op, 'length', 'a non-negative safe integer element count', length);
     }
-    if (length === 0) return Object.freeze({ dtype, buffer: EMPTY, length: 0, capacity: 0 });
+    if (length === 0) return Object.freeze({ dtype, buffer: EMPTY, offset: 0, length: 0, capacity: 0 });
     const bytes = DTYPE_INFO[dtype].bytes;
     const needed = length * bytes;
     const caller = options?.op ?? op;
     const list = this.#free.get(dtype)!;
-    let buffer: SharedArrayBuffer | undefined = takeBestFit(list, needed);
+    let buffer: SharedArrayBuffer | undefined = takeBestFit(list, paddedBytes(needed));
+    let skip: number;
     if (buffer !== undefined) {
       this.#retainedBytes -= buffer.byteLength;
       this.#buffers -= 1;
       this.#hits += 1;
-      if (options?.zeroed !== false) new Uint8Array(buffer, 0, needed).fill(0);
+      skip = options?.aligned === false ? 0 : alignmentSkip(buffer, needed, bytes);
+      if (options?.zeroed !== false) new Uint8Array(buffer, skip, needed).fill(0);
       if (poolChannel().hasSubscribers) publishPool('hit', dtype, buffer.byteLength, this.#retainedBytes);
     } else {
-      buffer = allocateShared(needed, caller);
+      buffer = allocateShared(paddedBytes(needed), caller);
+      skip = options?.aligned === false ? 0 : alignmentSkip(buffer, needed, bytes);
       this.#misses += 1;
       if (poolChannel().hasSubscribers) publishPool('miss', dtype, buffer.byteLength, this.#retainedBytes);
     }
-    const loan: BufferLoan = Object.freeze({ dtype, buffer, length, capacity: buffer.byteLength / bytes });
+    const loan: BufferLoan = Object.freeze({ dtype, buffer, offset: skip / bytes, length, capacity: Math.floor((buffer.byteLength - skip) / bytes) });
     this.#outstanding.add(loan);
     this.#issued.add(loan);
     return loan;
@@ -145,7 +154,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   /** How many retained buffers `acquire(dtype, length)` could lend now (each fits). */
   lendable(dtype: DType, length: number): number {
     const list = this.#free.get(dtype);
-    return list === undefined ? 0 : list.length - lowerBound(list, length * DTYPE_INFO[dtype].bytes);
+    return list === undefined ? 0 : list.length - lowerBound(list, paddedBytes(length * DTYPE_INFO[dtype].bytes));
   }
 
   /** How many storages came back through collection so far (cheap; `stats()` builds an object). */

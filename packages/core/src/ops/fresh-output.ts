@@ -53,7 +53,8 @@ export function freshTensor<D extends DType>(entry: CpuOperationEntry, dtype: D,
     return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), placement);
   }
   const buffers = entry.engine.bufferPool;
-  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed, op });
+  // At offset 0: extensions write these through the buffer alone (linalg's `LinalgRequest.out`).
+  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed, op, aligned: false });
   // The storage belongs to the tensor from here on; it comes back when its last tensor goes.
   buffers.detach(loan);
   return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, placement);
@@ -109,7 +110,7 @@ export function freshOutput<D extends DType>(
       return Promise.reject(e);
     }
     try {
-      filling = fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer: loan.buffer }));
+      filling = fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: loan.offset, buffer: loan.buffer }));
     } catch (e) {
       buffers.release(loan);
       return Promise.reject(e);
@@ -118,7 +119,7 @@ export function freshOutput<D extends DType>(
       () => {
         // The storage now belongs to the tensor; it comes back when its last tensor is disposed or collected.
         buffers.detach(loan);
-        return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id });
+        return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id }, loan.offset);
       },
       (e: unknown) => {
         buffers.release(loan);

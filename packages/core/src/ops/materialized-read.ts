@@ -44,7 +44,7 @@ export async function withMaterializedTensorRead<D extends DType, R>(
         const pool = entry.engine.bufferPool;
         const loan = pool.acquire(tensor.dtype, elementCount(tensor.shape, op), { zeroed: false, op });
         try {
-          const dst = Object.freeze({ dtype: tensor.dtype, shape: tensor.shape, strides: denseStrides(tensor.shape, 'col'), offset: 0, buffer: loan.buffer });
+          const dst = Object.freeze({ dtype: tensor.dtype, shape: tensor.shape, strides: denseStrides(tensor.shape, 'col'), offset: loan.offset, buffer: loan.buffer });
           const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst, conjugate: false }));
           if (!outcome.executed) {
             throw new TenferroError('ProviderUnsupported', 'configured CPU layoutTransform provider reported unsupported while materialising a read', {
@@ -65,7 +65,7 @@ export async function withMaterializedTensorRead<D extends DType, R>(
   }
   const { pool, loan, domainId } = borrowed!;
   // No storage home: disposing the tensor only invalidates it; the loan goes back below.
-  const dense = tensorInternals.fresh(tensor.dtype, tensor.shape, loan.buffer, undefined, { cpuAffinity: domainId });
+  const dense = tensorInternals.fresh(tensor.dtype, tensor.shape, loan.buffer, undefined, { cpuAffinity: domainId }, loan.offset);
   try {
     return await fn(dense);
   } finally {

@@ -158,7 +158,7 @@ async function fallbacks(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDe
     const temporary = (side: 'lhs' | 'rhs'): TensorDescriptor => {
       const t = spec[side];
       const loan = take(spec.dtype, t.size, { zeroed: false, op });
-      return Object.freeze({ dtype: spec.dtype, shape: t.shape, strides: side === 'lhs' ? chosen.lhsStrides : chosen.rhsStrides, offset: 0, buffer: loan.buffer });
+      return Object.freeze({ dtype: spec.dtype, shape: t.shape, strides: side === 'lhs' ? chosen.lhsStrides : chosen.rhsStrides, offset: loan.offset, buffer: loan.buffer });
     };
     const lhs = kept === 'lhs' ? tensorInternals.descriptor(spec.lhs) : temporary('lhs');
     const rhs = kept === 'rhs' ? tensorInternals.descriptor(spec.rhs) : temporary('rhs');

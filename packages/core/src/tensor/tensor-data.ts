@@ -73,9 +73,11 @@ export function checkData(dtype: DType, data: unknown, count: number, op: string
   }
 }
 
-/** Copies checked `data` verbatim into the components of `buffer` from element 0. */
-export function writeData(dtype: DType, data: ArrayLike<number | bigint | boolean>, buffer: SharedArrayBuffer): void {
-  const view = componentView(dtype, buffer);
+/** Copies checked `data` verbatim into the components of `buffer` from element `offset` on. */
+export function writeData(dtype: DType, data: ArrayLike<number | bigint | boolean>, buffer: SharedArrayBuffer, offset = 0): void {
+  const info = DTYPE_INFO[dtype];
+  const Ctor = info.array as unknown as new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => ComponentArray;
+  const view = new Ctor(buffer, offset * info.bytes, Math.floor(buffer.byteLength / info.bytes - offset) * info.components);
   const n = data.length;
   if (view instanceof BigInt64Array) {
     for (let i = 0; i < n; i++) {

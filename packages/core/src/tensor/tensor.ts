@@ -5,6 +5,7 @@
  */
 import { describeValue, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
 import { allocateShared } from '../util/allocate-shared.js';
+import { alignmentSkip, paddedBytes } from '../buffer/storage-alignment.js';
 import { DTYPE_INFO, type DType } from './dtype.js';
 import {
   checkDType,
@@ -61,6 +62,14 @@ export interface TensorOrderOptions {
 export type SliceRange = number | readonly [start: number, end: number] | readonly [start: number, end: number, step: number] | undefined;
 
 const EMPTY_PLACEMENT: TensorPlacement = Object.freeze({});
+
+/** Fresh zeroed storage for `size` elements of `dtype`, its data starting on a 64-byte line at element `offset` (see `storage-alignment.ts`). */
+function alignedShared(dtype: DType, size: number, op: string): { buffer: SharedArrayBuffer; offset: number } {
+  const bytes = DTYPE_INFO[dtype].bytes;
+  const data = size * bytes;
+  const buffer = allocateShared(Number.isSafeInteger(data) ? paddedBytes(data) : data, op);
+  return { buffer, offset: alignmentSkip(buffer, data, bytes) / bytes };
+}
 
 function checkOrder(options: unknown, op: string): DenseOrder {
   if (options === undefined) return 'col';
@@ -155,9 +164,9 @@ export class Tensor<D extends DType = DType> {
       check: (t, op, param) => {
         if (t.#disposed) throw disposedError(op, param);
       },
-      fresh: (dtype, shape, buffer, home, placement) => {
+      fresh: (dtype, shape, buffer, home, placement, offset = 0) => {
         const s = [...shape];
-        return new Tensor(dtype, s, denseStrides(s, 'col'), 0, new TensorStorage(dtype, buffer, home), placement ?? EMPTY_PLACEMENT, elementCount(s, 'Tensor'));
+        return new Tensor(dtype, s, denseStrides(s, 'col'), offset, new TensorStorage(dtype, buffer, home), placement ?? EMPTY_PLACEMENT, elementCount(s, 'Tensor'));
       },
     };
   }
@@ -318,9 +327,9 @@ export class Tensor<D extends DType = DType> {
     const order = checkOrder(options, op);
     const size = elementCount(shape, op);
     checkData(dtype, data, size, op);
-    const buffer = allocateShared(size * DTYPE_INFO[dtype].bytes, op);
-    writeData(dtype, data, buffer);
-    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, new TensorStorage(dtype, buffer), EMPTY_PLACEMENT, size);
+    const { buffer, offset } = alignedShared(dtype, size, op);
+    writeData(dtype, data, buffer, offset);
+    return new Tensor(dtype, [...shape], denseStrides(shape, order), offset, new TensorStorage(dtype, buffer), EMPTY_PLACEMENT, size);
   }
 
   /**
@@ -347,7 +356,8 @@ export class Tensor<D extends DType = DType> {
         detail: { shape: [...shape], dtype },
       });
     }
-    return new Tensor(dtype, [...shape], denseStrides(shape, order), 0, new TensorStorage(dtype, allocateShared(bytes, op)), EMPTY_PLACEMENT, size);
+    const { buffer, offset } = alignedShared(dtype, size, op);
+    return new Tensor(dtype, [...shape], denseStrides(shape, order), offset, new TensorStorage(dtype, buffer), EMPTY_PLACEMENT, size);
   }
 
   /**
@@ -388,8 +398,8 @@ export class Tensor<D extends DType = DType> {
       offset = data.byteOffset / info.bytes;
       if (!Number.isInteger(offset)) throw invalidArgument(op, 'data.byteOffset', `a multiple of ${info.bytes} bytes for ${dtype}`, data.byteOffset);
     } else {
-      buffer = allocateShared(size * info.bytes, op);
-      new Uint8Array(buffer).set(new Uint8Array(data.buffer, data.byteOffset, size * info.bytes));
+      ({ buffer, offset } = alignedShared(dtype, size, op));
+      new Uint8Array(buffer, offset * info.bytes).set(new Uint8Array(data.buffer, data.byteOffset, size * info.bytes));
     }
     const storage = new TensorStorage(dtype, buffer);
     // The caller holds the buffer of a shared array: never recycled behind its back.
@@ -737,8 +747,8 @@ export interface TensorInternals {
   view<D extends DType>(t: Tensor<D>, shape: readonly number[], strides: readonly number[], offset: number): Tensor<D>;
   /** `TensorDisposed` for `param` of `op` when `t` was disposed. */
   check(t: Tensor, op: string, param: string): void;
-  /** A fresh dense column-major tensor over engine storage that returns to `home`. */
-  fresh<D extends DType>(dtype: D, shape: readonly number[], buffer: SharedArrayBuffer, home: StorageHome | undefined, placement?: TensorPlacement): Tensor<D>;
+  /** A fresh dense column-major tensor over engine storage that returns to `home`, its data from element `offset` on (a pool loan's, default 0). */
+  fresh<D extends DType>(dtype: D, shape: readonly number[], buffer: SharedArrayBuffer, home: StorageHome | undefined, placement?: TensorPlacement, offset?: number): Tensor<D>;
 }
 
 

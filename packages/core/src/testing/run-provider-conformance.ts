@@ -220,7 +220,7 @@ export function providerConformanceCases(factory: () => CpuProviderPackage | Pro
           for (let i = 0; i < rows; i++) {
             const inside = i >= pad && i < pad + m && j >= pad && j < pad + n;
             if (inside) continue;
-            const at = (j * rows + i) * elementBytes;
+            const at = (base.offset + j * rows + i) * elementBytes;
             for (let q = 0; q < elementBytes; q++) expect(after[at + q], `${dtype} guard byte at (${i}, ${j})`).toBe(before[at + q]);
           }
         }
