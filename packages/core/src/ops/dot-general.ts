@@ -29,7 +29,7 @@ export function dotGeneral<D extends DType>(runner: OperationRunner, bundle: Cpu
           lhs.dtype,
           spec.outShape,
           op,
-          (out) => runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out),
+          (out, finish, fail) => runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out, finish, fail),
           bundle.freshOutputsNeedNoZeroing,
         ),
       spec.signal,
@@ -89,9 +89,7 @@ export function dotGeneralInto<D extends DType>(
       op,
       dispatch.mode('gemm'),
       (entry, ctx) =>
-        runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting, analysisCache: runner.analysisCache }, spec, tensorInternals.descriptor(out)).then(
-          () => out,
-        ),
+        runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting, analysisCache: runner.analysisCache }, spec, tensorInternals.descriptor(out), () => out),
       spec.signal,
     ),
   );

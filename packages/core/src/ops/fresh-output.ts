@@ -65,33 +65,39 @@ export function freshTensor<D extends DType>(entry: CpuOperationEntry, dtype: D,
  * (storage handed back by `dispose`, `tidy` or collection is reused, so a loop pays no page faults after warm-up) and
  * return it tagged with the executing domain (R96). Storage the operation overwrites entirely
  * (`overwritten`) is not zeroed: zeroing it here would also pull its cache lines to this
- * thread's core, only for the worker's core to take them back (R108). On failure the storage
- * goes back to the pool. A handle with an allocation domain (R2) takes the storage from the
- * domain instead, and gives it back to the domain on failure and when its last tensor goes.
+ * thread's core, only for the worker's core to take them back (R108). A handle with an allocation
+ * domain (R2) takes the storage from the domain instead, and gives it back to the domain on
+ * failure and when its last tensor goes.
+ *
+ * `fill(out, finish, fail)` writes `out` and settles with `finish()` (the tensor), or throws
+ * through `fail` (which gives the storage back and rethrows) — in its own last reaction, so that
+ * the operation pays no promise of its own here.
  */
 export function freshOutput<D extends DType>(
   entry: CpuOperationEntry,
   dtype: D,
   shape: readonly number[],
   op: string,
-  fill: (out: TensorDescriptor) => Promise<unknown>,
+  fill: (out: TensorDescriptor, finish: () => Tensor<D>, fail: (e: unknown) => never) => Promise<Tensor<D>>,
   overwritten: boolean,
 ): Promise<Tensor<D>> {
   const domain = entry.allocationDomain;
   if (domain !== undefined) {
     // The handle's allocation domain (R2): its storage, given back to it on failure.
-    return (async () => {
+    let buffer: SharedArrayBuffer;
+    try {
       const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
-      const buffer = allocateFromDomain(domain, bytes, op);
+      buffer = allocateFromDomain(domain, bytes, op);
       if (!overwritten) new Uint8Array(buffer, 0, bytes).fill(0);
-      try {
-        await fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer }));
-      } catch (e) {
-        releaseQuietly(domain, buffer);
-        throw e;
-      }
-      return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), { cpuAffinity: entry.engine.domain.id });
-    })();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    const finish = () => tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), { cpuAffinity: entry.engine.domain.id });
+    const fail = (e: unknown): never => {
+      releaseQuietly(domain, buffer);
+      throw e;
+    };
+    return filled(fill, Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: 0, buffer }), finish, fail);
   }
   const buffers = entry.engine.bufferPool;
   let length: number;
@@ -100,32 +106,42 @@ export function freshOutput<D extends DType>(
   } catch (e) {
     return Promise.reject(e);
   }
-  // Not `async` (one `then` per operation instead of an async frame and its awaits).
   const run = (): Promise<Tensor<D>> => {
     let loan: BufferLoan;
-    let filling: Promise<unknown>;
     try {
       loan = buffers.acquire(dtype, length, { zeroed: !overwritten, op });
     } catch (e) {
       return Promise.reject(e);
     }
-    try {
-      filling = fill(Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: loan.offset, buffer: loan.buffer }));
-    } catch (e) {
+    // The storage belongs to the tensor from `finish` on; it comes back when its last tensor is disposed or collected.
+    const finish = () => {
+      buffers.detach(loan);
+      return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id }, loan.offset);
+    };
+    const fail = (e: unknown): never => {
       buffers.release(loan);
-      return Promise.reject(e);
-    }
-    return filling.then(
-      () => {
-        // The storage now belongs to the tensor; it comes back when its last tensor is disposed or collected.
-        buffers.detach(loan);
-        return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id }, loan.offset);
-      },
-      (e: unknown) => {
-        buffers.release(loan);
-        throw e;
-      },
-    );
+      throw e;
+    };
+    return filled(fill, Object.freeze({ dtype, shape, strides: denseStrides(shape, 'col'), offset: loan.offset, buffer: loan.buffer }), finish, fail);
   };
   return wantsTurn(buffers, dtype, length) ? turn().then(run) : run();
+}
+
+/** `fill`'s promise; a synchronous throw goes through `fail` too. */
+function filled<D extends DType>(
+  fill: (out: TensorDescriptor, finish: () => Tensor<D>, fail: (e: unknown) => never) => Promise<Tensor<D>>,
+  out: TensorDescriptor,
+  finish: () => Tensor<D>,
+  fail: (e: unknown) => never,
+): Promise<Tensor<D>> {
+  try {
+    return fill(out, finish, fail);
+  } catch (e) {
+    try {
+      fail(e);
+    } catch (thrown) {
+      return Promise.reject(thrown);
+    }
+    return Promise.reject(e);
+  }
 }

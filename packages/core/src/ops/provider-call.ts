@@ -65,8 +65,47 @@ export class ProviderDispatch {
     facts?: (subject: S) => ProviderCallFacts,
     subject?: S,
   ): Promise<CpuProviderOutcome> {
+    return this.callThen(entry, ctx, slot, fn, facts, subject, identity, rethrow);
+  }
+
+  /**
+   * `call`, continued by `onOutcome` (the checked outcome) or `onFailure` (the provider's exception
+   * as `ProviderFailed`, a missing outcome, or what `onOutcome` threw) in the same reaction: one
+   * promise per provider call for the operation's own continuation (each costs more while
+   * AsyncLocalStorage's hooks are on). `onFailure` must throw.
+   */
+  callThen<S, T>(
+    entry: CpuOperationEntry,
+    ctx: CpuExecutionContext,
+    slot: ProviderSlot,
+    fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>,
+    facts: ((subject: S) => ProviderCallFacts) | undefined,
+    subject: S | undefined,
+    onOutcome: (outcome: CpuProviderOutcome) => T | Promise<T>,
+    onFailure: (e: unknown) => never,
+  ): Promise<T> {
     if (slot !== 'gemm') warnIfReference(this.bundle, slot, this.op);
-    if (!tracingActive(providerTracing())) return this.#call(entry, ctx, slot, fn);
+    const op = this.op;
+    const checked = (outcome: CpuProviderOutcome): CpuProviderOutcome => {
+      if (typeof outcome !== 'object' || outcome === null || typeof outcome.executed !== 'boolean') {
+        throw new TenferroError('ProviderFailed', `the ${slot} provider returned no outcome`, { op, detail: { slot } });
+      }
+      return outcome;
+    };
+    const providerError = (e: unknown): unknown =>
+      TenferroError.is(e) ? e : new TenferroError('ProviderFailed', `the ${slot} provider failed: ${e instanceof Error ? e.message : String(e)}`, { op, cause: e, detail: { slot } });
+    if (!tracingActive(providerTracing())) {
+      return this.#call(entry, ctx, slot, fn).then(
+        (outcome) => {
+          try {
+            return onOutcome(checked(outcome));
+          } catch (e) {
+            return onFailure(e);
+          }
+        },
+        (e: unknown) => onFailure(providerError(e)),
+      );
+    }
     const known = facts?.(subject as S);
     const event: ProviderEvent = {
       op: this.op,
@@ -79,44 +118,48 @@ export class ProviderDispatch {
       flops: known?.flops ?? null,
       startTime: process.hrtime.bigint(),
     };
-    return traceAsync(
+    const traced = traceAsync(
       providerTracing(),
       event,
       async () => {
-        const outcome = await this.#call(entry, ctx, slot, fn);
-        if (!outcome.executed) event.declineReason = outcome.reason;
+        let outcome: CpuProviderOutcome;
+        try {
+          outcome = await this.#call(entry, ctx, slot, fn);
+        } catch (e) {
+          throw providerError(e);
+        }
+        const known = checked(outcome);
+        if (!known.executed) event.declineReason = known.reason;
         return outcome;
       },
       (outcome) => (outcome.executed ? 'executed' : 'declined'),
       'failed',
     );
+    return traced.then((outcome) => {
+      try {
+        return onOutcome(outcome);
+      } catch (e) {
+        return onFailure(e);
+      }
+    }, onFailure);
   }
 
-  // Not `async`: one `then` instead of an async frame and its await, per provider call.
+  /** The provider's own promise (a plain outcome accepted as before), in its mode on the operation's entry; a synchronous throw as a rejection. */
   #call(entry: CpuOperationEntry, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
-    const op = this.op;
-    const failed = (e: unknown): never => {
-      if (TenferroError.is(e)) throw e;
-      throw new TenferroError('ProviderFailed', `the ${slot} provider failed: ${e instanceof Error ? e.message : String(e)}`, { op, cause: e, detail: { slot } });
-    };
-    const checked = (outcome: CpuProviderOutcome): CpuProviderOutcome => {
-      if (typeof outcome !== 'object' || outcome === null || typeof outcome.executed !== 'boolean') {
-        throw new TenferroError('ProviderFailed', `the ${slot} provider returned no outcome`, { op, detail: { slot } });
-      }
-      return outcome;
-    };
-    let running: Promise<CpuProviderOutcome>;
     try {
       const mode = this.mode(slot);
       const limit = this.threadLimit(slot);
-      // A provider that returns a plain outcome (not a promise) is accepted as before.
-      running = Promise.resolve(mode === ctx.parallelMode && limit >= ctx.threadBudget ? fn(ctx) : entry.reuse(mode, fn, op, limit));
+      return Promise.resolve(mode === ctx.parallelMode && limit >= ctx.threadBudget ? fn(ctx) : entry.reuse(mode, fn, this.op, limit));
     } catch (e) {
-      running = Promise.reject(e);
+      return Promise.reject(e);
     }
-    return running.then(checked, failed);
   }
 }
+
+const identity = <T>(value: T): T => value;
+const rethrow = (e: unknown): never => {
+  throw e;
+};
 
 /** The diagnostic name of the bundle's provider of `slot`. */
 function providerName(bundle: CpuProviderBundle, slot: ProviderSlot): string {

@@ -28,7 +28,7 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
   try {
     return await runner.run(op, dispatch.mode('layoutTransform'), async (entry, ctx) => {
     // A layout transform writes every element of its destination.
-    const dense = await freshOutput(entry, tensor.dtype, tensor.shape, op, async (out) => {
+    const materialize = async (out: TensorDescriptor): Promise<void> => {
       const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst: out, conjugate: false }), reshapeFacts, { tensor, out });
       if (!outcome.executed) {
         throw new TenferroError('ProviderUnsupported', 'configured CPU layoutTransform provider reported unsupported while materialising a reshape', {
@@ -36,7 +36,8 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
           detail: { slot: 'layoutTransform', reason: outcome.reason },
         });
       }
-    }, true);
+    };
+    const dense = await freshOutput(entry, tensor.dtype, tensor.shape, op, (out, finish, fail) => materialize(out).then(finish, fail), true);
     // The view holds the storage; the dense intermediate is done with.
     const view = dense.reshape(shape);
     dense.dispose();

@@ -34,12 +34,6 @@ export interface DotGeneralRun {
   readonly analysisCache?: GemmAnalysisCache | undefined;
 }
 
-/** Observations of the resolution path, for tests and diagnostics. */
-export interface DotGeneralTrace {
-  readonly path: 'empty' | 'general' | 'direct' | 'summed' | 'canonical' | 'retry';
-  readonly gemmCalls: number;
-}
-
 /**
  * R104–R107: the general-contraction provider when installed; else the direct GEMM plan when
  * the layouts admit one; a `layout(lhs)`, `layout(rhs)` or `conjugation` refusal of it — and
@@ -48,25 +42,49 @@ export interface DotGeneralTrace {
  * engine pool on every exit. When there was no direct plan at all and one operand's own layout
  * admits the GEMM (see `keptOperand`), that operand is used as it is and only the other one is
  * materialised. Everything else is terminal.
+ *
+ * The operation's own continuation rides on the provider call's: the result is `finish()` once
+ * the contraction is written, and every failure goes through `fail` (which must throw: the fresh
+ * output's storage goes back there) — one promise on the direct path instead of one per layer.
  */
-export function runDotGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor): Promise<DotGeneralTrace> {
-  if (out.shape.some((e) => e === 0)) return Promise.resolve(EMPTY_TRACE);
-  let checkDecline: DeclineCheck;
+export function runDotGeneral<T>(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, finish: () => T, fail: (e: unknown) => never = rethrow): Promise<T> {
   try {
-    checkDecline = declineCheck(run, out);
+    if (out.shape.some((e) => e === 0)) return Promise.resolve(finish());
+    const checkDecline = declineCheck(run, out);
+    if (run.dispatch.bundle.generalContraction !== undefined) return viaGeneral(run, spec, out, checkDecline).then(() => completed(finish, fail), fail);
+    return planned(run, spec, out, checkDecline, finish, fail);
   } catch (e) {
-    return Promise.reject(e);
+    return failedWith(fail, e);
   }
-  if (run.dispatch.bundle.generalContraction !== undefined) return viaGeneral(run, spec, out, checkDecline);
-  return planned(run, spec, out, checkDecline);
+}
+
+const rethrow = (e: unknown): never => {
+  throw e;
+};
+
+/** `finish()`, or — should it throw — `fail`'s error. */
+function completed<T>(finish: () => T, fail: (e: unknown) => never): T {
+  try {
+    return finish();
+  } catch (e) {
+    return fail(e);
+  }
+}
+
+/** A rejection with what `fail` throws for `e`. */
+function failedWith<T>(fail: (e: unknown) => never, e: unknown): Promise<T> {
+  try {
+    fail(e);
+  } catch (thrown) {
+    return Promise.reject(thrown);
+  }
+  return Promise.reject(e);
 }
 
 /** Throws when a provider of `slot` declined after writing the caller's output. */
 type DeclineCheck = (slot: ProviderSlot) => void;
 
 const NO_CHECK: DeclineCheck = () => undefined;
-const EMPTY_TRACE: DotGeneralTrace = Object.freeze({ path: 'empty', gemmCalls: 0 });
-const DIRECT_TRACE: DotGeneralTrace = Object.freeze({ path: 'direct', gemmCalls: 1 });
 
 /** A decline must leave the caller's output as it was (R106); a provider that wrote first broke its contract. */
 function declineCheck(run: DotGeneralRun, out: TensorDescriptor): DeclineCheck {
@@ -80,7 +98,7 @@ function declineCheck(run: DotGeneralRun, out: TensorDescriptor): DeclineCheck {
 }
 
 /** The general-contraction provider first; its decline falls back to the GEMM plans unless it is required. */
-async function viaGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, checkDecline: DeclineCheck): Promise<DotGeneralTrace> {
+async function viaGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, checkDecline: DeclineCheck): Promise<void> {
   const { bundle, op } = run.dispatch;
   const general = bundle.generalContraction!;
   const outcome = await run.dispatch.call(run.entry, run.ctx, 'generalContraction', (ctx) =>
@@ -98,38 +116,42 @@ async function viaGeneral(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorD
     contractionFacts,
     { spec, out },
   );
-  if (outcome.executed) return { path: 'general', gemmCalls: 0 };
+  if (outcome.executed) return;
   checkDecline('generalContraction');
   if (bundle.generalPolicy === 'required') throw terminal(op, 'generalContraction', outcome.reason);
-  return planned(run, spec, out, checkDecline);
+  await planned(run, spec, out, checkDecline, noResult, rethrow);
 }
 
+const noResult = (): void => undefined;
+
 /**
- * The direct GEMM plan when the layouts admit one — the common case, without an async frame of
- * its own (one `then`) — then the summed and canonical plans.
+ * The direct GEMM plan when the layouts admit one — the common case, its continuation in the
+ * provider call's reaction (`callThen`) — then the summed and canonical plans.
  */
-function planned(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, checkDecline: DeclineCheck): Promise<DotGeneralTrace> {
-  let analysis: GemmAnalysis;
-  let direct: Promise<CpuProviderOutcome> | undefined;
-  try {
-    analysis = analyse(run, spec, out);
-    if (analysis.direct !== undefined) {
-      direct = gemm(run, request(spec, analysis.direct, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
-    }
-  } catch (e) {
-    return Promise.reject(e);
-  }
-  if (direct === undefined) return fallbacks(run, spec, out, analysis, 0, checkDecline);
-  return direct.then((outcome) => {
-    if (outcome.executed) return DIRECT_TRACE;
-    checkDecline('gemm');
-    if (!isRetryable(outcome.reason)) throw terminal(run.dispatch.op, 'gemm', outcome.reason);
-    return fallbacks(run, spec, out, analysis, 1, checkDecline);
-  });
+function planned<T>(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, checkDecline: DeclineCheck, finish: () => T, fail: (e: unknown) => never): Promise<T> {
+  const analysis = analyse(run, spec, out);
+  if (analysis.direct === undefined) return fallbacks(run, spec, out, analysis, 0, checkDecline).then(() => completed(finish, fail), fail);
+  const req = request(spec, analysis.direct, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs);
+  const provider = run.dispatch.bundle.gemm;
+  return run.dispatch.callThen(
+    run.entry,
+    run.ctx,
+    'gemm',
+    (ctx) => provider.gemm(ctx, req),
+    gemmFacts,
+    req,
+    (outcome) => {
+      if (outcome.executed) return finish();
+      checkDecline('gemm');
+      if (!isRetryable(outcome.reason)) throw terminal(run.dispatch.op, 'gemm', outcome.reason);
+      return fallbacks(run, spec, out, analysis, 1, checkDecline).then(() => completed(finish, fail), fail);
+    },
+    fail,
+  );
 }
 
 /** What follows a missing or declined direct plan: R105's summed plan, then the canonical copy. */
-async function fallbacks(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, analysis: GemmAnalysis, calls: number, checkDecline: DeclineCheck): Promise<DotGeneralTrace> {
+async function fallbacks(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, analysis: GemmAnalysis, calls: number, checkDecline: DeclineCheck): Promise<void> {
   const { bundle, op } = run.dispatch;
   let gemmCalls = calls;
   // R105's summed plan: no direct plan, both operands as they are, the contracting pairs that
@@ -139,7 +161,7 @@ async function fallbacks(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDe
   if (summed !== undefined && bundle.gemmSummedAxes && summedWins(summed, copiedElements(spec, analysis))) {
     gemmCalls++;
     const outcome = await gemm(run, request(spec, summed, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
-    if (outcome.executed) return { path: 'summed', gemmCalls };
+    if (outcome.executed) return;
     checkDecline('gemm');
     warnSummedDeclined(op, bundle.gemm.name, outcome.reason);
   }
@@ -171,7 +193,6 @@ async function fallbacks(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDe
       throw terminal(op, 'gemm', outcome.reason, gemmCalls > 1 ? 'a second unsupported result' : undefined);
     }
   });
-  return { path: gemmCalls > 1 ? 'retry' : 'canonical', gemmCalls };
 }
 
 /**

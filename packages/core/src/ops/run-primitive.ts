@@ -96,7 +96,7 @@ export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderB
           await fill(tensorInternals.descriptor(plan.out));
           return plan.out;
         }
-        return freshOutput(entry, plan.out.dtype, plan.out.shape, op, fill, true);
+        return freshOutput(entry, plan.out.dtype, plan.out.shape, op, (out, finish, fail) => fill(out).then(finish, fail), true);
       },
       plan.signal,
     );
