@@ -123,6 +123,24 @@ interface PendingTask {
   readonly expectedNs: number;
 }
 
+/** A task handed to its worker and not yet answered. */
+interface PostedTask {
+  readonly pending: PendingTask;
+  /** When it was posted (`process.hrtime.bigint()`). */
+  readonly started: bigint;
+  /** The kernel's module travelled with it (forgotten again if the kernel failed). */
+  readonly sendKernel: boolean;
+  /** Published on `tenferro:task` once answered. */
+  readonly timed: boolean;
+  /** No other task was in flight on this isolate when it was posted. */
+  readonly alone: boolean;
+  /** The posts counter right after it was posted. */
+  readonly postsBefore: number;
+}
+
+/** Continuations chained on this run after the current synchronous code (and its microtasks so far). */
+const AFTER_POSTS: Promise<void> = Promise.resolve();
+
 /** Tasks whose waiters are parked in `Atomics.waitAsync` (the lanes of a fan-out). */
 const parked = new Set<PendingTask>();
 
@@ -400,74 +418,126 @@ export class EngineWorker {
   /**
    * Run one kernel task on this worker. Tasks run one at a time, in call order: a task asked for
    * while another runs (concurrent work of one execution, e.g. `Promise.all` over `ctx.run`)
-   * waits for its turn; the worker is handed from one to the next without a gap.
+   * waits for its turn; the worker is handed from one to the next without a gap. Not `async`: the
+   * task is posted at once, and its answer awaited in one reaction after the caller's synchronous
+   * code — so that the other tasks of a fan-out post first (polling blocks this thread) — one
+   * promise per task instead of an async frame's three.
    */
-  async run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
-    if (this.#busy) await new Promise<void>((resume) => this.#waiting.push(resume));
-    else this.#busy = true;
-    // The task itself runs in this frame (no inner async function: one promise less per task).
+  run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    if (this.#busy) return new Promise<void>((resume) => this.#waiting.push(resume)).then(() => this.#post(kernel, payload, op));
+    this.#busy = true;
+    return this.#post(kernel, payload, op);
+  }
+
+  /** The next waiting task takes the worker, or it is free. */
+  #handOn(): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) next();
+    else this.#busy = false;
+  }
+
+  /** Post a task on the worker this task holds, and await its answer. */
+  #post<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+    let task: PostedTask;
     try {
-      if (this.#dead) throw this.#deadError(op);
-      const m = this.#mailbox;
-      const sendKernel = !this.#known.has(kernel.id);
-      let flags = 0;
-      let message: TaskMessage | undefined;
-      if (isKernelArgs(payload)) {
-        // Packed: words and buffer ids go through the argument area; only buffers this worker has
-        // not seen yet (and the kernel's module, the first time) travel by message.
-        const { words, buffers } = payload;
-        this.#argWords.set(words);
-        const table = this.#buffers.prepare(buffers, this.#argIds);
-        m[Mailbox.WORDS] = words.length;
-        m[Mailbox.BUFFERS] = buffers.length;
-        flags = TaskFlag.PACKED;
-        if (sendKernel || table !== undefined) {
-          message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, table } : { table };
-        }
-      } else if (sendKernel || payload !== undefined) {
-        message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
+      task = this.#send(kernel, payload, op);
+    } catch (e) {
+      this.#handOn();
+      return Promise.reject(e);
+    }
+    return AFTER_POSTS.then(() => this.#answer<R>(task, kernel, op));
+  }
+
+  /** Hand the task to the worker (mailbox, argument area, a message only for what it has not seen). */
+  #send<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): PostedTask {
+    if (this.#dead) throw this.#deadError(op);
+    const m = this.#mailbox;
+    const sendKernel = !this.#known.has(kernel.id);
+    let flags = 0;
+    let message: TaskMessage | undefined;
+    if (isKernelArgs(payload)) {
+      // Packed: words and buffer ids go through the argument area; only buffers this worker has
+      // not seen yet (and the kernel's module, the first time) travel by message.
+      const { words, buffers } = payload;
+      this.#argWords.set(words);
+      const table = this.#buffers.prepare(buffers, this.#argIds);
+      m[Mailbox.WORDS] = words.length;
+      m[Mailbox.BUFFERS] = buffers.length;
+      flags = TaskFlag.PACKED;
+      if (sendKernel || table !== undefined) {
+        message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, table } : { table };
       }
-      if (message !== undefined) {
-        try {
-          this.#port.postMessage(message);
-        } catch (e) {
-          // Nothing reached the worker: the payload cannot cross to it (a function, a class instance with private state, …).
-          throw new TenferroError('InvalidArgument', `the payload of kernel ${kernel.exportName} cannot be sent to a worker: ${e instanceof Error ? e.message : String(e)}`, {
-            op,
-            cause: e,
-            detail: { param: 'payload' },
-          });
-        }
-        flags |= TaskFlag.HAS_MESSAGE;
-        this.#known.add(kernel.id);
-      }
-      const timed = taskChannel().hasSubscribers;
-      m[Mailbox.TASK_FLAGS] = timed ? flags | TaskFlag.TIMED : flags;
-      m[Mailbox.KERNEL_ID] = kernel.id;
-      const seq = ++this.#seq;
-      this.#worker.ref();
-      const started = process.hrtime.bigint();
-      const here = mainCpu()();
-      if (m[Mailbox.MAIN_CPU] !== here) m[Mailbox.MAIN_CPU] = here; // published by the REQUEST store below
-      Atomics.store(m, Mailbox.REQUEST, seq);
-      Atomics.notify(m, Mailbox.REQUEST);
-      const alone = inFlight === 0;
-      const postsBefore = ++posts;
-      inFlight++;
-      running.add(m);
-      const pending: PendingTask = { mailbox: m, seq, expectedNs: 3 * this.#averageNs };
-      let r: number;
+    } else if (sendKernel || payload !== undefined) {
+      message = sendKernel ? { kernel: { module: kernel.module, exportName: kernel.exportName }, payload } : { payload };
+    }
+    if (message !== undefined) {
       try {
-        // Let the other tasks of a fan-out post first: polling blocks this thread.
-        await null;
+        this.#port.postMessage(message);
+      } catch (e) {
+        // Nothing reached the worker: the payload cannot cross to it (a function, a class instance with private state, …).
+        throw new TenferroError('InvalidArgument', `the payload of kernel ${kernel.exportName} cannot be sent to a worker: ${e instanceof Error ? e.message : String(e)}`, {
+          op,
+          cause: e,
+          detail: { param: 'payload' },
+        });
+      }
+      flags |= TaskFlag.HAS_MESSAGE;
+      this.#known.add(kernel.id);
+    }
+    const timed = taskChannel().hasSubscribers;
+    m[Mailbox.TASK_FLAGS] = timed ? flags | TaskFlag.TIMED : flags;
+    m[Mailbox.KERNEL_ID] = kernel.id;
+    const seq = ++this.#seq;
+    this.#worker.ref();
+    const started = process.hrtime.bigint();
+    const here = mainCpu()();
+    if (m[Mailbox.MAIN_CPU] !== here) m[Mailbox.MAIN_CPU] = here; // published by the REQUEST store below
+    Atomics.store(m, Mailbox.REQUEST, seq);
+    Atomics.notify(m, Mailbox.REQUEST);
+    const alone = inFlight === 0;
+    const postsBefore = ++posts;
+    inFlight++;
+    running.add(m);
+    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore };
+  }
+
+  /**
+   * The answer of `task`: seen in the blocking poll (the common case), settled here at once;
+   * otherwise watched from the event loop or slept for (`#answerLater`).
+   */
+  #answer<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string): R | Promise<R> {
+    const { pending } = task;
+    const m = pending.mailbox;
+    const seq = pending.seq;
+    let r: number;
+    try {
+      const expected = pending.expectedNs;
+      // A lane of a fan-out polls yielding the CPU to the lanes between checks.
+      r = inFlight !== 1 ? pollAmongLanes(m, seq, Math.min(expected, MAX_POLL_NS)) : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
+    } catch (e) {
+      this.#taskEnded(m);
+      this.#handOn();
+      throw e;
+    }
+    if (r !== seq && r !== DEAD) return this.#answerLater(task, kernel, op, r);
+    try {
+      this.#taskEnded(m);
+      return this.#result(task, kernel, op, r);
+    } finally {
+      this.#handOn();
+    }
+  }
+
+  /** The answer of a task that outlasted the blocking poll. */
+  async #answerLater<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, seen: number): Promise<R> {
+    const { pending, started } = task;
+    const m = pending.mailbox;
+    const seq = pending.seq;
+    let r = seen;
+    try {
+      try {
         const expected = pending.expectedNs;
-        if (inFlight !== 1) {
-          // A lane of a fan-out: poll, yielding the CPU to the lanes between checks.
-          r = pollAmongLanes(m, seq, Math.min(expected, MAX_POLL_NS));
-        } else {
-          r = pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
-        }
-        if (r !== seq && r !== DEAD && inFlight === 1) {
+        if (inFlight === 1) {
           let pollUntilNs = expected;
           if (expected > TURN_POLL_MAX_NS) {
             // Sleep through most of a long task, then watch its end from the event loop for at
@@ -493,33 +563,41 @@ export class EngineWorker {
           if (wait.async) await wait.value;
           r = Atomics.load(m, Mailbox.RESPONSE);
         }
-        if (timed && r === seq) this.#publishTask(op, kernel.exportName, !alone || inFlight > 1 || posts !== postsBefore, started);
       } finally {
         parked.delete(pending);
-        running.delete(m);
-        inFlight--;
+        this.#taskEnded(m);
       }
-      // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
-      // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
-      if (parked.size > 0) awaitParked();
-      if (!this.#dead) this.#worker.unref();
-      if (r === DEAD) throw this.#deadError(op);
-      this.#averageNs += (Number(process.hrtime.bigint() - started) - this.#averageNs) / 8;
-      const resultFlags = m[Mailbox.RESULT_FLAGS]!;
-      if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
-      const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;
-      if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
-      if ((resultFlags & ResultFlag.ERROR) !== 0) {
-        if (sendKernel) this.#known.delete(kernel.id);
-        throw kernelFailed(result.error!, kernel, op, { worker: this.observed.index });
-      }
-      return result.value as R;
-  
+      return this.#result(task, kernel, op, r);
     } finally {
-      const next = this.#waiting.shift();
-      if (next !== undefined) next();
-      else this.#busy = false;
+      this.#handOn();
     }
+  }
+
+  /** The task is no longer in flight on this isolate. */
+  #taskEnded(m: Int32Array): void {
+    running.delete(m);
+    inFlight--;
+  }
+
+  /** What the worker answered (`r`: the task's sequence number, or DEAD). */
+  #result<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number): R {
+    if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started);
+    // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
+    // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
+    if (parked.size > 0) awaitParked();
+    if (!this.#dead) this.#worker.unref();
+    if (r === DEAD) throw this.#deadError(op);
+    this.#averageNs += (Number(process.hrtime.bigint() - task.started) - this.#averageNs) / 8;
+    const m = task.pending.mailbox;
+    const resultFlags = m[Mailbox.RESULT_FLAGS]!;
+    if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
+    const result = receiveMessageOnPort(this.#port)?.message as ResultMessage | undefined;
+    if (result === undefined) throw new TenferroError('Internal', 'a kernel result message is missing', { op });
+    if ((resultFlags & ResultFlag.ERROR) !== 0) {
+      if (task.sendKernel) this.#known.delete(kernel.id);
+      throw kernelFailed(result.error!, kernel, op, { worker: this.observed.index });
+    }
+    return result.value as R;
   }
 
   async close(): Promise<void> {
