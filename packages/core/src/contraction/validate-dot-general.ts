@@ -112,17 +112,24 @@ export function validateDotGeneral(
   // axes: the checks depend only on ranks, extents and the axis lists, so their result is cached
   if (typeof dims !== 'object' || dims === null) throw invalidArgument(op, 'dims', '{ contracting: [lhsAxes, rhsAxes], batch?: [lhsAxes, rhsAxes] }', dims);
   const d = dims as DotGeneralDims;
-  const [lc, rc] = axisPair(op, 'dims.contracting', d.contracting);
-  const [lb, rb] = d.batch === undefined ? NO_BATCH : axisPair(op, 'dims.batch', d.batch);
+  const contracting = axisPair(op, 'dims.contracting', d.contracting);
+  const batch = d.batch === undefined ? NO_BATCH : axisPair(op, 'dims.batch', d.batch);
   const structureKey: number[] = [];
-  for (const xs of [l.shape, r.shape, lc, rc, lb, rb]) pushNumbers(structureKey, xs);
+  pushNumbers(structureKey, l.shape);
+  pushNumbers(structureKey, r.shape);
+  pushNumbers(structureKey, contracting[0]);
+  pushNumbers(structureKey, contracting[1]);
+  pushNumbers(structureKey, batch[0]);
+  pushNumbers(structureKey, batch[1]);
   const key = numberKey(structureKey);
   let structure = structures.get(key);
   if (structure === undefined) {
-    structure = checkAxes(op, l, r, d, lc, rc, lb, rb);
+    // The caller's axis lists are copied (frozen) once per structure, not per call.
+    const copy = (axes: readonly number[]) => Object.freeze([...axes]);
+    structure = checkAxes(op, l, r, d, copy(contracting[0]), copy(contracting[1]), copy(batch[0]), copy(batch[1]));
     structures.set(key, structure);
   }
-  const { lhsFree, rhsFree, outShape } = structure;
+  const { lhsFree, rhsFree, outShape, lc, rc, lb, rb } = structure;
   if (o !== undefined) {
     if (o.rank !== outShape.length || o.shape.some((e, i) => e !== outShape[i])) {
       throw new TenferroError('ShapeMismatch', `output shape must be [${outShape.join(', ')}] but is [${o.shape.join(', ')}]`, {
@@ -134,14 +141,9 @@ export function validateDotGeneral(
       throw new TenferroError('OutputAliasing', 'the output layout is not provably free of self-overlap (sorted by stride, each stride must cover the previous axis)', { op, detail: { role: 'out' } });
     }
     const span = reachableSpan(o);
-    for (const [name, t] of [
-      ['lhs', l],
-      ['rhs', r],
-    ] as const) {
-      const other = reachableSpan(t);
-      if (span !== undefined && other !== undefined && sameMemoryOverlap(tensorInternals.buffer(o), bytes(span, o.dtype), tensorInternals.buffer(t), bytes(other, t.dtype))) {
-        throw new TenferroError('OutputAliasing', `the output overlaps the storage of ${name}`, { op, detail: { role: 'out', input: name } });
-      }
+    if (span !== undefined) {
+      checkNoOverlap(op, o, span, 'lhs', l);
+      checkNoOverlap(op, o, span, 'rhs', r);
     }
   }
   return Object.freeze({
@@ -172,19 +174,31 @@ function checkTensor(op: string, name: string, t: unknown): void {
   tensorInternals.check(t, op, name);
 }
 
-/** What the axis checks derive: the free axes and the output shape. */
+/** What the axis checks derive: the free axes and the output shape, and the (copied) axis lists they checked. */
 interface Structure {
   readonly lhsFree: readonly number[];
   readonly rhsFree: readonly number[];
   readonly outShape: readonly number[];
+  readonly lc: readonly number[];
+  readonly rc: readonly number[];
+  readonly lb: readonly number[];
+  readonly rb: readonly number[];
+}
+
+/** `OutputAliasing` when the output's reachable bytes overlap those of input `name`. */
+function checkNoOverlap(op: string, o: Tensor, span: { first: number; last: number }, name: 'lhs' | 'rhs', t: Tensor): void {
+  const other = reachableSpan(t);
+  if (other !== undefined && sameMemoryOverlap(tensorInternals.buffer(o), bytes(span, o.dtype), tensorInternals.buffer(t), bytes(other, t.dtype))) {
+    throw new TenferroError('OutputAliasing', `the output overlaps the storage of ${name}`, { op, detail: { role: 'out', input: name } });
+  }
 }
 
 /** Axis checks already passed, by extents and axis lists. */
 const structures = new NumberKeyCache<Structure>(256);
-const NO_BATCH: [number[], number[]] = [[], []];
+const NO_BATCH: readonly [readonly number[], readonly number[]] = Object.freeze([Object.freeze([]), Object.freeze([])]);
 
 /** Axes in range, no duplicates within a role, contracting ∩ batch = ∅, equal counts, paired extents (R102). */
-function checkAxes(op: string, l: Tensor, r: Tensor, d: DotGeneralDims, lc: number[], rc: number[], lb: number[], rb: number[]): Structure {
+function checkAxes(op: string, l: Tensor, r: Tensor, d: DotGeneralDims, lc: readonly number[], rc: readonly number[], lb: readonly number[], rb: readonly number[]): Structure {
   for (const [axes, t, role] of [
     [lc, l, 'dims.contracting[0]'],
     [rc, r, 'dims.contracting[1]'],
@@ -237,20 +251,22 @@ function checkAxes(op: string, l: Tensor, r: Tensor, d: DotGeneralDims, lc: numb
   const lhsFree = range(l.rank).filter((a) => !lc.includes(a) && !lb.includes(a));
   const rhsFree = range(r.rank).filter((a) => !rc.includes(a) && !rb.includes(a));
   const outShape = [...lhsFree.map((a) => l.shape[a]!), ...rhsFree.map((a) => r.shape[a]!), ...lb.map((a) => l.shape[a]!)];
-  return Object.freeze({ lhsFree: Object.freeze(lhsFree), rhsFree: Object.freeze(rhsFree), outShape: Object.freeze(outShape) });
+  return Object.freeze({ lhsFree: Object.freeze(lhsFree), rhsFree: Object.freeze(rhsFree), outShape: Object.freeze(outShape), lc, rc, lb, rb });
 }
 
-function axisPair(op: string, param: string, value: unknown): [number[], number[]] {
+/** The caller's `[lhsAxes, rhsAxes]`, checked to be two arrays of integers (not copied). */
+function axisPair(op: string, param: string, value: unknown): readonly [readonly number[], readonly number[]] {
   if (!Array.isArray(value) || value.length !== 2 || !Array.isArray(value[0]) || !Array.isArray(value[1])) {
     throw invalidArgument(op, param, '[lhsAxes, rhsAxes]', value);
   }
-  const out = value.map((axes: unknown[], side) =>
-    axes.map((a, i) => {
+  for (let side = 0; side < 2; side++) {
+    const axes = value[side] as unknown[];
+    for (let i = 0; i < axes.length; i++) {
+      const a = axes[i];
       if (typeof a !== 'number' || !Number.isInteger(a)) throw invalidArgument(op, `${param}[${side}][${i}]`, 'an integer axis', a);
-      return a;
-    }),
-  );
-  return [out[0]!, out[1]!];
+    }
+  }
+  return value as [number[], number[]];
 }
 
 function scalar(op: string, param: string, value: unknown, dtype: DType, complex: boolean): Scalar {

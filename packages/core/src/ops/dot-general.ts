@@ -17,7 +17,7 @@ import { runDotGeneral } from './run-dot-general.js';
 export function dotGeneral<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, lhs: Tensor<D>, rhs: Tensor<D>, dims: DotGeneralDims, options: DotGeneralOptions, op: string): Promise<Tensor<D>> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options);
   assertReadable(runner, [lhs, rhs], op, ['lhs', 'rhs']);
-  const dispatch = new ProviderDispatch(bundle, runner.domain, op);
+  const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   return pinned([lhs, rhs], () =>
     runner.run(
       op,
@@ -83,7 +83,7 @@ export function dotGeneralInto<D extends DType>(
 ): Promise<Tensor<D>> {
   const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
   assertReadable(runner, [lhs, rhs, out], op, ['lhs', 'rhs', 'out']);
-  const dispatch = new ProviderDispatch(bundle, runner.domain, op);
+  const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   return pinned([lhs, rhs, out], () =>
     runner.run(
       op,

@@ -35,7 +35,7 @@ import { ProviderDispatch } from './provider-call.js';
 export async function gemmGrouped(runner: OperationRunner, bundle: CpuProviderBundle, jobs: unknown, options: unknown, op: string): Promise<void> {
   const spec = validateGroupedGemm(op, jobs, options);
   assertReadable(runner, spec.tensors, op);
-  const dispatch = new ProviderDispatch(bundle, runner.domain, op);
+  const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   // R61, R62: the GEMM's mode is decided (or refused) before any permit or write.
   const mode = dispatch.mode('gemm');
   if (spec.jobs.length === 0) return;

@@ -31,7 +31,7 @@ export async function withMaterializedTensorRead<D extends DType, R>(
   if (typeof fn !== 'function') throw invalidArgument(op, 'fn', 'a function (dense) => …', fn);
   assertReadable(runner, [tensor], op, ['tensor']);
   if (tensor.isDense('col') || tensor.isDense('row')) return await fn(tensor);
-  const dispatch = new ProviderDispatch(bundle, runner.domain, op);
+  const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   const mode = dispatch.mode('layoutTransform');
   const storage = tensorInternals.storage(tensor);
   storage.retain();

@@ -25,10 +25,27 @@ export class ProviderDispatch {
   readonly #domain: ValidationDomain;
   readonly #modes = new Map<ProviderSlot, ProviderParallelMode>();
 
+  readonly #limits = new Map<ProviderSlot, number>();
+
   constructor(bundle: CpuProviderBundle, domain: ValidationDomain, op: string) {
     this.bundle = bundle;
     this.#domain = domain;
     this.op = op;
+  }
+
+  /**
+   * The dispatch of `op` on `bundle` in `domain`, made once and kept: a bundle's capabilities are
+   * sampled when it is built and a domain's budget never changes, so the modes decided for one
+   * call hold for every later one (no map and object per operation).
+   */
+  static of(bundle: CpuProviderBundle, domain: ValidationDomain, op: string): ProviderDispatch {
+    let byDomain = dispatches.get(bundle);
+    if (byDomain === undefined) dispatches.set(bundle, (byDomain = new WeakMap()));
+    let byOp = byDomain.get(domain);
+    if (byOp === undefined) byDomain.set(domain, (byOp = new Map()));
+    let dispatch = byOp.get(op);
+    if (dispatch === undefined) byOp.set(op, (dispatch = new ProviderDispatch(bundle, domain, op)));
+    return dispatch;
   }
 
   mode(slot: ProviderSlot): ProviderParallelMode {
@@ -46,9 +63,13 @@ export class ProviderDispatch {
    * thread — else the domain's budget. A context handed to it never offers a wider pool.
    */
   threadLimit(slot: ProviderSlot): number {
-    const caps = this.bundle.capabilities(slot)!;
-    if (caps.placement === 'callingThread') return 1;
-    return enforcedThreadLimit(caps, this.#domain.threadBudget) ?? this.#domain.threadBudget;
+    let limit = this.#limits.get(slot);
+    if (limit === undefined) {
+      const caps = this.bundle.capabilities(slot)!;
+      limit = caps.placement === 'callingThread' ? 1 : (enforcedThreadLimit(caps, this.#domain.threadBudget) ?? this.#domain.threadBudget);
+      this.#limits.set(slot, limit);
+    }
+    return limit;
   }
 
   /**
@@ -155,6 +176,8 @@ export class ProviderDispatch {
     }
   }
 }
+
+const dispatches = new WeakMap<CpuProviderBundle, WeakMap<ValidationDomain, Map<string, ProviderDispatch>>>();
 
 const identity = <T>(value: T): T => value;
 const rethrow = (e: unknown): never => {

@@ -22,7 +22,7 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
     if (!TenferroError.is(e, 'ReshapeNeedsCopy')) throw e;
   }
   assertReadable(runner, [tensor], op, ['tensor']);
-  const dispatch = new ProviderDispatch(bundle, runner.domain, op);
+  const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   const storage = tensorInternals.storage(tensor);
   storage.retain();
   try {

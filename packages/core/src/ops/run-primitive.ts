@@ -65,7 +65,7 @@ function warnFallback(op: string, slot: ProviderSlot, bundle: CpuProviderBundle,
  */
 export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderBundle, op: string, plan: PrimitivePlan): Promise<Tensor> {
   assertReadable(runner, plan.inputs, op);
-  const dispatch = new ProviderDispatch(bundle, runner.domain, op);
+  const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   const mode = dispatch.mode(plan.slot);
   const held = [...plan.inputs, ...(Tensor.isTensor(plan.out) ? [plan.out] : [])].map((t) => tensorInternals.storage(t));
   for (const s of held) s.retain();

@@ -1,3 +1,4 @@
+import { SmallSet } from '../../util/small-set.js';
 import type { Arbiter } from '../../arbiter/arbiter.js';
 import { processArbiter } from '../../arbiter/process-wide-arbiter.js';
 import { PoolLimit, retainedBytesFromEnv } from '../../buffer/pool-limit.js';
@@ -34,7 +35,7 @@ export class Coordinator {
   readonly #engines = new Map<string, Promise<CpuEngine>>();
   readonly #ready = new Map<string, CpuEngine>();
   /** What running executions do when the backend closes (settle at once, raise their abort word). */
-  readonly #closeListeners = new Set<() => void>();
+  readonly #closeListeners = new SmallSet<() => void>();
   #closing: Promise<void> | undefined;
 
   constructor(options: {
@@ -167,8 +168,7 @@ export class Coordinator {
 
   async #shutDown(): Promise<void> {
     await null; // `closed` and `whenClosed()` hold from here on, also for the listeners
-    for (const fn of [...this.#closeListeners]) fn();
-    this.#closeListeners.clear();
+    for (const fn of this.#closeListeners.drain()) fn();
     const engines = await Promise.allSettled(this.#engines.values());
     this.#engines.clear();
     this.#ready.clear();

@@ -1,3 +1,4 @@
+import { SmallSet } from '../../util/small-set.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import type { LaneRunner } from '../../contract/worker-pool.js';
 import type { TenferroError } from '../../errors/tenferro-error.js';
@@ -13,7 +14,7 @@ const NONE: readonly Promise<unknown>[] = Object.freeze([]);
 
 export class TaskTracker implements LaneRunner {
   readonly #runner: LaneRunner;
-  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #inFlight = new SmallSet<Promise<unknown>>();
   #stopped: TenferroError | undefined;
 
   constructor(runner: LaneRunner) {
@@ -49,7 +50,7 @@ export class TaskTracker implements LaneRunner {
 
   /** The tasks in flight right now (when a body has just ended: the ones it left behind). */
   inFlight(): readonly Promise<unknown>[] {
-    return this.#inFlight.size === 0 ? NONE : [...this.#inFlight];
+    return this.#inFlight.size === 0 ? NONE : this.#inFlight.toArray();
   }
 
   /**
@@ -65,11 +66,11 @@ export class TaskTracker implements LaneRunner {
 
   async #settleAll(orphans: readonly Promise<unknown>[]): Promise<unknown> {
     let orphanError: unknown;
-    let batch = orphans.length === 0 ? [...this.#inFlight] : [...new Set([...orphans, ...this.#inFlight])];
+    let batch = orphans.length === 0 ? this.#inFlight.toArray() : [...new Set([...orphans, ...this.#inFlight])];
     while (batch.length > 0) {
       const results = await Promise.allSettled(batch);
       for (const r of results) if (r.status === 'rejected' && orphanError === undefined) orphanError = r.reason ?? new Error('a kernel task failed');
-      batch = [...this.#inFlight];
+      batch = this.#inFlight.toArray();
     }
     return orphanError;
   }

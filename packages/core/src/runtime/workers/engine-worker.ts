@@ -1,3 +1,4 @@
+import { SmallSet } from '../../util/small-set.js';
 import { MessageChannel, type MessagePort, Worker, type WorkerOptions, receiveMessageOnPort } from 'node:worker_threads';
 import { loadOs } from '@tenferro/os';
 import { TenferroError } from '../../errors/tenferro-error.js';
@@ -145,7 +146,7 @@ const AFTER_POSTS: Promise<void> = Promise.resolve();
 const parked = new Set<PendingTask>();
 
 /** The mailboxes of the tasks in flight on the main isolate. */
-const running = new Set<Int32Array>();
+const running = new SmallSet<Int32Array>();
 
 /**
  * Before the main thread sleeps, or polls among a fan-out's lanes (which may move it between CPUs):
