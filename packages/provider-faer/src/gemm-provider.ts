@@ -82,6 +82,13 @@ export function realMultiplyAdds(dtype: DType | undefined): number {
   return dtype === 'c64' || dtype === 'c128' ? 4 : 1;
 }
 
+/** The number of GEMMs of a request's batch. */
+function batchCount(request: Pick<CpuGemmRequest, 'batch'>): number {
+  let count = 1;
+  for (let i = 0; i < request.batch.length; i++) count *= request.batch[i]!;
+  return count;
+}
+
 /** A request's real multiply-adds: m·n·k over its batches and summed items, ×4 for a complex dtype. */
 function requestWork(request: Pick<CpuGemmRequest, 'm' | 'n' | 'k' | 'batch'> & { readonly dtype?: DType; readonly summed?: CpuGemmRequest['summed'] }): number {
   return request.m * request.n * Math.max(request.k, 1) * summedCount(request) * request.batch.reduce((a, b) => a * b, 1) * realMultiplyAdds(request.dtype);
@@ -211,12 +218,17 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     if (shape === undefined) return Promise.resolve(Unsupported.dtype(request.dtype));
     if (request.batch.length > MAX_BATCH_RANK || (request.summed?.extents.length ?? 0) > MAX_BATCH_RANK) return Promise.resolve(Unsupported.of({ kind: 'stridedBatch' }));
     const pool = ctx.workerPool();
-    const parts = planParts(request, pool?.size ?? 1, summedOrientation(request, shape), minWork(request.dtype));
     // The execution's abort word, polled by the native GEMM at its block boundaries.
     const word: unknown = (ctx as { abortWord?: unknown }).abortWord;
     const abort = word instanceof Int32Array && types.isSharedArrayBuffer(word.buffer) ? { buffer: word.buffer, byteOffset: word.byteOffset } : undefined;
+    if (pool === undefined || pool.size <= 1 || requestWork(request) < minWork(request.dtype)) {
+      // One task over the whole request (planParts' first case, without its arrays): the common case at small sizes.
+      const whole: FaerGemmTask = { request, isa: config.isa, m0: 0, m1: request.m, n0: 0, n1: request.n, b0: 0, b1: batchCount(request), abort };
+      return ctx.run(kernel, packGemmTask(whole)).then(executed);
+    }
+    const parts = planParts(request, pool.size, summedOrientation(request, shape), minWork(request.dtype));
     const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
-    if (pool === undefined || parts.length === 1) return ctx.run(kernel, task(parts[0]!)).then(executed);
+    if (parts.length === 1) return ctx.run(kernel, task(parts[0]!)).then(executed);
     // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
     const chunks = summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
     if (chunks === undefined) {
