@@ -131,7 +131,7 @@ const noResult = (): void => undefined;
 function planned<T>(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, checkDecline: DeclineCheck, finish: () => T, fail: (e: unknown) => never): Promise<T> {
   const analysis = analyse(run, spec, out);
   if (analysis.direct === undefined) return fallbacks(run, spec, out, analysis, 0, checkDecline).then(() => completed(finish, fail), fail);
-  const req = request(spec, analysis.direct, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs);
+  const req = requestOnOperands(spec, analysis.direct, out);
   const provider = run.dispatch.bundle.gemm;
   return run.dispatch.callThen(
     run.entry,
@@ -160,7 +160,7 @@ async function fallbacks(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDe
   const summed = analysis.summed;
   if (summed !== undefined && bundle.gemmSummedAxes && summedWins(summed, copiedElements(spec, analysis))) {
     gemmCalls++;
-    const outcome = await gemm(run, request(spec, summed, tensorInternals.descriptor(spec.lhs), tensorInternals.descriptor(spec.rhs), out, spec.conjLhs, spec.conjRhs));
+    const outcome = await gemm(run, requestOnOperands(spec, summed, out));
     if (outcome.executed) return;
     checkDecline('gemm');
     warnSummedDeclined(op, bundle.gemm.name, outcome.reason);
@@ -265,25 +265,38 @@ function zeroFill(out: TensorDescriptor): void {
   new Uint8Array(out.buffer, out.offset * bytes, size * bytes).fill(0);
 }
 
+function operand(buffer: SharedArrayBuffer, offset: number, s: GemmPlan['lhs']): GemmOperand {
+  return Object.freeze({ buffer, offset, rowStride: s.rowStride, colStride: s.colStride, batchStrides: s.batchStrides });
+}
+
+/** The GEMM of `plan` on the spec's own operands (no descriptor objects for them) into `out`. */
+function requestOnOperands(spec: DotGeneralSpec, plan: GemmPlan, out: TensorDescriptor): CpuGemmRequest {
+  const lhs = operand(tensorInternals.buffer(spec.lhs), spec.lhs.offset, plan.lhs);
+  const rhs = operand(tensorInternals.buffer(spec.rhs), spec.rhs.offset, plan.rhs);
+  return gemmRequest(spec, plan, lhs, rhs, out, spec.conjLhs, spec.conjRhs);
+}
+
 function request(spec: DotGeneralSpec, plan: GemmPlan, lhs: TensorDescriptor, rhs: TensorDescriptor, out: TensorDescriptor, conjLhs: boolean, conjRhs: boolean): CpuGemmRequest {
-  const operand = (d: TensorDescriptor, s: GemmPlan['lhs']): GemmOperand =>
-    Object.freeze({ buffer: d.buffer, offset: d.offset, rowStride: s.rowStride, colStride: s.colStride, batchStrides: s.batchStrides });
+  return gemmRequest(spec, plan, operand(lhs.buffer, lhs.offset, plan.lhs), operand(rhs.buffer, rhs.offset, plan.rhs), out, conjLhs, conjRhs);
+}
+
+function gemmRequest(spec: DotGeneralSpec, plan: GemmPlan, lhs: GemmOperand, rhs: GemmOperand, out: TensorDescriptor, conjLhs: boolean, conjRhs: boolean): CpuGemmRequest {
   // Built from validated tensors and a frozen plan, and frozen itself: providers' validateGemmRequest takes it as checked.
-  return trustedGemmRequest({
+  const r: CpuGemmRequest = {
     dtype: spec.dtype,
     m: plan.m,
     n: plan.n,
     k: plan.k,
     batch: plan.batch,
-    lhs: operand(lhs, plan.lhs),
-    rhs: operand(rhs, plan.rhs),
-    out: operand(out, plan.out),
+    lhs,
+    rhs,
+    out: operand(out.buffer, out.offset, plan.out),
     alpha: spec.alpha,
     beta: spec.beta,
     conjLhs,
     conjRhs,
-    ...(plan.summed === undefined ? {} : { summed: plan.summed }),
-  });
+  };
+  return trustedGemmRequest(plan.summed === undefined ? r : { ...r, summed: plan.summed });
 }
 
 function terminal(op: string, slot: ProviderSlot, reason: CpuProviderUnsupported, why?: string): TenferroError {

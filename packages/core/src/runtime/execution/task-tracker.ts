@@ -14,7 +14,10 @@ const NONE: readonly Promise<unknown>[] = Object.freeze([]);
 
 export class TaskTracker implements LaneRunner {
   readonly #runner: LaneRunner;
-  readonly #inFlight = new SmallSet<Promise<unknown>>();
+  /** The task in flight when it is the only one (the common case: no set per execution). */
+  #one: Promise<unknown> | undefined;
+  /** The others, beside `#one`, when more than one is in flight. */
+  #more: SmallSet<Promise<unknown>> | undefined;
   #stopped: TenferroError | undefined;
 
   constructor(runner: LaneRunner) {
@@ -28,10 +31,21 @@ export class TaskTracker implements LaneRunner {
   runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
     if (this.#stopped !== undefined) return Promise.reject(this.#stopped);
     const task = this.#runner.runOn(lane, kernel, payload, op);
-    this.#inFlight.add(task);
-    const done = () => void this.#inFlight.delete(task);
+    if (this.#one === undefined) this.#one = task;
+    else (this.#more ??= new SmallSet()).add(task);
+    const done = () => {
+      if (this.#one === task) this.#one = undefined;
+      else this.#more?.delete(task);
+    };
     task.then(done, done);
     return task;
+  }
+
+  /** Every task in flight, as a new array. */
+  #all(): Promise<unknown>[] {
+    const all = this.#more === undefined ? [] : this.#more.toArray();
+    if (this.#one !== undefined) all.push(this.#one);
+    return all;
   }
 
   /** Refuse every task asked for from now on with `error` (the execution was aborted or closed). */
@@ -45,12 +59,12 @@ export class TaskTracker implements LaneRunner {
    */
   /** Whether a task is still in flight. */
   get busy(): boolean {
-    return this.#inFlight.size > 0;
+    return this.#one !== undefined || (this.#more !== undefined && this.#more.size > 0);
   }
 
   /** The tasks in flight right now (when a body has just ended: the ones it left behind). */
   inFlight(): readonly Promise<unknown>[] {
-    return this.#inFlight.size === 0 ? NONE : this.#inFlight.toArray();
+    return this.busy ? this.#all() : NONE;
   }
 
   /**
@@ -60,17 +74,17 @@ export class TaskTracker implements LaneRunner {
    */
   settle(orphans: readonly Promise<unknown>[] = NONE): Promise<unknown> {
     // Nothing in flight (the common case): no async frame to pay for.
-    if (this.#inFlight.size === 0 && orphans.length === 0) return SETTLED;
+    if (!this.busy && orphans.length === 0) return SETTLED;
     return this.#settleAll(orphans);
   }
 
   async #settleAll(orphans: readonly Promise<unknown>[]): Promise<unknown> {
     let orphanError: unknown;
-    let batch = orphans.length === 0 ? this.#inFlight.toArray() : [...new Set([...orphans, ...this.#inFlight])];
+    let batch = orphans.length === 0 ? this.#all() : [...new Set([...orphans, ...this.#all()])];
     while (batch.length > 0) {
       const results = await Promise.allSettled(batch);
       for (const r of results) if (r.status === 'rejected' && orphanError === undefined) orphanError = r.reason ?? new Error('a kernel task failed');
-      batch = this.#inFlight.toArray();
+      batch = this.#all();
     }
     return orphanError;
   }
