@@ -6,6 +6,7 @@ import type { StorageHome } from '../tensor/tensor-storage.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
 import { poolChannel, publishPool } from '../diagnostics/channels.js';
 import { alignmentSkip, paddedBytes } from './storage-alignment.js';
+import { SmallSet } from '../util/small-set.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
 export interface BufferLoan {
@@ -52,6 +53,26 @@ export type TakeLoan = (dtype: DType, length: number, options?: AcquireOptions) 
 
 const EMPTY = new SharedArrayBuffer(0);
 
+/** A non-empty loan, which knows the pool that issued it. */
+class PoolLoan implements BufferLoan {
+  readonly pool: BufferPool;
+  readonly dtype: DType;
+  readonly buffer: SharedArrayBuffer;
+  readonly offset: number;
+  readonly length: number;
+  readonly capacity: number;
+
+  constructor(pool: BufferPool, dtype: DType, buffer: SharedArrayBuffer, offset: number, length: number, capacity: number) {
+    this.pool = pool;
+    this.dtype = dtype;
+    this.buffer = buffer;
+    this.offset = offset;
+    this.length = length;
+    this.capacity = capacity;
+    Object.freeze(this);
+  }
+}
+
 /** Index of the first buffer with `byteLength > bytes` in an ascending array (where a returned buffer goes: after its equals). */
 function upperBound(list: readonly SharedArrayBuffer[], bytes: number): number {
   let lo = 0;
@@ -97,9 +118,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   readonly #limit: PoolLimit;
   /** Retained buffers per dtype, ascending by byte length. */
   readonly #free = new Map<DType, SharedArrayBuffer[]>(DTYPES.map((d) => [d, []]));
-  readonly #outstanding = new Set<BufferLoan>();
-  /** Every non-empty loan this pool ever issued (to tell a double release from a foreign loan). */
-  readonly #issued = new WeakSet<BufferLoan>();
+  readonly #outstanding = new SmallSet<BufferLoan>();
   #retainedBytes = 0;
   #buffers = 0;
   #hits = 0;
@@ -145,9 +164,8 @@ export class BufferPool implements PoolLimitListener, StorageHome {
       this.#misses += 1;
       if (poolChannel().hasSubscribers) publishPool('miss', dtype, buffer.byteLength, this.#retainedBytes);
     }
-    const loan: BufferLoan = Object.freeze({ dtype, buffer, offset: skip / bytes, length, capacity: Math.floor((buffer.byteLength - skip) / bytes) });
+    const loan = new PoolLoan(this, dtype, buffer, skip / bytes, length, Math.floor((buffer.byteLength - skip) / bytes));
     this.#outstanding.add(loan);
-    this.#issued.add(loan);
     return loan;
   }
 
@@ -173,7 +191,8 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     }
     if (loan.capacity === 0 || loan.buffer.byteLength === 0) return;
     if (!this.#outstanding.delete(loan)) {
-      if (this.#issued.has(loan)) return;
+      // Issued here and returned already (a loan remembers its pool: no set of every loan ever issued).
+      if (loan instanceof PoolLoan && loan.pool === this) return;
       throw invalidArgument('BufferPool.release', 'loan', 'a loan of this pool', `${loan.dtype}[${loan.capacity}]`);
     }
     if (this.#closed) return;
