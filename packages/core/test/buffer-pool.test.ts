@@ -461,3 +461,19 @@ describe('storage alignment', () => {
     expect(new Uint8Array(again.buffer, 0, again.offset * 8).every((b) => b === 0xab)).toBe(true);
   });
 });
+
+describe('warm storage first', () => {
+  it('a disposed storage is lent before any collected one of its size, collected ones after in the order they came home', () => {
+    const pool = poolOf();
+    const collectedFirst = new SharedArrayBuffer(held('f64', 100) * 8);
+    const collectedSecond = new SharedArrayBuffer(held('f64', 100) * 8);
+    const disposed = new SharedArrayBuffer(held('f64', 100) * 8);
+    pool.returnStorage('f64', collectedFirst, 'collected');
+    pool.returnStorage('f64', disposed, 'disposed');
+    pool.returnStorage('f64', collectedSecond, 'collected');
+    expect(pool.stats()).toMatchObject({ returnedByDispose: 1, returnedByCollection: 2, buffers: 3 });
+    expect(pool.acquire('f64', 100).buffer).toBe(disposed);
+    expect(pool.acquire('f64', 100).buffer).toBe(collectedFirst);
+    expect(pool.acquire('f64', 100).buffer).toBe(collectedSecond);
+  });
+});

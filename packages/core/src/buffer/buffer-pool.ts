@@ -238,7 +238,11 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     else this.#returnedByCollection++;
     if (buffer.byteLength === 0 || this.#closed) return;
     const list = this.#free.get(dtype)!;
-    list.splice(upperBound(list, buffer.byteLength), 0, buffer);
+    // Storage just disposed is likely still in cache: it goes where the next fitting acquire looks
+    // first (the end of its run of equal sizes). Storage that was collected has not been touched
+    // since it became unreachable: it goes to the start of its run, behind every disposed one — a
+    // loop that disposes keeps reusing its own warm buffer while collections bring old ones home.
+    list.splice(how === 'collected' ? lowerBound(list, buffer.byteLength) : upperBound(list, buffer.byteLength), 0, buffer);
     this.#retainedBytes += buffer.byteLength;
     this.#buffers += 1;
     this.trimToLimit();
