@@ -14,17 +14,16 @@ import { warnIfReference } from './reference-warning.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 
 /**
- * The provider calls of one operation. Each slot's dispatch mode is decided here, once per
- * operation (R61, R62): the operation asks for its first slot's mode before it is admitted, so a
- * refusal comes before any permit, allocation or output write (R99); every later call of a slot
- * runs in the mode decided for it.
+ * The provider calls of one operation kind on one bundle and domain (`ProviderDispatch.of`). Each
+ * slot's dispatch mode is decided here (R61, R62): an operation asks for its first slot's mode
+ * before it is admitted, so a refusal comes before any permit, allocation or output write (R99);
+ * every later call of a slot runs in the mode decided for it.
  */
 export class ProviderDispatch {
   readonly bundle: CpuProviderBundle;
   readonly op: string;
   readonly #domain: ValidationDomain;
   readonly #modes = new Map<ProviderSlot, ProviderParallelMode>();
-
   readonly #limits = new Map<ProviderSlot, number>();
 
   constructor(bundle: CpuProviderBundle, domain: ValidationDomain, op: string) {
