@@ -6,6 +6,7 @@ import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { BufferLoan, BufferPool } from '../buffer/buffer-pool.js';
 import { collectionMayReturnStorage } from '../tensor/tensor-storage.js';
+import { rejectedThrough } from './rejected-through.js';
 
 /**
  * A loop that drops its outputs gets their storage back only through collections: V8 finishes a
@@ -137,11 +138,6 @@ function filled<D extends DType>(
   try {
     return fill(out, finish, fail);
   } catch (e) {
-    try {
-      fail(e);
-    } catch (thrown) {
-      return Promise.reject(thrown);
-    }
-    return Promise.reject(e);
+    return rejectedThrough(fail, e);
   }
 }

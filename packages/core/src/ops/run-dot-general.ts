@@ -13,6 +13,7 @@ import { DTYPE_INFO } from '../tensor/dtype.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { tensorInternals } from '../tensor/tensor.js';
 import { fingerprint } from './output-fingerprint.js';
+import { rejectedThrough } from './rejected-through.js';
 import { type ProviderDispatch, gemmFacts, tensorFacts } from './provider-call.js';
 import type { ProviderCallFacts } from '../diagnostics/channels.js';
 
@@ -54,7 +55,7 @@ export function runDotGeneral<T>(run: DotGeneralRun, spec: DotGeneralSpec, out: 
     if (run.dispatch.bundle.generalContraction !== undefined) return viaGeneral(run, spec, out, checkDecline).then(() => completed(finish, fail), fail);
     return planned(run, spec, out, checkDecline, finish, fail);
   } catch (e) {
-    return failedWith(fail, e);
+    return rejectedThrough(fail, e);
   }
 }
 
@@ -69,16 +70,6 @@ function completed<T>(finish: () => T, fail: (e: unknown) => never): T {
   } catch (e) {
     return fail(e);
   }
-}
-
-/** A rejection with what `fail` throws for `e`. */
-function failedWith<T>(fail: (e: unknown) => never, e: unknown): Promise<T> {
-  try {
-    fail(e);
-  } catch (thrown) {
-    return Promise.reject(thrown);
-  }
-  return Promise.reject(e);
 }
 
 /** Throws when a provider of `slot` declined after writing the caller's output. */
