@@ -375,6 +375,35 @@ describe('pool access is gated exactly (R75)', () => {
     }
   });
 
+  it("an executor learns how many threads each task may keep busy: the context's native thread count for ctx.run, one for a pool lane", async () => {
+    const real = await WorkerThreadsDomainExecutor.create({ workers: 2 });
+    const threads: (number | undefined)[] = [];
+    const recording: CpuDomainExecutor = {
+      capabilities: () => real.capabilities(),
+      install: (job) => real.install(job),
+      submit: (jobs) => real.submit(jobs),
+      workerPool: () => real.workerPool(),
+      runKernel: (task) => (threads.push(task.threads), real.runKernel(task)),
+      scopeRecord: () => real.scopeRecord(),
+    };
+    const b = await CpuBackend.fromExternalDomains({ defaultDomain: 1, domains: [ExternalCpuDomain.callerManaged(1, recording, 2)] });
+    try {
+      const native = await b.withBackendSession((s) =>
+        s.run('inner', async (ctx) => {
+          await ctx.run(noop);
+          await ctx.workerPool()!.runOn(1, noop);
+          return ctx.nativeThreadCount();
+        }),
+      );
+      await b.withBackendSession((s) => s.run('sequential', (ctx) => ctx.run(noop)));
+      expect(native).toBe(2);
+      expect(threads).toEqual([2, 1, 1]);
+    } finally {
+      await b.close();
+      await real.close();
+    }
+  });
+
   // A provider whose thread control is `sequential` (R55: enforced limit 1) but which accepts Inner is
   // dispatched Inner above budget 1 (R62); the context it is handed is capped at its limit (R75).
   it.skipIf(!twoCpus)('a provider declaring sequential threads never receives a pool or more than one native thread (needs 2 CPUs: budget 2)', async () => {

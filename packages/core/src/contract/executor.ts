@@ -64,4 +64,11 @@ export interface KernelTask<P, R> {
   readonly scope: SharedArrayBuffer;
   /** The public operation, for error messages. */
   readonly op: string;
+  /**
+   * How many threads the kernel may keep busy at once, its native library's own helper threads
+   * included: `CpuExecutionContext.nativeThreadCount()` for a context's `run`, 1 for a task of a
+   * pool lane (absent: 1). An executor with resident workers may use it to decide how the
+   * caller waits: a task that occupies more than one CPU leaves no CPU for a caller that spins.
+   */
+  readonly threads?: number;
 }

@@ -77,8 +77,8 @@ export class CpuEngine implements LaneRunner {
   }
 
   /** Run a kernel task on `lane` through the executor (the engine's lane runner). */
-  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
-    return this.executor.runKernel({ kernel, payload, lane, scope: this.state.buffer as SharedArrayBuffer, op });
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads = 1): Promise<R> {
+    return this.executor.runKernel({ kernel, payload, lane, scope: this.state.buffer as SharedArrayBuffer, op, threads });
   }
 
   /** What each worker reported at verification; empty for external executors. */

@@ -50,6 +50,8 @@ export class EnteredContext implements CpuExecutionContext {
   readonly indexedPlans: CpuIndexedPlans;
   readonly #parts: ContextParts;
   readonly #pool: WorkerPool | undefined;
+  /** {@link nativeThreadCount}: how many threads a task of `run` may keep busy. */
+  readonly #nativeThreads: number;
 
   constructor(parts: ContextParts) {
     this.#parts = parts;
@@ -62,6 +64,7 @@ export class EnteredContext implements CpuExecutionContext {
     const width = Math.min(parts.threadBudget, parts.threadLimit);
     const hasPool = parts.parallelMode === 'inner' && parts.executorHasPool && width > 1;
     this.#pool = hasPool ? cappedWorkerPool(parts.runner, width, 'CpuExecutionContext.workerPool', () => this.#assertLive('CpuExecutionContext.workerPool')) : undefined;
+    this.#nativeThreads = parts.parallelMode === 'inner' && parts.executorHasPool ? width : 1;
     Object.freeze(this);
   }
 
@@ -72,7 +75,7 @@ export class EnteredContext implements CpuExecutionContext {
 
   /** Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75). */
   nativeThreadCount(): number {
-    return this.parallelMode === 'inner' && this.#parts.executorHasPool ? Math.min(this.threadBudget, this.#parts.threadLimit) : 1;
+    return this.#nativeThreads;
   }
 
   /** Whether the execution that entered this context is still running. */
@@ -84,7 +87,7 @@ export class EnteredContext implements CpuExecutionContext {
     return this.#parts.abortWord();
   }
 
-  /** Run one kernel task on this context's worker. */
+  /** Run one kernel task on this context's worker; its native library may use {@link nativeThreadCount} threads. */
   run<P, R>(kernel: KernelRef<P, R>, payload?: P): Promise<R> {
     const op = 'CpuExecutionContext.run';
     try {
@@ -92,7 +95,7 @@ export class EnteredContext implements CpuExecutionContext {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.#parts.runner.runOn(this.#parts.lane, kernel, payload, op);
+    return this.#parts.runner.runOn(this.#parts.lane, kernel, payload, op, this.#nativeThreads);
   }
 
   #assertLive(op: string): void {

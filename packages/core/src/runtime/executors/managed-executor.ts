@@ -29,6 +29,6 @@ export class ManagedExecutor extends PoolExecutor {
 
   /** The pool's workers registered the engine's record at start-up (R23); `scope` is that record. */
   runKernel<P, R>(task: KernelTask<P, R>): Promise<R> {
-    return this.pool.runOn(task.lane, task.kernel, task.payload, task.op);
+    return this.pool.runOn(task.lane, task.kernel, task.payload, task.op, task.threads);
   }
 }

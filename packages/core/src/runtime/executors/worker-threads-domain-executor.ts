@@ -63,7 +63,7 @@ export class WorkerThreadsDomainExecutor extends PoolExecutor {
 
   /** Run one kernel task on worker `task.lane` (the workers registered their execution record at start-up). */
   runKernel<P, R>(task: KernelTask<P, R>): Promise<R> {
-    return this.#pool.runOn(task.lane, task.kernel, task.payload, task.op);
+    return this.#pool.runOn(task.lane, task.kernel, task.payload, task.op, task.threads);
   }
 
   /** The execution record the workers registered at start-up: a domain on this executor adopts it. */

@@ -82,23 +82,24 @@ export class EngineWorkerPool implements LaneRunner {
     return this.#broken;
   }
 
-  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+  /** `threads`: see `KernelTask.threads` (absent: 1). */
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads = 1): Promise<R> {
     // Not `async`: one promise less per task; a lane being replaced is waited for first.
     const replacing = this.#replacing.get(lane);
-    if (replacing !== undefined) return replacing.then(() => this.#runNow(lane, kernel, payload, op));
+    if (replacing !== undefined) return replacing.then(() => this.#runNow(lane, kernel, payload, op, threads));
     try {
-      return this.#runNow(lane, kernel, payload, op);
+      return this.#runNow(lane, kernel, payload, op, threads);
     } catch (e) {
       return Promise.reject(e);
     }
   }
 
-  #runNow<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+  #runNow<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads: number): Promise<R> {
     if (this.#closed) throw new TenferroError('BackendClosed', 'the engine was closed', { op });
     if (this.#broken !== undefined) throw this.#broken;
     const worker = this.#workers[lane];
     if (worker === undefined) throw new TenferroError('Scheduling', `no worker ${lane} in a pool of ${this.#workers.length}`, { op });
-    return worker.run(kernel, payload, op);
+    return worker.run(kernel, payload, op, threads);
   }
 
   async close(): Promise<void> {

@@ -137,6 +137,8 @@ interface PostedTask {
   readonly alone: boolean;
   /** The posts counter right after it was posted. */
   readonly postsBefore: number;
+  /** The kernel may keep more than one thread busy (its native library's helpers). */
+  readonly wide: boolean;
 }
 
 /** Continuations chained on this run after the current synchronous code (and its microtasks so far). */
@@ -423,11 +425,15 @@ export class EngineWorker {
    * task is posted at once, and its answer awaited in one reaction after the caller's synchronous
    * code — so that the other tasks of a fan-out post first (polling blocks this thread) — one
    * promise per task instead of an async frame's three.
+   *
+   * `threads`: how many threads the kernel may keep busy, its native library's helpers included
+   * (`KernelTask.threads`). While such a task runs, the main thread polls for its answer yielding
+   * its CPU between checks, as it does for the lanes of a fan-out.
    */
-  run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
-    if (this.#busy) return new Promise<void>((resume) => this.#waiting.push(resume)).then(() => this.#post(kernel, payload, op));
+  run<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads = 1): Promise<R> {
+    if (this.#busy) return new Promise<void>((resume) => this.#waiting.push(resume)).then(() => this.#post(kernel, payload, op, threads));
     this.#busy = true;
-    return this.#post(kernel, payload, op);
+    return this.#post(kernel, payload, op, threads);
   }
 
   /** The next waiting task takes the worker, or it is free. */
@@ -438,10 +444,10 @@ export class EngineWorker {
   }
 
   /** Post a task on the worker this task holds, and await its answer. */
-  #post<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): Promise<R> {
+  #post<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads: number): Promise<R> {
     let task: PostedTask;
     try {
-      task = this.#send(kernel, payload, op);
+      task = this.#send(kernel, payload, op, threads > 1);
     } catch (e) {
       this.#handOn();
       return Promise.reject(e);
@@ -450,7 +456,7 @@ export class EngineWorker {
   }
 
   /** Hand the task to the worker (mailbox, argument area, a message only for what it has not seen). */
-  #send<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string): PostedTask {
+  #send<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string, wide: boolean): PostedTask {
     if (this.#dead) throw this.#deadError(op);
     const m = this.#mailbox;
     const sendKernel = !this.#known.has(kernel.id);
@@ -499,7 +505,7 @@ export class EngineWorker {
     const postsBefore = ++posts;
     inFlight++;
     running.add(m);
-    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore };
+    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore, wide };
   }
 
   /**
@@ -513,8 +519,8 @@ export class EngineWorker {
     let r: number;
     try {
       const expected = pending.expectedNs;
-      // A lane of a fan-out polls yielding the CPU to the lanes between checks.
-      r = inFlight !== 1 ? pollAmongLanes(m, seq, Math.min(expected, MAX_POLL_NS)) : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
+      // A lane of a fan-out, or a task with native helper threads, polls yielding the CPU to them between checks.
+      r = inFlight !== 1 || task.wide ? pollAmongLanes(m, seq, Math.min(expected, MAX_POLL_NS)) : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
     } catch (e) {
       this.#taskEnded(m);
       this.#handOn();
