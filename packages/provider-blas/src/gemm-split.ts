@@ -2,12 +2,10 @@
  * One planned BLAS call cut into parts for the lanes of the execution's worker pool, each part a
  * single-threaded call on a block of columns (or rows) of C.
  *
- * With two threads, OpenBLAS runs its own helper thread inside one engine task, and the main
- * thread polls that task: three busy threads on two CPUs, and the helper is the one that waits.
- * Measured on a 2-vCPU Xeon (OpenBLAS 0.3.21 SkylakeX, `dotGeneralInto`, median ÷ C calling
- * `cblas_?gemm` with 2 threads): 0.75–0.79 at n = 256, 0.51–0.91 at n = 512 from run to run.
- * Split over the pool, each lane runs a 1-thread call and the main thread polls the lanes as it
- * does any fan-out, yielding its CPU between checks (core's `pollAmongLanes`).
+ * With two threads and no split, OpenBLAS runs its own helper thread inside one engine task; the
+ * main thread polls that task yielding its CPU between checks (core polls a task of an execution
+ * with more than one native thread as it polls a fan-out's lanes). Split over the pool, each lane
+ * runs a 1-thread call and the main thread polls the lanes the same way.
  *
  * The descriptor is column-major (`planGemm`): C is M×N with leading dimension ldc, op(A) M×K,
  * op(B) K×N. Columns [n0, n1) of C need columns [n0, n1) of op(B) and all of op(A); rows
@@ -22,12 +20,16 @@ export const SPLIT_QUANTUM = 16;
 
 /**
  * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) from which a call is split
- * over the pool; below, one task with the runtime's own threads. Measured as above, split: n =
- * 512 ran 0.86–0.98 in the median of every run (single rounds down to 0.42); n = 384 no better than one task; n = 256 worse (0.42–0.95
- * from round to round against 0.75–0.79): OpenBLAS's own 2-thread split of a small product
- * shares its packed panels, two 1-thread calls on halves do not.
+ * over the pool; below, one task with the runtime's own threads. Measured on a 2-vCPU Xeon
+ * (OpenBLAS 0.3.21 SkylakeX, 2 threads, `dotGeneralInto`, median of 7 interleaved rounds ÷ C
+ * calling `cblas_?gemm` with 2 threads, two runs each, split / one task): n = 512 f32 0.90 / 0.88,
+ * f64 0.89 / 0.93–0.94; n = 1024 f32 0.89–0.92 / 0.94–0.96, f64 0.96–0.98 / 0.96–0.97; n = 2048
+ * f32 0.99–1.02 / 0.98. OpenBLAS's own 2-thread split shares its packed panels, two 1-thread
+ * calls on halves do not: the split pays only for the largest products. (Before core polled a
+ * multi-threaded task yielding, one task reached only 0.75–0.79 at n = 256 and the split started
+ * at 400³.)
  */
-export const SPLIT_MIN_WORK = 400 ** 3;
+export const SPLIT_MIN_WORK = 1536 ** 3;
 
 /**
  * The descriptors of the parts of `desc` for `lanes` lanes, each with one thread; `undefined`

@@ -143,7 +143,10 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     }
   });
 
-  it('splits a GEMM of at least SPLIT_MIN_WORK over the two lanes (one BLAS thread each) when tenferro sets the runtime\'s threads, in every layout, and matches the oracle', async () => {
+  it('splits a GEMM of at least splitMinWork over the two lanes (one BLAS thread each) when tenferro sets the runtime\'s threads, in every layout, and matches the oracle', async () => {
+    // A threshold below the default (SPLIT_MIN_WORK), so that the split runs at sizes the oracle checks quickly.
+    const minWork = 400 ** 3;
+    expect(minWork).toBeLessThanOrEqual(SPLIT_MIN_WORK);
     // Split only where tenferro sets the runtime's thread count: OpenBLAS with threads of its own,
     // or a per-call thread count (MKL); a sequential runtime (reference BLAS) runs one task. Another
     // runtime (BLIS) is checked for its results only.
@@ -154,11 +157,12 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     const expected = split ? [true, true] : threadCount === 'sequential' ? [false] : undefined;
     const tasks: { fanOut: boolean }[] = [];
     const onTask = (e: unknown) => tasks.push(e as { fanOut: boolean });
+    const backend = await CpuBackend.create({ kind: 'blas', threads: 2, providers: [createBlasProvider({ splitMinWork: minWork })] });
     subscribe('tenferro:task', onTask);
     try {
-      // [m, k, n]: cut along N (the longer), and along M; 400 · 400 · 400 = SPLIT_MIN_WORK.
+      // [m, k, n]: cut along N (the longer), and along M; 400 · 400 · 400 = minWork.
       for (const [m, k, n] of [[400, 400, 410], [1000, 400, 161]] as const) {
-        expect(m * k * n).toBeGreaterThanOrEqual(SPLIT_MIN_WORK);
+        expect(m * k * n).toBeGreaterThanOrEqual(minWork);
         for (const [lhsOrder, rhsOrder, outOrder] of [['col', 'col', 'col'], ['row', 'row', 'col'], ['col', 'row', 'row'], ['row', 'col', 'row']] as const) {
           const a = random('f64', [m, k], lhsOrder);
           const b = random('f64', [k, n], rhsOrder);
@@ -169,7 +173,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
           expect(relativeError(values(out), naiveDotGeneral(a, b, { contracting: [[1], [0]] }).values)).toBeLessThanOrEqual(1e-12);
         }
       }
-      // Batched (every part runs every batch item): 4 × 256 · 256 · 300 ≥ SPLIT_MIN_WORK.
+      // Batched (every part runs every batch item): 4 × 256 · 256 · 300 ≥ minWork.
       {
         const a = random('f64', [256, 300, 4]);
         const b = random('f64', [300, 256, 4]);
@@ -179,7 +183,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
         if (expected !== undefined) expect(tasks.map((t) => t.fanOut), 'batched').toEqual(expected);
         expect(relativeError(values(got), naiveDotGeneral(a, b, dims).values)).toBeLessThanOrEqual(1e-12);
       }
-      // Complex, conjugated (ConjTrans, or CblasConjNoTrans where the runtime has it): 256³ · 4 ≥ SPLIT_MIN_WORK.
+      // Complex, conjugated (ConjTrans, or CblasConjNoTrans where the runtime has it): 256³ · 4 ≥ minWork.
       for (const rhsOrder of ['row', 'col'] as const) {
         const a = random('c64', [256, 256]);
         const b = random('c64', [256, 256], rhsOrder);
@@ -196,6 +200,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
       expect(tasks.map((t) => t.fanOut)).toEqual([false]);
     } finally {
       unsubscribe('tenferro:task', onTask);
+      await backend.close();
     }
   });
 
@@ -285,7 +290,8 @@ describe('splitCall (a planned call cut into 1-thread parts for the lanes)', () 
   };
 
   it('stays whole for one lane, a runtime whose threads are not set, too little work, or nothing long enough to cut', () => {
-    const big = { M: 512, N: 512, K: 512, Lda: 512, Ldb: 512, Ldc: 512 };
+    const big = { M: 2048, N: 2048, K: 2048, Lda: 2048, Ldb: 2048, Ldc: 2048 };
+    expect(2048 ** 3).toBeGreaterThanOrEqual(SPLIT_MIN_WORK);
     expect(splitCall(base(big), 2)).toHaveLength(2);
     expect(splitCall(base(big), 1)).toBeUndefined();
     expect(splitCall(base({ ...big, Threads: 0 }), 2)).toBeUndefined();

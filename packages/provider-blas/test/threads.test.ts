@@ -24,7 +24,7 @@ describe('thread census', () => {
   // createBlasProvider() loads no BLAS here: the first GEMM loads it on an engine worker, and the
   // threads it starts then are reported by status (runtime.runtimeThreads).
   const beforeLoad = threadCensus();
-  // GEMMs from 400³ on a 2-thread backend are split over the engine's workers (one BLAS thread
+  // Large GEMMs (splitMinWork) on a 2-thread backend are split over the engine's workers (one BLAS thread
   // each): this census watches the runtime's own threads, so it never splits.
   const pkg = createBlasProvider({ splitMinWork: Infinity });
   const noneYet = threadCensus().filter((t) => !beforeLoad.includes(t));
