@@ -1079,8 +1079,9 @@ export class CpuBackend {
 
   /**
    * Re-check, now, that every worker of this handle's engine is still confined to the domain
-   * set (`/proc/self/task/<tid>/status` against the set it was verified on). Unpinned and
-   * external engines report no workers.
+   * set (`/proc/self/task/<tid>/status` against the set it was verified on). A fan-out lane
+   * narrowed to one CPU of the set for its task (the scheduler had stacked it on another running
+   * lane's CPU) counts as confined while it says so. Unpinned and external engines report no workers.
    *
    * @example
    * ```ts

@@ -130,14 +130,21 @@ export function describeExecution(h: HandleFacts): CpuExecutionInfo {
 /**
  * Each pinned worker's `Cpus_allowed_list` in `/proc/self/task/<tid>/status` now, against the set
  * it was pinned and verified to: something outside tenferro (`taskset -p`, a cgroup change) can
- * move a thread. Unpinned and external engines report no workers.
+ * move a thread. A lane of a fan-out that the scheduler had put on another running lane's CPU
+ * narrows its mask to one CPU of the set for that task (`lane-spread.ts`): while it says so, one
+ * CPU of the set is its expected mask too. Unpinned and external engines report no workers.
  */
 export function checkWorkerPlacement(engine: CpuEngine | undefined): PlacementCheck {
+  const pool = engine?.pool;
   const workers = (engine?.workers() ?? [])
     .filter((w) => w.cpus !== undefined)
     .map((w) => {
+      const narrowedBefore = pool?.narrowed(w.index) === true;
       const observed = statusCpusAllowed(`/proc/self/task/${w.tid}/status`);
-      return Object.freeze({ tid: w.tid, expected: w.cpus!.toString(), observed, ok: observed !== undefined && CpuSet.parse(observed).equals(w.cpus!) });
+      const narrowed = narrowedBefore || pool?.narrowed(w.index) === true;
+      const set = observed === undefined ? undefined : CpuSet.parse(observed);
+      const ok = set !== undefined && (set.equals(w.cpus!) || (narrowed && set.size === 1 && w.cpus!.has(set.first)));
+      return Object.freeze({ tid: w.tid, expected: w.cpus!.toString(), observed, ok });
     });
   return Object.freeze({ ok: workers.every((w) => w.ok), workers });
 }

@@ -3,6 +3,7 @@ import type { CpuSet } from '../../topology/cpu-set.js';
 import { EngineWorker, type WorkerObservation } from './engine-worker.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import { EngineState } from './shared-fields.js';
+import { laneNarrowed, laneTableBuffer } from './lane-spread.js';
 import type { LaneRunner } from '../../contract/worker-pool.js';
 
 export interface EngineWorkerPoolOptions {
@@ -32,27 +33,31 @@ export class EngineWorkerPool implements LaneRunner {
   readonly engineState: Int32Array;
   readonly #options: Required<EngineWorkerPoolOptions>;
   readonly #workers: EngineWorker[];
+  /** The lane table its workers share (see `lane-spread.ts`). */
+  readonly #lanes: Int32Array;
   readonly #replacing = new Map<number, Promise<void>>();
   #broken: TenferroError | undefined;
   #closed = false;
   #replacements = 0;
 
-  private constructor(options: Required<EngineWorkerPoolOptions>, engineState: Int32Array, workers: EngineWorker[]) {
+  private constructor(options: Required<EngineWorkerPoolOptions>, engineState: Int32Array, lanes: Int32Array, workers: EngineWorker[]) {
     this.#options = options;
     this.engineState = engineState;
+    this.#lanes = lanes;
     this.#workers = workers;
   }
 
   static async create(options: EngineWorkerPoolOptions): Promise<EngineWorkerPool> {
     const full = { spinMicros: DEFAULT_SPIN_MICROS, ...options };
     const stateBuffer = new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    const lanes = laneTableBuffer(full.workerCount);
     let pool: EngineWorkerPool | undefined;
     const onDeath = (worker: EngineWorker, code: number) => {
       if (pool !== undefined) pool.#onDeath(worker, code);
     };
     const started = await Promise.allSettled(
       Array.from({ length: full.workerCount }, (_, index) =>
-        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: spinFor(full.spinMicros, index), onDeath }),
+        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: spinFor(full.spinMicros, index), lanes, onDeath }),
       ),
     );
     const failed = started.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
@@ -61,7 +66,7 @@ export class EngineWorkerPool implements LaneRunner {
       throw failed.reason;
     }
     const workers = started.map((s) => (s as PromiseFulfilledResult<EngineWorker>).value);
-    pool = new EngineWorkerPool(full, new Int32Array(stateBuffer), workers);
+    pool = new EngineWorkerPool(full, new Int32Array(stateBuffer), new Int32Array(lanes), workers);
     return pool;
   }
 
@@ -72,6 +77,11 @@ export class EngineWorkerPool implements LaneRunner {
   /** What each worker reported at verification (after a replacement: the replacement's). */
   observations(): WorkerObservation[] {
     return this.#workers.map((w) => w.observed);
+  }
+
+  /** Whether worker `index` has narrowed its mask to one CPU of the set for the task it runs (see `lane-spread.ts`). */
+  narrowed(index: number): boolean {
+    return laneNarrowed(this.#lanes, index);
   }
 
   get replacements(): number {
@@ -117,6 +127,7 @@ export class EngineWorkerPool implements LaneRunner {
       cpus: this.#options.cpus,
       engineState: this.engineState.buffer as SharedArrayBuffer,
       spinMicros: spinFor(this.#options.spinMicros, index),
+      lanes: this.#lanes.buffer as SharedArrayBuffer,
       onDeath: (w, c) => this.#onDeath(w, c),
     }).then(
       async (w) => {

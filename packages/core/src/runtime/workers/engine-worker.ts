@@ -29,6 +29,8 @@ export interface EngineWorkerOptions {
   readonly cpus: CpuSet | undefined;
   readonly engineState: SharedArrayBuffer;
   readonly spinMicros: number;
+  /** The pool's lane table (see `lane-spread.ts`). */
+  readonly lanes?: SharedArrayBuffer;
   /** Called once when the worker exits without having been closed. */
   readonly onDeath: (worker: EngineWorker, exitCode: number) => void;
 }
@@ -321,6 +323,7 @@ export class EngineWorker {
       cpus: options.cpus?.toArray(),
       workerIndex: options.index,
       spinMicros: options.spinMicros,
+      lanes: options.cpus === undefined ? undefined : options.lanes,
     };
     const worker = newWorker({
       workerData: init,
@@ -492,7 +495,8 @@ export class EngineWorker {
       this.#known.add(kernel.id);
     }
     const timed = taskChannel().hasSubscribers;
-    m[Mailbox.TASK_FLAGS] = timed ? flags | TaskFlag.TIMED : flags;
+    if (timed) flags |= TaskFlag.TIMED;
+    m[Mailbox.TASK_FLAGS] = wide ? flags | TaskFlag.WIDE : flags;
     m[Mailbox.KERNEL_ID] = kernel.id;
     const seq = ++this.#seq;
     this.#worker.ref();

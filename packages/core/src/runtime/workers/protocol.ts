@@ -18,6 +18,8 @@ export interface WorkerInit {
   readonly workerIndex: number;
   /** Spin this long (µs) after a task before sleeping; 0 disables spinning. */
   readonly spinMicros: number;
+  /** The pool's lane table (see `lane-spread.ts`); absent for an unpinned worker. */
+  readonly lanes: SharedArrayBuffer | undefined;
 }
 
 /** First message of every worker: what it observed after pinning. */

@@ -42,6 +42,8 @@ export const TaskFlag = {
   PACKED: 2,
   /** The main isolate publishes the task on `tenferro:task`: the worker writes its times (`Mailbox.TIMES`). */
   TIMED: 4,
+  /** The kernel may keep more than one thread busy (`KernelTask.threads`): its worker's mask is never narrowed (see `lane-spread.ts`). */
+  WIDE: 8,
 } as const;
 
 /**

@@ -7,6 +7,7 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { kernelErrorInfo } from './kernel-error.js';
 import type { KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
+import { LaneSpreader } from './lane-spread.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
 
@@ -38,6 +39,8 @@ function unpack(): { words: Float64Array; buffers: SharedArrayBuffer[] } {
 let yieldThread: () => void = () => undefined;
 /** `sched_getcpu` from the OS binding when it loads here (-1: unknown, then the spin yields as if the CPU were shared). */
 let currentCpu: () => number = () => -1;
+/** Keeps this lane off a CPU another running lane holds (pinned workers with the OS binding; see `lane-spread.ts`). */
+let spreader: LaneSpreader | undefined;
 
 async function pin(): Promise<WorkerStartupMessage> {
   let affinity: number[] | undefined;
@@ -58,6 +61,7 @@ async function pin(): Promise<WorkerStartupMessage> {
       os.setThreadAffinity([...init.cpus]);
       affinity = os.getThreadAffinity();
       tid = os.gettid();
+      if (init.lanes !== undefined && init.cpus.length > 1) spreader = new LaneSpreader(init.lanes, init.workerIndex, init.cpus, os.setThreadAffinity);
     } catch (e) {
       const err = e as { message?: string; code?: string };
       return { type: 'startupFailed', message: String(err.message ?? e), code: err.code };
@@ -94,7 +98,8 @@ async function serve(tid: number): Promise<never> {
     const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
     const timed = (taskFlags & TaskFlag.TIMED) !== 0;
     if (timed) times[0] = Number(process.hrtime.bigint());
-    const cpu = currentCpu(); // where this task runs, for the main thread's poll
+    let cpu = currentCpu(); // where this task runs, for the main thread's poll
+    if (spreader !== undefined) cpu = spreader.begin(cpu, (taskFlags & TaskFlag.WIDE) === 0);
     if (mailbox[Mailbox.WORKER_CPU] !== cpu) Atomics.store(mailbox, Mailbox.WORKER_CPU, cpu);
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
     if (kernelId === 0) process.exit(0);
@@ -136,9 +141,11 @@ async function serve(tid: number): Promise<never> {
       }
     }
     if (timed) times[1] = Number(process.hrtime.bigint()); // published by the RESPONSE store
+    spreader?.idle();
     Atomics.store(mailbox, Mailbox.RESULT_FLAGS, flags);
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
+    spreader?.widen();
   }
 }
 

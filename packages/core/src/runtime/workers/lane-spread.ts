@@ -1,0 +1,96 @@
+/**
+ * Keeping the lanes of a fan-out on separate CPUs. Every worker of a pool is confined to the
+ * whole domain set (R21), and the scheduler is free to run two of them on one CPU. On a 2-vCPU
+ * KVM guest (Linux 6.18, EEVDF) it did so for stretches of tens of milliseconds: the main thread,
+ * polling among the lanes, sat alone on one CPU while both lanes shared the other, and a 2-thread
+ * n = 256 f32 GEMM took 215–265 µs instead of 115–135 µs in a quarter of 120-call blocks; with each
+ * lane pinned to a CPU of its own, in none.
+ *
+ * So each worker publishes, in a table shared by the pool, the CPU its running task started on.
+ * A single-threaded task that starts on a CPU where another lane's task is running narrows its
+ * own worker's mask to a CPU of the domain set that no running lane holds — the kernel moves the
+ * thread there at once — and widens it back to the whole set when the task ends (the thread stays
+ * where it is). Only a stacked task pays the two `sched_setaffinity` calls; a thread its kernel
+ * starts meanwhile would inherit the narrowed mask, which is why a task that may keep more than
+ * one thread busy (`KernelTask.threads`) never narrows.
+ */
+
+/** Words per lane in the table: the CPU its running task started on (or moved to), whether it runs one, whether its mask is narrowed. */
+export const LaneTable = { CPU: 0, BUSY: 1, NARROWED: 2, WORDS: 3 } as const;
+
+/** A zeroed table for `workers` lanes (every lane idle, on no known CPU). */
+export function laneTableBuffer(workers: number): SharedArrayBuffer {
+  const table = new Int32Array(new SharedArrayBuffer(workers * LaneTable.WORDS * Int32Array.BYTES_PER_ELEMENT));
+  for (let i = 0; i < workers; i++) table[i * LaneTable.WORDS + LaneTable.CPU] = -1;
+  return table.buffer as SharedArrayBuffer;
+}
+
+/** Whether lane `index`'s worker has narrowed its mask for the task it runs (main-thread side, for placement checks). */
+export function laneNarrowed(table: Int32Array, index: number): boolean {
+  return Atomics.load(table, index * LaneTable.WORDS + LaneTable.NARROWED) === 1;
+}
+
+/** The worker side: one per worker, over the pool's table. */
+export class LaneSpreader {
+  readonly #table: Int32Array;
+  readonly #at: number;
+  readonly #lanes: number;
+  readonly #cpus: readonly number[];
+  readonly #setAffinity: (cpus: number[]) => void;
+
+  constructor(table: SharedArrayBuffer, index: number, cpus: readonly number[], setAffinity: (cpus: number[]) => void) {
+    this.#table = new Int32Array(table);
+    this.#at = index * LaneTable.WORDS;
+    this.#lanes = this.#table.length / LaneTable.WORDS;
+    this.#cpus = cpus;
+    this.#setAffinity = setAffinity;
+  }
+
+  /**
+   * A task begins on `cpu` (-1: unknown); `narrowable`: it keeps one thread busy. Returns the CPU
+   * the task runs on: `cpu`, or the one the worker moved to.
+   */
+  begin(cpu: number, narrowable: boolean): number {
+    const t = this.#table;
+    Atomics.store(t, this.#at + LaneTable.CPU, cpu);
+    Atomics.store(t, this.#at + LaneTable.BUSY, 1);
+    if (!narrowable || cpu < 0 || !this.#held(cpu)) return cpu;
+    const free = this.#cpus.find((c) => c !== cpu && !this.#held(c));
+    if (free === undefined) return cpu;
+    Atomics.store(t, this.#at + LaneTable.NARROWED, 1);
+    try {
+      this.#setAffinity([free]);
+    } catch {
+      Atomics.store(t, this.#at + LaneTable.NARROWED, 0);
+      return cpu;
+    }
+    Atomics.store(t, this.#at + LaneTable.CPU, free);
+    return free;
+  }
+
+  /** The task has answered: the lane is idle. */
+  idle(): void {
+    Atomics.store(this.#table, this.#at + LaneTable.BUSY, 0);
+  }
+
+  /** After the answer: give a narrowed worker the whole domain set back. */
+  widen(): void {
+    if (Atomics.load(this.#table, this.#at + LaneTable.NARROWED) === 0) return;
+    try {
+      this.#setAffinity([...this.#cpus]);
+    } catch {
+      // Nothing to do here: with the flag cleared, a placement check reports the mask as it is.
+    }
+    Atomics.store(this.#table, this.#at + LaneTable.NARROWED, 0);
+  }
+
+  /** Whether another lane runs a task on `cpu`. */
+  #held(cpu: number): boolean {
+    const t = this.#table;
+    for (let i = 0; i < this.#lanes; i++) {
+      const at = i * LaneTable.WORDS;
+      if (at !== this.#at && Atomics.load(t, at + LaneTable.BUSY) === 1 && Atomics.load(t, at + LaneTable.CPU) === cpu) return true;
+    }
+    return false;
+  }
+}
