@@ -273,13 +273,18 @@ async function table() {
         const perRound = Object.fromEntries([...Object.keys(contenders), 'c'].map((k) => [k, []]));
         // Each row starts from empty pools (the pool keeps the largest buffers under its cap).
         for (const b of backends.values()) b?.resetBufferPool();
+        const order = Object.entries(contenders);
         for (let r = 0; r < rounds; r++) {
-          for (const [name, fn] of Object.entries(contenders)) {
+          // Each round starts one contender later: whatever runs first after the C anchor (a
+          // process that held both CPUs) ran measurably slower, and no contender takes that in
+          // more than one round of the median.
+          for (let i = 0; i < order.length; i++) {
+            const [name, fn] = order[(i + r) % order.length];
             // A loop that drops its outputs gets storage back only through collections: measure
             // its steady state (at least 40 calls after 16), not its first allocations.
             const plain = name.endsWith('.drop') || name === 'onnxruntime';
             perRound[name].push(await perCall(fn, plain ? Math.max(calls, 40) : calls, plain ? Math.max(16, Math.min(calls, 20)) : Math.min(calls, 20)));
-            // Not beside ORT's still-spinning pool thread: the C anchor comes next (see settleOrt).
+            // Not beside ORT's still-spinning pool thread (see settleOrt).
             if (name === 'onnxruntime' && threads > 1) await settleOrt();
           }
           const c = anchorMicros(dtype, n, threads, calls);
