@@ -65,6 +65,19 @@ describe('lane spreading (a lane the scheduler put on another running lane\'s CP
     expect(laneNarrowed(new Int32Array(table), 1)).toBe(false);
   });
 
+  it('a replacement worker starts its lane afresh: a dead predecessor left it busy and narrowed', () => {
+    const table = laneTableBuffer(2);
+    lane(table, 0, [0, 1]).spreader.begin(0, true);
+    lane(table, 1, [0, 1]).spreader.begin(0, true); // narrowed to 1, then its worker died mid-task
+    expect(laneNarrowed(new Int32Array(table), 1)).toBe(true);
+    const replacement = lane(table, 1, [0, 1]);
+    expect(laneNarrowed(new Int32Array(table), 1)).toBe(false);
+    // Lane 0 no longer counts CPU 1 as held.
+    const zero = lane(table, 0, [0, 1]);
+    expect(zero.spreader.begin(1, true)).toBe(1);
+    expect([...zero.calls, ...replacement.calls]).toEqual([]);
+  });
+
   it('property: after any sequence of begins and ends, no two running single-thread lanes share a CPU while the set has a free one', () => {
     fc.assert(
       fc.property(

@@ -44,6 +44,10 @@ export class LaneSpreader {
     this.#lanes = this.#table.length / LaneTable.WORDS;
     this.#cpus = cpus;
     this.#setAffinity = setAffinity;
+    // A replacement worker starts afresh where its dead predecessor may have left its lane busy or narrowed.
+    Atomics.store(this.#table, this.#at + LaneTable.BUSY, 0);
+    Atomics.store(this.#table, this.#at + LaneTable.NARROWED, 0);
+    Atomics.store(this.#table, this.#at + LaneTable.CPU, -1);
   }
 
   /**
