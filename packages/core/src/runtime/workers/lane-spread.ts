@@ -12,7 +12,8 @@
  * thread there at once — and widens it back to the whole set when the task ends (the thread stays
  * where it is). Only a stacked task pays the two `sched_setaffinity` calls; a thread its kernel
  * starts meanwhile would inherit the narrowed mask, which is why a task that may keep more than
- * one thread busy (`KernelTask.threads`) never narrows.
+ * one thread busy (`KernelTask.threads`), or that loads its kernel's module on this worker (a
+ * native module may start threads as it loads), never narrows.
  */
 
 /** Words per lane in the table: the CPU its running task started on (or moved to), whether it runs one, whether its mask is narrowed. */
