@@ -62,14 +62,17 @@ export class LaneSpreader {
     if (!narrowable || cpu < 0 || !this.#held(cpu)) return cpu;
     const free = this.#cpus.find((c) => c !== cpu && !this.#held(c));
     if (free === undefined) return cpu;
+    // Claimed before the move: a lane that begins while this one is being moved (the system call
+    // can be preempted) must not pick the same CPU.
+    Atomics.store(t, this.#at + LaneTable.CPU, free);
     Atomics.store(t, this.#at + LaneTable.NARROWED, 1);
     try {
       this.#setAffinity([free]);
     } catch {
       Atomics.store(t, this.#at + LaneTable.NARROWED, 0);
+      Atomics.store(t, this.#at + LaneTable.CPU, cpu);
       return cpu;
     }
-    Atomics.store(t, this.#at + LaneTable.CPU, free);
     return free;
   }
 
