@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CpuBackend, discoverCpuTopology } from '../src/index.js';
-import { LaneSpreader, LaneTable, laneNarrowed, laneTableBuffer } from '../src/runtime/workers/lane-spread.js';
+import { LaneSpreader, LaneTable, laneNarrowed, lanePosted, laneTableBuffer } from '../src/runtime/workers/lane-spread.js';
 import { kernel } from './helpers.js';
 
 /** A spreader for lane `index` of `lanes` over `cpus`, with a recording affinity call. */
@@ -34,6 +34,28 @@ describe('lane spreading (a lane the scheduler put on another running lane\'s CP
     a.spreader.idle();
     a.spreader.widen();
     expect(a.calls).toEqual([]);
+  });
+
+  it('a lane whose task is posted but not begun holds the CPU it spins on: the lane that begins there first moves; one asleep holds none', () => {
+    const table = laneTableBuffer(2);
+    const words = new Int32Array(table);
+    const a = lane(table, 0, [0, 1]);
+    const b = lane(table, 1, [0, 1]);
+    b.spreader.waitsOn(0);
+    lanePosted(words, 1); // the main thread posts to lane 1, then to lane 0
+    lanePosted(words, 0);
+    expect(a.spreader.begin(0, true)).toBe(1); // lane 1 would have waited behind it
+    expect(b.spreader.begin(0, true)).toBe(0);
+    a.spreader.idle();
+    a.spreader.widen();
+    b.spreader.idle();
+    // Asleep: woken on whichever CPU, so it holds none.
+    b.spreader.waitsOn(-1);
+    lanePosted(words, 1);
+    lanePosted(words, 0);
+    expect(a.spreader.begin(0, true)).toBe(0);
+    expect(a.calls).toEqual([[1], [0, 1]]);
+    expect(b.calls).toEqual([]);
   });
 
   it('never narrows a task that may keep more than one thread busy, an unknown CPU, a CPU no running lane holds, or when no CPU is free', () => {

@@ -8,6 +8,7 @@ import type { KernelRef } from '../../contract/kernel.js';
 import { isKernelArgs } from '../../contract/kernel-args.js';
 import { WorkerBufferTable } from './buffer-table.js';
 import { kernelFailed } from './kernel-error.js';
+import { lanePosted } from './lane-spread.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, DEAD, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
@@ -298,7 +299,11 @@ export class EngineWorker {
   #closing = false;
   #dead = false;
 
-  private constructor(worker: Worker, port: MessagePort, mailbox: Int32Array, args: SharedArrayBuffer, observed: WorkerObservation) {
+  /** The pool's lane table (see `lane-spread.ts`), for a pinned worker. */
+  readonly #lanes: Int32Array | undefined;
+
+  private constructor(worker: Worker, port: MessagePort, mailbox: Int32Array, args: SharedArrayBuffer, observed: WorkerObservation, lanes: SharedArrayBuffer | undefined) {
+    this.#lanes = lanes === undefined ? undefined : new Int32Array(lanes);
     this.#worker = worker;
     this.#port = port;
     this.#mailbox = mailbox;
@@ -387,7 +392,7 @@ export class EngineWorker {
       }
     }
     const observed = Object.freeze({ index: options.index, tid: message.tid, cpus: observedCpus, statusCpus: message.statusCpus });
-    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, observed);
+    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, observed, init.lanes);
     worker.on('error', () => {
       /* reported through 'exit' */
     });
@@ -503,6 +508,7 @@ export class EngineWorker {
     const started = process.hrtime.bigint();
     const here = mainCpu()();
     if (m[Mailbox.MAIN_CPU] !== here) m[Mailbox.MAIN_CPU] = here; // published by the REQUEST store below
+    if (this.#lanes !== undefined) lanePosted(this.#lanes, this.observed.index);
     Atomics.store(m, Mailbox.REQUEST, seq);
     Atomics.notify(m, Mailbox.REQUEST);
     const alone = inFlight === 0;

@@ -1,22 +1,25 @@
 /**
  * Keeping the lanes of a fan-out on separate CPUs. Every worker of a pool is confined to the
  * whole domain set (R21), and the scheduler is free to run two of them on one CPU. On a 2-vCPU
- * KVM guest (Linux 6.18, EEVDF) it did so for stretches of tens of milliseconds: the main thread,
- * polling among the lanes, sat alone on one CPU while both lanes shared the other, and a 2-thread
- * n = 256 f32 GEMM took 215–265 µs instead of 115–135 µs in a quarter of 120-call blocks; with each
- * lane pinned to a CPU of its own, in none.
+ * KVM guest (Linux 6.18, EEVDF) it did so for stretches of many calls: the main thread, polling
+ * among the lanes, held one CPU while both lanes shared the other, so one lane began only when the
+ * other's kernel gave the CPU up (200–400 µs late) and a 2-thread n = 256 f32 GEMM took 215–265 µs
+ * instead of 115–135 µs in a quarter of 120-call blocks; with each lane pinned to a CPU of its
+ * own, in none.
  *
- * So each worker publishes, in a table shared by the pool, the CPU its running task started on.
- * A single-threaded task that starts on a CPU where another lane's task is running narrows its
- * own worker's mask to a CPU of the domain set that no running lane holds — the kernel moves the
- * thread there at once — and widens it back to the whole set when the task ends (the thread stays
- * where it is). Only a stacked task pays the two `sched_setaffinity` calls; a thread its kernel
- * starts meanwhile would inherit the narrowed mask, which is why a task that may keep more than
- * one thread busy (`KernelTask.threads`), or that loads its kernel's module on this worker (a
- * native module may start threads as it loads), never narrows.
+ * So the pool's lanes share a table: per lane, whether a task is posted to it or running (set by
+ * the main thread as it posts, cleared by the worker as it answers) and the CPU it was last seen
+ * on (published while it spins for a task, -1 while it sleeps, then the CPU its task runs on). A
+ * single-threaded task that begins on a CPU where another lane's task is posted or running
+ * narrows its own worker's mask to a CPU of the domain set that no such lane holds — the kernel
+ * moves the thread there at once — and widens it back to the whole set when the task ends (the
+ * thread stays where it is). Only a stacked task pays the two `sched_setaffinity` calls; a thread
+ * its kernel starts meanwhile would inherit the narrowed mask, which is why a task that may keep
+ * more than one thread busy (`KernelTask.threads`), or that loads its kernel's module on this
+ * worker (a native module may start threads as it loads), never narrows.
  */
 
-/** Words per lane in the table: the CPU its running task started on (or moved to), whether it runs one, whether its mask is narrowed. */
+/** Words per lane in the table: the CPU it was last seen on (-1: asleep or unknown), whether a task is posted to it or running, whether its mask is narrowed. */
 export const LaneTable = { CPU: 0, BUSY: 1, NARROWED: 2, WORDS: 3 } as const;
 
 /** A zeroed table for `workers` lanes (every lane idle, on no known CPU). */
@@ -24,6 +27,11 @@ export function laneTableBuffer(workers: number): SharedArrayBuffer {
   const table = new Int32Array(new SharedArrayBuffer(workers * LaneTable.WORDS * Int32Array.BYTES_PER_ELEMENT));
   for (let i = 0; i < workers; i++) table[i * LaneTable.WORDS + LaneTable.CPU] = -1;
   return table.buffer as SharedArrayBuffer;
+}
+
+/** Main-thread side, just before a task is posted to lane `index`: its CPU counts as held from now until it answers. */
+export function lanePosted(table: Int32Array, index: number): void {
+  Atomics.store(table, index * LaneTable.WORDS + LaneTable.BUSY, 1);
 }
 
 /** Whether lane `index`'s worker has narrowed its mask for the task it runs (main-thread side, for placement checks). */
@@ -49,6 +57,11 @@ export class LaneSpreader {
     Atomics.store(this.#table, this.#at + LaneTable.BUSY, 0);
     Atomics.store(this.#table, this.#at + LaneTable.NARROWED, 0);
     Atomics.store(this.#table, this.#at + LaneTable.CPU, -1);
+  }
+
+  /** While waiting for a task: the CPU this worker spins on now (-1 before it sleeps). */
+  waitsOn(cpu: number): void {
+    if (this.#table[this.#at + LaneTable.CPU] !== cpu) Atomics.store(this.#table, this.#at + LaneTable.CPU, cpu);
   }
 
   /**
@@ -92,7 +105,7 @@ export class LaneSpreader {
     Atomics.store(this.#table, this.#at + LaneTable.NARROWED, 0);
   }
 
-  /** Whether another lane runs a task on `cpu`. */
+  /** Whether another lane with a task posted or running was last seen on `cpu`. */
   #held(cpu: number): boolean {
     const t = this.#table;
     for (let i = 0; i < this.#lanes; i++) {

@@ -89,11 +89,16 @@ async function serve(tid: number): Promise<never> {
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === seen; i++) {
         if ((i & 63) === 0) {
           if (process.hrtime.bigint() >= until) break;
-          if (sharesCpu(mailbox, currentCpu(), Mailbox.WORKER_CPU, Mailbox.MAIN_CPU) || (i & RARE_YIELD_MASK) === 0) yieldThread();
+          const here = currentCpu();
+          spreader?.waitsOn(here);
+          if (sharesCpu(mailbox, here, Mailbox.WORKER_CPU, Mailbox.MAIN_CPU) || (i & RARE_YIELD_MASK) === 0) yieldThread();
         }
       }
     }
-    while (Atomics.load(mailbox, Mailbox.REQUEST) === seen) Atomics.wait(mailbox, Mailbox.REQUEST, seen);
+    if (Atomics.load(mailbox, Mailbox.REQUEST) === seen) {
+      spreader?.waitsOn(-1); // asleep: woken on whichever CPU
+      while (Atomics.load(mailbox, Mailbox.REQUEST) === seen) Atomics.wait(mailbox, Mailbox.REQUEST, seen);
+    }
     seen = Atomics.load(mailbox, Mailbox.REQUEST);
     const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
     const timed = (taskFlags & TaskFlag.TIMED) !== 0;
