@@ -33,14 +33,14 @@ export class EngineWorkerPool implements LaneRunner {
   readonly engineState: Int32Array;
   readonly #options: Required<EngineWorkerPoolOptions>;
   readonly #workers: EngineWorker[];
-  /** The lane table its workers share (see `lane-spread.ts`). */
-  readonly #lanes: Int32Array;
+  /** The lane table its workers share (see `lane-spread.ts`); none for a single worker. */
+  readonly #lanes: Int32Array | undefined;
   readonly #replacing = new Map<number, Promise<void>>();
   #broken: TenferroError | undefined;
   #closed = false;
   #replacements = 0;
 
-  private constructor(options: Required<EngineWorkerPoolOptions>, engineState: Int32Array, lanes: Int32Array, workers: EngineWorker[]) {
+  private constructor(options: Required<EngineWorkerPoolOptions>, engineState: Int32Array, lanes: Int32Array | undefined, workers: EngineWorker[]) {
     this.#options = options;
     this.engineState = engineState;
     this.#lanes = lanes;
@@ -50,7 +50,8 @@ export class EngineWorkerPool implements LaneRunner {
   static async create(options: EngineWorkerPoolOptions): Promise<EngineWorkerPool> {
     const full = { spinMicros: DEFAULT_SPIN_MICROS, ...options };
     const stateBuffer = new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
-    const lanes = laneTableBuffer(full.workerCount);
+    // One lane has no other to keep apart from.
+    const lanes = full.workerCount > 1 ? laneTableBuffer(full.workerCount) : undefined;
     let pool: EngineWorkerPool | undefined;
     const onDeath = (worker: EngineWorker, code: number) => {
       if (pool !== undefined) pool.#onDeath(worker, code);
@@ -66,7 +67,7 @@ export class EngineWorkerPool implements LaneRunner {
       throw failed.reason;
     }
     const workers = started.map((s) => (s as PromiseFulfilledResult<EngineWorker>).value);
-    pool = new EngineWorkerPool(full, new Int32Array(stateBuffer), new Int32Array(lanes), workers);
+    pool = new EngineWorkerPool(full, new Int32Array(stateBuffer), lanes === undefined ? undefined : new Int32Array(lanes), workers);
     return pool;
   }
 
@@ -81,7 +82,7 @@ export class EngineWorkerPool implements LaneRunner {
 
   /** Whether worker `index` has narrowed its mask to one CPU of the set for the task it runs (see `lane-spread.ts`). */
   narrowed(index: number): boolean {
-    return laneNarrowed(this.#lanes, index);
+    return this.#lanes !== undefined && laneNarrowed(this.#lanes, index);
   }
 
   get replacements(): number {
@@ -127,7 +128,7 @@ export class EngineWorkerPool implements LaneRunner {
       cpus: this.#options.cpus,
       engineState: this.engineState.buffer as SharedArrayBuffer,
       spinMicros: spinFor(this.#options.spinMicros, index),
-      lanes: this.#lanes.buffer as SharedArrayBuffer,
+      lanes: this.#lanes?.buffer as SharedArrayBuffer | undefined,
       onDeath: (w, c) => this.#onDeath(w, c),
     }).then(
       async (w) => {
