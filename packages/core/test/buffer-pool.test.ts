@@ -281,6 +281,7 @@ describe('withLoans (R88)', () => {
 type Op =
   | { kind: 'acquire'; pool: number; dtype: DType; length: number; zeroed: boolean }
   | { kind: 'release'; pool: number; pick: number; again: boolean }
+  | { kind: 'return'; pool: number; pick: number; how: 'disposed' | 'collected' }
   | { kind: 'limit'; bytes: number }
   | { kind: 'reset'; pool: number };
 
@@ -288,6 +289,7 @@ const dtypeArb = fc.constantFrom(...DTYPES);
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('acquire' as const), pool: fc.nat(1), dtype: dtypeArb, length: fc.integer({ min: 0, max: 40 }), zeroed: fc.boolean() }) },
   { weight: 5, arbitrary: fc.record({ kind: fc.constant('release' as const), pool: fc.nat(1), pick: fc.nat(), again: fc.boolean() }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('return' as const), pool: fc.nat(1), pick: fc.nat(), how: fc.constantFrom('disposed' as const, 'collected' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('limit' as const), bytes: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1200 })) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('reset' as const), pool: fc.nat(1) }) },
 );
@@ -295,7 +297,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 interface ModelEntry {
   dtype: DType;
   bytes: number;
+  /** Came home by collection (and not lent since). */
+  collected: boolean;
 }
+
+const runKey = (e: { dtype: DType; bytes: number }) => `${e.dtype}:${e.bytes}`;
 
 class ModelPool {
   retained: ModelEntry[] = [];
@@ -306,20 +312,38 @@ class ModelPool {
   released: BufferLoan[] = [];
   hits = 0;
   misses = 0;
+  /** When each size of collected storage was last given or taken (a step count). */
+  touched = new Map<string, number>();
+  step = 0;
 
   bytes(): number {
     return this.retained.reduce((s, e) => s + e.bytes, 0);
   }
 
+  touch(e: ModelEntry): void {
+    if (e.collected) this.touched.set(runKey(e), ++this.step);
+  }
+
+  /** Smallest fitting capacity; on a tie, storage that was not collected. */
   bestFit(dtype: DType, needed: number): number {
     let best = -1;
     this.retained.forEach((e, i) => {
-      if (e.dtype === dtype && e.bytes >= needed && (best < 0 || e.bytes < this.retained[best]!.bytes)) best = i;
+      if (e.dtype !== dtype || e.bytes < needed) return;
+      const b = this.retained[best];
+      if (b === undefined || e.bytes < b.bytes || (e.bytes === b.bytes && b.collected && !e.collected)) best = i;
     });
     return best;
   }
 
+  /** Collected storage first, the size touched least recently first; then the smallest (R113). */
   trim(cap: number): void {
+    while (this.bytes() > cap && this.retained.some((e) => e.collected)) {
+      let v = -1;
+      this.retained.forEach((e, i) => {
+        if (e.collected && (v < 0 || this.touched.get(runKey(e))! < this.touched.get(runKey(this.retained[v]!))!)) v = i;
+      });
+      this.retained.splice(v, 1);
+    }
     while (this.bytes() > cap) {
       let v = 0;
       this.retained.forEach((e, i) => {
@@ -371,6 +395,7 @@ describe('BufferPool model', () => {
               expect(model.lent.has(loan.buffer)).toBe(false);
               if (fit >= 0) {
                 const entry = model.retained.splice(fit, 1)[0]!;
+                model.touch(entry);
                 expect(loan.buffer.byteLength).toBe(entry.bytes);
                 expect(model.candidates.has(loan.buffer)).toBe(true);
                 model.hits += 1;
@@ -402,7 +427,24 @@ describe('BufferPool model', () => {
               model.lent.delete(loan.buffer);
               model.candidates.add(loan.buffer);
               model.released.push(loan);
-              model.retained.push({ dtype: loan.dtype, bytes: loan.buffer.byteLength });
+              model.retained.push({ dtype: loan.dtype, bytes: loan.buffer.byteLength, collected: false });
+              model.trim(cap);
+            }
+          } else if (op.kind === 'return') {
+            // a fresh output's storage: detached when its tensor was made, home when that tensor is disposed or collected
+            const pool = pools[op.pool]!;
+            const model = models[op.pool]!;
+            const live = [...model.outstanding];
+            if (live.length > 0) {
+              const loan = live[op.pick % live.length]!;
+              pool.detach(loan);
+              pool.returnStorage(loan.dtype, loan.buffer, op.how);
+              model.outstanding.delete(loan);
+              model.lent.delete(loan.buffer);
+              model.candidates.add(loan.buffer);
+              const entry = { dtype: loan.dtype, bytes: loan.buffer.byteLength, collected: op.how === 'collected' };
+              model.retained.push(entry);
+              model.touch(entry);
               model.trim(cap);
             }
           } else if (op.kind === 'limit') {
@@ -463,7 +505,7 @@ describe('storage alignment', () => {
 });
 
 describe('warm storage first', () => {
-  it('a disposed storage is lent before any collected one of its size, collected ones after in the order they came home', () => {
+  it('a disposed storage is lent before any collected one of its size', () => {
     const pool = poolOf();
     const collectedFirst = new SharedArrayBuffer(held('f64', 100) * 8);
     const collectedSecond = new SharedArrayBuffer(held('f64', 100) * 8);
@@ -472,8 +514,64 @@ describe('warm storage first', () => {
     pool.returnStorage('f64', disposed, 'disposed');
     pool.returnStorage('f64', collectedSecond, 'collected');
     expect(pool.stats()).toMatchObject({ returnedByDispose: 1, returnedByCollection: 2, buffers: 3 });
+    expect(pool.lendable('f64', 100)).toBe(3);
     expect(pool.acquire('f64', 100).buffer).toBe(disposed);
-    expect(pool.acquire('f64', 100).buffer).toBe(collectedFirst);
-    expect(pool.acquire('f64', 100).buffer).toBe(collectedSecond);
+    const rest = [pool.acquire('f64', 100).buffer, pool.acquire('f64', 100).buffer];
+    expect(new Set(rest)).toEqual(new Set([collectedFirst, collectedSecond]));
+    expect(pool.acquire('f64', 100).buffer).not.toBe(disposed);
+    expect(pool.stats()).toMatchObject({ hits: 3, misses: 1, buffers: 0 });
+  });
+});
+
+describe('collected storage under the cap', () => {
+  const sab = (dtype: DType, n: number) => new SharedArrayBuffer(held(dtype, n) * DTYPE_INFO[dtype].bytes);
+
+  it('a dropping loop that filled the cap cannot evict the smaller storage another loop disposes', () => {
+    const big = held('f64', 512) * 8; // 4 KiB
+    const pool = poolOf(8 * big);
+    for (let i = 0; i < 8; i++) pool.returnStorage('f64', sab('f64', 512), 'collected');
+    expect(pool.stats().retainedBytes).toBe(8 * big);
+    const small = sab('f32', 256);
+    pool.returnStorage('f32', small, 'disposed');
+    expect(pool.retained('f32')).toEqual([held('f32', 256)]);
+    expect(pool.retained('f64')).toHaveLength(7);
+    expect(pool.acquire('f32', 256).buffer).toBe(small);
+  });
+
+  it('collected storage never evicts released storage: it goes itself when nothing else fits', () => {
+    const limit = new PoolLimit(MiB);
+    const pool = new BufferPool(limit);
+    const loans = [pool.acquire('f32', 500), pool.acquire('f32', 500)];
+    loans.forEach((l) => pool.release(l));
+    limit.set(pool.stats().retainedBytes, 'test');
+    const before = pool.retained('f32');
+    expect(before).toHaveLength(2);
+    pool.returnStorage('f64', sab('f64', 8), 'collected');
+    expect(pool.retained('f32')).toEqual(before);
+    expect(pool.retained('f64')).toEqual([]);
+    expect(pool.stats().retainedBytes).toBe(limit.bytes);
+  });
+
+  it('of collected storage, the size lent from or returned to least recently goes first', () => {
+    const U = held('f64', 1000) * 8;
+    expect(held('f32', 2000) * 4).toBe(U);
+    expect(held('i32', 2000) * 4).toBe(U);
+    const run = () => {
+      const pool = poolOf(4 * U);
+      for (let i = 0; i < 2; i++) pool.returnStorage('f32', sab('f32', 2000), 'collected');
+      for (let i = 0; i < 2; i++) pool.returnStorage('f64', sab('f64', 1000), 'collected');
+      return pool;
+    };
+    // the f32 size came home first: it goes first
+    const idle = run();
+    idle.returnStorage('i32', sab('i32', 2000), 'disposed');
+    expect([idle.retained('f32').length, idle.retained('f64').length, idle.retained('i32').length]).toEqual([1, 2, 1]);
+    // lending from the f32 size makes it the recent one: the f64 size goes first
+    const used = run();
+    used.acquire('f32', 2000);
+    used.returnStorage('f32', sab('f32', 2000), 'disposed');
+    used.returnStorage('i32', sab('i32', 2000), 'disposed');
+    expect([used.retained('f32').length, used.retained('f64').length, used.retained('i32').length]).toEqual([2, 1, 1]);
+    expect(used.stats().retainedBytes).toBe(4 * U);
   });
 });

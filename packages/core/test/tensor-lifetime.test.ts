@@ -182,6 +182,29 @@ describe('collection returns storage (safety net for code that never disposes)',
   }, 180_000);
 });
 
+describe('storage that came home by collection under the retention cap', () => {
+  it('cannot crowd out the smaller outputs a disposing loop hands back', async () => {
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const x = square(64);
+      const y = Tensor.fromArray('f32', [64, 64], Array.from({ length: 64 * 64 }, (_, i) => (i % 5) - 2));
+      const f64Bytes = (await b.matmul(x, x)).buffer.byteLength; // escaped: never comes home by collection
+      b.setBufferPoolLimitBytes(4 * f64Bytes);
+      for (let i = 0; i < 8; i++) await b.matmul(x, x); // dropped
+      expect(await collectUntil(() => b.bufferPoolStats().retainedBytes === 4 * f64Bytes)).toBe(true);
+      // The pool is full of larger f64 storage; R113 alone would evict each smaller f32 output as it comes back.
+      const before = b.bufferPoolStats();
+      for (let i = 0; i < 10; i++) (await b.matmul(y, y)).dispose();
+      const after = b.bufferPoolStats();
+      expect(after.misses - before.misses).toBe(1);
+      expect(after.hits - before.hits).toBe(9);
+      expect(after.retainedBytes).toBeLessThanOrEqual(4 * f64Bytes);
+    } finally {
+      await b.close();
+    }
+  }, 180_000);
+});
+
 describe('a loop that never yields to the event loop', () => {
   it('does not pin the storage of the outputs it drops: at most one bounded batch waits for registration', async () => {
     // Registration for collection is deferred to the next event-loop turn (a disposing loop then

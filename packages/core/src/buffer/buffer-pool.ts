@@ -7,6 +7,7 @@ import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
 import { poolChannel, publishPool } from '../diagnostics/channels.js';
 import { alignmentSkip, paddedBytes } from './storage-alignment.js';
 import { SmallSet } from '../util/small-set.js';
+import { CollectedStore } from './collected-store.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
 export interface BufferLoan {
@@ -86,13 +87,12 @@ function upperBound(list: readonly SharedArrayBuffer[], bytes: number): number {
 }
 
 /**
- * Take the best fit for `bytes` out of `list` (ascending): of the smallest capacity ≥ `bytes`, the
- * buffer returned last — the one most likely still in cache, and, as equal buffers are appended
- * after their equals, the end of its run: O(1) for a loop over one size.
+ * Take the buffer at `at` — the first of the smallest capacity ≥ the size asked for — out of `list`
+ * (ascending); of that capacity, the buffer returned last: the one most likely still in cache,
+ * and, as equal buffers are appended after their equals, the end of its run: O(1) for a loop over
+ * one size.
  */
-function takeBestFit(list: SharedArrayBuffer[], bytes: number): SharedArrayBuffer | undefined {
-  const at = lowerBound(list, bytes);
-  if (at === list.length) return undefined;
+function takeBestFit(list: SharedArrayBuffer[], at: number): SharedArrayBuffer {
   const last = upperBound(list, list[at]!.byteLength) - 1;
   return last === list.length - 1 ? list.pop()! : list.splice(last, 1)[0]!;
 }
@@ -113,11 +113,18 @@ function lowerBound(list: readonly SharedArrayBuffer[], bytes: number): number {
  * Host storage pool of one engine (R111–R115). Pools are separate per dtype and keyed by
  * capacity; acquire takes the best fit; releases evict the smallest retained buffers (across
  * dtypes) until retained bytes fit the shared {@link PoolLimit}.
+ *
+ * Storage that comes home by collection is kept apart, in a {@link CollectedStore}: it counts
+ * against the same cap but is evicted before anything released, disposed or adopted (by the size
+ * touched least recently), so a loop that drops its outputs cannot make R113's smallest-first
+ * eviction throw out every smaller buffer another loop disposes.
  */
 export class BufferPool implements PoolLimitListener, StorageHome {
   readonly #limit: PoolLimit;
-  /** Retained buffers per dtype, ascending by byte length. */
+  /** Retained buffers per dtype (released, disposed or adopted), ascending by byte length. */
   readonly #free = new Map<DType, SharedArrayBuffer[]>(DTYPES.map((d) => [d, []]));
+  /** Retained storage that came home by collection. */
+  readonly #collected = new CollectedStore();
   readonly #outstanding = new SmallSet<BufferLoan>();
   #retainedBytes = 0;
   #buffers = 0;
@@ -148,8 +155,17 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     const bytes = DTYPE_INFO[dtype].bytes;
     const needed = length * bytes;
     const caller = options?.op ?? op;
+    const padded = paddedBytes(needed);
     const list = this.#free.get(dtype)!;
-    let buffer: SharedArrayBuffer | undefined = takeBestFit(list, paddedBytes(needed));
+    const at = lowerBound(list, padded);
+    const warm = at < list.length ? list[at]!.byteLength : Infinity;
+    let buffer: SharedArrayBuffer | undefined;
+    if (warm === padded) buffer = takeBestFit(list, at);
+    else if (this.#collected.count > 0 || warm !== Infinity) {
+      const cold = this.#collected.fit(dtype, padded);
+      if (cold < warm) buffer = this.#collected.take(dtype, cold);
+      else if (warm !== Infinity) buffer = takeBestFit(list, at);
+    }
     let skip: number;
     if (buffer !== undefined) {
       this.#retainedBytes -= buffer.byteLength;
@@ -172,7 +188,9 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   /** How many retained buffers `acquire(dtype, length)` could lend now (each fits). */
   lendable(dtype: DType, length: number): number {
     const list = this.#free.get(dtype);
-    return list === undefined ? 0 : list.length - lowerBound(list, paddedBytes(length * DTYPE_INFO[dtype].bytes));
+    if (list === undefined) return 0;
+    const bytes = paddedBytes(length * DTYPE_INFO[dtype].bytes);
+    return list.length - lowerBound(list, bytes) + (this.#collected.count > 0 ? this.#collected.countFitting(dtype, bytes) : 0);
   }
 
   /** How many storages came back through collection so far (cheap; `stats()` builds an object). */
@@ -221,6 +239,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
       if (loan.buffer === buffer) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a buffer an operation is using');
     }
     for (const list of this.#free.values()) if (list.includes(buffer)) return;
+    if (this.#collected.has(buffer)) return;
     const list = this.#free.get(dtype)!;
     list.splice(upperBound(list, buffer.byteLength), 0, buffer);
     this.#retainedBytes += buffer.byteLength;
@@ -237,20 +256,32 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     if (how === 'disposed') this.#returnedByDispose++;
     else this.#returnedByCollection++;
     if (buffer.byteLength === 0 || this.#closed) return;
-    const list = this.#free.get(dtype)!;
     // Storage just disposed is likely still in cache: it goes where the next fitting acquire looks
     // first (the end of its run of equal sizes). Storage that was collected has not been touched
-    // since it became unreachable: it goes to the start of its run, behind every disposed one — a
-    // loop that disposes keeps reusing its own warm buffer while collections bring old ones home.
-    list.splice(how === 'collected' ? lowerBound(list, buffer.byteLength) : upperBound(list, buffer.byteLength), 0, buffer);
+    // since it became unreachable: it is lent only when no disposed buffer of its size is left,
+    // and it is the first to go when the cap is exceeded.
+    if (how === 'collected') this.#collected.add(dtype, buffer);
+    else {
+      const list = this.#free.get(dtype)!;
+      list.splice(upperBound(list, buffer.byteLength), 0, buffer);
+    }
     this.#retainedBytes += buffer.byteLength;
     this.#buffers += 1;
     this.trimToLimit();
   }
 
-  /** Evict the smallest retained buffers (across dtypes, ties in dtype order) until retained bytes ≤ cap (R113). */
+  /**
+   * Evict until retained bytes ≤ cap: collected storage first (the size touched least recently
+   * first), then the smallest retained buffers (across dtypes, ties in dtype order; R113).
+   */
   trimToLimit(): void {
     const cap = this.#limit.bytes;
+    while (this.#retainedBytes > cap && this.#collected.count > 0) {
+      const { dtype, buffer } = this.#collected.evictOne()!;
+      this.#retainedBytes -= buffer.byteLength;
+      this.#buffers -= 1;
+      if (poolChannel().hasSubscribers) publishPool('evict', dtype, buffer.byteLength, this.#retainedBytes);
+    }
     while (this.#retainedBytes > cap) {
       let victim: SharedArrayBuffer[] | undefined;
       let victimDtype: DType | undefined;
@@ -285,12 +316,15 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   /** Retained capacities (elements) per dtype, ascending — for diagnostics and tests. */
   retained(dtype: DType): number[] {
     const bytes = DTYPE_INFO[dtype].bytes;
-    return (this.#free.get(dtype) ?? []).map((b) => b.byteLength / bytes);
+    const all = (this.#free.get(dtype) ?? []).map((b) => b.byteLength);
+    if (this.#collected.count > 0) all.push(...this.#collected.sizes(dtype));
+    return all.sort((x, y) => x - y).map((b) => b / bytes);
   }
 
   /** Drop all retained buffers (R114); outstanding loans are unaffected. */
   reset(): void {
     for (const list of this.#free.values()) list.length = 0;
+    this.#collected.clear();
     this.#retainedBytes = 0;
     this.#buffers = 0;
   }
