@@ -179,14 +179,37 @@ export function faerGemm(args: KernelArgs): void {
   const b = lanes(single, buffers[1]!);
   const c = lanes(single, buffers[2]!);
   const abortAt = words[ABORT_OFFSET]!;
-  const abort = abortAt >= 0 && buffers[3] !== undefined ? new Int32Array(buffers[3], abortAt, 1) : undefined;
+  const abort = abortAt >= 0 && buffers[3] !== undefined ? abortView(buffers[3], abortAt) : undefined;
   const at = words[COUNTER_BUFFER]!;
   const counter = at >= 0 ? buffers[at] : undefined;
+  const desc = descriptorOf(words);
   const code =
     counter === undefined
-      ? status.binding.gemm(words.subarray(DESC_AT), a, b, c, abort)
-      : status.binding.gemm(words.subarray(DESC_AT), a, b, c, abort, new Int32Array(counter, words[COUNTER_OFFSET]!, 1), words[CHUNK_AXIS] as 0 | 1, words[CHUNK_SIZE]!);
+      ? status.binding.gemm(desc, a, b, c, abort)
+      : status.binding.gemm(desc, a, b, c, abort, new Int32Array(counter, words[COUNTER_OFFSET]!, 1), words[CHUNK_AXIS] as 0 | 1, words[CHUNK_SIZE]!);
   if (code !== GemmStatus.Ok) throw refusal(code);
+}
+
+// One-entry caches of the two views a task needs beyond its operands. A worker's tasks arrive in
+// one argument area and an engine's abort word stays put, so task after task asks for the same
+// window of the same memory: a view is made once instead of twice per call (~0.05 µs).
+let lastWords: Float64Array | undefined;
+let lastDesc: Float64Array | undefined;
+let lastAbort: Int32Array | undefined;
+
+/** The descriptor part of a packed task's words: a view of the same memory, reused while the words occupy the same window. */
+function descriptorOf(words: Float64Array): Float64Array {
+  const last = lastWords;
+  if (last !== undefined && last.buffer === words.buffer && last.byteOffset === words.byteOffset && last.length === words.length) return lastDesc!;
+  lastWords = words;
+  return (lastDesc = words.subarray(DESC_AT));
+}
+
+/** The abort word at `byteOffset` of `buffer` as a one-element Int32Array. */
+function abortView(buffer: SharedArrayBuffer, byteOffset: number): Int32Array {
+  const last = lastAbort;
+  if (last !== undefined && last.buffer === buffer && last.byteOffset === byteOffset) return last;
+  return (lastAbort = new Int32Array(buffer, byteOffset, 1));
 }
 
 /**
