@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "tenferro_blas",
-      "sources": ["src/addon.cc", "src/gemm.cc", "src/runtime.cc", "src/lapack.cc"],
+      "sources": ["src/addon.cc", "src/gemm.cc", "src/runtime.cc", "src/lapack.cc", "src/fork_guard.cc"],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")"
       ],

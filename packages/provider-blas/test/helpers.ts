@@ -15,13 +15,17 @@ export const EXPECTED_RUNTIME = process.env.TENFERRO_BLAS_EXPECT as 'openblas' |
  * Run an ES module script in a fresh Node process (the BLAS library is loaded once per process,
  * so core-type and availability tests need their own). Returns the JSON it prints last.
  */
-export function runChild(source: string, env: Record<string, string | undefined> = {}): { status: number | null; json: unknown; stdout: string; stderr: string } {
+export function runChild(
+  source: string,
+  env: Record<string, string | undefined> = {},
+  timeoutMs?: number,
+): { status: number | null; signal: NodeJS.Signals | null; json: unknown; stdout: string; stderr: string } {
   const dir = mkdtempSync(join(tmpdir(), 'tenferro-blas-'));
   const file = join(dir, 'child.mjs');
   writeFileSync(file, source);
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v;
-  const r = spawnSync(process.execPath, [file], { encoding: 'utf8', env: childEnv, cwd: PACKAGE_DIR });
+  const r = spawnSync(process.execPath, [file], { encoding: 'utf8', env: childEnv, cwd: PACKAGE_DIR, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs, killSignal: 'SIGKILL' }) });
   const lines = (r.stdout ?? '').trim().split('\n');
   let json: unknown;
   try {
@@ -29,7 +33,7 @@ export function runChild(source: string, env: Record<string, string | undefined>
   } catch {
     json = undefined;
   }
-  return { status: r.status, json, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+  return { status: r.status, signal: r.signal, json, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
 
 /** This CPU has the AVX-512 subset OpenBLAS's SkylakeX kernels need. */

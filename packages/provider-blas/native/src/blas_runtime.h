@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "fork_guard.h"
+
 namespace blas {
 
 // The CBLAS ABI this addon calls (the values every cblas.h uses; enums are passed as int).
@@ -95,7 +97,9 @@ std::string library_of(const void* address);
 
 // Thread control around one call: sets the runtime's thread count to `threads` (> 0; 0 leaves it
 // alone) and, where that setting is per call (MKL's local threads), restores it on destruction.
+// Also holds the fork guard (fork_guard.h) for the call.
 struct ThreadScope {
+  CallGuard fork_guard;
   int mkl_previous = -1;
   explicit ThreadScope(int threads);
   ~ThreadScope();

@@ -202,6 +202,8 @@ const LoadOutcome& load(const LoadRequest& request) {
       if ((ok = try_candidate(name))) break;
     }
   }
+  // OpenBLAS's own fork handler hangs a call in flight on another thread: ours waits for it (fork_guard.cc).
+  if (ok && std::string(g_runtime.vendor) == "openblas") install_fork_guard();
   g_outcome.loaded = ok;
   g_runtime.loaded = ok;
   g_loaded.store(ok, std::memory_order_release);
@@ -357,6 +359,7 @@ Napi::Value set_threads(const Napi::CallbackInfo& info) {
   const int threads = static_cast<int>(value);
   if (!runtime_loaded()) return Napi::Number::New(env, kStatusNotLoaded);
   const Runtime& r = runtime();
+  CallGuard guard;  // OpenBLAS may start its threads here: not while a fork stops them
   if (r.openblas_set_num_threads != nullptr) r.openblas_set_num_threads(threads);
   else if (r.bli_thread_set_num_threads != nullptr) r.bli_thread_set_num_threads(threads);
   return Napi::Number::New(env, kStatusOk);
