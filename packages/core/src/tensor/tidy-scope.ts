@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { IdleStorage } from '../util/idle-storage.js';
 
 /** Something a tidy scope can dispose. */
 export interface Disposable {
@@ -33,6 +34,17 @@ export function currentScope(): TidyScope | undefined {
   return scopes.getStore();
 }
 
-export function runInScope<R>(scope: TidyScope, fn: () => R): R {
-  return scopes.run(scope, fn);
+/** Scopes open now (nested ones included). */
+let open = 0;
+/** Off again when no scope has been open for a while: the application's promises then pay no hooks. */
+const idle = new IdleStorage(scopes, () => open === 0);
+
+/** Run `fn` inside `scope`; the scope counts as open until `fn` settles. */
+export async function runInScope<R>(scope: TidyScope, fn: () => R | Promise<R>): Promise<R> {
+  open++;
+  try {
+    return await scopes.run(scope, fn);
+  } finally {
+    if (--open === 0) idle.closed();
+  }
 }

@@ -13,7 +13,7 @@ import type { SharedTensorAllocationDomain } from '../../buffer/allocation-domai
 import type { Coordinator } from '../engine/coordinator.js';
 import type { CpuEngine } from '../engine/cpu-engine.js';
 import type { DomainPlan } from '../placement.js';
-import { type ExecutionFrame, type ScopeRecord, assertNotReentered, currentFrame, executionActive, runInFrame, withFrame } from './execution-frame.js';
+import { type ExecutionFrame, type ScopeRecord, assertNotReentered, currentFrame, endFrame, executionActive, runInFrame, withFrame } from './execution-frame.js';
 import { CpuOperationEntry } from './operation-entry.js';
 
 /** What a handle is admitted with: its coordinator, its resolved plan and its runtime identity (the scope witness, R83). */
@@ -122,9 +122,7 @@ function admitOn<R>(
   const owner = newExecutionOwner();
   const request = target.plan.request;
   const own: ExecutionFrame = { owner, live: true, scope: undefined };
-  const endFrame = () => {
-    own.live = false;
-  };
+  const end = () => endFrame(own);
   return withFrame(own, () => {
     if (request !== undefined) {
       const t0 = admissionStart();
@@ -132,18 +130,18 @@ function admitOn<R>(
       try {
         got = admitOrWait(c.arbiter, request, { owner, signal });
       } catch (e) {
-        endFrame();
+        end();
         return Promise.reject(rephraseAborted(e, op, signal));
       }
       // Admitted at once and nobody timing: no promise on the uncontended path (R33).
       if (got instanceof Permit && t0 === undefined) {
         const permit = got;
-        return enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, endFrame);
+        return enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, end);
       }
       return timedAdmission(t0, Promise.resolve(got), owner, target, op, request).then(
-        (permit) => enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, endFrame),
+        (permit) => enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, end),
         (e: unknown) => {
-          endFrame();
+          end();
           throw rephraseAborted(e, op, signal);
         },
       );
@@ -154,13 +152,13 @@ function admitOn<R>(
     try {
       claimed = engine.claim(owner, signal, op);
     } catch (e) {
-      endFrame();
+      end();
       return Promise.reject(e);
     }
     return timedAdmission(t0, claimed, owner, target, op, undefined).then(
-      () => enterSupervised(c, engine, undefined, () => engine.release(owner), target, owner, op, body, signal, endFrame),
+      () => enterSupervised(c, engine, undefined, () => engine.release(owner), target, owner, op, body, signal, end),
       (e: unknown) => {
-        endFrame();
+        end();
         throw e;
       },
     );
@@ -182,7 +180,7 @@ function enterSupervised<R>(
   op: string,
   body: (entry: CpuOperationEntry, scoped: boolean) => Promise<R>,
   signal: AbortSignal | undefined,
-  endFrame: () => void,
+  end: () => void,
 ): Promise<R> {
   let entry: CpuOperationEntry;
   try {
@@ -190,10 +188,10 @@ function enterSupervised<R>(
     entry = new CpuOperationEntry(engine, permit, owner, target.allocationDomain);
   } catch (e) {
     release();
-    endFrame();
+    end();
     return Promise.reject(e);
   }
-  return supervise(c, entry, op, signal, () => body(entry, false), release, endFrame);
+  return supervise(c, entry, op, signal, () => body(entry, false), release, end);
 }
 
 /** `AdmissionAborted` of the arbiter, rephrased for `op`. */

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { IdleStorage } from '../../util/idle-storage.js';
 import type { ExecutionOwner } from '../../arbiter/execution-owner.js';
 import type { Permit } from '../../arbiter/permit.js';
 import type { CpuEngine } from '../engine/cpu-engine.js';
@@ -37,6 +38,15 @@ export interface ScopeRecord {
 }
 
 const storage = new AsyncLocalStorage<ExecutionFrame>();
+/** Frames entered and not yet ended. */
+let liveFrames = 0;
+/** Off again when no frame has been live for a while: the application's promises then pay no hooks. */
+const idle = new IdleStorage(storage, () => liveFrames === 0);
+
+/** How many execution frames are live now (diagnostics and tests: 0 whenever no execution runs). */
+export function liveFrameCount(): number {
+  return liveFrames;
+}
 
 /** The live frame of the current async context, if any. */
 export function currentFrame(): ExecutionFrame | undefined {
@@ -45,19 +55,28 @@ export function currentFrame(): ExecutionFrame | undefined {
 }
 
 /**
- * Run `fn` inside `frame` without a wrapper of its own: `fn` must end the frame
- * (`frame.live = false`) when it settles, in its own `finally` (one promise less per operation).
+ * Run `fn` inside `frame` (live) without a wrapper of its own: `fn` must call {@link endFrame}
+ * when it settles, in its own `finally` (one promise less per operation).
  */
 export function withFrame<R>(frame: ExecutionFrame, fn: () => Promise<R>): Promise<R> {
+  liveFrames++;
   return storage.run(frame, fn);
 }
 
-/** Run `fn` inside `frame`; the frame dies when `fn` settles. */
+/** The execution of `frame` has ended: it stops counting (idempotent). */
+export function endFrame(frame: ExecutionFrame): void {
+  if (!frame.live) return;
+  frame.live = false;
+  if (--liveFrames === 0) idle.closed();
+}
+
+/** Run `fn` inside `frame` (live); the frame ends when `fn` settles. */
 export async function runInFrame<R>(frame: ExecutionFrame, fn: () => Promise<R>): Promise<R> {
+  liveFrames++;
   try {
     return await storage.run(frame, fn);
   } finally {
-    frame.live = false;
+    endFrame(frame);
   }
 }
 
