@@ -30,13 +30,7 @@ function keyOf(dtype: DType, bytes: number): string {
  */
 export class CollectedStore {
   readonly #runs = new Map<string, Run>();
-  #bytes = 0;
   #count = 0;
-
-  /** Bytes held. */
-  get bytes(): number {
-    return this.#bytes;
-  }
 
   /** Buffers held. */
   get count(): number {
@@ -47,7 +41,6 @@ export class CollectedStore {
     const run = this.#touch(dtype, buffer.byteLength) ?? { dtype, bytes: buffer.byteLength, buffers: [] };
     this.#runs.set(keyOf(dtype, run.bytes), run);
     run.buffers.push(buffer);
-    this.#bytes += buffer.byteLength;
     this.#count += 1;
   }
 
@@ -64,9 +57,7 @@ export class CollectedStore {
   take(dtype: DType, bytes: number): SharedArrayBuffer {
     const run = this.#touch(dtype, bytes)!;
     const buffer = run.buffers.pop()!;
-    if (run.buffers.length === 0) this.#runs.delete(keyOf(dtype, bytes));
-    else this.#runs.set(keyOf(dtype, bytes), run);
-    this.#bytes -= bytes;
+    if (run.buffers.length > 0) this.#runs.set(keyOf(dtype, bytes), run); // now the most recent
     this.#count -= 1;
     return buffer;
   }
@@ -88,7 +79,6 @@ export class CollectedStore {
     for (const [key, run] of this.#runs) {
       const buffer = run.buffers.pop()!;
       if (run.buffers.length === 0) this.#runs.delete(key);
-      this.#bytes -= run.bytes;
       this.#count -= 1;
       return { dtype: run.dtype, buffer };
     }
@@ -104,7 +94,6 @@ export class CollectedStore {
 
   clear(): void {
     this.#runs.clear();
-    this.#bytes = 0;
     this.#count = 0;
   }
 
