@@ -6,17 +6,66 @@ import type { CpuDomainId } from '../contract/cpu-domain.js';
 import type { DType } from '../tensor/dtype.js';
 import { elementCount, denseStrides } from '../tensor/layout.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
+import type { StorageHome } from '../tensor/tensor-storage.js';
 import { assertReadable } from './host-access.js';
 import { ProviderDispatch } from './provider-call.js';
+
+/**
+ * Where a materialised read's storage goes back to: the pool loan it was borrowed as (#35). The
+ * loan stays outstanding while any tensor over the storage lives — `fn`'s dense tensor, or a view
+ * of it that escaped `fn` — and is released to the pool that lent it when the last one is disposed
+ * or collected, exactly once: storage is never lent again while a view can still read it.
+ */
+class LoanHome implements StorageHome {
+  readonly #pool: BufferPool;
+  #loan: BufferLoan | undefined;
+
+  constructor(pool: BufferPool, loan: BufferLoan) {
+    this.#pool = pool;
+    this.#loan = loan;
+  }
+
+  returnStorage(): void {
+    const loan = this.#loan;
+    if (loan === undefined) return;
+    this.#loan = undefined;
+    abandoned.unregister(this);
+    this.#pool.release(loan);
+  }
+
+  /**
+   * The storage became unreachable without coming home: its buffer was handed out (`.buffer`,
+   * `descriptor()` on a view that escaped `fn`), so it is not recycled by collection. The buffer
+   * is the caller's now: the loan leaves the pool for good (no longer outstanding, never lent again).
+   */
+  abandon(): void {
+    const loan = this.#loan;
+    if (loan === undefined) return;
+    this.#loan = undefined;
+    this.#pool.detach(loan);
+  }
+}
+
+/**
+ * Loans whose storage was collected. The storage's own finalizer brings an unescaped loan home
+ * (`returnStorage`); this one runs a turn later for whatever is still out, so that storage whose
+ * buffer escaped does not stay outstanding in its pool for ever.
+ */
+const abandoned = new FinalizationRegistry<LoanHome>((home) => {
+  setImmediate(() => home.abandon()).unref();
+});
 
 /**
  * R77, `with_materialized_tensor_read`: `fn` reads `tensor` as a dense tensor. A dense tensor
  * (one contiguous block, column- or row-major) is passed as it is, with no admission. A view is
  * materialised — in one execution through the layout provider (its mode decided first, R61, R62)
  * — into column-major storage borrowed from the engine's buffer pool (the session's, when run in a
- * session), tagged with the domain (R96), passed to `fn`, and returned to that same pool when `fn`
- * settles, on success and on error; the dense tensor is disposed then and must not be kept (nor
- * views of it). An input of a foreign allocation domain that refuses foreign reads is `HostAccess`.
+ * session), tagged with the domain (R96), and passed to `fn`; the dense tensor is disposed when
+ * `fn` settles, on success and on error. The loan is refcounted like any storage (#35): it goes
+ * back to that same pool when the last tensor over it goes — at once when nothing escaped `fn`, or
+ * when the last view `fn` let escape is disposed or collected (outstanding in `bufferPoolStats()`
+ * until then); it is never lent again while a view can read it. An input of a foreign allocation
+ * domain that refuses foreign reads is `HostAccess`.
  */
 export async function withMaterializedTensorRead<D extends DType, R>(
   runner: OperationRunner,
@@ -64,12 +113,13 @@ export async function withMaterializedTensorRead<D extends DType, R>(
     storage.release();
   }
   const { pool, loan, domainId } = borrowed!;
-  // No storage home: disposing the tensor only invalidates it; the loan goes back below.
-  const dense = tensorInternals.fresh(tensor.dtype, tensor.shape, loan.buffer, undefined, { cpuAffinity: domainId }, loan.offset);
+  // The storage's home is its loan: disposing `dense` returns it unless a view of it is still alive.
+  const home = new LoanHome(pool, loan);
+  const dense = tensorInternals.fresh(tensor.dtype, tensor.shape, loan.buffer, home, { cpuAffinity: domainId }, loan.offset);
+  abandoned.register(tensorInternals.storage(dense), home, home);
   try {
     return await fn(dense);
   } finally {
     dense.dispose();
-    pool.release(loan);
   }
 }
