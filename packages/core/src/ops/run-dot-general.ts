@@ -12,7 +12,7 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 import { DTYPE_INFO } from '../tensor/dtype.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { tensorInternals } from '../tensor/tensor.js';
-import { fingerprint } from './output-fingerprint.js';
+import { type DeclineCheck, declineCheck } from './declined-guard.js';
 import { rejectedThrough } from './rejected-through.js';
 import { type ProviderDispatch, gemmFacts, tensorFacts } from './provider-call.js';
 import type { ProviderCallFacts } from '../diagnostics/channels.js';
@@ -51,7 +51,8 @@ export interface DotGeneralRun {
 export function runDotGeneral<T>(run: DotGeneralRun, spec: DotGeneralSpec, out: TensorDescriptor, finish: () => T, fail: (e: unknown) => never = rethrow): Promise<T> {
   try {
     if (out.shape.some((e) => e === 0)) return Promise.resolve(finish());
-    const checkDecline = declineCheck(run, out);
+    // The one written-then-declined guard (R106, #35): a closure only when the output is guarded.
+    const checkDecline = declineCheck(out, run.guardOutput === true, run.dispatch.op);
     if (run.dispatch.bundle.generalContraction !== undefined) return viaGeneral(run, spec, out, checkDecline).then(() => completed(finish, fail), fail);
     return planned(run, spec, out, checkDecline, finish, fail);
   } catch (e) {
@@ -70,22 +71,6 @@ function completed<T>(finish: () => T, fail: (e: unknown) => never): T {
   } catch (e) {
     return fail(e);
   }
-}
-
-/** Throws when a provider of `slot` declined after writing the caller's output. */
-type DeclineCheck = (slot: ProviderSlot) => void;
-
-const NO_CHECK: DeclineCheck = () => undefined;
-
-/** A decline must leave the caller's output as it was (R106); a provider that wrote first broke its contract. */
-function declineCheck(run: DotGeneralRun, out: TensorDescriptor): DeclineCheck {
-  if (run.guardOutput !== true) return NO_CHECK;
-  const untouched = fingerprint(out);
-  return (slot) => {
-    if (fingerprint(out) !== untouched) {
-      throw new TenferroError('ProviderContractViolation', `the ${slot} provider wrote the output and then declined`, { op: run.dispatch.op, detail: { slot } });
-    }
-  };
 }
 
 /** The general-contraction provider first; its decline falls back to the GEMM plans unless it is required. */

@@ -9,7 +9,7 @@ import type { DType } from '../tensor/dtype.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { freshOutput } from './fresh-output.js';
-import { fingerprint } from './output-fingerprint.js';
+import { checkDeclined, guardMark } from './declined-guard.js';
 import { assertReadable } from './host-access.js';
 import { ProviderDispatch, tensorFacts } from './provider-call.js';
 
@@ -76,12 +76,11 @@ export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderB
       async (entry, ctx) => {
         const fill = async (out: TensorDescriptor) => {
           if (out.shape.includes(0)) return;
-          const before = plan.declinesBeforeWriting ? undefined : fingerprint(out);
+          // The one written-then-declined guard (R106, #35).
+          const mark = guardMark(out, !plan.declinesBeforeWriting);
           const outcome = await dispatch.call(entry, ctx, plan.slot, (c) => plan.provider(c, out), primitiveFacts, { plan, out });
           if (outcome.executed) return;
-          if (before !== undefined && fingerprint(out) !== before) {
-            throw new TenferroError('ProviderContractViolation', `the ${plan.slot} provider wrote the output and then declined`, { op, detail: { slot: plan.slot } });
-          }
+          checkDeclined(out, mark, op, plan.slot);
           if (plan.providerIsReference) throw unsupported(op, plan.slot, outcome);
           fallbacks.set(bundle, referenceFallbacks(bundle) + 1);
           warnFallback(op, plan.slot, bundle, outcome);
