@@ -156,6 +156,12 @@ export const ERROR_CODES = {
   ProviderUnsupported: { kind: 'Unsupported', meaning: 'The configured provider reported the operation unsupported and no retry applies; the detail names the slot and reason.' },
   /** A provider failed while running. */
   ProviderFailed: { kind: 'BackendFailure', meaning: 'A provider failed while it ran; the cause carries its error. The output may have been partly written only for this code.' },
+  /** A grouped GEMM whose provider declined a job after other jobs of the group had been written (#35). */
+  PartialGroupedGemm: {
+    kind: 'Unsupported',
+    meaning:
+      'The GEMM provider declined a job of a grouped GEMM (detail.job) after other jobs of the group had been written: detail.writtenJobs lists exactly the jobs whose outputs were written (caller indexes); every other output is untouched.',
+  },
   /** A provider package cannot load its native runtime. */
   ProviderUnavailable: { kind: 'Unsupported', meaning: 'A provider package cannot load its native runtime (library not found, addon not built); the message lists what was tried and possible solutions.' },
   /** Kept for compatibility; no longer raised (extension keys are identity-by-name). */

@@ -73,12 +73,14 @@ export class ProviderDispatch {
 
   /**
    * Call a provider of `slot` in its mode on the operation's entry: on `ctx` when the modes
-   * agree, else on a fresh context of the entry (no executor call). A provider's own exception
+   * agree, else on a fresh context of the entry (no executor call); with no entry, on `ctx` as it
+   * is — an outer lane's Sequential context, the mode the engine's schedule decided for the call
+   * (R70, R110). A provider's own exception
    * becomes `ProviderFailed`; a non-outcome too. With a `tenferro:provider` subscriber the call is
    * traced, with what `facts(subject)` says of it (dtype, shapes, FLOPs) — asked only then.
    */
   call<S>(
-    entry: CpuOperationEntry,
+    entry: CpuOperationEntry | undefined,
     ctx: CpuExecutionContext,
     slot: ProviderSlot,
     fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>,
@@ -95,7 +97,7 @@ export class ProviderDispatch {
    * AsyncLocalStorage's hooks are on). `onFailure` must throw.
    */
   callThen<S, T>(
-    entry: CpuOperationEntry,
+    entry: CpuOperationEntry | undefined,
     ctx: CpuExecutionContext,
     slot: ProviderSlot,
     fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>,
@@ -131,8 +133,8 @@ export class ProviderDispatch {
       op: this.op,
       slot,
       provider: known?.provider ?? providerName(this.bundle, slot),
-      mode: this.mode(slot),
-      threadLimit: this.threadLimit(slot),
+      mode: entry === undefined ? ctx.parallelMode : this.mode(slot),
+      threadLimit: entry === undefined ? 1 : this.threadLimit(slot),
       dtype: known?.dtype ?? 'unknown',
       shapes: known?.shapes ?? [],
       flops: known?.flops ?? null,
@@ -164,9 +166,10 @@ export class ProviderDispatch {
     }, onFailure);
   }
 
-  /** The provider's own promise (a plain outcome accepted as before), in its mode on the operation's entry; a synchronous throw as a rejection. */
-  #call(entry: CpuOperationEntry, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
+  /** The provider's own promise (a plain outcome accepted as before), in its mode on the operation's entry (on an outer lane's `ctx` without one); a synchronous throw as a rejection. */
+  #call(entry: CpuOperationEntry | undefined, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
     try {
+      if (entry === undefined) return Promise.resolve(fn(ctx));
       const mode = this.mode(slot);
       const limit = this.threadLimit(slot);
       return Promise.resolve(mode === ctx.parallelMode && limit >= ctx.threadBudget ? fn(ctx) : entry.reuse(mode, fn, this.op, limit));
