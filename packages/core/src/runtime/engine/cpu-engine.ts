@@ -37,8 +37,12 @@ export class CpuEngine implements LaneRunner {
   readonly indexedPlans = new IndexedPlanCache();
   readonly state: Int32Array;
   readonly #pool: EngineWorkerPool | undefined;
-  /** Top-level claims of a caller-managed domain waiting for its guard, in call order. */
-  readonly #claims: { readonly owner: ExecutionOwner; readonly resume: () => void }[] = [];
+  /**
+   * Top-level claims waiting for this engine's caller-managed guard, in call order: one queue per
+   * guard record, shared by every engine over the same record — two backends or two domains on one
+   * executor (#35, R43) — so any release hands over to the longest waiter, whichever handle it came from.
+   */
+  readonly #claims: GuardClaim[];
 
   private constructor(
     domain: CpuDomain,
@@ -54,6 +58,10 @@ export class CpuEngine implements LaneRunner {
     this.#pool = pool;
     this.state = state;
     this.bufferPool = new BufferPool(limit);
+    const record = state.buffer as SharedArrayBuffer;
+    let claims = guardQueues.get(record);
+    if (claims === undefined) guardQueues.set(record, (claims = []));
+    this.#claims = claims;
   }
 
   /**
@@ -68,7 +76,7 @@ export class CpuEngine implements LaneRunner {
 
   /** An engine over an executor the application owns (external domains): tenferro never builds or shuts it down. */
   static external(domain: CpuDomain, executor: CpuDomainExecutor, capabilities: CpuDomainExecutorCapabilities, limit: PoolLimit): CpuEngine {
-    const record = executor.scopeRecord?.() ?? new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
+    const record = executor.scopeRecord?.() ?? executorRecord(executor);
     return new CpuEngine(domain, executor, capabilities, undefined, new Int32Array(record), limit);
   }
 
@@ -124,9 +132,17 @@ export class CpuEngine implements LaneRunner {
     return true;
   }
 
-  /** Release the guard and hand the domain straight to the first queued top-level claim, if any. */
+  /**
+   * Release the guard held by `owner` — wholly: an operation that began inside a session on this
+   * domain and still waits on the application's promises holds no part of it once the session's
+   * execution ended (#35) — and hand the domain straight to the longest queued claim of the guard.
+   */
   release(owner: ExecutionOwner): void {
-    this.markInactive(owner);
+    const s = this.state;
+    if (Atomics.load(s, EngineState.ACTIVE_OWNER) === ownerSlot(owner)) {
+      Atomics.store(s, EngineState.DEPTH, 0);
+      Atomics.store(s, EngineState.ACTIVE_OWNER, 0);
+    }
     const next = this.#claims[0];
     if (next !== undefined && this.tryClaim(next.owner)) {
       this.#claims.shift();
@@ -154,4 +170,22 @@ export class CpuEngine implements LaneRunner {
     this.bufferPool.close();
     await this.#pool?.close();
   }
+}
+
+/** A top-level claim waiting for a caller-managed guard. */
+interface GuardClaim {
+  readonly owner: ExecutionOwner;
+  readonly resume: () => void;
+}
+
+/** The wait queue of each caller-managed guard, by its record (#35, R43). */
+const guardQueues = new WeakMap<SharedArrayBuffer, GuardClaim[]>();
+
+/** The guard record of an executor that offers none of its own: one per executor, so every engine over it shares the guard. */
+const executorRecords = new WeakMap<CpuDomainExecutor, SharedArrayBuffer>();
+
+function executorRecord(executor: CpuDomainExecutor): SharedArrayBuffer {
+  let record = executorRecords.get(executor);
+  if (record === undefined) executorRecords.set(executor, (record = new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT)));
+  return record;
 }

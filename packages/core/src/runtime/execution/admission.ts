@@ -394,11 +394,44 @@ export function runSession<R>(
     target,
     op,
     (entry, scoped) => {
-      if (entry.engine.domain.ownership !== 'managed') return body(entry, undefined);
+      // Sessions on external domains enter the executor per operation (R49): when the callback
+      // settles, the session's execution ends — operations begun in it that resume later are
+      // refused — and the guard is released once the tasks they posted have settled (#35).
+      if (entry.engine.domain.ownership !== 'managed') return endsExecution(entry, () => body(entry, undefined), true);
       const mode = entry.preferredEngineMode();
-      return scoped ? entry.reuse(mode, (ctx) => body(entry, ctx), op) : entry.enter(mode, (ctx) => body(entry, ctx), op);
+      // Inside a scope the session borrows the scope's entry, whose end expires it.
+      if (scoped) return entry.reuse(mode, (ctx) => body(entry, ctx), op);
+      return entry.enter(mode, (ctx) => endsExecution(entry, () => body(entry, ctx), false), op);
     },
     signal,
+  );
+}
+
+/**
+ * Run a session's callback and end the session's execution the moment it settles (#35: no context
+ * of it posts a kernel task afterwards); with `settle`, also wait for the tasks its operations
+ * posted before passing the outcome on (an external domain's session has no entry of its own that
+ * would).
+ */
+function endsExecution<R>(entry: CpuOperationEntry, fn: () => Promise<R>, settle: boolean): Promise<R> {
+  let running: Promise<R>;
+  try {
+    running = fn();
+  } catch (e) {
+    entry.expire();
+    return settle ? entry.settleTasks().then(() => Promise.reject(e)) : Promise.reject(e);
+  }
+  return running.then(
+    async (value) => {
+      entry.expire();
+      if (settle) await entry.settleTasks();
+      return value;
+    },
+    async (e: unknown) => {
+      entry.expire();
+      if (settle) await entry.settleTasks().catch(() => undefined);
+      throw e;
+    },
   );
 }
 
@@ -454,7 +487,11 @@ export async function openExecutionScope<R>(target: AdmissionTarget, op: string,
               return await runInFrame({ owner, live: true, scope }, async () => await fn());
             } finally {
               scope.closed = true;
-              // Operations still queued on the scope are refused now; the one running finishes first.
+              // The scope's execution ends with its callback (#35, R85, R87): operations still
+              // queued on it are refused now, and one that began inside it but still waits on the
+              // application's promises gets ContextExpired for any kernel task it asks for later.
+              // The tasks already posted settle before the permit is released (the entry's end).
+              entry.expire();
               for (const turn of scope.waiting.splice(0)) turn();
             }
           },

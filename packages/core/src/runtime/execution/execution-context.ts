@@ -28,6 +28,13 @@ export interface ContextParts {
   /** Whether the executor gives Inner mode a pool. */
   readonly executorHasPool: boolean;
   readonly lifetime: EntryLifetime;
+  /**
+   * The admitted execution's own lifetime (its permit or guard): a context is live only while both
+   * it and its execution are. It ends when the execution's callback settles — for a scope or a
+   * session, when the application's callback settles, even while an operation begun inside it
+   * still waits on the application's own promises (#35: R85, R87).
+   */
+  readonly execution: EntryLifetime;
   /** The execution's abort word (created on first use). */
   readonly abortWord: () => Int32Array;
   /** The engine's indexed-plan cache (R118). */
@@ -80,7 +87,7 @@ export class EnteredContext implements CpuExecutionContext {
 
   /** Whether the execution that entered this context is still running. */
   get live(): boolean {
-    return this.#parts.lifetime.live;
+    return this.#parts.lifetime.live && this.#parts.execution.live;
   }
 
   get abortWord(): Int32Array {
@@ -99,7 +106,7 @@ export class EnteredContext implements CpuExecutionContext {
   }
 
   #assertLive(op: string): void {
-    if (!this.#parts.lifetime.live) {
+    if (!this.#parts.lifetime.live || !this.#parts.execution.live) {
       throw new TenferroError('ContextExpired', 'this execution context belongs to an execution that has ended', { op });
     }
   }

@@ -42,6 +42,12 @@ export class CpuOperationEntry {
   readonly allocationDomain: SharedTensorAllocationDomain | undefined;
   /** Every kernel task this execution started, through any of its contexts. */
   readonly #tasks: TaskTracker;
+  /**
+   * The admitted execution's lifetime, shared by every context this entry creates: it ends when
+   * the execution's callback settles (`expire`), after which no context of it posts a kernel task
+   * (#35: a scope's or session's operation that resumes later gets `ContextExpired`).
+   */
+  readonly #execution: EntryLifetime = { live: true };
   #abortWord: Int32Array | undefined;
 
   constructor(engine: CpuEngine, permit: Permit | undefined, owner: ExecutionOwner, allocationDomain?: SharedTensorAllocationDomain) {
@@ -68,6 +74,21 @@ export class CpuOperationEntry {
     this.#tasks.stop(error);
   }
 
+  /**
+   * End the execution's lifetime: every context it created — the scope's or session's own, and
+   * those of operations begun inside it that are still running — refuses further kernel tasks
+   * with `ContextExpired` from now on. Tasks already posted keep running; `settleTasks` waits for
+   * them, and the permit or guard is released only after.
+   */
+  expire(): void {
+    this.#execution.live = false;
+  }
+
+  /** Whether {@link expire} was called. */
+  get expired(): boolean {
+    return !this.#execution.live;
+  }
+
   /** Wait until no kernel task of this execution is in flight. */
   async settleTasks(): Promise<void> {
     await this.#tasks.settle();
@@ -90,6 +111,7 @@ export class CpuOperationEntry {
    * runs twice, or not at all, is a `Scheduling` error (R71).
    */
   enter<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string): Promise<R> {
+    if (!this.#execution.live) return Promise.reject(contextExpired(op));
     const enter = this.engine.executor.install === OWN_INSTALL ? this.#enterOwn : this.#enter;
     if (!tracingActive(executionTracing())) return enter.call(this, mode, body, op) as Promise<R>;
     return this.#traced(mode, op, () => enter.call(this, mode, body, op) as Promise<R>);
@@ -219,6 +241,7 @@ export class CpuOperationEntry {
    */
   async reuse<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string, threadLimit?: number): Promise<R> {
     if (mode === 'outer') throw outerThroughInstall(op);
+    if (!this.#execution.live) throw contextExpired(op);
     const lifetime: EntryLifetime = { live: true };
     try {
       return await endsWithBody(body(this.context(mode, 0, lifetime, threadLimit)), lifetime);
@@ -310,6 +333,7 @@ export class CpuOperationEntry {
       abortWord: () => this.abortWord,
       executorHasPool: this.engine.capabilities.innerParallelism === 'pool',
       lifetime,
+      execution: this.#execution,
       indexedPlans: this.engine.indexedPlans,
     });
   }
@@ -337,6 +361,10 @@ function endsWithBody<R>(value: R | Promise<R>, lifetime: EntryLifetime): R | Pr
 /** An executor's own refusal or failure, carrying the original error (R49). */
 function executorFailed(cause: unknown, op: string): TenferroError {
   return new TenferroError('ExecutorFailed', `the domain's executor failed: ${cause instanceof Error ? cause.message : String(cause)}`, { op, cause });
+}
+
+function contextExpired(op: string): TenferroError {
+  return new TenferroError('ContextExpired', 'the execution this operation began in has ended', { op });
 }
 
 function outerThroughInstall(op: string): TenferroError {
