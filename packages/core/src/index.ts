@@ -112,6 +112,17 @@ export type {
 } from './provider/tensor-primitives.js';
 export { defineExtensionKey } from './extension/extension-key.js';
 export type { ExtensionKey } from './extension/extension-key.js';
+export { runExtension } from './backend/extension-entry.js';
+export type {
+  CpuExtensionProvider,
+  ExtensionBuiltin,
+  ExtensionKernelCall,
+  ExtensionKernelRan,
+  ExtensionOperation,
+  ExtensionProviderEvent,
+  ExtensionRequest,
+  ExtensionResult,
+} from './ops/run-extension.js';
 
 // ── Executors and external domains ──────────────────────────────────────────────────────────
 export { ExternalCpuDomain } from './contract/external-cpu-domain.js';

@@ -13,7 +13,7 @@ const CORE_VALUES = [
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
   'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kernelWords', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
-  'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'tidy', 'validateGemmRequest', 'validateLayout',
+  'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'runExtension', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;
 
 const CORE_TYPES = [
@@ -32,6 +32,7 @@ const CORE_TYPES = [
   'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerInfo', 'WorkerPool',
   'WorkerThreadsExecutorOptions', 'CpuGroupedGemmRequest', 'CpuIndexedPlans', 'GemmGroupedOptions', 'GemmJob', 'IndexedPlanCacheLimits', 'IndexedPlanCacheStats',
   'SessionBufferPool', 'SessionOptions', 'SharedTensorAllocationDomain',
+  'CpuExtensionProvider', 'ExtensionBuiltin', 'ExtensionKernelCall', 'ExtensionKernelRan', 'ExtensionOperation', 'ExtensionProviderEvent', 'ExtensionRequest', 'ExtensionResult',
 ] as const;
 
 const TESTING_VALUES = [

@@ -61,6 +61,76 @@ export function freshTensor<D extends DType>(entry: CpuOperationEntry, dtype: D,
   return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, placement);
 }
 
+/** Fresh storage an operation holds for one output until it ends: its descriptor, then `finish` (the tensor) or `fail` (given back). */
+export interface HeldOutput<D extends DType = DType> {
+  /** Dense column-major, from `offset` on (a 64-byte line for 256 bytes or more, like every fresh output). */
+  readonly descriptor: TensorDescriptor;
+  /** The output as a tensor: its storage belongs to the tensor from here on, back home when its last tensor is disposed or collected. */
+  finish(): Tensor<D>;
+  /** Give the storage back (the operation failed); its tensor was never made. */
+  fail(): void;
+}
+
+/**
+ * Fresh dense column-major storage of `shape` for an operation's output on `entry`'s storage —
+ * the engine's buffer pool, or the handle's allocation domain (R2) — held by the operation (no
+ * tensor over it yet, so nothing else can be handed it) until `finish` makes it a tensor tagged
+ * with the executing domain (R96) or `fail` gives it back. `zeroed` clears it; otherwise its
+ * contents are whatever the storage last held (R108). Aligned like every fresh output (no
+ * offset-0 exception, #35). `dtype` and `shape` are validated by the caller.
+ */
+export function holdOutput<D extends DType>(entry: CpuOperationEntry, dtype: D, shape: readonly number[], zeroed: boolean, op: string): HeldOutput<D> {
+  const placement = { cpuAffinity: entry.engine.domain.id };
+  const strides = denseStrides(shape, 'col');
+  const domain = entry.allocationDomain;
+  if (domain !== undefined) {
+    const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
+    const buffer = allocateFromDomain(domain, bytes, op);
+    if (zeroed) new Uint8Array(buffer, 0, bytes).fill(0);
+    let held = true;
+    return {
+      descriptor: Object.freeze({ dtype, shape, strides, offset: 0, buffer }),
+      finish: () => {
+        held = false;
+        return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), placement);
+      },
+      fail: () => {
+        if (held) releaseQuietly(domain, buffer);
+        held = false;
+      },
+    };
+  }
+  const buffers = entry.engine.bufferPool;
+  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed, op });
+  let held = true;
+  return {
+    descriptor: Object.freeze({ dtype, shape, strides, offset: loan.offset, buffer: loan.buffer }),
+    finish: () => {
+      held = false;
+      buffers.detach(loan);
+      return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, placement, loan.offset);
+    },
+    fail: () => {
+      if (held) buffers.release(loan);
+      held = false;
+    },
+  };
+}
+
+/**
+ * Whether an operation about to take fresh outputs of these sizes should first give the event
+ * loop one turn (see {@link TURN_MIN_BYTES}): storage of dropped outputs may be waiting for its
+ * finalizer there.
+ */
+export function outputsWantTurn(entry: CpuOperationEntry, outputs: readonly (readonly [DType, number])[]): boolean {
+  if (entry.allocationDomain !== undefined) return false;
+  const pool = entry.engine.bufferPool;
+  return outputs.some(([dtype, length]) => wantsTurn(pool, dtype, length));
+}
+
+/** One event-loop turn (`setImmediate`). */
+export const eventLoopTurn = turn;
+
 /**
  * Run `fill` on fresh dense column-major storage of `shape` from the engine's buffer pool
  * (storage handed back by `dispose`, `tidy` or collection is reused, so a loop pays no page faults after warm-up) and
