@@ -3,6 +3,8 @@ export type { CollectInfoOptions, InfoReport, ProviderReport } from './commands/
 export { CENSUS_SCHEMA, collectCensus, formatCensus } from './commands/census.js';
 export type { CensusReport } from './commands/census.js';
 export { findInstalledProviders } from './installed-providers.js';
+export { KNOWN_PACKAGES } from './known-packages.js';
+export type { KnownPackage } from './known-packages.js';
 export type { InstalledPackage } from './installed-providers.js';
 export { createProgram, run } from './program.js';
 export type { CliIo } from './cli-io.js';

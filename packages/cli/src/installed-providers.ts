@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type CpuBackendKind, KNOWN_PROVIDER_PACKAGES, type ProviderPackageStatus } from '@tenferro/core';
+import type { CpuBackendKind, ProviderPackageStatus } from '@tenferro/core';
+import { KNOWN_PACKAGES } from './known-packages.js';
 
 /** A known provider package that resolves from the CLI or the current directory. */
 export interface InstalledPackage {
@@ -21,7 +22,7 @@ interface Found extends InstalledPackage {
 function find(cwd: string): Found[] {
   const requirers = [createRequire(import.meta.url), createRequire(join(cwd, 'noop.js'))];
   const found: Found[] = [];
-  for (const known of KNOWN_PROVIDER_PACKAGES) {
+  for (const known of KNOWN_PACKAGES) {
     for (const req of requirers) {
       let path: string;
       try {
@@ -44,7 +45,7 @@ function find(cwd: string): Found[] {
 }
 
 /**
- * Which of the packages core knows by name (`KNOWN_PROVIDER_PACKAGES`) resolve from this CLI or
+ * Which of the packages the CLI knows by name (`KNOWN_PACKAGES`) resolve from this CLI or
  * from the current directory (an application's own dependencies). Nothing is imported: only
  * `package.json` files are read.
  */

@@ -1,9 +1,9 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KNOWN_PROVIDER_PACKAGES } from '@tenferro/core';
 import { describe, expect, it } from 'vitest';
 import { collectInfo, formatInfo, INFO_SCHEMA, type InfoReport } from '../src/index.js';
+import { KNOWN_PACKAGES } from '../src/known-packages.js';
 
 const bin = join(import.meta.dirname, '../dist/bin.js');
 const fixtures = join(import.meta.dirname, '../../core/test/fixtures/topology');
@@ -29,7 +29,7 @@ describe('tenferro info', () => {
     expect(report.node.version).toBe(process.version);
     expect(report.osBinding).toEqual({ available: true, path: expect.stringMatching(/tenferro_os\.node$/) });
     for (const p of report.providers) {
-      const known = KNOWN_PROVIDER_PACKAGES.find((k) => k.name === p.name);
+      const known = KNOWN_PACKAGES.find((k) => k.name === p.name);
       expect(known, p.name).toBeDefined();
       expect(p.kind).toBe(known!.kind ?? null);
       expect(JSON.parse(readFileSync(p.path, 'utf8')).version).toBe(p.version);

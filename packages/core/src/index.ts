@@ -47,8 +47,7 @@ export { DIAGNOSTICS_CHANNELS } from './diagnostics/channels.js';
 export type { AdmissionEvent, DiagnosticsRequest, ExecutionEvent, PoolEvent, ProviderDeclineReason, ProviderEvent, TaskEvent } from './diagnostics/channels.js';
 export { forwardDiagnostics } from './diagnostics/forward-diagnostics.js';
 export type { DiagnosticsChannelName, DiagnosticsPort, DiagnosticsSink, ForwardDiagnosticsOptions, ForwardedDiagnosticsEvent } from './diagnostics/forward-diagnostics.js';
-export { KNOWN_PROVIDER_PACKAGES } from './backend/provider-discovery.js';
-export type { KnownProviderPackage, ReferenceFallback } from './backend/provider-discovery.js';
+export type { ReferenceFallback } from './backend/provider-discovery.js';
 export type { CpuBackendKind, CpuExecutionMode, CpuPlacement, ResolvedCpuPlacement } from './contract/backend-kind.js';
 
 export { keep, Tensor } from './tensor/tensor.js';

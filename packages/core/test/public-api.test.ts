@@ -9,7 +9,7 @@ import type * as Testing from '../src/testing/index.js';
 const CORE_VALUES = [
   'ABORT_CLOSED', 'ABORT_SIGNALLED', 'CONTRACTION_DTYPES', 'CpuBackend', 'CpuExecSession', 'CpuProviderBundle', 'CpuProviderBundleBuilder', 'CpuSet',
   'DEFAULT_EXECUTION_CAPABILITIES', 'DIAGNOSTICS_CHANNELS', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain', 'GemmAnalysisCache',
-  'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'KNOWN_PROVIDER_PACKAGES', 'MAX_CPUS', 'Permit', 'ProcessArbiter', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
+  'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'MAX_CPUS', 'Permit', 'ProcessArbiter', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
   'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kernelWords', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
@@ -26,7 +26,7 @@ const CORE_TYPES = [
   'DTypeInfo', 'DeclaredSupport', 'ElementOf', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
   'EffectiveCapacity', 'ErrorCode', 'ErrorKind', 'ExecutionOwner', 'ExtensionKey', 'ExternalBackendOptions',
   'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GemmSummedAxes', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
-  'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'KnownProviderPackage', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
+  'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
   'ReferenceFallback', 'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerInfo', 'WorkerPool',

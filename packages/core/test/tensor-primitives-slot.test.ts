@@ -9,11 +9,11 @@ import {
   type CpuProviderPackage,
   CpuProviderBundle,
   type CpuTensorPrimitivesProvider,
-  KNOWN_PROVIDER_PACKAGES,
   referenceGemmProvider,
   referenceLayoutProvider,
   referenceTensorPrimitivesProvider,
 } from '../src/index.js';
+import { discoverableProviderPackages } from '../src/provider/provider-packages.js';
 import { expectThrows } from './helpers.js';
 
 const fakePrimitives = (name: string): CpuTensorPrimitivesProvider => ({
@@ -76,8 +76,8 @@ describe("provider packages of kind 'any'", () => {
     expect(faer.executionInfo().providerDiagnostic).toContain('+ p');
   });
 
-  it('tprims is known as an any-kind package with its factory', () => {
-    expect(KNOWN_PROVIDER_PACKAGES.find((k) => k.name === '@tenferro/provider-tprims')).toEqual({ name: '@tenferro/provider-tprims', kind: 'any', factory: 'createTprimsProvider' });
+  it('tprims is known as an any-kind package with its factory (data in core package.json, #35)', () => {
+    expect(discoverableProviderPackages().find((k) => k.name === '@tenferro/provider-tprims')).toEqual({ name: '@tenferro/provider-tprims', kind: 'any', factory: 'createTprimsProvider' });
   });
 });
 

@@ -1,4 +1,5 @@
-import { CpuBackend, type CpuProviderPackage, KNOWN_PROVIDER_PACKAGES, TenferroError, Tensor } from '@tenferro/core';
+import { CpuBackend, type CpuProviderPackage, TenferroError, Tensor } from '@tenferro/core';
+import { KNOWN_PACKAGES } from '../known-packages.js';
 import { isUserInputError } from '../exit-codes.js';
 import type { LoadedPackage } from '../installed-providers.js';
 import { gflopsOf } from './bench-report.js';
@@ -9,7 +10,7 @@ export type TenferroKind = 'faer' | 'blas';
 
 /** The kind's provider package as this CLI finds it, or why it cannot be used. */
 function providerFor(kind: TenferroKind, packages: readonly LoadedPackage[]): CpuProviderPackage | string {
-  const known = KNOWN_PROVIDER_PACKAGES.find((k) => k.kind === kind);
+  const known = KNOWN_PACKAGES.find((k) => k.kind === kind);
   const p = packages.find((q) => q.kind === kind);
   if (known === undefined || p === undefined) return `${known?.name ?? kind} is not installed`;
   const s = p.status;

@@ -1,5 +1,6 @@
-import { CpuBackend, KNOWN_PROVIDER_PACKAGES, Tensor, type CensusThread, type CpuProviderPackage, type ThreadCensus } from '@tenferro/core';
+import { CpuBackend, Tensor, type CensusThread, type CpuProviderPackage, type ThreadCensus } from '@tenferro/core';
 import { type LoadedPackage, loadInstalledProviders } from '../installed-providers.js';
+import { KNOWN_PACKAGES } from '../known-packages.js';
 import type { CliIo } from '../cli-io.js';
 import { makeStyle, styleFor, type Style } from '../style.js';
 
@@ -22,7 +23,7 @@ function availableKinds(packages: readonly LoadedPackage[]): [string, CpuProvide
   const kinds: [string, CpuProviderPackage[] | undefined][] = [];
   for (const kind of ['faer', 'blas'] as const) {
     const p = packages.find((q) => q.kind === kind && q.status?.available === true);
-    const factory = KNOWN_PROVIDER_PACKAGES.find((k) => k.name === p?.name)?.factory;
+    const factory = KNOWN_PACKAGES.find((k) => k.name === p?.name)?.factory;
     const create = factory === undefined ? undefined : p?.module?.[factory];
     if (typeof create === 'function') kinds.push([kind, [(create as () => CpuProviderPackage)()]]);
     else if (kind === 'faer') kinds.push([kind, undefined]); // the reference GEMM: the default kind always runs

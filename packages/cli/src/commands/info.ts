@@ -2,7 +2,6 @@ import { availableParallelism } from 'node:os';
 import {
   CpuBackend,
   discoverCpuTopology,
-  KNOWN_PROVIDER_PACKAGES,
   TenferroError,
   type CpuBackendKind,
   type CpuExecutionInfo,
@@ -11,6 +10,7 @@ import {
   type ProviderPackageStatus,
 } from '@tenferro/core';
 import { loadOs } from '@tenferro/os';
+import { KNOWN_PACKAGES } from '../known-packages.js';
 import { type InstalledPackage, type LoadedPackage, loadInstalledProviders } from '../installed-providers.js';
 import type { CliIo } from '../cli-io.js';
 import { EXIT, isUserInputError } from '../exit-codes.js';
@@ -47,7 +47,7 @@ export interface InfoReport {
     readonly available: boolean;
     readonly nodes: readonly { readonly id: number; readonly cpus: string; readonly hasMemory: boolean; readonly memoryBytes: number | null }[];
   };
-  /** Every package of core's `KNOWN_PROVIDER_PACKAGES` installed here, with its `status()`. */
+  /** Every package of the CLI's `KNOWN_PACKAGES` installed here, with its `status()`. */
   readonly providers: readonly ProviderReport[];
   /** What `CpuBackend.create()` resolves to here (its engine is built, verified and closed again), or why it failed. */
   readonly backend:
@@ -114,7 +114,7 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
  */
 function defaultKindProviders(packages: readonly LoadedPackage[]): CpuProviderPackage[] | undefined {
   const p = packages.find((q) => q.kind === DEFAULT_KIND && q.status?.available === true);
-  const factory = KNOWN_PROVIDER_PACKAGES.find((k) => k.name === p?.name)?.factory;
+  const factory = KNOWN_PACKAGES.find((k) => k.name === p?.name)?.factory;
   const create = factory === undefined ? undefined : p?.module?.[factory];
   return typeof create === 'function' ? [(create as () => CpuProviderPackage)()] : undefined;
 }
@@ -177,7 +177,7 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
   }
   section('providers');
   if (r.providers.length === 0) {
-    row('installed', `none (known: ${KNOWN_PROVIDER_PACKAGES.map((k) => k.name).join(', ')})`);
+    row('installed', `none (known: ${KNOWN_PACKAGES.map((k) => k.name).join(', ')})`);
   }
   for (const p of r.providers) {
     const s = p.status;

@@ -10,6 +10,7 @@ import type { DomainPlan } from '../runtime/placement.js';
 import { statusCpusAllowed } from '../runtime/workers/thread-self.js';
 import { CpuSet } from '../topology/cpu-set.js';
 import type { SharedTensorAllocationDomain } from '../buffer/allocation-domain.js';
+import { providerPackageOf } from '../provider/provider-packages.js';
 import type { IndexedPlanCacheLimits } from '../util/indexed-plan-cache.js';
 
 /** One worker as observed at verification: its kernel thread id and the mask read back. */
@@ -164,6 +165,6 @@ function providerDiagnostic(h: HandleFacts): string {
   // Packages of kind 'any' (tprims) fill some slots of either kind's bundle.
   const also = h.providers.filter((p) => p.kind === 'any').map((p) => ` + ${p.name}`).join('');
   if (named.length > 0) return `${named.join(', ')}${also} (${workers})`;
-  const note = h.providerNote ?? 'install @tenferro/provider-faer for native kernels';
+  const note = h.providerNote ?? `install ${providerPackageOf('faer').name} for native kernels`;
   return `reference providers (TypeScript, sequential, slow; ${note})${also} on ${workers}`;
 }

@@ -5,33 +5,10 @@ import { TenferroError } from '../errors/tenferro-error.js';
 import type { CpuProviderPackage } from '../provider/provider-package.js';
 import type { ProviderPackageStatus } from '../provider/provider-package-status.js';
 import type { CpuBackendKind } from '../contract/backend-kind.js';
-
-/**
- * The packages tenferro knows by name: the provider package of each kind (found by
- * `CpuBackend.create` when installed), and the others that tools such as `tenferro info` list.
- * Each exports `status()` ({@link ProviderPackageStatus}) and, if it is a kind's provider, its
- * `factory`.
- */
-export const KNOWN_PROVIDER_PACKAGES: readonly KnownProviderPackage[] = Object.freeze([
-  Object.freeze({ name: '@tenferro/provider-faer', kind: 'faer', factory: 'createFaerProvider' }),
-  Object.freeze({ name: '@tenferro/provider-blas', kind: 'blas', factory: 'createBlasProvider' }),
-  Object.freeze({ name: '@tenferro/provider-tprims', kind: 'any', factory: 'createTprimsProvider' }),
-  Object.freeze({ name: '@tenferro/linalg', kind: undefined, factory: undefined }),
-] as const);
-
-/** A package tenferro knows and looks for (provider discovery, `tenferro info`). */
-export interface KnownProviderPackage {
-  /** The npm package name. */
-  readonly name: string;
-  /** The kind whose provider package this is, if any; `'any'`: it fills slots of both kinds' bundles. */
-  readonly kind: CpuBackendKind | 'any' | undefined;
-  /** The factory that returns its {@link CpuProviderPackage}. */
-  readonly factory: string | undefined;
-}
+import { discoverableProviderPackages, providerPackageOf } from '../provider/provider-packages.js';
 
 function kindPackage(kind: CpuBackendKind): { readonly name: string; readonly factory: string } {
-  const p = KNOWN_PROVIDER_PACKAGES.find((k) => k.kind === kind)!;
-  return { name: p.name, factory: p.factory! };
+  return providerPackageOf(kind);
 }
 
 export interface Discovery {
@@ -72,8 +49,8 @@ export async function discoverProvider(kind: CpuBackendKind, op: string): Promis
   if (process.env.TENFERRO_DISCOVER_PROVIDERS === '0') return { package: undefined, packages: [], note: `provider discovery is off (TENFERRO_DISCOVER_PROVIDERS=0)` };
   const own = await discoverKindPackage(kind, op);
   const extra: CpuProviderPackage[] = [];
-  for (const known of KNOWN_PROVIDER_PACKAGES) {
-    if (known.kind === 'any' && known.factory !== undefined) {
+  for (const known of discoverableProviderPackages()) {
+    if (known.kind === 'any') {
       const found = await discoverAnyPackage(known.name, known.factory);
       if (found !== undefined) extra.push(found);
     }

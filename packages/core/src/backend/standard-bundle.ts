@@ -3,6 +3,7 @@ import { TenferroError } from '../errors/tenferro-error.js';
 import { validateBundleForDomain } from '../provider/bundle-validation.js';
 import { type CapabilityPolicy, CpuProviderBundle } from '../provider/provider-bundle.js';
 import type { CpuProviderPackage } from '../provider/provider-package.js';
+import { providerPackageOf } from '../provider/provider-packages.js';
 import type { Coordinator } from '../runtime/engine/coordinator.js';
 
 /**
@@ -29,9 +30,10 @@ export function standardBundle(kind: CpuBackendKind, providers: readonly CpuProv
 /** The blas kind has no built-in kernels: its provider package must be there (`BackendKindUnavailable`). */
 export function assertKindAvailable(kind: CpuBackendKind, providers: readonly CpuProviderPackage[], op: string): void {
   if (kind === 'blas' && !providers.some((p) => p.kind === 'blas')) {
-    throw new TenferroError('BackendKindUnavailable', "the 'blas' kind needs @tenferro/provider-blas: install it (it is then found by CpuBackend.create) or pass providers: [createBlasProvider()]", {
+    const { name, factory } = providerPackageOf('blas');
+    throw new TenferroError('BackendKindUnavailable', `the 'blas' kind needs ${name}: install it (it is then found by CpuBackend.create) or pass providers: [${factory}()]`, {
       op,
-      detail: { kind: 'blas', package: '@tenferro/provider-blas' },
+      detail: { kind: 'blas', package: name },
     });
   }
 }

@@ -2,6 +2,7 @@ import type { ProviderSlot } from '../provider/cpu-providers.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import { referenceLayoutProvider } from '../provider/reference/reference-providers.js';
 import { referenceTensorPrimitivesProvider } from '../provider/reference/reference-tensor-primitives.js';
+import { providerPackageOf } from '../provider/provider-packages.js';
 
 let warned = false;
 
@@ -18,8 +19,9 @@ export function warnIfReference(bundle: CpuProviderBundle, slot: ProviderSlot, o
     (slot === 'layoutTransform' && bundle.layoutTransform === referenceLayoutProvider);
   if (!reference) return;
   warned = true;
+  const tprims = providerPackageOf('any');
   process.emitWarning(
-    `${op} runs on core's TypeScript reference ${slot === 'layoutTransform' ? 'layout transform' : 'tensor primitives'} (sequential, 10–100× slower than native kernels): no native provider of the ${slot} slot is installed. Possible solution: npm install @tenferro/provider-tprims (found automatically by CpuBackend.create without providers; else pass createTprimsProvider() in providers)`,
+    `${op} runs on core's TypeScript reference ${slot === 'layoutTransform' ? 'layout transform' : 'tensor primitives'} (sequential, 10–100× slower than native kernels): no native provider of the ${slot} slot is installed. Possible solution: npm install ${tprims.name} (found automatically by CpuBackend.create without providers; else pass ${tprims.factory}() in providers)`,
     { type: 'TenferroWarning', code: 'TENFERRO_PRIMITIVE_REFERENCE' },
   );
 }
