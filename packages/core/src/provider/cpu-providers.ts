@@ -64,7 +64,8 @@ export interface CpuGemmProvider extends ProviderBase {
   /**
    * Optional: every job of a grouped GEMM in one call, each recorded once in `request.ledger`
    * (R110's provider-owned path). Without it, core runs the jobs one after another through
-   * {@link CpuGemmProvider.gemm} on the same context and keeps the ledger itself.
+   * {@link CpuGemmProvider.gemm} on the same context, each job its own provider call (a decline
+   * after earlier jobs wrote is `PartialGroupedGemm`, #35).
    */
   groupedGemm?(ctx: CpuExecutionContext, request: CpuGroupedGemmRequest): Promise<CpuProviderOutcome>;
 }
