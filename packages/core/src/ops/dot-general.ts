@@ -8,6 +8,7 @@ import { freshOutput } from './fresh-output.js';
 import { assertReadable } from './host-access.js';
 import { ProviderDispatch } from './provider-call.js';
 import { runDotGeneral } from './run-dot-general.js';
+import { runOperation } from './run-operation.js';
 
 /**
  * `dot_general` into a fresh output of shape `[lhs free…, rhs free…, batch…]` (R103), tagged
@@ -18,52 +19,22 @@ export function dotGeneral<D extends DType>(runner: OperationRunner, bundle: Cpu
   const spec = validateDotGeneral(op, lhs, rhs, dims, options);
   assertReadable(runner, [lhs, rhs], op, ['lhs', 'rhs']);
   const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
-  return pinned([lhs, rhs], () =>
-    runner.run(
-      op,
-      dispatch.mode('gemm'),
-      (entry, ctx) =>
-        // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
-        freshOutput(
-          entry,
-          lhs.dtype,
-          spec.outShape,
-          op,
-          (out, finish, fail) => runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out, finish, fail),
-          bundle.freshOutputsNeedNoZeroing,
-        ),
-      spec.signal,
-    ),
-  );
-}
-
-/**
- * Hold the storage of `tensors` while `run`'s operation runs: a tensor disposed meanwhile
- * invalidates at once, but its storage goes back to the pool only when the operation is done.
- * Not `async`: one `then` per operation instead of an async frame and its await.
- */
-function pinned<R>(tensors: readonly Tensor[], run: () => Promise<R>): Promise<R> {
-  const storages = tensors.map((t) => tensorInternals.storage(t));
-  for (const s of storages) s.retain();
-  const unpin = () => {
-    for (const s of storages) s.release();
-  };
-  let running: Promise<R>;
-  try {
-    running = run();
-  } catch (e) {
-    unpin();
-    throw e;
-  }
-  return running.then(
-    (value) => {
-      unpin();
-      return value;
-    },
-    (e: unknown) => {
-      unpin();
-      throw e;
-    },
+  return runOperation(
+    runner,
+    op,
+    dispatch.mode('gemm'),
+    [lhs, rhs],
+    (entry, ctx) =>
+      // beta is 0 for fresh outputs: a full-overwrite provider writes every element (R108).
+      freshOutput(
+        entry,
+        lhs.dtype,
+        spec.outShape,
+        op,
+        (out, finish, fail) => runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out, finish, fail),
+        bundle.freshOutputsNeedNoZeroing,
+      ),
+    spec.signal,
   );
 }
 
@@ -84,14 +55,14 @@ export function dotGeneralInto<D extends DType>(
   const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
   assertReadable(runner, [lhs, rhs, out], op, ['lhs', 'rhs', 'out']);
   const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
-  return pinned([lhs, rhs, out], () =>
-    runner.run(
-      op,
-      dispatch.mode('gemm'),
-      (entry, ctx) =>
-        runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting, analysisCache: runner.analysisCache }, spec, tensorInternals.descriptor(out), () => out),
-      spec.signal,
-    ),
+  return runOperation(
+    runner,
+    op,
+    dispatch.mode('gemm'),
+    [lhs, rhs, out],
+    (entry, ctx) =>
+      runDotGeneral({ entry, ctx, dispatch, guardOutput: !bundle.declinesBeforeWriting, analysisCache: runner.analysisCache }, spec, tensorInternals.descriptor(out), () => out),
+    spec.signal,
   );
 }
 

@@ -17,6 +17,7 @@ import { checkDeclined, guardMark, writtenThenDeclined } from './declined-guard.
 import { auditGroupedLedger } from './grouped-job-audit.js';
 import { assertReadable } from './host-access.js';
 import { ProviderDispatch, gemmFacts } from './provider-call.js';
+import { runOperation, runOperationOuterOr } from './run-operation.js';
 
 /**
  * A grouped GEMM (R110): independent jobs `out = alpha · op(lhs) · op(rhs) + beta · out` into
@@ -49,23 +50,19 @@ export async function gemmGrouped(runner: OperationRunner, bundle: CpuProviderBu
   // R61, R62: the GEMM's mode is decided (or refused) before any permit or write.
   const mode = dispatch.mode('gemm');
   if (spec.jobs.length === 0) return;
-  const storages = spec.tensors.map((t) => tensorInternals.storage(t));
-  for (const s of storages) s.retain();
-  try {
+  {
     const group = new GroupRun(dispatch, spec, !bundle.declinesBeforeWriting);
     const providerOwned = (entry: CpuOperationEntry, ctx: CpuExecutionContext): Promise<void> =>
       bundle.gemm.groupedGemm !== undefined ? group.grouped(entry, ctx) : group.jobByJob(entry, ctx);
     // A GEMM that does not accept Outer is never engine-scheduled: strict bundles are refused at
     // install (R58), and the providerDefaultCompatibility policy skips that check (R54).
     if (bundle.groupedScheduling !== 'engineOuter' || !acceptsMode(bundle.capabilities('gemm')!, 'outer')) {
-      await runner.run(op, mode, providerOwned, spec.signal);
+      await runOperation(runner, op, mode, spec.tensors, providerOwned, spec.signal);
       return;
     }
-    const how = await runner.runOuterOr(op, group.requests.length, (ctx, i) => group.outerJob(ctx, i), mode, providerOwned, spec.signal);
+    const how = await runOperationOuterOr(runner, op, group.requests.length, (ctx, i) => group.outerJob(ctx, i), mode, spec.tensors, providerOwned, spec.signal);
     // The audit of submitOuter passed (it throws `Scheduling` otherwise): now the recorded failure.
     if (how === 'outer') group.settle();
-  } finally {
-    for (const s of storages) s.release();
   }
 }
 

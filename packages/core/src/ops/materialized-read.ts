@@ -8,6 +8,7 @@ import { elementCount, denseStrides } from '../tensor/layout.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import type { StorageHome } from '../tensor/tensor-storage.js';
 import { assertReadable } from './host-access.js';
+import { runOperation } from './run-operation.js';
 import { ProviderDispatch } from './provider-call.js';
 
 /**
@@ -82,36 +83,32 @@ export async function withMaterializedTensorRead<D extends DType, R>(
   if (tensor.isDense('col') || tensor.isDense('row')) return await fn(tensor);
   const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   const mode = dispatch.mode('layoutTransform');
-  const storage = tensorInternals.storage(tensor);
-  storage.retain();
   let borrowed: { pool: BufferPool; loan: BufferLoan; domainId: CpuDomainId } | undefined;
-  try {
-    await runner.run(
-      op,
-      mode,
-      async (entry, ctx) => {
-        const pool = entry.engine.bufferPool;
-        const loan = pool.acquire(tensor.dtype, elementCount(tensor.shape, op), { zeroed: false, op });
-        try {
-          const dst = Object.freeze({ dtype: tensor.dtype, shape: tensor.shape, strides: denseStrides(tensor.shape, 'col'), offset: loan.offset, buffer: loan.buffer });
-          const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst, conjugate: false }));
-          if (!outcome.executed) {
-            throw new TenferroError('ProviderUnsupported', 'configured CPU layoutTransform provider reported unsupported while materialising a read', {
-              op,
-              detail: { slot: 'layoutTransform', reason: outcome.reason },
-            });
-          }
-        } catch (e) {
-          pool.release(loan);
-          throw e;
+  await runOperation(
+    runner,
+    op,
+    mode,
+    [tensor],
+    async (entry, ctx) => {
+      const pool = entry.engine.bufferPool;
+      const loan = pool.acquire(tensor.dtype, elementCount(tensor.shape, op), { zeroed: false, op });
+      try {
+        const dst = Object.freeze({ dtype: tensor.dtype, shape: tensor.shape, strides: denseStrides(tensor.shape, 'col'), offset: loan.offset, buffer: loan.buffer });
+        const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst, conjugate: false }));
+        if (!outcome.executed) {
+          throw new TenferroError('ProviderUnsupported', 'configured CPU layoutTransform provider reported unsupported while materialising a read', {
+            op,
+            detail: { slot: 'layoutTransform', reason: outcome.reason },
+          });
         }
-        borrowed = { pool, loan, domainId: entry.engine.domain.id };
-      },
-      signal,
-    );
-  } finally {
-    storage.release();
-  }
+      } catch (e) {
+        pool.release(loan);
+        throw e;
+      }
+      borrowed = { pool, loan, domainId: entry.engine.domain.id };
+    },
+    signal,
+  );
   const { pool, loan, domainId } = borrowed!;
   // The storage's home is its loan: disposing `dense` returns it unless a view of it is still alive.
   const home = new LoanHome(pool, loan);

@@ -4,6 +4,7 @@ import type { OperationRunner } from '../runtime/execution/admission.js';
 import type { DType } from '../tensor/dtype.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { freshOutput } from './fresh-output.js';
+import { runOperation } from './run-operation.js';
 import { ProviderDispatch, tensorFacts } from './provider-call.js';
 import type { ProviderCallFacts } from '../diagnostics/channels.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
@@ -23,10 +24,7 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
   }
   assertReadable(runner, [tensor], op, ['tensor']);
   const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
-  const storage = tensorInternals.storage(tensor);
-  storage.retain();
-  try {
-    return await runner.run(op, dispatch.mode('layoutTransform'), async (entry, ctx) => {
+  return runOperation(runner, op, dispatch.mode('layoutTransform'), [tensor], async (entry, ctx) => {
     // A layout transform writes every element of its destination.
     const materialize = async (out: TensorDescriptor): Promise<void> => {
       const outcome = await dispatch.call(entry, ctx, 'layoutTransform', (c) => bundle.layoutTransform.materialize(c, { src: tensorInternals.descriptor(tensor), dst: out, conjugate: false }), reshapeFacts, { tensor, out });
@@ -43,9 +41,6 @@ export async function reshape<D extends DType>(runner: OperationRunner, bundle: 
     dense.dispose();
     return view;
   }, signal);
-  } finally {
-    storage.release();
-  }
 }
 
 /** A reshape's copy, for `tenferro:provider` (asked only when someone listens). */

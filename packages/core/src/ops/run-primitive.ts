@@ -11,6 +11,7 @@ import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { freshOutput } from './fresh-output.js';
 import { checkDeclined, guardMark } from './declined-guard.js';
 import { assertReadable } from './host-access.js';
+import { runOperation } from './run-operation.js';
 import { ProviderDispatch, tensorFacts } from './provider-call.js';
 
 /** A provider call of one primitive: the bundle's provider of the slot, or core's reference provider. */
@@ -67,41 +68,37 @@ export async function runPrimitive(runner: OperationRunner, bundle: CpuProviderB
   assertReadable(runner, plan.inputs, op);
   const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   const mode = dispatch.mode(plan.slot);
-  const held = [...plan.inputs, ...(Tensor.isTensor(plan.out) ? [plan.out] : [])].map((t) => tensorInternals.storage(t));
-  for (const s of held) s.retain();
-  try {
-    return await runner.run(
-      op,
-      mode,
-      async (entry, ctx) => {
-        const fill = async (out: TensorDescriptor) => {
-          if (out.shape.includes(0)) return;
-          // The one written-then-declined guard (R106, #35).
-          const mark = guardMark(out, !plan.declinesBeforeWriting);
-          const outcome = await dispatch.call(entry, ctx, plan.slot, (c) => plan.provider(c, out), primitiveFacts, { plan, out });
-          if (outcome.executed) return;
-          checkDeclined(out, mark, op, plan.slot);
-          if (plan.providerIsReference) throw unsupported(op, plan.slot, outcome);
-          fallbacks.set(bundle, referenceFallbacks(bundle) + 1);
-          warnFallback(op, plan.slot, bundle, outcome);
-          const second = await dispatch.call(entry, ctx, plan.slot, (c) => plan.reference(c, out), primitiveFacts, {
-            plan,
-            out,
-            provider: 'reference (fallback after a decline)',
-          });
-          if (!second.executed) throw unsupported(op, plan.slot, second);
-        };
-        if (Tensor.isTensor(plan.out)) {
-          await fill(tensorInternals.descriptor(plan.out));
-          return plan.out;
-        }
-        return freshOutput(entry, plan.out.dtype, plan.out.shape, op, (out, finish, fail) => fill(out).then(finish, fail), true);
-      },
-      plan.signal,
-    );
-  } finally {
-    for (const s of held) s.release();
-  }
+  return runOperation(
+    runner,
+    op,
+    mode,
+    Tensor.isTensor(plan.out) ? [...plan.inputs, plan.out] : plan.inputs,
+    async (entry, ctx) => {
+      const fill = async (out: TensorDescriptor) => {
+        if (out.shape.includes(0)) return;
+        // The one written-then-declined guard (R106, #35).
+        const mark = guardMark(out, !plan.declinesBeforeWriting);
+        const outcome = await dispatch.call(entry, ctx, plan.slot, (c) => plan.provider(c, out), primitiveFacts, { plan, out });
+        if (outcome.executed) return;
+        checkDeclined(out, mark, op, plan.slot);
+        if (plan.providerIsReference) throw unsupported(op, plan.slot, outcome);
+        fallbacks.set(bundle, referenceFallbacks(bundle) + 1);
+        warnFallback(op, plan.slot, bundle, outcome);
+        const second = await dispatch.call(entry, ctx, plan.slot, (c) => plan.reference(c, out), primitiveFacts, {
+          plan,
+          out,
+          provider: 'reference (fallback after a decline)',
+        });
+        if (!second.executed) throw unsupported(op, plan.slot, second);
+      };
+      if (Tensor.isTensor(plan.out)) {
+        await fill(tensorInternals.descriptor(plan.out));
+        return plan.out;
+      }
+      return freshOutput(entry, plan.out.dtype, plan.out.shape, op, (out, finish, fail) => fill(out).then(finish, fail), true);
+    },
+    plan.signal,
+  );
 }
 
 /** A primitive call's facts for `tenferro:provider` (asked only when someone listens). */
