@@ -25,9 +25,9 @@ import { DTYPE_INFO, type DType } from '../tensor/dtype.js';
 import { checkDType, checkShape, elementCount } from '../tensor/layout.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
-import type { TensorStorage } from '../tensor/tensor-storage.js';
 import { type HeldOutput, eventLoopTurn, holdOutput, outputsWantTurn } from './fresh-output.js';
 import { assertReadable } from './host-access.js';
+import { runOperation } from './run-operation.js';
 import { checkDeclined, guardMark } from './declined-guard.js';
 
 export type { CpuExtensionProvider } from '../provider/extension-validation.js';
@@ -157,37 +157,33 @@ export function runExtensionOn<T, R>(
   request: ExtensionRequest,
   body: (ctx: CpuExecutionContext, operation: ExtensionOperation<T>) => R | Promise<R>,
 ): Promise<ExtensionResult<R>> {
-  let held: TensorStorage[];
   let op: string;
   let decision: Decision;
   let specs: readonly (readonly [DType, readonly number[], number])[];
+  let tensors: readonly Tensor[];
   try {
     checkKey(key);
     const r = checkRequest(request);
     op = r.op;
     specs = r.specs;
+    tensors = r.inputs;
     if (typeof body !== 'function') throw invalidArgument(op, 'body', 'a function (ctx, operation) => …', body);
     for (let i = 0; i < r.inputs.length; i++) tensorInternals.check(r.inputs[i]!, op, `inputs[${i}]`);
     assertReadable(site.runner, r.inputs, op, r.inputs.map((_, i) => `inputs[${i}]`));
     decision = decide(site, key, op);
-    // Pinned before admission: an input disposed while the call waits keeps its storage until the call ends.
-    held = r.inputs.map((t) => tensorInternals.storage(t));
   } catch (e) {
     return Promise.reject(e);
   }
-  for (const s of held) s.retain();
   const zeroed = !(request.builtinOverwrites === true && (decision.extension === undefined || decision.overwritesOutputs));
-  const inputs = Object.freeze(request.inputs.map((t) => tensorInternals.descriptor(t)));
+  const inputs = Object.freeze(tensors.map((t) => tensorInternals.descriptor(t)));
   const extension = decision.extension as T | undefined;
-  let running: Promise<ExtensionResult<R>>;
+  // The one operation path (run-operation.ts): the inputs pinned before admission — one disposed
+  // while the call waits keeps its storage until the call ends — admitted, unpinned on every exit.
   try {
-    running = site.runner.run(op, decision.mode, (entry, ctx) => runBody(entry, ctx, key.name, op, decision, specs, zeroed, inputs, extension, body), request.signal);
+    return runOperation(site.runner, op, decision.mode, tensors, (entry, ctx) => runBody(entry, ctx, key.name, op, decision, specs, zeroed, inputs, extension, body), request.signal);
   } catch (e) {
-    running = Promise.reject(e);
+    return Promise.reject(e);
   }
-  return running.finally(() => {
-    for (const s of held) s.release();
-  });
 }
 
 async function runBody<T, R>(
