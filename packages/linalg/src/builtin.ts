@@ -39,10 +39,25 @@ export function packLinalgTask(r: LinalgRequest, b0: number, b1: number, abort?:
     w[W.HEADER + nb + t] = r.a.batchStrides[t]!;
     w[W.HEADER + 2 * nb + t] = b.batchStrides[t]!;
   }
-  const any = r.a.buffer;
-  const buffers = [r.a.buffer, b.buffer, r.out[0] ?? any, r.out[1] ?? any, r.out[2] ?? any, r.info.buffer as SharedArrayBuffer];
+  return kernelArgs(w, outputWords(r, w, [r.a.buffer, b.buffer], abort));
+}
+
+/**
+ * The output and info words of `r` into `w` (offOut0..2: each output's offset in elements of its
+ * type, -1 for none; offInfo: info's offset in int32 words), and the task's buffers after `inputs`:
+ * out0, out1, out2 (an absent output: the first input's buffer, never touched), info, abort.
+ */
+function outputWords(r: LinalgRequest, w: Float64Array, inputs: SharedArrayBuffer[], abort: Int32Array | undefined, out2?: Int32Array): SharedArrayBuffer[] {
+  const buffers = inputs;
+  for (let o = 0; o < 3; o++) {
+    const d = o === 2 && out2 !== undefined ? { buffer: out2.buffer as SharedArrayBuffer, offset: out2.byteOffset >>> 2 } : r.out[o];
+    w[W.offOut0 + o] = d === undefined ? -1 : d.offset;
+    buffers.push(d === undefined ? inputs[0]! : d.buffer);
+  }
+  w[W.offInfo] = r.info.byteOffset >>> 2;
+  buffers.push(r.info.buffer as SharedArrayBuffer);
   if (abort !== undefined) buffers.push(abort.buffer as SharedArrayBuffer);
-  return kernelArgs(w, buffers);
+  return buffers;
 }
 
 function batchCount(r: LinalgRequest): number {
@@ -70,10 +85,7 @@ export function packTeamTask(r: LinalgRequest, nb: number, sync: Int32Array, abo
   w[W.offA] = r.a.offset;
   w[W.rsA] = r.a.rowStride;
   w[W.csA] = r.a.colStride;
-  const any = r.a.buffer;
-  const buffers = [r.a.buffer, r.a.buffer, r.out[0] ?? any, r.out[1] ?? any, sync.buffer as SharedArrayBuffer, r.info.buffer as SharedArrayBuffer];
-  if (abort !== undefined) buffers.push(abort.buffer as SharedArrayBuffer);
-  return kernelArgs(w, buffers);
+  return kernelArgs(w, outputWords(r, w, [r.a.buffer, r.a.buffer], abort, sync));
 }
 
 /**

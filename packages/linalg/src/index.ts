@@ -8,6 +8,8 @@ import { loadLinalg, slowerPathWarning } from './native/load.js';
 export { linalg, Linalg } from './linalg.js';
 export type { LinalgCallRecord, LinalgRunOptions, LinalgTarget, LstsqResult } from './linalg.js';
 export { BUILTIN_KERNELS } from './builtin.js';
+export { applyOutputConvention, linalgOutputSpecs } from './output-convention.js';
+export type { LinalgOutputSpec } from './output-convention.js';
 export * from './contract/index.js';
 
 /**

@@ -8,8 +8,9 @@
  */
 import { CpuBackend, CpuExecSession, type CpuExecutionContext, DTYPE_INFO, type DType, type SessionBufferPool, Tensor, TenferroError } from '@tenferro/core';
 import { BUILTIN_KERNELS } from './builtin.js';
-import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
+import { type CpuLinalgKernels, type LinalgDType, type LinalgFlags, type LinalgOp, type LinalgOperand, type LinalgOutputDType, type LinalgRequest, linalgKernelsKey } from './contract/index.js';
 import { MAX_BATCH_AXES } from './native/binding.js';
+import { applyOutputConvention } from './output-convention.js';
 import { type SvdFactors, applyPseudoInverse, invertAbove, squaredResiduals } from './pseudo-inverse.js';
 
 /** What `linalg()` runs on: a backend handle (one execution per call) or a session (its entry). */
@@ -899,8 +900,10 @@ export class Linalg {
       try {
         for (const spec of plan.outs) outs.push(spec === undefined ? undefined : pool.freshTensor(spec[0], spec[1], { zeroed }));
         infoWords = pool.freshTensor('i32', [nb]);
-        const info = new Int32Array(infoWords.buffer, 0, nb);
-        const request: LinalgRequest = Object.freeze({ op: plan.op, dtype: plan.dtype, m: plan.m, n: plan.n, batch: plan.batch, flags: plan.flags, a: plan.a, ...(plan.b === undefined ? {} : { b: plan.b }), out: Object.freeze(outs.map((t) => t?.buffer)), info });
+        // #35 (minimal, until this file is rebuilt on runExtension): outputs as descriptors with offsets.
+        const info = new Int32Array(infoWords.buffer, infoWords.offset * 4, nb);
+        const out = outs.map((t) => (t === undefined ? undefined : Object.freeze({ buffer: t.buffer, offset: t.offset, dtype: t.dtype as LinalgOutputDType, shape: t.shape })));
+        const request: LinalgRequest = Object.freeze({ op: plan.op, dtype: plan.dtype, m: plan.m, n: plan.n, batch: plan.batch, flags: plan.flags, a: plan.a, ...(plan.b === undefined ? {} : { b: plan.b }), out: Object.freeze(out), info });
         const guard = byExtension && ext.declinesBeforeWriting !== true ? outs : undefined;
         await this.#call(op, ctx, ext, request, guard);
         if (errorCode !== undefined) {
@@ -911,6 +914,8 @@ export class Linalg {
             }
           }
         }
+        // #35: the output convention, once, after whichever kernel ran (the failed batches are left alone).
+        applyOutputConvention(request);
         return outs;
       } catch (e) {
         for (const t of outs) t?.dispose();

@@ -25,7 +25,7 @@ describe('extension first, built-in fallback (R64, R65)', () => {
       name: 'writer',
       cholesky: (_ctx, r: LinalgRequest) => {
         calls++;
-        new Float64Array(r.out[0]!).set([2, 1, 0, Math.SQRT2]);
+        new Float64Array(r.out[0]!.buffer, r.out[0]!.offset * 8, 4).set([2, 1, 0, Math.SQRT2]);
         return EXECUTED;
       },
     };
@@ -79,7 +79,7 @@ describe('extension first, built-in fallback (R64, R65)', () => {
     const kernels: CpuLinalgKernels = {
       name: 'liar',
       cholesky: (_ctx, r) => {
-        new Float64Array(r.out[0]!)[0] = 1;
+        new Float64Array(r.out[0]!.buffer, r.out[0]!.offset * 8, 1)[0] = 1;
         return Unsupported.dtype('f64');
       },
     };

@@ -179,7 +179,7 @@ describe('linalg outputs from the buffer pool', () => {
       name: 'probe',
       ...(declared ? { overwritesOutputs: true, declinesBeforeWriting: true } : {}),
       luFactor: (_ctx, r) => {
-        seen.push(new Uint8Array(r.out[0]!, 0, 16 * 8).every((b) => b === 0));
+        seen.push(new Uint8Array(r.out[0]!.buffer, r.out[0]!.offset * 8, 16 * 8).every((b) => b === 0));
         return Unsupported.dtype(r.dtype);
       },
     });
@@ -205,7 +205,7 @@ describe('linalg outputs from the buffer pool', () => {
       name: 'liar',
       ...(declared ? { declinesBeforeWriting: true } : {}),
       cholesky: (_ctx, r) => {
-        new Float64Array(r.out[0]!, 0, 4).fill(9);
+        new Float64Array(r.out[0]!.buffer, r.out[0]!.offset * 8, 4).fill(9);
         return Unsupported.dtype(r.dtype);
       },
       solve: () => EXECUTED,

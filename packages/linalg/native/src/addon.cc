@@ -3,8 +3,9 @@
 //   info(): { eigen: string, isa: string, notBuilt: string, runsNotBuilt: boolean, descHeader: number, maxBatchAxes: number }
 // Every word is copied once, then checked in overflow-safe (128-bit) arithmetic: op, dtype, flags,
 // extents below 2^31, the batch range inside the batch count, every input offset the job reaches
-// inside its buffer, every output and the info array long enough, pointers aligned. A job that
-// fails a check is refused with a status code; nothing is read or written then. Never throws.
+// inside its buffer, every output (from its offset: #35) and the info words (from theirs) inside
+// their buffers, pointers aligned. A job that fails a check is refused with a status code; nothing
+// is read or written then. Never throws.
 #include <napi.h>
 
 #include <algorithm>
@@ -93,12 +94,36 @@ bool operand_fits(const Job& j, const Operand& o, int64_t rows, int64_t cols, in
   return (last + 1) * el <= static_cast<i128>(v.bytes);
 }
 
-// The info words (at least `count`, Int32Array) and the optional abort word of a job.
-int parse_info_abort(const Napi::CallbackInfo& info, Job& j, int64_t count, double abortAt) {
+constexpr double kMaxIdx = 9007199254740991.0;
+
+// Output `o` of a job (its words already copied into `d`): `per` elements of `es` bytes per batch,
+// `count` batches, dense from element d[kOffOut + o] of its buffer (argument 3 + o). The offset is
+// a non-negative integer and (offset + per·count)·es fits the buffer, in 128-bit arithmetic; the
+// pointer at the offset is aligned to the element's component. An unused output (per < 0) is not
+// looked at.
+int parse_output(const Napi::CallbackInfo& info, const double* d, Job& j, int o, int64_t per, int64_t es, int64_t count) {
+  if (per < 0) return tfl::kOk;
+  View v = view_of(info[3 + o]);
+  if (!v.ok) return tfl::kBadArguments;
+  const double off = d[tfl::kOffOut + o];
+  if (!is_int(off, 0, kMaxIdx)) return tfl::kOutOfBounds;
+  const i128 first = static_cast<i128>(static_cast<int64_t>(off)) * es;
+  if (first + static_cast<i128>(per) * count * es > static_cast<i128>(v.bytes)) return tfl::kOutOfBounds;
+  uint8_t* p = static_cast<uint8_t*>(v.data) + static_cast<size_t>(first);
+  if (reinterpret_cast<uintptr_t>(p) % static_cast<uintptr_t>(es == 16 ? 8 : es) != 0) return tfl::kOutOfBounds;
+  j.out[o] = p;
+  return tfl::kOk;
+}
+
+// The info words (at least `count` from int32 word d[kOffInfo] of the Int32Array's buffer view) and
+// the optional abort word of a job.
+int parse_info_abort(const Napi::CallbackInfo& info, const double* d, Job& j, int64_t count, double abortAt) {
   View iv = view_of(info[6]);
   if (!iv.ok || !info[6].IsTypedArray() || info[6].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
-  if (static_cast<i128>(count) * 4 > static_cast<i128>(iv.bytes)) return tfl::kOutOfBounds;
-  j.info = static_cast<int32_t*>(iv.data);
+  const double off = d[tfl::kOffInfo];
+  if (!is_int(off, 0, kMaxIdx)) return tfl::kOutOfBounds;
+  if ((static_cast<i128>(static_cast<int64_t>(off)) + count) * 4 > static_cast<i128>(iv.bytes)) return tfl::kOutOfBounds;
+  j.info = static_cast<int32_t*>(iv.data) + static_cast<int64_t>(off);
   if (abortAt >= 0 && info.Length() > 7 && info[7].IsTypedArray()) {
     if (info[7].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
     View av = view_of(info[7]);
@@ -127,7 +152,7 @@ int parse_step(const Napi::CallbackInfo& info, const double* d, Job& j) {
   if ((n + j.k - 1) / j.k > tfl::kMaxPanels) return tfl::kBadRange;
   j.b0 = 0;
   j.b1 = 1;
-  const double maxIdx = 9007199254740991.0;
+  const double maxIdx = kMaxIdx;
   if (!is_int(d[10], 0, maxIdx) || !is_int(d[11], 0, maxIdx) || !is_int(d[12], 0, maxIdx)) return tfl::kOutOfBounds;
   j.a.off = static_cast<int64_t>(d[10]);
   j.a.rs = static_cast<int64_t>(d[11]);
@@ -139,16 +164,10 @@ int parse_step(const Napi::CallbackInfo& info, const double* d, Job& j) {
   j.a.data = av.data;
   j.b = j.a;
   for (int o = 0; o < 3; o++) {
-    int64_t per = tfl::out_elems(j, o);
-    if (per < 0) continue;
-    View v = view_of(info[3 + o]);
-    if (!v.ok) return tfl::kBadArguments;
-    int64_t es = kind_size(j.dtype, tfl::out_kind(j, o));
-    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(es == 16 ? 8 : es) != 0) return tfl::kOutOfBounds;
-    if (static_cast<i128>(per) * es > static_cast<i128>(v.bytes)) return tfl::kOutOfBounds;
-    j.out[o] = v.data;
+    const int s = parse_output(info, d, j, o, tfl::out_elems(j, o), kind_size(j.dtype, tfl::out_kind(j, o)), 1);
+    if (s != tfl::kOk) return s;
   }
-  return parse_info_abort(info, j, 1, d[9]);
+  return parse_info_abort(info, d, j, 1, d[9]);
 }
 
 int parse(const Napi::CallbackInfo& info, Job& j) {
@@ -179,7 +198,7 @@ int parse(const Napi::CallbackInfo& info, Job& j) {
     count *= j.ext[t];
     if (count > (static_cast<i128>(1) << 53)) return tfl::kBadArguments;
   }
-  const double maxIdx = 9007199254740991.0;
+  const double maxIdx = kMaxIdx;
   if (!is_int(d[6], 0, maxIdx) || !is_int(d[7], 0, maxIdx)) return tfl::kBadRange;
   j.b0 = static_cast<int64_t>(d[6]);
   j.b1 = static_cast<int64_t>(d[7]);
@@ -211,18 +230,12 @@ int parse(const Napi::CallbackInfo& info, Job& j) {
     if (!operand_fits(j, *ops[o], rows, cols, n, v, el)) return tfl::kOutOfBounds;
     ops[o]->data = v.data;
   }
-  // Outputs: dense, batch-contiguous.
+  // Outputs: dense, batch-contiguous, each from its offset.
   for (int o = 0; o < 3; o++) {
-    int64_t per = tfl::out_elems(j, o);
-    if (per < 0) continue;
-    View v = view_of(info[3 + o]);
-    if (!v.ok) return tfl::kBadArguments;
-    int64_t es = kind_size(j.dtype, tfl::out_kind(j, o));
-    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(es == 16 ? 8 : es) != 0) return tfl::kOutOfBounds;
-    if (static_cast<i128>(per) * n * es > static_cast<i128>(v.bytes)) return tfl::kOutOfBounds;
-    j.out[o] = v.data;
+    const int s = parse_output(info, d, j, o, tfl::out_elems(j, o), kind_size(j.dtype, tfl::out_kind(j, o)), n);
+    if (s != tfl::kOk) return s;
   }
-  return parse_info_abort(info, j, n, abortAt);
+  return parse_info_abort(info, d, j, n, abortAt);
 }
 
 Napi::Value run(const Napi::CallbackInfo& info) {

@@ -31,7 +31,8 @@ enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQ
 // the first and second lane's start (CLOCK_MONOTONIC µs, mod 2³²), [7] tasks the second lane ran;
 // then progress[j] = 1 (gathered) + the panels applied + 1 once factored.
 // Words of a team task (addon.cc checks them): 0 op, 1 dtype, 2 n, 3 n, 4 nb, 5 flags, 6..8 0,
-// 9 abort offset, 10..12 A's offset and strides, 13..15 0. P ≤ kMaxPanels.
+// 9 abort offset, 10..12 A's offset and strides, 13..15 0, 16..18 the offsets of out[0..2] (the
+// sync words' in int32), 19 info's. P ≤ kMaxPanels.
 enum StepOp : int { kLuStep = 10, kCholStep = 11, kStepOpEnd = 12 };
 constexpr int kSyncHeader = 8;
 constexpr int64_t kMaxPanels = 4096;
@@ -56,7 +57,13 @@ constexpr int kFlagVectors = 16;     // svd: compute U/Vh; eigh/eig: eigenvector
 constexpr int kFlagROnly = 32;       // qr: R only
 
 constexpr int kMaxBatchAxes = 16;
-constexpr int kHeader = 16;
+// Words 0..19 (src/native/binding.ts W): 0 op, 1 dtype, 2 m, 3 n, 4 k, 5 flags, 6 b0, 7 b1, 8 batch
+// axes, 9 abort offset, 10..12 A's offset and strides, 13..15 B's, 16..18 each output's offset in
+// elements of its type (-1: none; outputs are dense and batch-contiguous from there: #35), 19 the
+// info words' offset in int32; then the batch extents, A's and B's batch strides.
+constexpr int kHeader = 20;
+constexpr int kOffOut = 16;
+constexpr int kOffInfo = 19;
 
 struct Operand {
   const void* data = nullptr;  // input: base pointer of the buffer
@@ -71,8 +78,8 @@ struct Job {
   int nb = 0;
   int64_t ext[kMaxBatchAxes] = {};
   Operand a, b;
-  void* out[3] = {nullptr, nullptr, nullptr};  // dense column-major, batch-contiguous
-  int32_t* info = nullptr;                      // one per batch
+  void* out[3] = {nullptr, nullptr, nullptr};  // dense column-major, batch-contiguous; at the output's offset
+  int32_t* info = nullptr;                      // one per batch; at info's offset
   const int32_t* abort = nullptr;
   // Team tasks (kLuStep, kCholStep; k is the block width nb): the sync words are out[2].
 };

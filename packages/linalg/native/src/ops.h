@@ -52,45 +52,6 @@ template <typename T> struct real_of<std::complex<T>> { using type = T; };
 template <typename T> struct is_cplx : std::false_type {};
 template <typename T> struct is_cplx<std::complex<T>> : std::true_type {};
 
-// A stable sort of indices (binary insertion: O(n log n) comparisons, O(n²) moves — nothing next to
-// the O(n³) eigensolver it orders). Not std::stable_sort: its helpers on long* (std::__rotate_adaptive
-// …) are the same symbols in every instruction set's object, and the linker keeps one of them.
-template <typename Less>
-void stable_sort(long* first, long* last, Less less) {
-  for (long* i = first + 1; i < last; i++) {
-    const long v = *i;
-    long *lo = first, *hi = i;
-    while (lo < hi) {
-      long* mid = lo + (hi - lo) / 2;
-      if (less(v, *mid)) hi = mid; else lo = mid + 1;
-    }
-    for (long* k = i; k > lo; k--) *k = *(k - 1);
-    *lo = v;
-  }
-}
-
-// The order of eig's eigenvalues, shared by every kernel: by real part; eigenvalues whose real parts
-// lie within δ = √ε·max|λ| of the first of their run (a conjugate pair, or equal real parts that
-// rounding made differ) by imaginary part. NaN sorts last; both sorts are stable.
-template <typename C>
-void eig_order(const C* w, long n, long* order) {
-  using R = typename C::value_type;
-  R big = 0;
-  for (long i = 0; i < n; i++) { order[i] = i; R a = std::abs(w[i]); if (a > big) big = a; }
-  const R delta = std::sqrt(std::numeric_limits<R>::epsilon()) * big;
-  auto before = [](R x, R y) {
-    const bool xn = std::isnan(x), yn = std::isnan(y);
-    return (xn || yn) ? (!xn && yn) : x < y;
-  };
-  stable_sort(order, order + n, [&](long x, long y) { return before(w[x].real(), w[y].real()); });
-  for (long i = 0; i < n;) {
-    long j = i + 1;
-    while (j < n && w[order[j]].real() - w[order[i]].real() <= delta) j++;
-    stable_sort(order + i, order + j, [&](long x, long y) { return before(w[x].imag(), w[y].imag()); });
-    i = j;
-  }
-}
-
 // The team task's waiting (linalg.h: sync words [2] wake generation, [3] sleepers).
 static inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -151,38 +112,6 @@ struct Runner {
   template <typename T>
   static Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>> out(void* p, int64_t flat, Idx rows, Idx cols) {
     return Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>>(static_cast<T*>(p) + flat * rows * cols, rows, cols);
-  }
-
-  // Unit phase of x (sign for reals; 1 for zero).
-  template <typename T>
-  static T phase(const T& x) {
-    if constexpr (is_cplx<T>::value) {
-      auto a = std::abs(x);
-      return a == 0 ? T(1) : x / a;
-    } else {
-      return x < 0 ? T(-1) : T(1);
-    }
-  }
-
-  // Scale column c of `v` (and of `w`, if given, by the same phase) so that its entry of largest
-  // magnitude (the first of equal ones) is real and non-negative.
-  template <typename M1, typename M2>
-  static void normalize_columns(M1& v, M2* w) {
-    for (Idx c = 0; c < v.cols(); c++) {
-      Idx best = 0;
-      R bestAbs = -1;
-      for (Idx r = 0; r < v.rows(); r++) {
-        R a = std::abs(v(r, c));
-        if (a > bestAbs * (R(1) + R(64) * Eigen::NumTraits<R>::epsilon())) { bestAbs = a; best = r; }
-      }
-      if (v.rows() == 0) continue;
-      auto p = phase(v(best, c));
-      using T = typename M1::Scalar;
-      T cp;
-      if constexpr (is_cplx<T>::value) cp = std::conj(p); else cp = p;
-      v.col(c) *= cp;
-      if (w != nullptr && c < w->cols()) w->col(c) *= cp;
-    }
   }
 
   int run() {
@@ -650,7 +579,8 @@ struct Runner {
   }
 
   // Householder QR in place in this thread's scratch (Eigen's blocked HouseholderQR on a Ref), R
-  // copied out, Q formed in its output by applying the reflectors (blocked) to the identity.
+  // copied out, Q formed in its output by applying the reflectors (blocked) to the identity: the raw
+  // factors (Householder's signs on R's diagonal).
   void qr(int64_t b) {
     const Idx m = j.m, n = j.n, k = std::min(m, n);
     const bool full = (j.flags & kFlagFull) != 0, ronly = (j.flags & kFlagROnly) != 0;
@@ -662,25 +592,13 @@ struct Runner {
     auto r = out<S>(j.out[1], b, rr, n);
     r.setZero();
     r.topRows(k) = W.topRows(k).template triangularView<Eigen::Upper>();
-    S* qd = nullptr;
     if (!ronly) {
       auto q = out<S>(j.out[0], b, m, qc);
       q.setIdentity();
       // Eigen's identity shortcut assumes a square destination (as its own operator* checks).
       f.householderQ().applyThisOnTheLeft(q, qc == m);
-      qd = q.data();
     }
-    // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases.
-    for (Idx i = 0; i < k; i++) {
-      S p = phase(r(i, i));
-      S cp;
-      if constexpr (is_cplx<S>::value) cp = std::conj(p); else cp = p;
-      if (p == S(1)) continue;
-      r.row(i) *= cp;
-      if (qd != nullptr)
-        for (Idx x = 0; x < m; x++) qd[x + i * m] *= p;
-      if constexpr (is_cplx<S>::value) r(i, i) = S(std::real(r(i, i)));
-    }
+    // R's diagonal is made real and ≥ 0 by @tenferro/linalg's output convention (#35).
   }
 
   // Eigen 3.4's BDCSVD hands matrices of fewer than 16 columns to JacobiSVD, whose complex 2×2 steps
@@ -737,10 +655,9 @@ struct Runner {
     auto s = out<R>(j.out[1], b, k, 1);
     s = f.singularValues().head(k).template cast<R>();
     if (!vec) return true;
-    Mat u = f.matrixU().template cast<S>(), v = f.matrixV().template cast<S>();
-    normalize_columns(u, &v);
-    out<S>(j.out[0], b, m, u.cols()) = u;
-    out<S>(j.out[2], b, v.cols(), n) = v.adjoint();
+    // The raw vectors: their phases are fixed by @tenferro/linalg's output convention (#35).
+    out<S>(j.out[0], b, m, f.matrixU().cols()) = f.matrixU().template cast<S>();
+    out<S>(j.out[2], b, f.matrixV().cols(), n) = f.matrixV().adjoint().template cast<S>();
     return true;
   }
 
@@ -762,11 +679,7 @@ struct Runner {
     const bool ok = es.info() == Eigen::Success;
     if (ok) {
       out<R>(j.out[0], b, n, 1) = es.eigenvalues();
-      if (vec) {
-        auto v = out<S>(j.out[1], b, n, n);
-        v = es.eigenvectors();
-        normalize_columns(v, static_cast<Mat*>(nullptr));
-      }
+      if (vec) out<S>(j.out[1], b, n, n) = es.eigenvectors();  // phases: the output convention (#35)
     } else {
       j.info[b] = 1;
     }
@@ -789,18 +702,10 @@ struct Runner {
       w = es.eigenvalues();
       if (vec) v = es.eigenvectors();
     }
-    // Eigenvalues in eig_order's order, so that every kernel — Eigen's, LAPACK's geev — gives the
-    // same order; vectors follow.
-    perm_.resize(n);
-    eig_order(w.data(), static_cast<long>(n), perm_.data());
-    auto wo = out<C>(j.out[0], b, n, 1);
-    for (Idx i = 0; i < n; i++) wo(i) = w(perm_[i]);
-    if (!vec) return;
-    CMat vs(n, n);
-    for (Idx c = 0; c < n; c++) vs.col(c) = v.col(perm_[c]);
-    for (Idx c = 0; c < n; c++) { R nr = vs.col(c).norm(); if (nr > 0) vs.col(c) /= nr; }
-    normalize_columns(vs, static_cast<CMat*>(nullptr));
-    out<C>(j.out[1], b, n, n) = vs;
+    // In the solver's order, raw: @tenferro/linalg's output convention orders them (as every
+    // kernel's: Eigen's, LAPACK's geev), scales the vectors to unit norm and fixes their phases (#35).
+    out<C>(j.out[0], b, n, 1) = w;
+    if (vec) out<C>(j.out[1], b, n, n) = v;
   }
 
   // Full-pivot LU of a square matrix, exactly LAPACK's ?getc2 (so that both kernels agree): at

@@ -15,10 +15,13 @@ export interface LinalgBinding {
   readonly descHeader: number;
 }
 
-/** Words 0..15 of a task, then batch extents, A's batch strides, B's batch strides. */
+/**
+ * Words 0..19 of a task, then batch extents, A's batch strides, B's batch strides. offOut0..2: each
+ * output's offset in elements of its type (-1: no output); offInfo: info's offset in int32 words (#35).
+ */
 export const W = Object.freeze({
   op: 0, dtype: 1, m: 2, n: 3, k: 4, flags: 5, b0: 6, b1: 7, nb: 8, abortAt: 9,
-  offA: 10, rsA: 11, csA: 12, offB: 13, rsB: 14, csB: 15, HEADER: 16,
+  offA: 10, rsA: 11, csA: 12, offB: 13, rsB: 14, csB: 15, offOut0: 16, offOut1: 17, offOut2: 18, offInfo: 19, HEADER: 20,
 });
 
 export const MAX_BATCH_AXES = 16;

@@ -2,14 +2,17 @@
  * `@tenferro/linalg/testing`: the linear-algebra section of tenferro's conformance kit. A
  * third-party `CpuLinalgKernels` runs these cases in its own CI: each case installs the kernels in
  * a provider package on a fresh backend, calls the public API, and checks that every primitive the
- * kernels implement either executed — with results within n·ε·c of the built-in kernels'
- * conventions (residuals, pivots, signs) — or declined with every output untouched. Plain async
- * functions that throw on failure (no test runner needed):
+ * kernels implement either executed — with results within n·ε·c of the built-in kernels' (after
+ * `@tenferro/linalg`'s output convention, which it applies to whichever kernel ran: a kernel
+ * returns raw factorisations) — or declined with every output untouched. Every call hands the
+ * kernel its outputs at a non-zero offset of a larger buffer (#35: outputs are descriptors with
+ * offsets) and fails a kernel that writes anything outside an output's span, or from byte 0.
+ * Plain async functions that throw on failure (no test runner needed):
  *
  *   for (const c of linalgConformanceCases(() => myKernels)) it(c.name, c.run);
  */
 import { type CpuBackendKind, CpuBackend, type CpuProviderPackage, Tensor } from '@tenferro/core';
-import { type CpuLinalgKernels, type LinalgDType, linalgKernelsKey } from '../contract/index.js';
+import { type CpuLinalgKernels, LINALG_OPS, type LinalgDType, type LinalgKernel, type LinalgOutput, type LinalgRequest, linalgKernelsKey } from '../contract/index.js';
 import { linalg } from '../linalg.js';
 
 /** Options of {@link linalgConformanceCases}. */
@@ -47,6 +50,61 @@ export interface LinalgConformanceCase {
 
 function fail(name: string, what: string): never {
   throw new Error(`linalg conformance: ${name}: ${what}`);
+}
+
+const ELEMENT_BYTES: Readonly<Record<string, number>> = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4 };
+const GUARD = 0xa5;
+
+/**
+ * `kernels` with every method running on its request's outputs moved 3 elements into buffers with
+ * guard bytes around each output's span (the span zeroed when the kernels get zeroed outputs, else
+ * filled with the guard byte too) and info 2 words into its own; the spans and info are copied back
+ * into the caller's (after a decline too: `@tenferro/linalg`'s written-then-declined check then
+ * sees any write); a guard byte that changed fails the case.
+ */
+function relocating(kernels: CpuLinalgKernels, name: string): CpuLinalgKernels {
+  const zeroed = !(kernels.overwritesOutputs === true && kernels.declinesBeforeWriting === true);
+  const wrapped: Record<string, unknown> = {};
+  const own = kernels as unknown as Record<string, unknown>;
+  for (const key of new Set([...Object.keys(kernels), 'name', 'executionCapabilities', 'overwritesOutputs', 'declinesBeforeWriting'])) {
+    const value = own[key];
+    if (value !== undefined) wrapped[key] = typeof value === 'function' ? value.bind(kernels) : value;
+  }
+  for (const op of LINALG_OPS) {
+    const kernel = kernels[op];
+    if (typeof kernel !== 'function') continue;
+    const run: LinalgKernel = async (ctx, r: LinalgRequest) => {
+      const count = r.batch.reduce((p, e) => p * e, 1);
+      const spans: [start: number, bytes: number][] = [];
+      const moved = r.out.map((o): LinalgOutput | undefined => {
+        spans.push([0, 0]);
+        if (o === undefined) return undefined;
+        const bytes = ELEMENT_BYTES[o.dtype]!, offset = 3, size = o.shape.reduce((p, e) => p * e, 1) * bytes;
+        const buffer = new SharedArrayBuffer(offset * bytes + size + 64);
+        new Uint8Array(buffer).fill(GUARD);
+        if (zeroed) new Uint8Array(buffer, offset * bytes, size).fill(0);
+        spans[spans.length - 1] = [offset * bytes, size];
+        return Object.freeze({ buffer, offset, dtype: o.dtype, shape: o.shape });
+      });
+      const info = new Int32Array(new SharedArrayBuffer(4 * (count + 4)), 8, count);
+      const outcome = await kernel.call(kernels, ctx, Object.freeze({ ...r, out: Object.freeze(moved), info }));
+      moved.forEach((o, i) => {
+        if (o === undefined) return;
+        const [start, size] = spans[i]!, all = new Uint8Array(o.buffer);
+        for (let b = 0; b < all.length; b++) {
+          if ((b < start || b >= start + size) && all[b] !== GUARD) fail(name, `${op} wrote byte ${b} of out[${i}]'s buffer, outside its span (bytes ${start}…${start + size - 1}: write from request.out[${i}].offset)`);
+        }
+        // Back into the caller's output, a decline's too (so that its written-then-declined check sees a write).
+        new Uint8Array(r.out[i]!.buffer, r.out[i]!.offset * ELEMENT_BYTES[o.dtype]!, size).set(all.subarray(start, start + size));
+      });
+      const words = new Int32Array(info.buffer);
+      for (let w = 0; w < words.length; w++) if ((w < 2 || w >= 2 + count) && words[w] !== 0) fail(name, `${op} wrote info word ${w}, outside info's span (words 2…${1 + count}: write through the info view)`);
+      r.info.set(info);
+      return outcome;
+    };
+    wrapped[op] = run;
+  }
+  return Object.freeze(wrapped) as unknown as CpuLinalgKernels;
 }
 
 function real(d: LinalgDType): boolean {
@@ -100,7 +158,7 @@ export function linalgConformanceCases(factory: () => CpuLinalgKernels, options:
         async run() {
           const kernels = factory();
           if (typeof kernels[prim] !== 'function') return; // not implemented: nothing to check
-          const pkg: CpuProviderPackage = { kind, name: `conformance ${kernels.name}`, extensions: [[linalgKernelsKey(), kernels]] };
+          const pkg: CpuProviderPackage = { kind, name: `conformance ${kernels.name}`, extensions: [[linalgKernelsKey(), relocating(kernels, name)]] };
           const withExt = await CpuBackend.create({ kind, threads: 1, providers: [...(options.providers ?? []), pkg] } as never);
           const reference = await CpuBackend.create({ threads: 1, providers: [] });
           try {

@@ -1,7 +1,8 @@
 // The native fuzz driver of tenferro_linalg.node (run by test/native-fuzz.test.ts, and by
 // `npm run test:asan` against the sanitizer build): seeded jobs for every op (0–9), the team tasks of
 // the blocked LU and Cholesky (10, 11: one lane, zeroed sync words, garbage pivots in out1), and every dtype straight
-// into `run(words, a, b, out0, out1, out2, info, abort?)`, every buffer between guard bands, some
+// into `run(words, a, b, out0, out1, out2, info, abort?)` — outputs and info at random offsets of
+// their buffers (#35) —, every buffer between guard bands, some
 // with an abort word (raised: Aborted before anything is written), then mutated words, short
 // buffers, wrong argument kinds; and `info()` once. A well-formed job with large enough buffers
 // must succeed; any other must return a documented status; no guard byte may change, and a
@@ -23,7 +24,7 @@ const binding = createRequire(import.meta.url)(args.addon);
 // native/src/linalg.h
 const S = { Ok: 0, BadArguments: 1, OutOfBounds: 2, BadDtype: 3, BadRange: 4, Aborted: 5, BadOp: 6 };
 const DOCUMENTED = Object.values(S);
-const H = 16;
+const H = 20; // words 16..18: the outputs' offsets (elements of their type), 19: info's (int32) — #35
 const FLAG = { upper: 1, left: 2, unit: 4, full: 8, vectors: 16, rOnly: 32 };
 
 // Per-batch output sizes in bytes (native/src/shapes.cc), scalar size s, real size r.
@@ -49,6 +50,29 @@ function inShape(op, m, n, flags, which) {
   return which === 0 ? [m, n] : null;
 }
 
+// Whether op (with flags) has output `which` (native/src/shapes.cc: out_elems ≥ 0).
+function used(op, which, flags) {
+  const vec = (flags & FLAG.vectors) !== 0;
+  switch (op) {
+    case 0: case 1: case 4: return which === 0;
+    case 2: return which < 2;
+    case 5: return which === 1 || (which === 0 && (flags & FLAG.rOnly) === 0);
+    case 6: return which === 1 || vec;
+    case 7: case 8: return which === 0 || (which === 1 && vec);
+    default: return true;
+  }
+}
+
+// Bytes of one element of output `which` (native/src/shapes.cc out_kind), scalar size s, real size r.
+function outElem(op, which, s, r) {
+  if (op === 2) return which === 1 ? 4 : s;
+  if (op === 9 || op === 10 || op === 11) return which === 0 ? s : 4;
+  if (op === 6) return which === 1 ? r : s;
+  if (op === 7) return which === 0 ? r : s;
+  if (op === 8) return 2 * r;
+  return s;
+}
+
 // A team task of the blocked factorisations (native/src/linalg.h): one n×n matrix in out0, A read
 // by the gathers, pivots in out1 (LU; written by the panels before any update reads them), the sync
 // words in out2 — zeroed, as the caller must give them (one lane alone runs every task).
@@ -62,7 +86,10 @@ function makeStepCase(r) {
   const rsd = col ? 1 : n + r.int(0, 2), csd = col ? n + r.int(0, 2) : 1;
   const d = new Array(H).fill(0);
   Object.assign(d, { 0: op, 1: dt, 2: n, 3: n, 4: nb, 5: flags, 8: 0, 9: -1, 10: off, 11: rsd, 12: csd });
-  const lens = [(off + (n - 1) * (rsd + csd) + 1) * s, 8, n * n * s, op === 10 ? n * 4 : 0, (8 + panels) * 4, 4];
+  // Outputs and info at random offsets (elements of their type) into longer buffers.
+  const offs = [0, 1, 2, 3].map(() => (r.chance(0.5) ? 0 : r.int(1, 3)));
+  for (let o = 0; o < 4; o++) d[16 + o] = offs[o];
+  const lens = [(off + (n - 1) * (rsd + csd) + 1) * s, 8, (offs[0] + n * n) * s, (offs[1] + (op === 10 ? n : 0)) * 4, (offs[2] + 8 + panels) * 4, (offs[3] + 1) * 4];
   let wellFormed = true;
   const short = r.chance(0.1) ? r.pick([0, 2, 3, 4, 5]) : -1;
   if (short >= 0 && lens[short] > 0) { lens[short] -= r.pick([1, 4, 8]); wellFormed = false; }
@@ -117,9 +144,17 @@ function makeCase(r) {
     for (let t = 0; t < rank; t++) { d[H + t] = ext[t]; d[H + rank * (1 + which) + t] = bs[t]; }
     lens.push(span * s);
   }
+  // Outputs and info at random offsets (elements of their type; unused outputs: -1 or any) into longer buffers.
   const per = outBytes(op, m, n, flags, s, rs);
-  for (let i = 0; i < 3; i++) lens.push(per[i] * total);
-  lens.push(4 * total);
+  for (let i = 0; i < 3; i++) {
+    const off = r.chance(0.5) ? 0 : r.int(1, 3);
+    const unused = !used(op, i, flags);
+    d[16 + i] = unused && r.chance(0.5) ? -1 : off;
+    lens.push(per[i] * total + (unused ? 0 : off * outElem(op, i, s, rs)));
+  }
+  const infoOff = r.chance(0.5) ? 0 : r.int(1, 3);
+  d[19] = infoOff;
+  lens.push(4 * (total + infoOff));
   let wellFormed = true;
   const short = r.chance(0.1) ? r.int(0, 5) : -1;
   if (short >= 0 && lens[short] > 0) { lens[short] -= r.pick([1, 4, 8]); wellFormed = false; }
