@@ -10,8 +10,13 @@
  * The extension key is found by name (`defineExtensionKey('tenferro.linalg.kernels')`: keys are
  * identity-by-name), so this package needs nothing of `@tenferro/linalg` at run time; the types
  * below are the subset of `@tenferro/linalg/contract`'s `LinalgRequest` it reads.
+ *
+ * The kernels return LAPACK's raw results (geqrf/orgqr's signs, gesdd's and syevd's vectors, geev's
+ * order and vectors): `@tenferro/linalg` applies its output convention after any kernel (#35).
+ * Each output is a descriptor with an offset (`{ buffer, offset, dtype, shape }`): it is checked
+ * here against its buffer and the request before the task is posted, and again natively.
  */
-import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type ExtensionKey, type KernelArgs, Unsupported, defineExtensionKey, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
+import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type ExtensionKey, type KernelArgs, TenferroError, Unsupported, defineExtensionKey, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
 import type { BlasSession } from './gemm-provider.js';
 import type { BlasBinding } from './native/binding.js';
 
@@ -32,6 +37,16 @@ interface Operand {
   readonly batchStrides: readonly number[];
 }
 
+/** An output descriptor of `@tenferro/linalg`'s LinalgRequest (its `LinalgOutput`). */
+export interface LapackOutput {
+  readonly buffer: SharedArrayBuffer;
+  /** Where batch 0 starts, in elements of `dtype`. */
+  readonly offset: number;
+  readonly dtype: string;
+  /** Matrix (or vector) extents, then the request's batch extents. */
+  readonly shape: readonly number[];
+}
+
 /** The fields of `@tenferro/linalg`'s LinalgRequest this provider reads. */
 export interface LapackRequest {
   readonly op: string;
@@ -42,7 +57,7 @@ export interface LapackRequest {
   readonly flags: { readonly upper: boolean; readonly left: boolean; readonly unitDiagonal: boolean; readonly full: boolean; readonly vectors: boolean; readonly rOnly: boolean };
   readonly a: Operand;
   readonly b?: Operand;
-  readonly out: readonly (SharedArrayBuffer | undefined)[];
+  readonly out: readonly (LapackOutput | undefined)[];
   readonly info: Int32Array;
 }
 
@@ -51,8 +66,52 @@ const OP = { cholesky: 0, solveTriangular: 1, luFactor: 2, lu: 3, solve: 4, qr: 
 type Op = keyof typeof OP;
 const DTYPE: Readonly<Record<string, number>> = { f32: 0, f64: 1, c64: 2, c128: 3 };
 const PREFIX = ['s', 'd', 'c', 'z'] as const;
-const HEADER = 16;
+/** Words: 0..12 as before, 13 info's offset (int32), 14, 15 zero, 16 + 3o: output o's offset (-1: none), rows, cols; native/src/lapack.cc. */
+const HEADER = 25;
+const INFO_WORD = 13;
+const OUT_WORDS = 16;
 const INT_MAX = 0x7fffffff;
+/** Bytes of an element of each output dtype. */
+const ELEMENT_BYTES: Readonly<Record<string, number>> = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4 };
+/** The element type of output `which` of each op (0: the dtype, 1: its real type, 2: i32, 3: its complex type), as lapack.cc's out_kind. */
+function outKind(op: Op, which: number): 0 | 1 | 2 | 3 {
+  if (op === 'luFactor') return which === 1 ? 2 : 0;
+  if (op === 'luFullPivot') return which === 0 ? 0 : 2;
+  if (op === 'svd') return which === 1 ? 1 : 0;
+  if (op === 'eigh') return which === 0 ? 1 : 0;
+  if (op === 'eig') return 3;
+  return 0;
+}
+const KIND_DTYPE = [['f32', 'f64', 'c64', 'c128'], ['f32', 'f64', 'f32', 'f64'], ['i32', 'i32', 'i32', 'i32'], ['c64', 'c128', 'c64', 'c128']] as const;
+
+/**
+ * Every output descriptor and the info view of `r` checked against its buffer (#35), before the
+ * task is posted: a SharedArrayBuffer; a non-negative integer offset; the element type the op writes
+ * in that slot; integer extents (one or two) followed by the request's batch extents; the
+ * dense batch-contiguous span from the offset inside the buffer; info an Int32Array of at least
+ * the batch count. The native side checks the same again (and each routine's extents). A request
+ * that fails is a caller's bug: `InvalidArgument`, nothing written.
+ */
+function checkRequest(name: Op, r: LapackRequest, dtype: number, count: number): void {
+  const op = `provider-blas LAPACK ${name}`;
+  for (let o = 0; o < 3; o++) {
+    const d = r.out[o];
+    if (d === undefined) continue;
+    const param = `request.out[${o}]`;
+    if (typeof d !== 'object' || d === null || !(d.buffer instanceof SharedArrayBuffer)) throw TenferroError.invalidArgument(op, param, 'an output descriptor { buffer: SharedArrayBuffer, offset, dtype, shape }', d);
+    const want = KIND_DTYPE[outKind(name, o)][dtype]!;
+    if (d.dtype !== want) throw TenferroError.invalidArgument(op, `${param}.dtype`, `'${want}'`, d.dtype);
+    if (!Number.isSafeInteger(d.offset) || d.offset < 0) throw TenferroError.invalidArgument(op, `${param}.offset`, 'a non-negative integer', d.offset);
+    const shape = d.shape, lead = Array.isArray(shape) ? shape.length - r.batch.length : -1;
+    if (!(lead === 1 || lead === 2) || shape.some((e, i) => !Number.isSafeInteger(e) || e < 0 || (i >= lead && e !== r.batch[i - lead]))) {
+      throw TenferroError.invalidArgument(op, `${param}.shape`, `one or two extents, then the batch extents [${r.batch.join(', ')}]`, shape);
+    }
+    const bytes = ELEMENT_BYTES[want]!;
+    const elements = shape.slice(0, lead).reduce((p, e) => p * e, 1) * count;
+    if ((d.offset + elements) * bytes > d.buffer.byteLength) throw TenferroError.invalidArgument(op, param, `${elements} elements of ${want} from offset ${d.offset} inside its buffer (${d.buffer.byteLength} bytes)`, d.offset);
+  }
+  if (!(r.info instanceof Int32Array) || !(r.info.buffer instanceof SharedArrayBuffer) || r.info.length < count) throw TenferroError.invalidArgument(op, 'request.info', `an Int32Array over a SharedArrayBuffer of at least ${count} words`, r.info);
+}
 
 /** The LAPACK/BLAS routines (without prefix and trailing underscore) an op calls. */
 function routines(op: Op, r: LapackRequest, complex: boolean): string[] {
@@ -76,13 +135,21 @@ function pack(r: LapackRequest, op: number, dtype: number, threads: number): Ker
   const f = r.flags;
   const flags = (f.upper ? 1 : 0) | (f.left ? 2 : 0) | (f.unitDiagonal ? 4 : 0) | (f.full ? 8 : 0) | (f.vectors ? 16 : 0) | (f.rOnly ? 32 : 0);
   w.set([op, dtype, r.m, r.n, flags, threads, nb, r.a.offset, r.a.rowStride, r.a.colStride, b.offset, b.rowStride, b.colStride]);
+  w[INFO_WORD] = r.info.byteOffset >>> 2;
+  const buffers = [r.a.buffer, b.buffer];
+  for (let o = 0; o < 3; o++) {
+    const d = r.out[o];
+    const lead = d === undefined ? 0 : d.shape.length - nb;
+    w.set(d === undefined ? [-1, 0, 0] : [d.offset, d.shape[0]!, lead === 2 ? d.shape[1]! : 1], OUT_WORDS + 3 * o);
+    buffers.push(d?.buffer ?? r.a.buffer);
+  }
+  buffers.push(r.info.buffer as SharedArrayBuffer);
   for (let t = 0; t < nb; t++) {
     w[HEADER + t] = r.batch[t]!;
     w[HEADER + nb + t] = r.a.batchStrides[t]!;
     w[HEADER + 2 * nb + t] = b.batchStrides[t]!;
   }
-  const any = r.a.buffer;
-  return kernelArgs(w, [r.a.buffer, b.buffer, r.out[0] ?? any, r.out[1] ?? any, r.out[2] ?? any, r.info.buffer as SharedArrayBuffer]);
+  return kernelArgs(w, buffers);
 }
 
 /** How many calls each op executed and declined (diagnostics and tests), since the kernels were made. */
@@ -103,6 +170,7 @@ export function createLapackKernels(session: BlasSession, binding: BlasBinding):
     async (ctx: CpuExecutionContext, r: LapackRequest): Promise<CpuProviderOutcome> => {
       const dtype = DTYPE[r.dtype];
       if (dtype === undefined) return decline(name, `LAPACK ${name} takes f32, f64, c64 and c128, not ${r.dtype}`);
+      checkRequest(name, r, dtype, r.batch.reduce((p, e) => p * e, 1));
       const mx = Math.max(r.m, r.n), mn = Math.min(r.m, r.n);
       // Every per-matrix array LAPACK indexes (and gesdd's complex workspace) within 32-bit integers.
       if (mx * mx > INT_MAX || (name === 'svd' && 5 * mn * mn + 5 * mn + 2 * mx * mn > INT_MAX)) return decline(name, 'a matrix exceeds the 32-bit LAPACK integer');

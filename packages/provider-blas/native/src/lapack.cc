@@ -5,13 +5,19 @@
 //   lapackSymbols() -> { dpotrf: true, zgeev: false, ... } (every routine below, s/d/c/z) | null (not loaded)
 //   lapack(words, a, b, out0, out1, out2, info) -> status
 // Words (src/lapack-kernels.ts): [op, dtype, m, n, flags, threads, nb, offA, rsA, csA, offB, rsB,
-// csB, 0, 0, 0 | ext[nb] | A batch strides[nb] | B batch strides[nb]]. op and flags are
-// @tenferro/linalg's codes (native/src/linalg.h there): 0 cholesky, 1 solveTriangular, 2 luFactor,
-// 3 lu, 4 solve, 5 qr, 6 svd, 7 eigh, 8 eig, 9 luFullPivot; dtype 0 f32, 1 f64, 2 c64, 3 c128;
-// flags 1 upper, 2 left, 4 unit diagonal, 8 full, 16 vectors, 32 R only. Outputs are dense,
-// column-major, batch-contiguous, with exactly the shapes, orders and sign conventions of
-// @tenferro/linalg's built-in kernels (its src/contract/index.ts).
-// Every word is copied and checked (128-bit arithmetic) before anything is read or written.
+// csB, info offset, 0, 0, out0 offset, rows, cols, out1 …, out2 … | ext[nb] | A batch strides[nb] |
+// B batch strides[nb]]. op and flags are @tenferro/linalg's codes (native/src/linalg.h there):
+// 0 cholesky, 1 solveTriangular, 2 luFactor, 3 lu, 4 solve, 5 qr, 6 svd, 7 eigh, 8 eig,
+// 9 luFullPivot; dtype 0 f32, 1 f64, 2 c64, 3 c128; flags 1 upper, 2 left, 4 unit diagonal,
+// 8 full, 16 vectors, 32 R only. Each output is a descriptor of the request (#35): its offset in
+// elements of its type (-1: none) and its matrix extents (rows, cols; a vector is rows × 1), dense,
+// column-major and batch-contiguous from the offset; the info words start at int32 `info offset`.
+// The shapes are @tenferro/linalg's (its src/output-convention.ts); this file keeps no table of its
+// own — each routine takes its extents from the descriptors and checks them as LAPACK checks its
+// arguments. The results are LAPACK's raw ones (geqrf/orgqr's signs, gesdd's and syevd's vectors,
+// geev's order and vectors): @tenferro/linalg applies its output convention after the kernel.
+// Every word is copied and checked (128-bit arithmetic) before anything is read or written: every
+// descriptor against its buffer, again after the TypeScript side did.
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -153,9 +159,11 @@ struct Arena {
 };
 thread_local Arena t_arena;
 
-constexpr int kHeader = 16;
+constexpr int kHeader = 25;
+constexpr int kInfoWord = 13;  // the info words' offset (int32)
+constexpr int kOutWords = 16;  // per output o: [16 + 3o] offset (elements of its type; -1: none), rows, cols
 constexpr int kMaxAxes = 16;
-constexpr int kFlagUpper = 1, kFlagLeft = 2, kFlagUnit = 4, kFlagFull = 8, kFlagVectors = 16, kFlagROnly = 32;
+constexpr int kFlagUpper = 1, kFlagLeft = 2, kFlagUnit = 4, kFlagVectors = 16, kFlagROnly = 32;  // 8 (full): read from the descriptors
 
 struct Bytes {
   uint8_t* data = nullptr;
@@ -186,29 +194,6 @@ struct Operand {
   const uint8_t* data = nullptr;
 };
 
-// One batch's sizes of output `which` (elements of its kind), -1 when unused; as @tenferro/linalg's
-// shapes.cc. Every product is of two extents below 2^31.
-int64_t out_elems(int op, int flags, int64_t m, int64_t n, int which) {
-  const int64_t k = std::min(m, n);
-  const bool vec = (flags & kFlagVectors) != 0, full = (flags & kFlagFull) != 0;
-  switch (op) {
-    case 0: return which == 0 ? m * m : -1;
-    case 1: case 4: return which == 0 ? m * n : -1;
-    case 2: return which == 0 ? m * n : which == 1 ? k : -1;
-    case 3: return which == 0 ? m * m : which == 1 ? m * k : k * n;
-    case 5:
-      if (which == 0) return (flags & kFlagROnly) ? -1 : full ? m * m : m * k;
-      return which == 1 ? (full ? m * n : k * n) : -1;
-    case 6:
-      if (which == 1) return k;
-      if (!vec) return -1;
-      return which == 0 ? (full ? m * m : m * k) : (full ? n * n : k * n);
-    case 7: case 8: return which == 0 ? m : which == 1 ? (vec ? m * m : -1) : -1;
-    case 9: return which == 0 ? m * m : m;
-    default: return -1;
-  }
-}
-
 // Bytes of one element of output `which`: 0 the dtype's, 1 its real type, 2 int32, 3 its complex type.
 int out_kind(int op, int which) {
   if (op == 2) return which == 1 ? 2 : 0;
@@ -217,6 +202,39 @@ int out_kind(int op, int which) {
   if (op == 7) return which == 0 ? 1 : 0;
   if (op == 8) return 3;
   return 0;
+}
+
+// One output descriptor of a request (words kOutWords + 3o …), checked against its buffer.
+struct Out {
+  uint8_t* data = nullptr;  // at the descriptor's offset
+  int64_t rows = 0, cols = 0;
+  bool present = false;
+};
+
+bool want(const Out& o, int64_t rows, int64_t cols) { return o.present && o.rows == rows && o.cols == cols; }
+
+// The routines' argument checks of the output descriptors (as LAPACK checks LDA ≥ M): each output
+// an op writes is present, with the extents the routine writes — where the request chooses them
+// (qr's Q columns and R rows, svd's thin or full U and Vᴴ) within what the routine accepts.
+bool outputs_fit(int op, int flags, int64_t m, int64_t n, const Out* o) {
+  const int64_t k = std::min(m, n);
+  const bool vec = (flags & kFlagVectors) != 0;
+  switch (op) {
+    case 0: return want(o[0], m, m);
+    case 1: case 4: return want(o[0], m, n);
+    case 2: return want(o[0], m, n) && want(o[1], k, 1);
+    case 3: return want(o[0], m, m) && want(o[1], m, k) && want(o[2], k, n);
+    case 5:  // R: rr×n, k ≤ rr ≤ m (rows past k zero); Q (not for R only): m×qc with k ≤ qc ≤ m (orgqr's M ≥ N ≥ K)
+      if (!o[1].present || o[1].cols != n || o[1].rows < k || o[1].rows > m) return false;
+      return (flags & kFlagROnly) != 0 || (o[0].present && o[0].rows == m && o[0].cols >= k && o[0].cols <= m);
+    case 6:  // S: k; with vectors, gesdd's jobz 'S' (U m×k, Vᴴ k×n) or 'A' (U m×m, Vᴴ n×n)
+      if (!want(o[1], k, 1)) return false;
+      if (!vec) return true;
+      return o[0].present && o[2].present && o[0].rows == m && o[2].cols == n && ((o[0].cols == k && o[2].rows == k) || (o[0].cols == m && o[2].rows == n));
+    case 7: case 8: return want(o[0], m, 1) && (!vec || want(o[1], m, m));
+    case 9: return want(o[0], m, m) && want(o[1], m, 1) && want(o[2], m, 1);
+    default: return false;
+  }
 }
 
 template <typename T> struct real_of { using type = T; };
@@ -228,40 +246,6 @@ T conj_of(const T& x) {
   if constexpr (is_cplx_v<T>) return std::conj(x); else return x;
 }
 
-// Unit phase of x (sign for reals; 1 for zero) — as the built-in kernels.
-template <typename T>
-T phase(const T& x) {
-  if constexpr (is_cplx_v<T>) {
-    auto a = std::abs(x);
-    return a == 0 ? T(1) : x / a;
-  } else {
-    return x < 0 ? T(-1) : T(1);
-  }
-}
-
-// The built-in kernels' normalisation: scale column c of the column-major rows×cols `v` (leading
-// dimension ld) so that its entry of largest magnitude (first of equal ones, within 64 ε) is real and
-// non-negative; returns the factor each column was multiplied by.
-template <typename T>
-std::vector<T> normalize_columns(T* v, int64_t rows, int64_t cols, int64_t ld) {
-  using R = typename real_of<T>::type;
-  std::vector<T> f(static_cast<size_t>(cols), T(1));
-  if (rows == 0) return f;
-  for (int64_t c = 0; c < cols; c++) {
-    int64_t best = 0;
-    R bestAbs = -1;
-    for (int64_t r = 0; r < rows; r++) {
-      R a = std::abs(v[r + c * ld]);
-      if (a > bestAbs * (R(1) + R(64) * std::numeric_limits<R>::epsilon())) { bestAbs = a; best = r; }
-    }
-    T cp = conj_of(phase(v[best + c * ld]));
-    if (cp != T(1))  // × 1 changes no element: only the columns that flip are written
-      for (int64_t r = 0; r < rows; r++) v[r + c * ld] *= cp;
-    f[static_cast<size_t>(c)] = cp;
-  }
-  return f;
-}
-
 // LAPACK's optimal workspace (a query's work[0]), at least `min`, at most INT_MAX.
 template <typename T>
 int lwork_of(const T& w, int64_t min) {
@@ -269,28 +253,6 @@ int lwork_of(const T& w, int64_t min) {
   if constexpr (is_cplx_v<T>) q = static_cast<double>(w.real()); else q = static_cast<double>(w);
   int64_t v = std::max<int64_t>(min, static_cast<int64_t>(std::ceil(q)));
   return static_cast<int>(std::min<int64_t>(v, 2147483647));
-}
-
-// The order of eig's eigenvalues, as @tenferro/linalg's built-in kernels (its ops.h): by real part; eigenvalues whose real parts
-// lie within δ = √ε·max|λ| of the first of their run (a conjugate pair, or equal real parts that
-// rounding made differ) by imaginary part. NaN sorts last; both sorts are stable.
-template <typename C>
-void eig_order(const C* w, long n, long* order) {
-  using R = typename C::value_type;
-  R big = 0;
-  for (long i = 0; i < n; i++) { order[i] = i; R a = std::abs(w[i]); if (a > big) big = a; }
-  const R delta = std::sqrt(std::numeric_limits<R>::epsilon()) * big;
-  auto before = [](R x, R y) {
-    const bool xn = std::isnan(x), yn = std::isnan(y);
-    return (xn || yn) ? (!xn && yn) : x < y;
-  };
-  std::stable_sort(order, order + n, [&](long x, long y) { return before(w[x].real(), w[y].real()); });
-  for (long i = 0; i < n;) {
-    long j = i + 1;
-    while (j < n && w[order[j]].real() - w[order[i]].real() <= delta) j++;
-    std::stable_sort(order + i, order + j, [&](long x, long y) { return before(w[x].imag(), w[y].imag()); });
-    i = j;
-  }
 }
 
 template <typename T>
@@ -304,6 +266,7 @@ struct Runner {
   const Operand &A, &B;
   uint8_t *out0, *out1, *out2;
   int32_t* info;
+  const Out* outs;  // the descriptors (extents) of out0..2
   // Per-call pivots, reused from one batch to the next.
   std::vector<int> scratchPiv{};
 
@@ -385,12 +348,12 @@ struct Runner {
   // As the built-in kernels: no factorisation of an empty matrix; the square factors that still
   // have entries (P of lu, Q of a complete qr, U or V of a full svd) are identities.
   void empty(int64_t b) {
-    const bool full = (flags & kFlagFull) != 0, vec = (flags & kFlagVectors) != 0;
+    const bool vec = (flags & kFlagVectors) != 0;
     if (op == 3) identity(at<T>(out0, b, m * m), m);
-    if (op == 5 && full && !(flags & kFlagROnly)) identity(at<T>(out0, b, m * m), m);
-    if (op == 6 && vec && full) {
-      identity(at<T>(out0, b, m * m), m);
-      identity(at<T>(out2, b, n * n), n);
+    if (op == 5 && !(flags & kFlagROnly) && outs[0].cols == m) identity(at<T>(out0, b, m * m), m);
+    if (op == 6 && vec) {
+      if (outs[0].cols == m) identity(at<T>(out0, b, m * m), m);
+      if (outs[2].rows == n) identity(at<T>(out2, b, n * n), n);
     }
   }
 
@@ -508,17 +471,20 @@ struct Runner {
     return kStatusOk;
   }
 
+  // geqrf, R copied out of its upper triangle (rows past k zero), orgqr/ungqr forming Q: the raw
+  // factors (Householder's signs on R's diagonal; the output convention makes it real ≥ 0).
   int qr(int64_t b, int64_t offA) {
     using Geqrf = void (*)(const int*, const int*, T*, const int*, T*, T*, const int*, int*);
     using Orgqr = void (*)(const int*, const int*, const int*, T*, const int*, const T*, T*, const int*, int*);
     const int64_t k = std::min(m, n);
-    const bool full = (flags & kFlagFull) != 0, ronly = (flags & kFlagROnly) != 0;
-    const int64_t rr = full ? m : k, qc = full ? m : k;
+    const bool ronly = (flags & kFlagROnly) != 0;
+    // The extents the request chose (outputs_fit checked them): R rr×n, Q m×qc.
+    const int64_t rr = outs[1].rows, qc = ronly ? 0 : outs[0].cols;
     // Working matrix m × max(n, qc): orgqr forms Q in its first qc columns. When Q is wanted and
     // has at least n columns (m ≥ n, or complete), that is Q's output itself (no copy); else a
     // workspace.
     const bool inPlace = !ronly && qc >= n;
-    const int64_t wc = std::max(n, ronly ? n : qc);
+    const int64_t wc = std::max(n, qc);
     T* w = inPlace ? at<T>(out0, b, m * qc) : ws(kSlotA, m * wc);
     T* tau = ws(kSlotAux, k);
     if (w == nullptr || tau == nullptr) return kStatusTooLarge;
@@ -534,23 +500,15 @@ struct Runner {
     if (work == nullptr) return kStatusTooLarge;
     fn<Geqrf>(kGeqrf)(&im, &in, w, &im, tau, work, &lw, &li);
     if (li < 0) return kStatusBadArguments;
-    // R's diagonal real and non-negative: row i of R and column i of Q take opposite phases. The
-    // phases come from geqrf's diagonal, so R is extracted and scaled in one pass (a column at a
-    // time, contiguous; zeros below its last non-zero row), before orgqr overwrites w.
-    T* cps = ws(kSlotAux2, k);
-    if (cps == nullptr) return kStatusTooLarge;
-    for (int64_t i = 0; i < k; i++) cps[i] = conj_of(phase(w[i + i * m]));
+    // R before orgqr overwrites w: a column at a time (contiguous), zeros below its last row.
     T* r = at<T>(out1, b, rr * n);
     for (int64_t c = 0; c < n; c++) {
       T* rc = r + c * rr;
       const T* wc_ = w + c * m;
       const int64_t last = std::min(c + 1, k);
-      for (int64_t i = 0; i < last; i++) rc[i] = wc_[i] * cps[i];
+      std::copy(wc_, wc_ + last, rc);
       std::fill(rc + last, rc + rr, T(0));
     }
-    if constexpr (is_cplx_v<T>)
-      for (int64_t i = 0; i < k; i++) r[i + i * rr] = T(std::real(r[i + i * rr]));
-    T* Q = nullptr;
     if (!ronly) {
       lw = -1;
       fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w, &im, tau, &q, &lw, &li);
@@ -559,24 +517,17 @@ struct Runner {
       if ((work = ws(kSlotWork, lw)) == nullptr) return kStatusTooLarge;
       fn<Orgqr>(kOrgqr)(&im, &iq, &ik, w, &im, tau, work, &lw, &li);
       if (li < 0) return kStatusBadArguments;
-      Q = at<T>(out0, b, m * qc);
-      if (!inPlace) std::copy(w, w + m * qc, Q);
+      if (!inPlace) std::copy(w, w + m * qc, at<T>(out0, b, m * qc));
     }
-    // Q's column i times phase(R_ii) (= conj(cps[i])), only where that is not 1.
-    if (Q != nullptr)
-      for (int64_t i = 0; i < k; i++) {
-        const T p = conj_of(cps[i]);
-        if (p != T(1))
-          for (int64_t x = 0; x < m; x++) Q[x + i * m] *= p;
-      }
     return kStatusOk;
   }
 
   int svd(int64_t b, int64_t offA) {
     const int64_t k = std::min(m, n), mx = std::max(m, n);
-    const bool vec = (flags & kFlagVectors) != 0, full = (flags & kFlagFull) != 0;
-    const char* jobz = vec ? (full ? "A" : "S") : "N";
-    const int64_t uc = full ? m : k, vr = full ? n : k;
+    const bool vec = (flags & kFlagVectors) != 0;
+    // Thin or full, as the request's U and Vᴴ are (outputs_fit checked them).
+    const int64_t uc = vec ? outs[0].cols : k, vr = vec ? outs[2].rows : k;
+    const char* jobz = vec ? (uc == m && vr == n ? "A" : "S") : "N";
     T* a = ws(kSlotA, m * n);
     int* iwork = ws<int>(kSlotAux, 8 * k);
     if (a == nullptr || iwork == nullptr) return kStatusTooLarge;
@@ -618,15 +569,7 @@ struct Runner {
       }
       return kStatusOk;
     }
-    if (!vec) return kStatusOk;
-    // U's column c times cp, V's column c too (Vᴴ's row c times conj(cp)): U·S·Vᴴ unchanged.
-    std::vector<T> f = normalize_columns(u, m, uc, m);
-    const int64_t rows = std::min(uc, vr);
-    for (int64_t c = 0; c < rows; c++) f[static_cast<size_t>(c)] = conj_of(f[static_cast<size_t>(c)]);
-    // Vᴴ is column-major: scale it a column at a time (contiguous), row c by conj(f[c]).
-    for (int64_t x = 0; x < n; x++)
-      for (int64_t c = 0; c < rows; c++) vt[c + x * vr] *= f[static_cast<size_t>(c)];
-    return kStatusOk;
+    return kStatusOk;  // raw vectors: the output convention fixes their phases
   }
 
   int eigh(int64_t b, int64_t offA) {
@@ -670,78 +613,62 @@ struct Runner {
       info[b] = li;
       std::fill(w, w + m, R(0));
       if (vec) std::fill(a, a + m * m, T(0));
-      return kStatusOk;
     }
-    if (vec) normalize_columns(a, m, m, m);
-    return kStatusOk;
+    return kStatusOk;  // raw vectors: the output convention fixes their phases
   }
 
+  // geev's right eigenvectors and eigenvalues, raw, in geev's order (a real matrix's packed
+  // conjugate pairs unpacked to complex vectors): the output convention orders them, scales the
+  // vectors to unit norm and fixes their phases.
   int eig(int64_t b, int64_t offA) {
     const bool vec = (flags & kFlagVectors) != 0;
     const int im = static_cast<int>(m), ldv = static_cast<int>(vec ? m : 1);
-    std::vector<T> a(static_cast<size_t>(m * m)), vr(static_cast<size_t>(vec ? m * m : 1));
+    std::vector<T> a(static_cast<size_t>(m * m));
     gather(A, offA, m, m, a.data(), m);
-    std::vector<C> w(static_cast<size_t>(m)), v(static_cast<size_t>(vec ? m * m : 0));
+    C* wo = at<C>(out0, b, m);
+    C* vo = vec ? at<C>(out1, b, m * m) : nullptr;
     T dummy[1] = {T(0)};
     const int one = 1;
     int li = 0, lw = -1;
     T q;
     if constexpr (is_cplx_v<T>) {
+      // T is C: the eigenvalues and vectors straight into the outputs.
       using Geev = void (*)(const char*, const char*, const int*, T*, const int*, T*, T*, const int*, T*, const int*, T*, const int*, R*, int*, size_t, size_t);
       std::vector<R> rwork(static_cast<size_t>(2 * m));
-      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, w.data(), dummy, &one, vr.data(), &ldv, &q, &lw, rwork.data(), &li, 1, 1);
+      T* vr = vec ? vo : dummy;
+      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, wo, dummy, &one, vr, &ldv, &q, &lw, rwork.data(), &li, 1, 1);
       if (li < 0) return kStatusBadArguments;
       lw = lwork_of(q, std::max<int64_t>(1, 2 * m));
       std::vector<T> work(static_cast<size_t>(lw));
-      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, w.data(), dummy, &one, vr.data(), &ldv, work.data(), &lw, rwork.data(), &li, 1, 1);
-      if (li == 0 && vec) std::copy(vr.begin(), vr.end(), v.begin());
+      fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, wo, dummy, &one, vr, &ldv, work.data(), &lw, rwork.data(), &li, 1, 1);
     } else {
       using Geev = void (*)(const char*, const char*, const int*, T*, const int*, T*, T*, T*, const int*, T*, const int*, T*, const int*, int*, size_t, size_t);
-      std::vector<T> wr(static_cast<size_t>(m)), wi(static_cast<size_t>(m));
+      std::vector<T> wr(static_cast<size_t>(m)), wi(static_cast<size_t>(m)), vr(static_cast<size_t>(vec ? m * m : 1));
       fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, wr.data(), wi.data(), dummy, &one, vr.data(), &ldv, &q, &lw, &li, 1, 1);
       if (li < 0) return kStatusBadArguments;
       lw = lwork_of(q, std::max<int64_t>(1, (vec ? 4 : 3) * m));
       std::vector<T> work(static_cast<size_t>(lw));
       fn<Geev>(kGeev)("N", vec ? "V" : "N", &im, a.data(), &im, wr.data(), wi.data(), dummy, &one, vr.data(), &ldv, work.data(), &lw, &li, 1, 1);
       if (li == 0) {
-        for (int64_t j = 0; j < m; j++) w[static_cast<size_t>(j)] = C(wr[static_cast<size_t>(j)], wi[static_cast<size_t>(j)]);
+        for (int64_t j = 0; j < m; j++) wo[j] = C(wr[static_cast<size_t>(j)], wi[static_cast<size_t>(j)]);
         // A complex pair (wi[j] > 0, then its conjugate) stores re and im of vector j in columns j, j+1.
         if (vec)
           for (int64_t j = 0; j < m; j++) {
             if (wi[static_cast<size_t>(j)] != 0 && j + 1 < m) {
               for (int64_t r = 0; r < m; r++) {
                 T re = vr[static_cast<size_t>(r + j * m)], ii = vr[static_cast<size_t>(r + (j + 1) * m)];
-                v[static_cast<size_t>(r + j * m)] = C(re, ii);
-                v[static_cast<size_t>(r + (j + 1) * m)] = C(re, -ii);
+                vo[r + j * m] = C(re, ii);
+                vo[r + (j + 1) * m] = C(re, -ii);
               }
               j++;
             } else {
-              for (int64_t r = 0; r < m; r++) v[static_cast<size_t>(r + j * m)] = C(vr[static_cast<size_t>(r + j * m)], 0);
+              for (int64_t r = 0; r < m; r++) vo[r + j * m] = C(vr[static_cast<size_t>(r + j * m)], 0);
             }
           }
       }
     }
     if (li < 0) return kStatusBadArguments;
-    if (li > 0) {
-      info[b] = li;
-      return kStatusOk;
-    }
-    // As the built-in kernels: eigenvalues in eig_order's order; vectors of unit 2-norm, then
-    // normalised (largest entry real and non-negative).
-    std::vector<long> order(static_cast<size_t>(m));
-    eig_order(w.data(), static_cast<long>(m), order.data());
-    C* wo = at<C>(out0, b, m);
-    for (int64_t j = 0; j < m; j++) wo[j] = w[static_cast<size_t>(order[static_cast<size_t>(j)])];
-    if (!vec) return kStatusOk;
-    C* vo = at<C>(out1, b, m * m);
-    for (int64_t j = 0; j < m; j++) {
-      const C* src = v.data() + order[static_cast<size_t>(j)] * m;
-      R nr = 0;
-      for (int64_t r = 0; r < m; r++) nr += std::norm(src[r]);
-      nr = std::sqrt(nr);
-      for (int64_t r = 0; r < m; r++) vo[r + j * m] = nr > 0 ? src[r] / nr : src[r];
-    }
-    normalize_columns(vo, m, m, m);
+    if (li > 0) info[b] = li;  // the call fails: its outputs are disposed unread
     return kStatusOk;
   }
 
@@ -839,22 +766,32 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
     ops[o].data = v.data;
   }
   if (!hasB) ops[1] = ops[0];
-  uint8_t* outs[3] = {nullptr, nullptr, nullptr};
+  // Outputs: each descriptor (offset, rows, cols) against its buffer — (offset + rows·cols·count)·es
+  // within it, the pointer at the offset aligned — then against what its routine writes.
+  Out outs[3];
   for (int o = 0; o < 3; o++) {
     Bytes v = bytes_of(info[3 + o]);
     if (!v.ok) return status(kStatusBadArguments);
-    const int64_t per = out_elems(op, flags, m, n, o);
-    if (per < 0) continue;
+    const double* p = d + kOutWords + 3 * o;
+    if (p[0] == -1 && p[1] == 0 && p[2] == 0) continue;  // no output in this slot
+    if (!is_int(p[0], 0, maxIdx)) return status(kStatusOutOfBoundsC);
+    if (!is_int(p[1], 0, maxDim) || !is_int(p[2], 0, maxDim)) return status(kStatusBadDescriptor);
     const int kind = out_kind(op, o);
     const int64_t es = kind == 0 ? el : kind == 1 ? comp : kind == 2 ? 4 : 2 * comp;
-    if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(kind == 2 ? 4 : comp) != 0) return status(kStatusMisaligned);
-    if (static_cast<i128>(per) * count * es > static_cast<i128>(v.len)) return status(kStatusOutOfBoundsC);
-    outs[o] = v.data;
+    const i128 first = static_cast<i128>(static_cast<int64_t>(p[0])) * es;
+    const int64_t rows = static_cast<int64_t>(p[1]), cols = static_cast<int64_t>(p[2]);
+    if (first + static_cast<i128>(rows) * cols * count * es > static_cast<i128>(v.len)) return status(kStatusOutOfBoundsC);
+    uint8_t* at = v.data + static_cast<size_t>(first);
+    if (reinterpret_cast<uintptr_t>(at) % static_cast<uintptr_t>(kind == 2 ? 4 : comp) != 0) return status(kStatusMisaligned);
+    outs[o] = Out{at, rows, cols, true};
   }
+  if (!outputs_fit(op, flags, m, n, outs)) return status(kStatusBadDescriptor);
   Bytes inf = bytes_of(info[6]);
   if (!inf.ok) return status(kStatusBadArguments);
+  if (!is_int(d[kInfoWord], 0, maxIdx) || d[14] != 0 || d[15] != 0) return status(kStatusBadDescriptor);
+  const i128 infoFirst = static_cast<i128>(static_cast<int64_t>(d[kInfoWord])) * 4;
   if (reinterpret_cast<uintptr_t>(inf.data) % 4 != 0) return status(kStatusMisaligned);
-  if (count * 4 > static_cast<i128>(inf.len)) return status(kStatusOutOfBoundsC);
+  if (infoFirst + count * 4 > static_cast<i128>(inf.len)) return status(kStatusOutOfBoundsC);
   const unsigned need = needs(op, flags);
   for (int r = 0; r < kRoutines; r++)
     if ((need & (1u << r)) && L->fn[r][dt] == nullptr) return status(kStatusNotLoaded);
@@ -868,14 +805,14 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   } trim;
   // Runs on the engine worker's own stack: core creates engine workers with a 64 MiB stack, as
   // OpenBLAS's ?getrf_parallel needs more than a Node worker's default 4 MiB (engine-worker.ts).
-  int32_t* infoOut = reinterpret_cast<int32_t*>(inf.data);
+  int32_t* infoOut = reinterpret_cast<int32_t*>(inf.data + static_cast<size_t>(infoFirst));
   const int64_t c = static_cast<int64_t>(count);
   int s = kStatusBadDType;
   switch (dt) {
-    case 0: s = Runner<float>{*L, 0, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
-    case 1: s = Runner<double>{*L, 1, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
-    case 2: s = Runner<std::complex<float>>{*L, 2, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
-    case 3: s = Runner<std::complex<double>>{*L, 3, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0], outs[1], outs[2], infoOut}.run(c); break;
+    case 0: s = Runner<float>{*L, 0, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0].data, outs[1].data, outs[2].data, infoOut, outs}.run(c); break;
+    case 1: s = Runner<double>{*L, 1, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0].data, outs[1].data, outs[2].data, infoOut, outs}.run(c); break;
+    case 2: s = Runner<std::complex<float>>{*L, 2, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0].data, outs[1].data, outs[2].data, infoOut, outs}.run(c); break;
+    case 3: s = Runner<std::complex<double>>{*L, 3, op, flags, nb, m, n, ext, ops[0], ops[1], outs[0].data, outs[1].data, outs[2].data, infoOut, outs}.run(c); break;
   }
   return status(s);
 }
