@@ -150,6 +150,28 @@ describe('outputs at offsets (#35): every kernel writes from each descriptor\'s 
   });
 });
 
+describe('outputs at offsets (#35): the blocked LU and Cholesky shared by a 2-lane pool', () => {
+  it('factor in place from the offsets (the pivots' too): the same results, bit for bit', async () => {
+    const violations: string[] = [];
+    const plain = await CpuBackend.create({ threads: 2, providers: [] });
+    const moved = await CpuBackend.create({ threads: 2, providers: [{ kind: 'faer', name: 'relocating', extensions: [[linalgKernelsKey(), relocating(BUILTIN_KERNELS, (d) => 64 / BYTES[d]!, violations)]] }] });
+    try {
+      const n = 600; // ≥ PARALLEL_MIN_ORDER, not a multiple of the panel width
+      const a = rand('f64', [n, n], 7), h = rand('f64', [n, n], 8, true);
+      const run = async (la: Linalg) => {
+        const f = await la.luFactor(a);
+        return [f.lu, f.pivots, await la.cholesky(h), await la.cholesky(h, { upper: true })];
+      };
+      const x = await run(linalg(moved)), y = await run(linalg(plain));
+      for (let i = 0; i < x.length; i++) expect(Buffer.from((x[i]!.toTypedArray() as Float64Array).buffer).equals(Buffer.from((y[i]!.toTypedArray() as Float64Array).buffer)), `result ${i}`).toBe(true);
+      expect(violations).toEqual([]);
+    } finally {
+      await plain.close();
+      await moved.close();
+    }
+  });
+});
+
 describe('the conformance kit hands kernels outputs at offsets (#35)', () => {
   it('fails a kernel that writes an output from byte 0 of its buffer instead of its offset', async () => {
     const fromZero: CpuLinalgKernels = {
