@@ -151,7 +151,7 @@ describe('outputs at offsets (#35): every kernel writes from each descriptor\'s 
 });
 
 describe('outputs at offsets (#35): the blocked LU and Cholesky shared by a 2-lane pool', () => {
-  it('factor in place from the offsets (the pivots' too): the same results, bit for bit', async () => {
+  it("factor in place from the offsets (the pivots' too): the same results, bit for bit", async () => {
     const violations: string[] = [];
     const plain = await CpuBackend.create({ threads: 2, providers: [] });
     const moved = await CpuBackend.create({ threads: 2, providers: [{ kind: 'faer', name: 'relocating', extensions: [[linalgKernelsKey(), relocating(BUILTIN_KERNELS, (d) => 64 / BYTES[d]!, violations)]] }] });
