@@ -3,7 +3,11 @@
 //   entry points → backend → ops → {runtime, provider, contraction} → contract → ground
 // plus the one sideways edge runtime → contraction; inside runtime/,
 // execution → engine → executors → workers; and no import cycle at all (type imports count).
-// Provider packages import tenferro only through its public entry points.
+// Provider packages import tenferro only through its public entry points. Core names no package
+// downstream of it (@tenferro/linalg, @tenferro/cli, @tenferro/provider-*, any package of an
+// operation family) and no operation family (linalg) outside comments (#35): what it discovers by
+// name is data (package.json "tenferro.providerPackages"), and families reach it through
+// runExtension.
 // `node scripts/checks/layers.mjs` prints the violations and exits 1 when there are any.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -68,6 +72,73 @@ export function importsOf(text) {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   for (const m of code.matchAll(IMPORT)) found.push(m[1] ?? m[2]);
   return found;
+}
+
+/**
+ * `text` with its comments blanked (line and block comments; string and template literals kept,
+ * so a `//` inside a string is not taken for a comment). Line breaks are kept: positions in the
+ * result are lines of the source.
+ */
+export function withoutComments(text) {
+  let out = '';
+  let i = 0;
+  let quote;
+  while (i < text.length) {
+    const c = text[i];
+    const next = text[i + 1];
+    if (quote !== undefined) {
+      out += c;
+      if (c === '\\') {
+        out += next ?? '';
+        i += 2;
+        continue;
+      }
+      if (c === quote) quote = undefined;
+      i++;
+      continue;
+    }
+    if (c === "'" || c === '"' || c === '`') {
+      quote = c;
+      out += c;
+      i++;
+      continue;
+    }
+    if (c === '/' && next === '/') {
+      while (i < text.length && text[i] !== '\n') i++;
+      continue;
+    }
+    if (c === '/' && next === '*') {
+      const end = text.indexOf('*/', i + 2);
+      const stop = end < 0 ? text.length : end + 2;
+      out += text.slice(i, stop).replace(/[^\n]/g, ' ');
+      i = stop;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
+
+/** What core must not name outside comments: the packages downstream of it, and the operation families. */
+const DOWNSTREAM = /@tenferro\/(?:linalg|cli|provider-[\w-]+|ext-[\w-]+)\b|linalg/gi;
+
+/**
+ * Core files that name a downstream package or an operation family outside comments (#35: core
+ * knows no family by name; comments may use one as an example).
+ */
+export function checkDownstreamNames({ srcDir }) {
+  const violations = [];
+  for (const file of listSources(srcDir)) {
+    const code = withoutComments(readFileSync(file, 'utf8'));
+    const lines = code.split('\n');
+    for (let l = 0; l < lines.length; l++) {
+      for (const m of lines[l].matchAll(DOWNSTREAM)) {
+        violations.push({ from: `${relative(srcDir, file)}:${l + 1}`, to: m[0], why: `names ${m[0]} outside a comment: core knows no downstream package or operation family by name` });
+      }
+    }
+  }
+  return violations;
 }
 
 /** Check a core `src/` tree: layer violations and import cycles. */
@@ -152,9 +223,10 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(
   const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const core = checkLayers({ srcDir: join(root, 'packages', 'core', 'src') });
   const providers = checkProviderImports({ packagesDir: join(root, 'packages') });
-  for (const v of [...core.violations, ...providers]) console.error(`${v.from} → ${v.to}: ${v.why}`);
+  const names = checkDownstreamNames({ srcDir: join(root, 'packages', 'core', 'src') });
+  for (const v of [...core.violations, ...providers, ...names]) console.error(`${v.from} → ${v.to}: ${v.why}`);
   for (const c of core.cycles) console.error(`import cycle: ${c.join(' → ')}`);
-  const bad = core.violations.length + providers.length + core.cycles.length;
-  console.log(`layers: ${core.files} core files, ${core.violations.length} layer violations, ${core.cycles.length} cycles, ${providers.length} provider import violations`);
+  const bad = core.violations.length + providers.length + core.cycles.length + names.length;
+  console.log(`layers: ${core.files} core files, ${core.violations.length} layer violations, ${core.cycles.length} cycles, ${providers.length} provider import violations, ${names.length} downstream names`);
   process.exit(bad === 0 ? 0 : 1);
 }

@@ -63,7 +63,6 @@ export { GemmAnalysisCache } from './contraction/gemm-analysis-cache.js';
 export type { GemmAnalysisCacheStats } from './contraction/gemm-analysis-cache.js';
 export type { GemmGroupedOptions, GemmJob } from './contraction/validate-grouped-gemm.js';
 export type { SessionOptions } from './backend/session-options.js';
-export type { SessionBufferPool } from './backend/linalg-pool.js';
 export type { SharedTensorAllocationDomain } from './buffer/allocation-domain.js';
 export type { CpuIndexedPlans, IndexedPlanCacheLimits, IndexedPlanCacheStats } from './util/indexed-plan-cache.js';
 

@@ -11,6 +11,7 @@ interface Violation {
 interface LayersModule {
   checkLayers(o: { srcDir: string }): { files: number; violations: Violation[]; cycles: string[][] };
   checkProviderImports(o: { packagesDir: string }): Violation[];
+  checkDownstreamNames(o: { srcDir: string }): Violation[];
   edgeViolation(from: string, to: string): string | undefined;
 }
 
@@ -24,6 +25,12 @@ describe('core layers', () => {
     expect(core.violations).toEqual([]);
     expect(core.cycles).toEqual([]);
     expect(layers.checkProviderImports({ packagesDir: path('../../') })).toEqual([]);
+    expect(layers.checkDownstreamNames({ srcDir: path('../src') })).toEqual([]);
+  });
+
+  it('reports a core file naming a downstream package or an operation family outside comments (#35)', () => {
+    const v = layers.checkDownstreamNames({ srcDir: path('./fixtures/layers/packages/core/src') });
+    expect(v.map((x) => `${x.from} → ${x.to}`)).toEqual(['backend/family.ts:5 → @tenferro/linalg', 'backend/family.ts:6 → Linalg', 'backend/family.ts:7 → @tenferro/provider-blas']);
   });
 
   it('reports a planted upward import and a planted type-only cycle', () => {

@@ -31,7 +31,7 @@ const CORE_TYPES = [
   'ReferenceFallback', 'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerInfo', 'WorkerPool',
   'WorkerThreadsExecutorOptions', 'CpuGroupedGemmRequest', 'CpuIndexedPlans', 'GemmGroupedOptions', 'GemmJob', 'IndexedPlanCacheLimits', 'IndexedPlanCacheStats',
-  'SessionBufferPool', 'SessionOptions', 'SharedTensorAllocationDomain',
+  'SessionOptions', 'SharedTensorAllocationDomain',
   'CpuExtensionProvider', 'ExtensionBuiltin', 'ExtensionKernelCall', 'ExtensionKernelRan', 'ExtensionOperation', 'ExtensionProviderEvent', 'ExtensionRequest', 'ExtensionResult',
 ] as const;
 
@@ -88,7 +88,13 @@ describe('public API of @tenferro/core', () => {
   it('CpuExecSession has exactly the pinned methods', async () => {
     const { CpuExecSession } = await import('../src/index.js');
     const own = Object.getOwnPropertyNames(CpuExecSession.prototype).filter((n) => n !== 'constructor').sort();
-    expect(own).toEqual(sorted(['context', 'domainId', 'dotGeneral', 'dotGeneralInto', 'end', 'freshTensor', 'gemmGrouped', 'kind', 'providerExtension', 'run', 'sharedAllocationDomain', 'validateLinalgCapabilities', 'withLinalgPool', 'withMaterializedTensorRead']));
+    expect(own).toEqual(sorted(['context', 'domainId', 'dotGeneral', 'dotGeneralInto', 'end', 'gemmGrouped', 'kind', 'run', 'sharedAllocationDomain', 'withMaterializedTensorRead']));
+  });
+
+  it('core names no operation family: no linalg entry on CpuBackend or CpuExecSession (#35, families use runExtension)', async () => {
+    const { CpuBackend, CpuExecSession } = await import('../src/index.js');
+    const names = [...Object.getOwnPropertyNames(CpuBackend.prototype), ...Object.getOwnPropertyNames(CpuExecSession.prototype)];
+    expect(names.filter((n) => /linalg|freshTensor|providerExtension/i.test(n))).toEqual([]);
   });
 
   it('no runtime internals are reachable through the package exports map', () => {

@@ -5,9 +5,7 @@ import type { ParallelMode } from '../contract/parallel-mode.js';
 import type { GemmAnalysisCache } from '../contraction/gemm-analysis-cache.js';
 import type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '../contraction/validate-dot-general.js';
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
-import type { ExtensionKey } from '../extension/extension-key.js';
 import * as ops from '../ops/dot-general.js';
-import { freshTensor } from '../ops/fresh-output.js';
 import { gemmGrouped } from '../ops/gemm-grouped.js';
 import { withMaterializedTensorRead } from '../ops/materialized-read.js';
 import type { SharedTensorAllocationDomain } from '../buffer/allocation-domain.js';
@@ -16,10 +14,7 @@ import type { CpuProviderBundle } from '../provider/provider-bundle.js';
 import { type OperationRunner, admissionAborted } from '../runtime/execution/admission.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import type { DType } from '../tensor/dtype.js';
-import { checkDType, checkShape } from '../tensor/layout.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { type SessionBufferPool, linalgCapabilities, linalgMode, validateLinalgForDomain } from './linalg-pool.js';
-import type { CpuProviderExecutionCapabilities } from '../provider/execution-capabilities.js';
 import { operationTargets } from './operation-targets.js';
 
 /**
@@ -57,25 +52,6 @@ export class CpuExecSession {
       runOuterOr: (op, _count, _outerJob, mode, body, signal) => this.#runner.run(op, mode, body, signal).then(() => 'entered' as const),
     };
     operationTargets.set(this, { runner: this.#runner, bundle });
-  }
-
-  /**
-   * The extension the session's bundle stores under `key`, or `undefined` (R53).
-   *
-   * @example
-   * ```ts
-   * import { CpuBackend, defineExtensionKey } from '@tenferro/core';
-   *
-   * const backend = await CpuBackend.create({ threads: 2 });
-   * const key = defineExtensionKey<{ hello(): string }>('example.hello');
-   * const bundle = backend.providerBundle().toBuilder().extension(key, { hello: () => 'hi' }).build();
-   * const greeting = await backend.withProviderBundle(bundle).withBackendSession((session) => session.providerExtension(key)?.hello());
-   * console.log(greeting); // prints: hi
-   * await backend.close();
-   * ```
-   */
-  providerExtension<T>(key: ExtensionKey<T>): T | undefined {
-    return this.#bundle.extension(key);
   }
 
   /**
@@ -170,52 +146,6 @@ export class CpuExecSession {
     const op = 'CpuExecSession.withMaterializedTensorRead';
     this.#assertLive(op);
     return withMaterializedTensorRead(this.#runner, this.#bundle, tensor, fn, undefined, op);
-  }
-
-  /**
-   * A fresh dense column-major tensor for an extension's operation in this session to write (R108):
-   * storage from the engine's buffer pool (or the handle's allocation domain, R2) — storage given
-   * back by `dispose`, `tidy` or collection is reused, so a loop pays no allocation or page faults
-   * after warm-up — tagged with the session's domain like core's own outputs (R96). `zeroed`
-   * (default true) clears it; with `zeroed: false` its contents are unspecified (whatever the storage
-   * last held) and the kernel must overwrite every element. Give it back with `dispose()` when the
-   * operation fails (or its result is dropped); the storage is then handed out again only after
-   * every tensor over it is disposed. Reading `tensor.buffer` (to hand it to a kernel) means only a
-   * dispose, not collection, brings it back. Its data starts at element 0 of `tensor.buffer`
-   * (`offset` 0), so a kernel may be handed the buffer alone; core's own outputs from 256 bytes on
-   * start on a 64-byte line instead, at their `offset`.
-   *
-   * @example
-   * ```ts
-   * import { CpuBackend } from '@tenferro/core';
-   *
-   * const backend = await CpuBackend.create({ threads: 1 });
-   * const out = await backend.withBackendSession(async (session) => {
-   *   const t = session.freshTensor('f64', [2, 2], { zeroed: false }); // the kernel writes all of it
-   *   await session.run('sequential', () => new Float64Array(t.buffer, t.offset * 8, 4).set([1, 2, 3, 4]));
-   *   return t;
-   * });
-   * console.log(out.toArray()); // prints: [ 1, 2, 3, 4 ]
-   * out.dispose(); // its storage goes back to the engine's pool
-   * console.log(backend.bufferPoolStats().returnedByDispose); // prints: 1
-   * await backend.close();
-   * ```
-   */
-  freshTensor<D extends DType>(dtype: D, shape: readonly number[], options?: { readonly zeroed?: boolean }): Tensor<D> {
-    const op = 'CpuExecSession.freshTensor';
-    this.#assertLive(op);
-    checkDType(dtype, op, 'dtype');
-    checkShape(shape, op, 'shape');
-    let zeroed = true;
-    if (options !== undefined) {
-      if (typeof options !== 'object' || options === null) throw invalidArgument(op, 'options', 'an options object', options);
-      for (const key of Object.keys(options)) if (key !== 'zeroed') throw invalidArgument(op, `options.${key}`, 'the option zeroed', key);
-      if (options.zeroed !== undefined) {
-        if (typeof options.zeroed !== 'boolean') throw invalidArgument(op, 'options.zeroed', 'a boolean', options.zeroed);
-        zeroed = options.zeroed;
-      }
-    }
-    return freshTensor(this.#entry, dtype, [...shape], zeroed, op);
   }
 
   /**
@@ -315,55 +245,6 @@ export class CpuExecSession {
     if (mode !== 'sequential' && mode !== 'inner' && mode !== 'outer') throw invalidArgument(op, 'mode', "'sequential', 'inner' or 'outer'", mode);
     if (typeof fn !== 'function') throw invalidArgument(op, 'fn', 'a function', fn);
     return this.#runner.run(op, mode, (_entry, ctx) => fn(ctx));
-  }
-
-  /**
-   * Run `fn` on the session's entry in the linalg mode (R73): budget 1 → Sequential, the blas kind
-   * → Inner, otherwise Inner iff the executor offers a pool. `fn` gets the entered context and the
-   * session's buffer pool for its outputs. No new permit, no executor call (R80).
-   *
-   * @example
-   * ```ts
-   * import { CpuBackend } from '@tenferro/core';
-   *
-   * const backend = await CpuBackend.create({ threads: 2 });
-   * const mode = await backend.withBackendSession((session) => session.withLinalgPool((ctx) => ctx.parallelMode));
-   * console.log(mode); // prints: inner
-   * await backend.close();
-   * ```
-   */
-  async withLinalgPool<R>(fn: (ctx: CpuExecutionContext, pool: SessionBufferPool) => R | Promise<R>): Promise<R> {
-    const op = 'CpuExecSession.withLinalgPool';
-    if (typeof fn !== 'function') throw invalidArgument(op, 'fn', 'a function', fn);
-    const engine = this.#entry.engine;
-    const mode = linalgMode(this.#kind, engine.domain.threadBudget, engine.capabilities.innerParallelism === 'pool');
-    const pool: SessionBufferPool = Object.freeze({ freshTensor: <D extends DType>(dtype: D, shape: readonly number[], options?: { readonly zeroed?: boolean }) => this.freshTensor(dtype, shape, options) });
-    return this.#runner.run(op, mode, (_entry, ctx) => fn(ctx, pool));
-  }
-
-  /**
-   * `CpuBackend.validateLinalgCapabilities` for the domain this session runs on: R55–R59 on a
-   * linear-algebra extension's declared capabilities in the session's linalg mode (R73).
-   *
-   * @example
-   * ```ts
-   * import { CpuBackend, DEFAULT_EXECUTION_CAPABILITIES } from '@tenferro/core';
-   *
-   * const backend = await CpuBackend.create({ threads: 1 });
-   * const ok = await backend.withBackendSession((session) => {
-   *   session.validateLinalgCapabilities('mine', { ...DEFAULT_EXECUTION_CAPABILITIES, threadCount: 'sequential', workerLocalSequential: true, acceptsSequential: true });
-   *   return 'validated';
-   * });
-   * console.log(ok); // prints: validated
-   * await backend.close();
-   * ```
-   */
-  validateLinalgCapabilities(name: string, capabilities: CpuProviderExecutionCapabilities): void {
-    const op = 'CpuExecSession.validateLinalgCapabilities';
-    if (typeof name !== 'string') throw invalidArgument(op, 'name', 'a string', name);
-    const engine = this.#entry.engine;
-    const mode = linalgMode(this.#kind, engine.domain.threadBudget, engine.capabilities.innerParallelism === 'pool');
-    validateLinalgForDomain(name, linalgCapabilities(name, capabilities), this.#bundle.capabilityPolicy, engine.domain, mode, op);
   }
 
   /** @internal */

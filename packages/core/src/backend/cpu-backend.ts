@@ -8,7 +8,6 @@ import { ExternalCpuDomain } from '../contract/external-cpu-domain.js';
 import type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from '../contraction/validate-dot-general.js';
 import type { GemmAnalysisCacheStats } from '../contraction/gemm-analysis-cache.js';
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
-import type { CpuProviderExecutionCapabilities } from '../provider/execution-capabilities.js';
 import * as ops from '../ops/dot-general.js';
 import { gemmGrouped } from '../ops/gemm-grouped.js';
 import type { GemmGroupedOptions, GemmJob } from '../contraction/validate-grouped-gemm.js';
@@ -27,7 +26,6 @@ import type { IndexedPlanCacheLimits, IndexedPlanCacheStats } from '../util/inde
 import type { CpuTopology } from '../topology/topology-types.js';
 import { type CpuBackendOptions, type ExternalBackendOptions, type RunOptions, threadsFromEnv, validateBackendOptions, validateRunOptions, validateTopology } from './backend-options.js';
 import { CpuExecSession } from './backend-session.js';
-import { type SessionBufferPool, linalgCapabilities, linalgMode, validateLinalgForDomain } from './linalg-pool.js';
 import { type SessionOptions, validateSessionOptions } from './session-options.js';
 import { operationTargets } from './operation-targets.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
@@ -944,66 +942,6 @@ export class CpuBackend {
       },
       signal,
     );
-  }
-
-  /**
-   * One execution in the linalg mode (R73) — budget 1 → Sequential, the blas kind → Inner (the
-   * LAPACK runtime's threads, bounded per call), otherwise the engine's preferred mode (Inner with
-   * `ctx.workerPool()` when the executor offers one) — admitted and tagged like every operation.
-   * `fn` gets the entered context and the buffer pool its outputs come from. The entry linear
-   * algebra (`@tenferro/linalg`) runs through; inside a session, `session.withLinalgPool` reuses
-   * the session's entry.
-   *
-   * @example
-   * ```ts
-   * import { CpuBackend } from '@tenferro/core';
-   *
-   * const backend = await CpuBackend.create({ threads: 2 });
-   * const seen = await backend.withLinalgPool((ctx, pool) => {
-   *   const out = pool.freshTensor('f64', [2, 2]); // zeroed; disposable like any fresh output
-   *   return [ctx.parallelMode, ctx.workerPool()?.size, out.shape];
-   * });
-   * console.log(seen); // prints: [ 'inner', 2, [ 2, 2 ] ]
-   * await backend.close();
-   * ```
-   */
-  async withLinalgPool<R>(fn: (ctx: CpuExecutionContext, pool: SessionBufferPool) => R | Promise<R>, options?: RunOptions): Promise<R> {
-    const op = 'CpuBackend.withLinalgPool';
-    assertFunction(fn, op);
-    const signal = validateRunOptions(options, op);
-    return this.withBackendSession((session) => session.withLinalgPool(fn), signal === undefined ? undefined : { signal });
-  }
-
-  /**
-   * Check a linear-algebra extension's declared capabilities against every domain this backend can
-   * reach (R55–R59 in the linalg mode of R73, the checks bundles get at construction; R54's policy:
-   * strict bundles and caller-managed domains) before it runs. `@tenferro/linalg` calls this for
-   * an installed `CpuLinalgKernels`. Errors: `InvalidArgument` (a malformed declaration),
-   * `IncompatibleDomain` (cause `ThreadCountNotEnforceable`, `CallerManagedPlacementNotEnforceable`
-   * or `ParallelModeNotSupported`).
-   *
-   * @example
-   * ```ts
-   * import { CpuBackend, DEFAULT_EXECUTION_CAPABILITIES, TenferroError } from '@tenferro/core';
-   *
-   * const backend = await CpuBackend.create({ threads: 2 });
-   * try {
-   *   backend.validateLinalgCapabilities('ambient', DEFAULT_EXECUTION_CAPABILITIES); // uncontrolled threads
-   * } catch (e) {
-   *   console.log((e as TenferroError).code, ((e as TenferroError).cause as TenferroError).code); // prints: IncompatibleDomain ThreadCountNotEnforceable
-   * }
-   * await backend.close();
-   * ```
-   */
-  validateLinalgCapabilities(name: string, capabilities: CpuProviderExecutionCapabilities): void {
-    const op = 'CpuBackend.validateLinalgCapabilities';
-    if (typeof name !== 'string') throw invalidArgument(op, 'name', 'a string', name);
-    const caps = linalgCapabilities(name, capabilities);
-    const coordinator = this.#s.coordinator;
-    const pools = new Map((coordinator.external?.engines() ?? []).map((e) => [String(e.domain.id), e.capabilities.innerParallelism === 'pool']));
-    for (const d of coordinator.reachableDomains()) {
-      validateLinalgForDomain(name, caps, this.#s.bundle.capabilityPolicy, d, linalgMode(coordinator.kind, d.threadBudget, pools.get(String(d.id)) ?? true), op);
-    }
   }
 
   /**

@@ -36,31 +36,6 @@ function homeOf(domain: NonNullable<CpuOperationEntry['allocationDomain']>): All
   return home;
 }
 
-/**
- * A fresh dense column-major tensor of `shape` on `entry`'s storage — the engine's buffer pool,
- * or the handle's allocation domain (R2) — tagged with the executing domain (R96), for an
- * extension to write within its operation (`CpuExecSession.freshTensor`). Not `zeroed`, its
- * contents are whatever the storage last held (R108): the writer must overwrite every element.
- * Its storage goes back when its last tensor is disposed (the writer disposes it on failure) or collected.
- * `shape` and `dtype` are validated by the caller.
- */
-export function freshTensor<D extends DType>(entry: CpuOperationEntry, dtype: D, shape: readonly number[], zeroed: boolean, op: string): Tensor<D> {
-  const placement = { cpuAffinity: entry.engine.domain.id };
-  const domain = entry.allocationDomain;
-  if (domain !== undefined) {
-    const bytes = elementCount(shape, op) * DTYPE_INFO[dtype].bytes;
-    const buffer = allocateFromDomain(domain, bytes, op);
-    if (zeroed) new Uint8Array(buffer, 0, bytes).fill(0);
-    return tensorInternals.fresh(dtype, shape, buffer, homeOf(domain), placement);
-  }
-  const buffers = entry.engine.bufferPool;
-  // At offset 0: extensions write these through the buffer alone (linalg's `LinalgRequest.out`).
-  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed, op, aligned: false });
-  // The storage belongs to the tensor from here on; it comes back when its last tensor goes.
-  buffers.detach(loan);
-  return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, placement);
-}
-
 /** Fresh storage an operation holds for one output until it ends: its descriptor, then `finish` (the tensor) or `fail` (given back). */
 export interface HeldOutput<D extends DType = DType> {
   /** Dense column-major, from `offset` on (a 64-byte line for 256 bytes or more, like every fresh output). */

@@ -378,8 +378,11 @@ function decide(site: ExtensionSite, key: ExtensionKey<unknown>, op: string): De
     if (hasPool !== undefined) byDomain.set(id, verdict);
   }
   if ('refused' in verdict) {
+    // The kept verdict, raised for this call's operation (its cause too).
     const e = verdict.refused;
-    throw new TenferroError(e.code, e.message, { op, cause: e.cause, detail: e.detail });
+    const c = e.cause;
+    const cause = TenferroError.is(c) ? new TenferroError(c.code, c.message, { op, cause: c.cause, detail: c.detail }) : c;
+    throw new TenferroError(e.code, e.message, { op, cause, detail: e.detail });
   }
   return verdict.ok;
 }
