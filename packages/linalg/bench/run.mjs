@@ -35,6 +35,9 @@ else if (avx512) process.env.OPENBLAS_CORETYPE = 'SkylakeX';
 const { CpuBackend, Tensor } = await import('@tenferro/core');
 const { createBlasProvider, status: blasStatus } = await import('@tenferro/provider-blas');
 const { linalg, status: linalgStatus } = await import('../dist/index.js');
+// Which kernel ran: tenferro:provider (#35; takeCallRecords is gone).
+const { recordLinalgKernels } = await import('../dist/testing/index.js');
+const lastKernel = async (fn) => (await recordLinalgKernels(fn)).calls.at(-1)?.kernel;
 
 const sizes = arg('sizes', '64,256,1024,2048').split(',').map(Number);
 const threadsList = arg('threads', '1,2').split(',').map(Number);
@@ -115,7 +118,7 @@ for (const threads of threadsList) {
           if (c !== undefined) { cTimes.push(c); ratios.push(c / t); }
         }
         row.blasMs = median(laTimes);
-        row.blasKernel = lb.takeCallRecords().at(-1)?.kernel;
+        row.blasKernel = await lastKernel(() => fn(lb, a));
         row.cMs = cTimes.length > 0 ? median(cTimes) : undefined;
         // ≥ 0.95: la.* costs ≤ 5% over C (the median of the rounds' ratios)
         row.overhead = ratios.length > 0 ? median(ratios) : undefined;
@@ -143,7 +146,8 @@ for (const threads of threadsList) {
       if (c !== undefined) { cTimes.push(c); ratios.push(c / t); }
     }
     const t = median(laTimes), cMs = cTimes.length > 0 ? median(cTimes) : undefined;
-    const row = { op: 'batched solve 10000×8×8', n: m, threads, backend: name, kernel: la.takeCallRecords().at(-1)?.kernel, ms: t, nsPerMatrix: (t * 1e6) / count, cMs, cNsPerMatrix: cMs === undefined ? undefined : (cMs * 1e6) / count, vsC: ratios.length > 0 ? median(ratios) : undefined };
+    const kernel = await lastKernel(() => la.solve(A, B));
+    const row = { op: 'batched solve 10000×8×8', n: m, threads, backend: name, kernel, ms: t, nsPerMatrix: (t * 1e6) / count, cMs, cNsPerMatrix: cMs === undefined ? undefined : (cMs * 1e6) / count, vsC: ratios.length > 0 ? median(ratios) : undefined };
     rows.push(row);
     console.log(JSON.stringify(row));
   }

@@ -6,7 +6,7 @@
  * lanes (see {@link runBlocked}).
  */
 import { debuglog } from 'node:util';
-import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type KernelArgs, type WorkerPool, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
+import { type CpuExecutionContext, type CpuProviderExecutionCapabilities, type CpuProviderOutcome, EXECUTED, type KernelArgs, type WorkerPool, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
 import type { CpuLinalgKernels, LinalgRequest } from './contract/index.js';
 import { DTYPE_CODE, FLAG, OP_CODE, STEP_OP, W } from './native/binding.js';
 
@@ -136,9 +136,23 @@ async function runBuiltin(ctx: CpuExecutionContext, r: LinalgRequest): Promise<C
   return EXECUTED;
 }
 
+const BUILTIN_CAPABILITIES: CpuProviderExecutionCapabilities = Object.freeze({
+  threadCount: 'perCallUpperBound',
+  placement: 'engineWorkers',
+  workerLocalSequential: true,
+  acceptsSequential: true,
+  acceptsOuter: false,
+  acceptsInner: true,
+});
+
 /** The built-in kernels: every primitive, every dtype (f32, f64, c64, c128). */
 export const BUILTIN_KERNELS: CpuLinalgKernels = Object.freeze({
   name: 'tenferro built-in (Eigen)',
+  // Kernel tasks on the context's worker, or one per lane of ctx.workerPool() within its thread
+  // budget: bounded per call, on engine workers, any mode but Outer. Declared (#35: an extension
+  // that declares nothing is refused on strict bundles and caller-managed domains), so that these
+  // kernels can be installed as an extension too (the conformance kit's reference).
+  executionCapabilities: () => BUILTIN_CAPABILITIES,
   // Every op writes every element of its outputs (failed batches: zeros, or an error that disposes them); never declines.
   overwritesOutputs: true,
   declinesBeforeWriting: true,

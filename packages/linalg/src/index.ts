@@ -1,12 +1,13 @@
 /**
  * `@tenferro/linalg`: `linalg(backend | session)` and `status()`. Nothing happens at import: the
  * addon loads on the first `status()` (main thread) or the first kernel task (each engine worker).
+ * Every operation is one call of core's `runExtension` (#35): `src/primitives/`, `src/composites/`.
  */
 import type { ProviderPackageStatus } from '@tenferro/core';
 import { loadLinalg, slowerPathWarning } from './native/load.js';
 
-export { linalg, Linalg } from './linalg.js';
-export type { LinalgCallRecord, LinalgRunOptions, LinalgTarget, LstsqResult } from './linalg.js';
+export { linalg } from './linalg.js';
+export type { Linalg, LinalgRunOptions, LinalgTarget, LstsqResult } from './linalg.js';
 export { BUILTIN_KERNELS } from './builtin.js';
 export { applyOutputConvention, linalgOutputSpecs } from './output-convention.js';
 export type { LinalgOutputSpec } from './output-convention.js';

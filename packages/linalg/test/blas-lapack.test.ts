@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { CpuBackend, Tensor } from '@tenferro/core';
 import { createBlasProvider, status as blasStatus } from '@tenferro/provider-blas';
 import { type Linalg, type LinalgDType, linalg, linalgKernelsKey } from '../src/index.js';
-import { prng } from './helpers.js';
+import { kernelRecorder, prng } from './helpers.js';
 
 const haveBlas = blasStatus().available;
 let blas: CpuBackend;
@@ -56,8 +56,15 @@ function agree(x: Tensor, y: Tensor, tol: number, what: string): void {
 /** Both paths, one call each; every blas call must have run LAPACK. */
 async function both<R>(fn: (la: Linalg) => Promise<R>): Promise<[R, R]> {
   const lb = linalg(blas), lf = linalg(faer);
-  const x = await fn(lb), y = await fn(lf);
-  for (const r of lb.takeCallRecords()) expect(r, `${r.op} ran LAPACK`).toMatchObject({ kernel: 'extension' });
+  const rec = kernelRecorder();
+  let x: R;
+  try {
+    x = await fn(lb);
+    for (const r of rec.take()) expect(r, `${r.op} ran LAPACK`).toMatchObject({ kernel: 'extension' });
+  } finally {
+    rec.stop();
+  }
+  const y = await fn(lf);
   return [x, y];
 }
 
@@ -270,6 +277,7 @@ describe.skipIf(!haveBlas)('LAPACK through provider-blas vs the built-in kernels
 
     it(`${dtype}: the same typed errors — NotPositiveDefinite and SingularMatrix with batch index and info`, async () => {
       const lb = linalg(blas);
+      const rec = kernelRecorder();
       const c = cplx(dtype);
       const v = (xs: number[]) => (c ? xs.flatMap((x) => [x, 0]) : xs);
       const a = Tensor.from((single(dtype) ? Float32Array : Float64Array).from(v([4, 0, 0, 9, 1, 2, 2, 1, 1, 0, 0, 1])) as Float64Array, [2, 2, 3], { dtype } as never);
@@ -278,7 +286,8 @@ describe.skipIf(!haveBlas)('LAPACK through provider-blas vs the built-in kernels
       const r = Tensor.from((single(dtype) ? Float32Array : Float64Array).from(v([1, 1])) as Float64Array, [2, 1], { dtype } as never) as Tensor<LinalgDType>;
       await expect(lb.solve(s, r)).rejects.toMatchObject({ code: 'SingularMatrix', detail: { batchIndex: 0, info: 2 } });
       await expect(lb.inv(s)).rejects.toMatchObject({ code: 'SingularMatrix' });
-      expect(lb.takeCallRecords().map((x) => x.kernel)).toEqual(['extension', 'extension', 'extension']);
+      expect(rec.take().map((x) => x.kernel)).toEqual(['extension', 'extension', 'extension']);
+      rec.stop();
     });
   }
 
@@ -359,11 +368,13 @@ describe.skipIf(!haveBlas)('LAPACK through provider-blas vs the built-in kernels
       for (let i = 0; i < p.length; i++) if (p[i] !== q[i]) return i;
       return -1;
     };
+    const rec = kernelRecorder();
     const first = await la.svd(a); // grows the worker's workspace past 64 MiB: kept for an equal call
     const again = await la.svd(a); // reuses it
     const lu = await la.luFactor(small); // another kind: released first
     const third = await la.svd(a); // grown again
-    for (const r of la.takeCallRecords()) expect(r).toMatchObject({ kernel: 'extension' });
+    for (const r of rec.take()) expect(r).toMatchObject({ kernel: 'extension' });
+    rec.stop();
     for (const x of [again, third]) {
       expect(firstDiff(x.s, first.s)).toBe(-1);
       expect(firstDiff(x.u, first.u)).toBe(-1);

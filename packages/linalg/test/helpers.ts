@@ -1,4 +1,7 @@
-import { Tensor } from '@tenferro/core';
+import { tracingChannel } from 'node:diagnostics_channel';
+import { DIAGNOSTICS_CHANNELS, type ExtensionProviderEvent, Tensor } from '@tenferro/core';
+import { LINALG_KERNELS_KEY_NAME } from '../src/index.js';
+import type { LinalgKernelCall } from '../src/testing/index.js';
 
 export type Real = 'f32' | 'f64';
 
@@ -33,5 +36,31 @@ export function prng(seed: number): () => number {
     let r = Math.imul(t ^ (t >>> 15), 1 | t);
     r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
     return ((r ^ (r >>> 14)) >>> 0) / 2 ** 31 - 1;
+  };
+}
+
+/**
+ * Records the linalg kernel calls that executed, from `tenferro:provider` (#35: the channel says
+ * which kernel ran — extension or built-in — and why an extension declined; `takeCallRecords` is
+ * gone): `take()` returns the calls since the last `take()`, `stop()` unsubscribes.
+ */
+export function kernelRecorder(): { take(): LinalgKernelCall[]; stop(): void } {
+  let calls: LinalgKernelCall[] = [];
+  const channel = tracingChannel<object, ExtensionProviderEvent>(DIAGNOSTICS_CHANNELS.provider);
+  const asyncEnd = (e: ExtensionProviderEvent) => {
+    if (e.slot !== LINALG_KERNELS_KEY_NAME || e.outcome !== 'executed') return;
+    const r = e.fallbackReason as { kind: string; dtype?: string; detail?: string } | undefined;
+    const declined = r === undefined ? undefined : typeof r.detail === 'string' ? `${r.kind}: ${r.detail}` : r.dtype !== undefined ? `${r.kind}: ${r.dtype}` : r.kind;
+    calls.push({ op: e.call as LinalgKernelCall['op'], kernel: e.kernel, ...(declined === undefined ? {} : { declined }) });
+  };
+  const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd, error() {} };
+  channel.subscribe(handlers);
+  return {
+    take: () => {
+      const taken = calls;
+      calls = [];
+      return taken;
+    },
+    stop: () => channel.unsubscribe(handlers),
   };
 }

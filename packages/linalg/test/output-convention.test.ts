@@ -156,6 +156,8 @@ describe('the convention is applied after an extension too (#35)', () => {
   it("an eig extension returning geev's raw order and unnormalised vectors: the caller gets them ordered, unit-norm, phase-fixed", async () => {
     const kernels: CpuLinalgKernels = {
       name: 'raw eig',
+      // Declared (#35: an extension that declares nothing is refused on a faer backend).
+      executionCapabilities: () => ({ threadCount: 'perCallUpperBound', placement: 'engineWorkers', workerLocalSequential: true, acceptsSequential: true, acceptsOuter: false, acceptsInner: true }),
       overwritesOutputs: true,
       declinesBeforeWriting: true,
       eig: (_ctx, r) => {

@@ -11,9 +11,10 @@
  *
  *   for (const c of linalgConformanceCases(() => myKernels)) it(c.name, c.run);
  */
-import { type CpuBackendKind, CpuBackend, type CpuProviderPackage, Tensor } from '@tenferro/core';
-import { type CpuLinalgKernels, LINALG_OPS, type LinalgDType, type LinalgKernel, type LinalgOutput, type LinalgRequest, linalgKernelsKey } from '../contract/index.js';
-import { linalg } from '../linalg.js';
+import { tracingChannel } from 'node:diagnostics_channel';
+import { type CpuBackendKind, CpuBackend, type CpuProviderPackage, DIAGNOSTICS_CHANNELS, type ExtensionProviderEvent, Tensor } from '@tenferro/core';
+import { type CpuLinalgKernels, LINALG_KERNELS_KEY_NAME, LINALG_OPS, type LinalgDType, type LinalgKernel, type LinalgOp, type LinalgOutput, type LinalgRequest, linalgKernelsKey } from '../contract/index.js';
+import { type Linalg, linalg } from '../linalg.js';
 
 /** Options of {@link linalgConformanceCases}. */
 export interface LinalgConformanceOptions {
@@ -167,33 +168,25 @@ export function linalgConformanceCases(factory: () => CpuLinalgKernels, options:
             for (const n of sizes) {
               const a = spd(dtype, n, 2);
               const rhs = spd(dtype, n, 2);
-              const pairs: [Tensor, Tensor][] = [];
-              if (prim === 'cholesky') pairs.push([await la.cholesky(a), await ref.cholesky(a)]);
-              if (prim === 'luFactor') {
-                const x = await la.luFactor(a), y = await ref.luFactor(a);
-                pairs.push([x.lu, y.lu], [x.pivots, y.pivots]);
-              }
-              if (prim === 'solveTriangular') pairs.push([await la.solveTriangular(a, rhs, { upper: true }), await ref.solveTriangular(a, rhs, { upper: true })]);
-              if (prim === 'lu') {
-                const x = await la.lu(a), y = await ref.lu(a);
-                pairs.push([x.p, y.p], [x.l, y.l], [x.u, y.u]);
-              }
-              if (prim === 'luFullPivot') {
-                const x = await la.luFullPivot(a), y = await ref.luFullPivot(a);
-                pairs.push([x.lu, y.lu], [x.pivots, y.pivots], [x.colPivots, y.colPivots]);
-              }
-              if (prim === 'eig') pairs.push([await la.eigvals(a), await ref.eigvals(a)]);
-              if (prim === 'solve') pairs.push([await la.solve(a, rhs), await ref.solve(a, rhs)]);
-              if (prim === 'qr') {
-                const x = await la.qr(a), y = await ref.qr(a);
-                pairs.push([x.q!, y.q!], [x.r, y.r]);
-              }
-              if (prim === 'svd') {
-                const x = await la.svd(a), y = await ref.svd(a);
-                pairs.push([x.s, y.s]);
-              }
-              if (prim === 'eigh') pairs.push([(await la.eigh(a)).eigenvalues, (await ref.eigh(a)).eigenvalues]);
-              const record = la.takeCallRecords().at(-1);
+              const run = async (l: Linalg): Promise<Tensor[]> => {
+                switch (prim) {
+                  case 'cholesky': return [await l.cholesky(a)];
+                  case 'luFactor': { const x = await l.luFactor(a); return [x.lu, x.pivots]; }
+                  case 'solveTriangular': return [await l.solveTriangular(a, rhs, { upper: true })];
+                  case 'lu': { const x = await l.lu(a); return [x.p, x.l, x.u]; }
+                  case 'luFullPivot': { const x = await l.luFullPivot(a); return [x.lu, x.pivots, x.colPivots]; }
+                  case 'eig': return [await l.eigvals(a)];
+                  case 'solve': return [await l.solve(a, rhs)];
+                  case 'qr': { const x = await l.qr(a); return [x.q!, x.r]; }
+                  case 'svd': return [(await l.svd(a)).s];
+                  case 'eigh': return [(await l.eigh(a)).eigenvalues];
+                }
+              };
+              // Which kernel ran the extension backend's calls: tenferro:provider (#35).
+              const { value: mine, calls } = await recordLinalgKernels(() => run(la));
+              const theirs = await run(ref);
+              const pairs = mine.map((x, i): [Tensor, Tensor] => [x, theirs[i]!]);
+              const record = calls.at(-1);
               if (record === undefined) fail(name, 'no kernel ran');
               for (const [x, y] of pairs) {
                 if (x.dtype !== y.dtype || x.shape.join() !== y.shape.join()) fail(name, `n=${n}: result ${x.dtype}[${x.shape}] but the conventions say ${y.dtype}[${y.shape}]`);
@@ -210,4 +203,55 @@ export function linalgConformanceCases(factory: () => CpuLinalgKernels, options:
     }
   }
   return cases;
+}
+
+/** One linalg kernel call that executed, as `tenferro:provider` told it (#35: `takeCallRecords()` is gone). */
+export interface LinalgKernelCall {
+  /** The primitive (`'cholesky'`, `'luFactor'`, …). */
+  readonly op: LinalgOp;
+  /** Which kernel ran: the bundle's `CpuLinalgKernels` extension, or the built-in one. */
+  readonly kernel: 'extension' | 'builtin';
+  /** On a built-in that ran because the extension declined: why (`'dtype: f64'`). */
+  readonly declined?: string;
+}
+
+function describeDecline(reason: { readonly kind?: unknown; readonly detail?: unknown; readonly dtype?: unknown }): string {
+  const kind = String(reason.kind);
+  return typeof reason.detail === 'string' ? `${kind}: ${reason.detail}` : reason.dtype !== undefined ? `${kind}: ${String(reason.dtype)}` : kind;
+}
+
+/**
+ * Run `fn` and return, with its value, every linalg kernel call that executed while it ran, in
+ * order — read from the `tenferro:provider` tracing channel, where core publishes each kernel call
+ * of an extension family (`slot` the extension key's name, `kernel`, `fallbackReason`). Only the
+ * calls that ran are listed (an extension's decline shows as the built-in's `declined`). Calls of
+ * other code running at the same time are listed too: record around calls you await.
+ *
+ * @example
+ * ```ts
+ * import { CpuBackend, Tensor } from '@tenferro/core';
+ * import { linalg } from '@tenferro/linalg';
+ * import { recordLinalgKernels } from '@tenferro/linalg/testing';
+ *
+ * const backend = await CpuBackend.create({ threads: 1 });
+ * const { calls } = await recordLinalgKernels(() => linalg(backend).det(Tensor.fromArray('f64', [1, 1], [2])));
+ * console.log(calls); // prints: [ { op: 'luFactor', kernel: 'builtin' } ]
+ * await backend.close();
+ * ```
+ */
+export async function recordLinalgKernels<T>(fn: () => Promise<T> | T): Promise<{ value: T; calls: LinalgKernelCall[] }> {
+  const calls: LinalgKernelCall[] = [];
+  const channel = tracingChannel<object, ExtensionProviderEvent>(DIAGNOSTICS_CHANNELS.provider);
+  const asyncEnd = (event: ExtensionProviderEvent) => {
+    if (event.slot !== LINALG_KERNELS_KEY_NAME || event.outcome !== 'executed') return;
+    const declined = event.fallbackReason === undefined ? undefined : describeDecline(event.fallbackReason);
+    calls.push(Object.freeze({ op: event.call as LinalgOp, kernel: event.kernel, ...(declined === undefined ? {} : { declined }) }));
+  };
+  const handlers = { start() {}, end() {}, asyncStart() {}, asyncEnd, error() {} };
+  channel.subscribe(handlers);
+  try {
+    return { value: await fn(), calls };
+  } finally {
+    channel.unsubscribe(handlers);
+  }
 }
