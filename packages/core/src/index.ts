@@ -41,7 +41,7 @@ export type { RealDType, TensorOps } from './backend/ops-facade.js';
 export type { PrimitiveOptions } from './ops/primitive-arguments.js';
 export type { ReduceOptions } from './ops/reduction.js';
 export type { ContiguousOptions, CopyIntoOptions } from './ops/layout-transforms.js';
-export type { CpuExecutionInfo, PlacementCheck, WorkerInfo } from './backend/execution-info.js';
+export type { CpuExecutionInfo, PlacementCheck, WorkerBufferTableStats, WorkerInfo } from './backend/execution-info.js';
 export type { CensusThread, CensusThreadOwner, ThreadCensus } from './backend/thread-census.js';
 export { DIAGNOSTICS_CHANNELS } from './diagnostics/channels.js';
 export type { AdmissionEvent, DiagnosticsRequest, ExecutionEvent, PoolEvent, ProviderDeclineReason, ProviderEvent, TaskEvent } from './diagnostics/channels.js';

@@ -90,7 +90,7 @@ describe('kernelWords', () => {
 
 describe('the worker buffer table (main side)', () => {
   it('sends a buffer once, forgets collected ones with the next task, and stays within its capacity', () => {
-    const table = new WorkerBufferTable(2);
+    const table = new WorkerBufferTable({ capacity: 2 });
     const ids = new Int32Array(8);
     const [a, b, c] = [new SharedArrayBuffer(8), new SharedArrayBuffer(8), new SharedArrayBuffer(8)];
     const u1 = table.prepare([a, b], ids);
@@ -104,8 +104,29 @@ describe('the worker buffer table (main side)', () => {
     expect(u3?.forget).toEqual([ia]);
     expect(table.size).toBe(2);
     // A collected buffer is forgotten with the next task.
-    table.collected(ib);
+    table.forget(ib);
     expect(table.prepare([c], ids)).toEqual({ forget: [ib], register: undefined });
+    table.close();
+  });
+
+  it('is bounded in bytes: past its limit the oldest entries not named by the task are forgotten (#35)', () => {
+    const table = new WorkerBufferTable({ limitBytes: 100 });
+    const ids = new Int32Array(8);
+    const [a, b, c] = [new SharedArrayBuffer(40), new SharedArrayBuffer(40), new SharedArrayBuffer(40)];
+    table.prepare([a, b], ids);
+    const [ia] = [ids[0]!];
+    expect(table.stats()).toMatchObject({ buffers: 2, bytes: 80, limitBytes: 100 });
+    // c makes 120 bytes: a, the oldest not named now, goes.
+    expect(table.prepare([c, b], ids)?.forget).toEqual([ia]);
+    expect(table.stats()).toMatchObject({ buffers: 2, bytes: 80 });
+    // A buffer larger than the limit is kept for the task that names it, and forgotten by the next.
+    const big = new SharedArrayBuffer(200);
+    expect(table.prepare([big], ids)?.forget?.length).toBe(2);
+    const iBig = ids[0]!;
+    expect(table.stats()).toMatchObject({ buffers: 1, bytes: 200 });
+    expect(table.prepare([a], ids)?.forget).toEqual([iBig]);
+    expect(ids[0]).toBe(ia); // the same id as before: ids belong to buffers, not to tables
+    expect(table.stats()).toMatchObject({ buffers: 1, bytes: 40 });
     table.close();
   });
 });

@@ -29,7 +29,7 @@ const CORE_TYPES = [
   'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
   'ReferenceFallback', 'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
-  'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerInfo', 'WorkerPool',
+  'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerBufferTableStats', 'WorkerInfo', 'WorkerPool',
   'WorkerThreadsExecutorOptions', 'CpuGroupedGemmRequest', 'CpuIndexedPlans', 'GemmGroupedOptions', 'GemmJob', 'IndexedPlanCacheLimits', 'IndexedPlanCacheStats',
   'SessionOptions', 'SharedTensorAllocationDomain',
   'CpuExtensionProvider', 'ExtensionBuiltin', 'ExtensionKernelCall', 'ExtensionKernelRan', 'ExtensionOperation', 'ExtensionProviderEvent', 'ExtensionRequest', 'ExtensionResult',

@@ -8,6 +8,9 @@ import type { Coordinator } from '../runtime/engine/coordinator.js';
 import type { CpuEngine } from '../runtime/engine/cpu-engine.js';
 import type { DomainPlan } from '../runtime/placement.js';
 import { statusCpusAllowed } from '../runtime/workers/thread-self.js';
+import type { WorkerBufferTableStats } from '../runtime/workers/buffer-table.js';
+
+export type { WorkerBufferTableStats };
 import { CpuSet } from '../topology/cpu-set.js';
 import type { SharedTensorAllocationDomain } from '../buffer/allocation-domain.js';
 import { providerPackageOf } from '../provider/provider-packages.js';
@@ -18,6 +21,12 @@ export interface WorkerInfo {
   readonly tid: number;
   /** cpulist; `undefined` for unpinned compatibility workers. */
   readonly cpus: string | undefined;
+  /**
+   * The worker's buffer table now: the storage it keeps between tasks so that packed kernel
+   * arguments name it by id (a count and bytes, its byte bound, what it was told to forget and
+   * has not released yet). A table keeps only storage the main isolate can still name (#35).
+   */
+  readonly bufferTable: WorkerBufferTableStats;
 }
 
 /** `executionInfo()` (R119): what a handle runs on. Provider strings are for logs only (R120). */
@@ -119,13 +128,21 @@ export function describeExecution(h: HandleFacts): CpuExecutionInfo {
     providerDiagnostic: providerDiagnostic(h),
     fallback: h.fallback,
     engineBuilt: engine !== undefined,
-    workers: (engine?.workers() ?? []).map((w) => Object.freeze({ tid: w.tid, cpus: w.cpus?.toString() })),
+    workers: workerInfo(engine),
     executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },
     arbiter: c.arbiter.kind,
     admission: c.arbiter.stats(),
     allocationDomain: h.allocationDomain?.name,
     caches: Object.freeze({ gemmAnalysisCapacity: c.analysisCapacity, indexedPlans: c.indexedPlanLimits }),
   });
+}
+
+const NO_TABLE: WorkerBufferTableStats = Object.freeze({ buffers: 0, bytes: 0, limitBytes: 0, releasingBytes: 0, collections: 0 });
+
+function workerInfo(engine: CpuEngine | undefined): WorkerInfo[] {
+  const observed = engine?.workers() ?? [];
+  const tables = engine?.pool?.bufferTables();
+  return observed.map((w, i) => Object.freeze({ tid: w.tid, cpus: w.cpus?.toString(), bufferTable: tables?.[i] ?? NO_TABLE }));
 }
 
 /**

@@ -329,7 +329,7 @@ export class Tensor<D extends DType = DType> {
     checkData(dtype, data, size, op);
     const { buffer, offset } = alignedShared(dtype, size, op);
     writeData(dtype, data, buffer, offset);
-    return new Tensor(dtype, [...shape], denseStrides(shape, order), offset, new TensorStorage(dtype, buffer), EMPTY_PLACEMENT, size);
+    return new Tensor(dtype, [...shape], denseStrides(shape, order), offset, new TensorStorage(dtype, buffer, undefined, true), EMPTY_PLACEMENT, size);
   }
 
   /**
@@ -357,7 +357,7 @@ export class Tensor<D extends DType = DType> {
       });
     }
     const { buffer, offset } = alignedShared(dtype, size, op);
-    return new Tensor(dtype, [...shape], denseStrides(shape, order), offset, new TensorStorage(dtype, buffer), EMPTY_PLACEMENT, size);
+    return new Tensor(dtype, [...shape], denseStrides(shape, order), offset, new TensorStorage(dtype, buffer, undefined, true), EMPTY_PLACEMENT, size);
   }
 
   /**
@@ -401,7 +401,7 @@ export class Tensor<D extends DType = DType> {
       ({ buffer, offset } = alignedShared(dtype, size, op));
       new Uint8Array(buffer, offset * info.bytes).set(new Uint8Array(data.buffer, data.byteOffset, size * info.bytes));
     }
-    const storage = new TensorStorage(dtype, buffer);
+    const storage = new TensorStorage(dtype, buffer, undefined, !shared);
     // The caller holds the buffer of a shared array: never recycled behind its back.
     if (shared) storage.escape();
     return new Tensor(dtype as D, [...shape], denseStrides(shape, order), offset, storage, EMPTY_PLACEMENT, size);

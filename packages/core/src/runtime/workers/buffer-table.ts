@@ -3,20 +3,45 @@
  * to a worker in packed kernel arguments gets a process-isolate-wide id; each worker is sent a
  * buffer once (with its id) and keeps it in its table, and later tasks name the id only.
  *
- * A worker's table holds its buffers strongly. When the main isolate's object for a buffer is
- * collected, the buffer can never be named again, so each worker that knows its id is told to
- * forget it with its next task. A table is also bounded in size: the oldest entries not named
- * by the current task are forgotten first.
+ * A table is a cache of storage the main isolate can still name, never more (#35): a worker
+ * forgets a buffer as soon as the main isolate's object for it is collected, or as soon as the
+ * last tensor over caller-made storage is disposed — whether or not that worker runs another task.
+ * The ids go with the worker's next task while it has one (a posted task may name any id it
+ * knows), otherwise at once through its `ForgetRing`, ringing its doorbell. A table is also
+ * bounded in bytes ({@link DEFAULT_WORKER_TABLE_LIMIT_BYTES}, `TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES`)
+ * and in entries ({@link WORKER_TABLE_CAPACITY}): past either bound the oldest entries not named by
+ * the current task are forgotten first. The worker releases what it drops by collecting its own
+ * heap (see worker-entry.ts `collect`); `executionInfo().workers[i].bufferTable` shows both sides.
  */
+import { setCallerStorageDisposedHook } from '../../tensor/tensor-storage.js';
+import { ForgetRing } from './shared-fields.js';
 
-/** Most buffers one worker keeps. */
+/** Most buffers one worker keeps (a bound on entries; the bound on memory is in bytes). */
 export const WORKER_TABLE_CAPACITY = 4096;
+
+/** Default bound of one worker's buffer table: 128 MiB of storage it may keep between tasks. */
+export const DEFAULT_WORKER_TABLE_LIMIT_BYTES = 128 * 1024 * 1024;
+
+/** The environment variable that overrides {@link DEFAULT_WORKER_TABLE_LIMIT_BYTES}. */
+export const WORKER_TABLE_LIMIT_ENV = 'TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES';
+
+/**
+ * The byte bound of worker buffer tables from `TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES`: a
+ * non-negative integer string (surrounding whitespace allowed); unset, empty or invalid → the
+ * default; `0` keeps no buffer beyond the task that names it. Read when a worker starts.
+ */
+export function workerTableLimitFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[WORKER_TABLE_LIMIT_ENV];
+  if (raw === undefined || !/^\s*\d+\s*$/.test(raw)) return DEFAULT_WORKER_TABLE_LIMIT_BYTES;
+  const n = Number(raw);
+  return Number.isSafeInteger(n) ? n : DEFAULT_WORKER_TABLE_LIMIT_BYTES;
+}
 
 const ids = new WeakMap<SharedArrayBuffer, number>();
 let lastId = 0;
 const tables = new Set<WorkerBufferTable>();
 const collected = new FinalizationRegistry<number>((id) => {
-  for (const table of tables) table.collected(id);
+  for (const table of tables) table.forget(id);
 });
 
 function idOf(buffer: SharedArrayBuffer): number {
@@ -29,21 +54,80 @@ function idOf(buffer: SharedArrayBuffer): number {
   return id;
 }
 
+/**
+ * Every worker table forgets `buffer` now: the last tensor over caller-made storage was disposed
+ * (the hook of `tensor-storage.ts`). A later task that names it sends it again.
+ */
+export function forgetBuffer(buffer: SharedArrayBuffer): void {
+  const id = ids.get(buffer);
+  if (id === undefined) return;
+  for (const table of tables) table.forget(id);
+}
+
 /** Table updates a task carries to its worker. */
 export interface TableUpdate {
   readonly forget?: number[];
   readonly register?: [number, SharedArrayBuffer][];
 }
 
+/** One worker's buffer table, as `executionInfo().workers[i].bufferTable` reports it. */
+export interface WorkerBufferTableStats {
+  /** Buffers the worker keeps (as the main isolate tracks it: ids it was told to forget are gone). */
+  readonly buffers: number;
+  /** Their bytes. */
+  readonly bytes: number;
+  /** The table's bound in bytes (`TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES`, default 128 MiB). */
+  readonly limitBytes: number;
+  /**
+   * Bytes the worker was told to forget and has not released yet: dropped from its table, they
+   * are freed by the next collection of its heap, which it forces once 32 MiB are pending or
+   * when it has been idle for 20 ms. 0 when everything forgotten is released.
+   */
+  readonly releasingBytes: number;
+  /** Collections of its heap the worker forced to release storage so far. */
+  readonly collections: number;
+}
+
+/** The worker a table belongs to, as the table needs it. */
+export interface TableWorker {
+  /** A task holds the worker (posted and not yet answered): it may name any id it knows. */
+  busy(): boolean;
+  /** Ring the worker's doorbell: ids wait in its ring. */
+  wake(): void;
+}
+
+export interface WorkerBufferTableOptions {
+  /** The worker's `ForgetRing` (absent: ids go with its next task only). */
+  readonly ring?: SharedArrayBuffer;
+  readonly worker?: TableWorker;
+  readonly limitBytes?: number;
+  readonly capacity?: number;
+}
+
 /** What one worker's table holds, as the main isolate tracks it. */
 export class WorkerBufferTable {
-  /** Ids the worker holds, oldest first. */
-  readonly #known = new Set<number>();
+  /** Ids the worker holds and their bytes, oldest first. */
+  readonly #known = new Map<number, number>();
+  #bytes = 0;
+  /** Ids to forget not yet handed to the worker (it was busy, or its ring was full). */
   #forget: number[] = [];
+  /** A flush of `#forget` is queued for the end of the current synchronous run. */
+  #flushQueued = false;
+  /** Bytes forgotten so far (the worker publishes how many of them it released). */
+  #forgottenBytes = 0;
+  readonly #ring: Int32Array | undefined;
+  readonly #released: Float64Array | undefined;
+  readonly #worker: TableWorker | undefined;
+  readonly #limitBytes: number;
   readonly #capacity: number;
 
-  constructor(capacity = WORKER_TABLE_CAPACITY) {
-    this.#capacity = capacity;
+  constructor(options: WorkerBufferTableOptions = {}) {
+    this.#ring = options.ring === undefined ? undefined : new Int32Array(options.ring);
+    this.#released = options.ring === undefined ? undefined : new Float64Array(options.ring, 0, ForgetRing.SLOTS / 2);
+    this.#worker = options.worker;
+    this.#limitBytes = options.limitBytes ?? workerTableLimitFromEnv();
+    this.#capacity = options.capacity ?? WORKER_TABLE_CAPACITY;
+    if (tables.size === 0) setCallerStorageDisposedHook(forgetBuffer);
     tables.add(this);
   }
 
@@ -58,19 +142,51 @@ export class WorkerBufferTable {
       const id = idOf(buffer);
       out[i] = id;
       if (this.#known.has(id)) continue;
-      this.#known.add(id);
+      const bytes = buffer.byteLength;
+      this.#known.set(id, bytes);
+      this.#bytes += bytes;
       (register ??= []).push([id, buffer]);
     }
-    if (this.#known.size > this.#capacity) this.#evict(out, buffers.length);
+    if (register !== undefined && (this.#bytes > this.#limitBytes || this.#known.size > this.#capacity)) this.#evict(out, buffers.length);
     if (register === undefined && this.#forget.length === 0) return undefined;
     const update: TableUpdate = this.#forget.length === 0 ? { register } : { forget: this.#forget, register };
     this.#forget = [];
     return update;
   }
 
-  /** The buffer with `id` was collected on the main isolate: the worker may drop it. */
-  collected(id: number): void {
-    if (this.#known.delete(id)) this.#forget.push(id);
+  /**
+   * The worker must drop `id` (its buffer was collected on the main isolate, or disposed): handed
+   * to it at the end of the current synchronous run if it is idle then, else with its next task.
+   */
+  forget(id: number): void {
+    const bytes = this.#known.get(id);
+    if (bytes === undefined) return;
+    this.#known.delete(id);
+    this.#bytes -= bytes;
+    this.#forgottenBytes += bytes;
+    this.#forget.push(id);
+    if (this.#ring !== undefined && !this.#flushQueued) {
+      this.#flushQueued = true;
+      queueMicrotask(() => {
+        this.#flushQueued = false;
+        this.idle();
+      });
+    }
+  }
+
+  /** The worker has no task now (or may have none): hand it the ids waiting here through its ring. */
+  idle(): void {
+    if (this.#forget.length === 0 || this.#worker === undefined || this.#worker.busy()) return;
+    const ring = this.#ring;
+    if (ring === undefined) return;
+    const head = ring[ForgetRing.HEAD]!;
+    const free = ForgetRing.CAPACITY - ((head - Atomics.load(ring, ForgetRing.TAIL)) | 0);
+    const count = Math.min(free, this.#forget.length);
+    if (count <= 0) return; // full: the worker drains it before its next task, which carries the rest
+    for (let i = 0; i < count; i++) ring[ForgetRing.SLOTS + ((head + i) & (ForgetRing.CAPACITY - 1))] = this.#forget[i]!;
+    Atomics.store(ring, ForgetRing.HEAD, (head + count) | 0);
+    this.#forget = count === this.#forget.length ? [] : this.#forget.slice(count);
+    this.#worker.wake();
   }
 
   /** Number of buffers the worker holds. */
@@ -78,18 +194,33 @@ export class WorkerBufferTable {
     return this.#known.size;
   }
 
+  stats(): WorkerBufferTableStats {
+    const released = this.#released?.[ForgetRing.RELEASED_F64] ?? 0;
+    return Object.freeze({
+      buffers: this.#known.size,
+      bytes: this.#bytes,
+      limitBytes: this.#limitBytes,
+      releasingBytes: Math.max(0, this.#forgottenBytes - released),
+      collections: this.#ring === undefined ? 0 : Atomics.load(this.#ring, ForgetRing.COLLECTIONS),
+    });
+  }
+
   /** The worker is gone: stop tracking. */
   close(): void {
     tables.delete(this);
     this.#known.clear();
+    this.#bytes = 0;
     this.#forget = [];
   }
 
   #evict(current: Int32Array, count: number): void {
-    for (const id of this.#known) {
-      if (this.#known.size <= this.#capacity) return;
-      if (current.subarray(0, count).includes(id)) continue;
+    const named = current.subarray(0, count);
+    for (const [id, bytes] of this.#known) {
+      if (this.#bytes <= this.#limitBytes && this.#known.size <= this.#capacity) return;
+      if (named.includes(id)) continue;
       this.#known.delete(id);
+      this.#bytes -= bytes;
+      this.#forgottenBytes += bytes;
       this.#forget.push(id);
     }
   }

@@ -1,6 +1,7 @@
 import { TenferroError } from '../../errors/tenferro-error.js';
 import type { CpuSet } from '../../topology/cpu-set.js';
 import { EngineWorker, type WorkerObservation } from './engine-worker.js';
+import type { WorkerBufferTableStats } from './buffer-table.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import { EngineState } from './shared-fields.js';
 import { laneNarrowed, laneTableBuffer } from './lane-spread.js';
@@ -78,6 +79,11 @@ export class EngineWorkerPool implements LaneRunner {
   /** What each worker reported at verification (after a replacement: the replacement's). */
   observations(): WorkerObservation[] {
     return this.#workers.map((w) => w.observed);
+  }
+
+  /** Each worker's buffer table (see `buffer-table.ts`), by worker index. */
+  bufferTables(): WorkerBufferTableStats[] {
+    return this.#workers.map((w) => w.bufferTable());
   }
 
   /** Whether worker `index` has narrowed its mask to one CPU of the set for the task it runs (see `lane-spread.ts`). */

@@ -6,11 +6,11 @@ import { type TaskEvent, taskChannel } from '../../diagnostics/channels.js';
 import { CpuSet } from '../../topology/cpu-set.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import { isKernelArgs } from '../../contract/kernel-args.js';
-import { WorkerBufferTable } from './buffer-table.js';
+import { WorkerBufferTable, type WorkerBufferTableStats } from './buffer-table.js';
 import { kernelFailed } from './kernel-error.js';
 import { lanePosted } from './lane-spread.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
-import { ArgsArea, DEAD, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
+import { ArgsArea, DEAD, ForgetRing, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { workerEntryUrl } from './worker-url.js';
 
@@ -288,9 +288,11 @@ export class EngineWorker {
   readonly #argIds: Int32Array;
   /** A timed task's begin and answer times, written by the worker (`Mailbox.TIMES`). */
   readonly #times: Float64Array;
-  readonly #buffers = new WorkerBufferTable();
+  readonly #buffers: WorkerBufferTable;
   readonly #known = new Set<number>();
   #seq = 0;
+  /** The worker's doorbell (`Mailbox.REQUEST`): changed for every task and every batch of ids to forget. */
+  #bell = 0;
   #busy = false;
   /** Tasks waiting for this worker, in call order. */
   readonly #waiting: (() => void)[] = [];
@@ -302,7 +304,19 @@ export class EngineWorker {
   /** The pool's lane table (see `lane-spread.ts`), for a pinned worker. */
   readonly #lanes: Int32Array | undefined;
 
-  private constructor(worker: Worker, port: MessagePort, mailbox: Int32Array, args: SharedArrayBuffer, observed: WorkerObservation, lanes: SharedArrayBuffer | undefined) {
+  private constructor(
+    worker: Worker,
+    port: MessagePort,
+    mailbox: Int32Array,
+    args: SharedArrayBuffer,
+    forgets: SharedArrayBuffer,
+    observed: WorkerObservation,
+    lanes: SharedArrayBuffer | undefined,
+  ) {
+    this.#buffers = new WorkerBufferTable({
+      ring: forgets,
+      worker: { busy: () => this.#busy || this.#dead || this.#closing, wake: () => this.#ringBell() },
+    });
     this.#lanes = lanes === undefined ? undefined : new Int32Array(lanes);
     this.#worker = worker;
     this.#port = port;
@@ -319,10 +333,12 @@ export class EngineWorker {
     cpus[Mailbox.MAIN_CPU] = -1; // unknown until each side has published its CPU
     cpus[Mailbox.WORKER_CPU] = -1;
     const argsBuffer = new SharedArrayBuffer(ArgsArea.BYTES);
+    const forgetsBuffer = new SharedArrayBuffer(ForgetRing.BYTES);
     const { port1, port2 } = new MessageChannel();
     const init: WorkerInit = {
       mailbox: mailboxBuffer,
       args: argsBuffer,
+      forgets: forgetsBuffer,
       engineState: options.engineState,
       taskPort: port2,
       cpus: options.cpus?.toArray(),
@@ -392,7 +408,7 @@ export class EngineWorker {
       }
     }
     const observed = Object.freeze({ index: options.index, tid: message.tid, cpus: observedCpus, statusCpus: message.statusCpus });
-    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, observed, init.lanes);
+    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, forgetsBuffer, observed, init.lanes);
     worker.on('error', () => {
       /* reported through 'exit' */
     });
@@ -402,6 +418,18 @@ export class EngineWorker {
 
   get dead(): boolean {
     return this.#dead;
+  }
+
+  /** This worker's buffer table (see `buffer-table.ts`). */
+  bufferTable(): WorkerBufferTableStats {
+    return this.#buffers.stats();
+  }
+
+  /** Change the doorbell and wake the worker if it sleeps on it (a task, or ids in its ring). */
+  #ringBell(): void {
+    if (this.#dead) return;
+    Atomics.store(this.#mailbox, Mailbox.REQUEST, (this.#bell = (this.#bell + 1) | 0));
+    Atomics.notify(this.#mailbox, Mailbox.REQUEST);
   }
 
 
@@ -448,7 +476,10 @@ export class EngineWorker {
   #handOn(): void {
     const next = this.#waiting.shift();
     if (next !== undefined) next();
-    else this.#busy = false;
+    else {
+      this.#busy = false;
+      this.#buffers.idle();
+    }
   }
 
   /** Post a task on the worker this task holds, and await its answer. */
@@ -504,12 +535,13 @@ export class EngineWorker {
     m[Mailbox.TASK_FLAGS] = wide ? flags | TaskFlag.WIDE : flags;
     m[Mailbox.KERNEL_ID] = kernel.id;
     const seq = ++this.#seq;
+    m[Mailbox.TASK] = seq; // published by the REQUEST store below
     this.#worker.ref();
     const started = process.hrtime.bigint();
     const here = mainCpu()();
     if (m[Mailbox.MAIN_CPU] !== here) m[Mailbox.MAIN_CPU] = here; // published by the REQUEST store below
     if (this.#lanes !== undefined) lanePosted(this.#lanes, this.observed.index);
-    Atomics.store(m, Mailbox.REQUEST, seq);
+    Atomics.store(m, Mailbox.REQUEST, (this.#bell = (this.#bell + 1) | 0));
     Atomics.notify(m, Mailbox.REQUEST);
     const alone = inFlight === 0;
     const postsBefore = ++posts;
@@ -623,8 +655,8 @@ export class EngineWorker {
     this.#buffers.close();
     if (!this.#dead) {
       Atomics.store(this.#mailbox, Mailbox.KERNEL_ID, 0);
-      Atomics.add(this.#mailbox, Mailbox.REQUEST, 1);
-      Atomics.notify(this.#mailbox, Mailbox.REQUEST);
+      Atomics.store(this.#mailbox, Mailbox.TASK, ++this.#seq);
+      this.#ringBell();
     }
     this.#port.close();
     await this.#worker.terminate();

@@ -10,6 +10,8 @@ export interface WorkerInit {
   readonly mailbox: SharedArrayBuffer;
   /** The argument area of packed tasks (see `ArgsArea`). */
   readonly args: SharedArrayBuffer;
+  /** Ids of buffers to drop from the worker's buffer table, and what it released (see `ForgetRing`). */
+  readonly forgets: SharedArrayBuffer;
   readonly engineState: SharedArrayBuffer;
   /** Task payloads and results; read with `receiveMessageOnPort`, never through events. */
   readonly taskPort: MessagePort;

@@ -5,7 +5,10 @@
 
 /** Per-worker mailbox (one `Int32Array` over a `SharedArrayBuffer`). */
 export const Mailbox = {
-  /** Sequence number of the last task posted by the main isolate. Workers wait on it. */
+  /**
+   * The worker's doorbell: the main isolate changes it (and notifies) when it posts a task
+   * (`TASK`) and when it writes ids into an idle worker's `ForgetRing`. Workers spin and wait on it.
+   */
   REQUEST: 0,
   /** Sequence number of the last task the worker finished (or `DEAD`). The main isolate waits on it. */
   RESPONSE: 1,
@@ -26,6 +29,8 @@ export const Mailbox = {
    */
   MAIN_CPU: 7,
   WORKER_CPU: 8,
+  /** Sequence number of the last task posted (published by the `REQUEST` store that follows it). */
+  TASK: 9,
   /**
    * A timed task (`TaskFlag.TIMED`): the worker's `process.hrtime.bigint()` when it began the task
    * and when it answered, as two float64 words from this (even) index on — `Float64Array` index
@@ -55,6 +60,32 @@ export const ArgsArea = {
   MAX_BUFFERS: 8,
   IDS_BYTE_OFFSET: 256 * 8,
   BYTES: 256 * 8 + 8 * 4,
+} as const;
+
+/**
+ * Per-worker ring of buffer ids the worker is to drop from its buffer table (`Int32Array` over a
+ * `SharedArrayBuffer`; see `buffer-table.ts`), written by the main isolate only while the worker
+ * has no task (so no posted task can name an id in it), drained by the worker before each task's
+ * table changes and whenever its doorbell rings while idle (#35). Also what the worker publishes
+ * about the storage it let go of.
+ */
+export const ForgetRing = {
+  /** Ids written so far (wrapping int32), by the main isolate. */
+  HEAD: 0,
+  /** Ids drained so far, by the worker. */
+  TAIL: 1,
+  /** Collections of its heap the worker forced to release storage (see worker-entry.ts `collect`). */
+  COLLECTIONS: 2,
+  /**
+   * `Float64Array` index (byte offset 16): bytes of table entries the worker dropped and has
+   * released since it started (a collection ran after it dropped them). Written by the worker.
+   */
+  RELEASED_F64: 2,
+  /** First id slot. */
+  SLOTS: 8,
+  /** Id slots (a power of two). */
+  CAPACITY: 1024,
+  BYTES: (8 + 1024) * 4,
 } as const;
 
 export const ResultFlag = {

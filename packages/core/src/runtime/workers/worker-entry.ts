@@ -6,7 +6,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { kernelErrorInfo } from './kernel-error.js';
 import type { KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
-import { ArgsArea, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
+import { ArgsArea, ForgetRing, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
 import { LaneSpreader } from './lane-spread.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
@@ -21,6 +21,86 @@ const times = new Float64Array(init.mailbox, Mailbox.TIMES * Int32Array.BYTES_PE
 const argIds = new Int32Array(init.args, ArgsArea.IDS_BYTE_OFFSET, ArgsArea.MAX_BUFFERS);
 /** This worker's buffer table: the storage packed tasks name by id (see `buffer-table.ts`). */
 const buffers = new Map<number, SharedArrayBuffer>();
+/** Ids the main isolate tells this worker to drop while it has no task (see `ForgetRing`). */
+const ring = new Int32Array(init.forgets);
+const releasedBytes = new Float64Array(init.forgets, 0, ForgetRing.SLOTS / 2);
+
+/**
+ * Storage this worker lets go of is released only when its own heap is collected: V8 does not
+ * count a `SharedArrayBuffer` towards when to collect, and this thread's event loop, where a
+ * collection could otherwise be scheduled, never runs while it serves tasks. So the worker counts
+ * the bytes it let go of — table entries it dropped, the buffers of structured-clone payloads —
+ * and collects once {@link COLLECT_BYTES} are pending after a task, or once it has been idle for
+ * {@link IDLE_COLLECT_MS} with any pending (#35).
+ */
+const COLLECT_BYTES = 32 * 1024 * 1024;
+const IDLE_COLLECT_MS = 20;
+/** Bytes of table entries dropped since the last collection. */
+let dropped = 0;
+/** Bytes of storage let go of since the last collection (dropped entries and payload buffers). */
+let garbage = 0;
+/** `adjustExternalMemory` of the OS binding, when it loads here (without it the worker cannot force a collection). */
+let adjustExternal: ((deltaBytes: number) => number) | undefined;
+/** Reported for an instant to make V8 collect the whole heap at once: far above any heap's hard limit for external memory. */
+const FORCE_COLLECTION_BYTES = 2 ** 40;
+
+/**
+ * Collect this worker's heap now, releasing the storage it let go of. External memory reported
+ * far above V8's hard limit makes V8 run a full, synchronous collection at once — the one way to
+ * ask for it without `--expose-gc` (process-wide) or this thread's event loop. It costs what a
+ * full collection of a worker's small heap costs (5–16 ms measured on the loaded 2-vCPU machine,
+ * the same as `gc()`), once per 32 MiB let go of. The report is taken back in the next call.
+ */
+function collect(): void {
+  if (adjustExternal === undefined) return;
+  adjustExternal(FORCE_COLLECTION_BYTES);
+  adjustExternal(-FORCE_COLLECTION_BYTES);
+  releasedBytes[ForgetRing.RELEASED_F64] = releasedBytes[ForgetRing.RELEASED_F64]! + dropped;
+  dropped = 0;
+  garbage = 0;
+  Atomics.add(ring, ForgetRing.COLLECTIONS, 1);
+}
+
+function drop(id: number): void {
+  const buffer = buffers.get(id);
+  if (buffer === undefined) return;
+  buffers.delete(id);
+  dropped += buffer.byteLength;
+  garbage += buffer.byteLength;
+}
+
+/** Drop every id the main isolate wrote into the ring so far. */
+function drain(): void {
+  const head = Atomics.load(ring, ForgetRing.HEAD);
+  let tail = ring[ForgetRing.TAIL]!;
+  if (head === tail) return;
+  for (; tail !== head; tail = (tail + 1) | 0) drop(ring[ForgetRing.SLOTS + (tail & (ForgetRing.CAPACITY - 1))]!);
+  Atomics.store(ring, ForgetRing.TAIL, tail);
+}
+
+/** Bytes of the shared buffers in a structured-clone payload (a bounded walk: at most 64 values, 4 levels). */
+function sharedBytes(payload: unknown): number {
+  let total = 0;
+  let budget = 64;
+  const visit = (v: unknown, depth: number): void => {
+    if (typeof v !== 'object' || v === null || budget-- <= 0) return;
+    if (v instanceof SharedArrayBuffer) total += v.byteLength;
+    else if (ArrayBuffer.isView(v)) {
+      if (v.buffer instanceof SharedArrayBuffer) total += v.buffer.byteLength;
+    } else if (depth < 4) {
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length && budget > 0; i++) visit(v[i], depth + 1);
+      } else {
+        for (const key in v) {
+          if (budget <= 0) break;
+          visit((v as Record<string, unknown>)[key], depth + 1);
+        }
+      }
+    }
+  };
+  visit(payload, 0);
+  return total;
+}
 
 /** The payload of a packed task: its words (a view of the argument area) and its buffers. */
 function unpack(): { words: Float64Array; buffers: SharedArrayBuffer[] } {
@@ -50,6 +130,7 @@ async function pin(): Promise<WorkerStartupMessage> {
     const loaded = os.loadOs();
     if (loaded.available) {
       yieldThread = os.yieldThread;
+      adjustExternal = loaded.binding.adjustExternalMemory;
       if (loaded.binding.currentCpu !== undefined) currentCpu = loaded.binding.currentCpu;
     }
   } catch {
@@ -79,27 +160,49 @@ async function serve(tid: number): Promise<never> {
   const kernels = new Map<number, KernelFunction>();
   const info = Object.freeze({ workerIndex: init.workerIndex, tid });
   const spinNs = BigInt(init.spinMicros) * 1000n;
+  /** The doorbell as last seen (`Mailbox.REQUEST`: rung for each task and each batch of ids to forget). */
+  let bell = 0;
+  /** The last task run (`Mailbox.TASK`). */
   let seen = 0;
+  /** A spin for the next task is due (after a task), or the current one ends then (0n: none). */
+  let spinFresh = true;
+  let spinUntil = 0n;
   for (;;) {
     // Spin briefly for back-to-back tasks, then sleep. When the main thread shares this CPU the
     // spin yields it every few checks, so that it runs at once; on a CPU of our own only now and
     // then (it may have moved here unseen): a system call just before a kernel slows the kernel.
-    if (spinNs > 0n && Atomics.load(mailbox, Mailbox.REQUEST) === seen) {
-      const until = process.hrtime.bigint() + spinNs;
-      for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === seen; i++) {
+    // Ids to forget that ring the bell during the spin do not end it.
+    if (spinNs > 0n && (spinFresh || spinUntil !== 0n) && Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
+      if (spinFresh) spinUntil = process.hrtime.bigint() + spinNs;
+      spinFresh = false;
+      for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === bell; i++) {
         if ((i & 63) === 0) {
-          if (process.hrtime.bigint() >= until) break;
+          if (process.hrtime.bigint() >= spinUntil) {
+            spinUntil = 0n;
+            break;
+          }
           const here = currentCpu();
           spreader?.waitsOn(here);
           if (sharesCpu(mailbox, here, Mailbox.WORKER_CPU, Mailbox.MAIN_CPU) || (i & RARE_YIELD_MASK) === 0) yieldThread();
         }
       }
     }
-    if (Atomics.load(mailbox, Mailbox.REQUEST) === seen) {
+    if (Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
+      spinFresh = false;
+      spinUntil = 0n;
       spreader?.waitsOn(-1); // asleep: woken on whichever CPU
-      while (Atomics.load(mailbox, Mailbox.REQUEST) === seen) Atomics.wait(mailbox, Mailbox.REQUEST, seen);
+      while (Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
+        // Idle with storage let go of: collect once nothing came for a while.
+        if (garbage === 0) Atomics.wait(mailbox, Mailbox.REQUEST, bell);
+        else if (Atomics.wait(mailbox, Mailbox.REQUEST, bell, IDLE_COLLECT_MS) === 'timed-out') collect();
+      }
     }
-    seen = Atomics.load(mailbox, Mailbox.REQUEST);
+    bell = Atomics.load(mailbox, Mailbox.REQUEST);
+    drain();
+    const posted = mailbox[Mailbox.TASK]!; // published by the REQUEST store
+    if (posted === seen) continue; // the bell rang for ids to forget only
+    seen = posted;
+    spinFresh = true;
     const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
     const timed = (taskFlags & TaskFlag.TIMED) !== 0;
     if (timed) times[0] = Number(process.hrtime.bigint());
@@ -112,9 +215,11 @@ async function serve(tid: number): Promise<never> {
     if (mailbox[Mailbox.WORKER_CPU] !== cpu) Atomics.store(mailbox, Mailbox.WORKER_CPU, cpu);
     const message = (taskFlags & TaskFlag.HAS_MESSAGE) !== 0 ? (receiveMessageOnPort(port)?.message as TaskMessage | undefined) : undefined;
     if (message?.table !== undefined) {
-      for (const id of message.table.forget ?? []) buffers.delete(id);
+      for (const id of message.table.forget ?? []) drop(id);
       for (const [id, buffer] of message.table.register ?? []) buffers.set(id, buffer);
     }
+    // A structured-clone payload's buffers become garbage here once the task ends.
+    if (message?.payload !== undefined) garbage += sharedBytes(message.payload);
     let result: ResultMessage | undefined;
     let flags = 0;
     try {
@@ -153,6 +258,7 @@ async function serve(tid: number): Promise<never> {
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
     spreader?.widen();
+    if (garbage >= COLLECT_BYTES) collect();
   }
 }
 
