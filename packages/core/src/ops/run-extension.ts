@@ -96,6 +96,26 @@ export interface ExtensionOperation<T> {
    * `declinesBeforeWriting`) — written then declined is `ProviderContractViolation` — and then the
    * built-in runs (its event names the extension and the reason it declined; the first such
    * fallback per extension and call warns once, `TENFERRO_EXTENSION_FALLBACK`). Resolves to what ran.
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, EXECUTED, Unsupported, defineExtensionKey, runExtension } from '@tenferro/core';
+   *
+   * // An extension that declines: the built-in runs, and the call says so.
+   * const key = defineExtensionKey<{ name: string; fill?(): ReturnType<typeof Unsupported.of> }>('example.fill');
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * const picky = { name: 'picky', executionCapabilities: () => ({ threadCount: 'sequential', placement: 'callingThread', workerLocalSequential: true, acceptsSequential: true, acceptsOuter: false, acceptsInner: true }) as const, fill: () => Unsupported.of({ kind: 'runtimeUnavailable' }) };
+   * const handle = backend.withProviderBundle(backend.providerBundle().toBuilder().extension(key, picky).build());
+   * const { outputs, value } = await runExtension(handle, key, { op: 'example.fill', inputs: [], outputs: [['f64', [2]]] }, (_ctx, { outputs, extension, kernel }) =>
+   *   kernel({
+   *     name: 'fill',
+   *     extension: extension?.fill && (() => extension.fill!()),
+   *     builtin: { name: 'built-in fill', run: () => void new Float64Array(outputs[0]!.buffer, outputs[0]!.offset * 8, 2).fill(7) },
+   *   }),
+   * );
+   * console.log(value, outputs[0]!.toArray(), EXECUTED.executed); // prints: builtin [ 7, 7 ] true
+   * await backend.close();
+   * ```
    */
   kernel(call: ExtensionKernelCall): Promise<ExtensionKernelRan>;
 }

@@ -18,10 +18,18 @@ import type { CapabilityPolicy } from './provider-bundle.js';
  * - `declinesBeforeWriting`: every decline comes before any write (R64): no output fingerprint.
  */
 export interface CpuExtensionProvider {
+  /** Its diagnostic name (`tenferro:provider`, warnings); the key's name when absent. */
   readonly name?: string;
+  /**
+   * Its threads and the modes it accepts (R55–R59), asked once per (bundle, domain, key) and
+   * validated against the domain before it runs; absent, `DEFAULT_EXECUTION_CAPABILITIES`.
+   */
   readonly executionCapabilities?: () => CpuProviderExecutionCapabilities;
+  /** `{ family: 'blas' }` when its threads belong to a BLAS/LAPACK runtime: refused on caller-managed domains (R47). */
   readonly declaredSupport?: () => { readonly family?: 'blas' };
+  /** Every kernel of it that executes writes every element of every output (R108). */
   readonly overwritesOutputs?: boolean;
+  /** Every decline comes before any write (R64): no output fingerprint around its calls. */
   readonly declinesBeforeWriting?: boolean;
 }
 
