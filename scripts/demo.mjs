@@ -136,8 +136,10 @@ async function capabilityLines() {
       try {
         const solver = la.linalg(backend);
         const secs = await median(3, () => solver.solve(A, b));
-        const x = await solver.solve(A, b);
-        const kernel = solver.takeCallRecords().at(-1)?.kernel === 'extension' ? what : 'Eigen built-in';
+        // Which kernel ran is on tenferro:provider (#35); linalg/testing's recorder reads it.
+        const { recordLinalgKernels } = await import(new URL('../packages/linalg/dist/testing/index.js', import.meta.url).href);
+        const { value: x, calls } = await recordLinalgKernels(() => solver.solve(A, b));
+        const kernel = calls.at(-1)?.kernel === 'extension' ? what : 'Eigen built-in';
         // Backward error ‖A·x − b‖∞ / (‖A‖∞ ‖x‖∞): a few machine epsilons (2.2e-16) for a stable solve.
         const ax = (await backend.matmul(A, x)).toArray();
         const xs = x.toArray();
