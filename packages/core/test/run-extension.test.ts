@@ -174,6 +174,12 @@ describe('runExtension: the extension-mode rule', () => {
     expect(await bare.withBackendSession(async (s) => (await runExtension(s, key, { op: 'x', inputs: [], outputs: [] }, (ctx) => ctx.parallelMode)).value)).toBe('sequential');
     const pooled = await external(4, piscina(2), 2);
     expect((await runExtension(pooled, key, { op: 'x', inputs: [], outputs: [] }, (ctx) => ctx.parallelMode)).value).toBe('inner');
+    // A session's first extension call, before any operation of its handle: its entry knows the executor, no guess.
+    const fresh = await external(5, withoutPool(piscina(2)), 2);
+    expect(await fresh.withBackendSession(async (s) => (await runExtension(s, freshKey(), { op: 'x', inputs: [], outputs: [] }, (ctx) => ctx.parallelMode)).value)).toBe('sequential');
+    // A handle's first call, before its engine was built: built first, no guess either.
+    const first = await external(6, withoutPool(piscina(2)), 2);
+    expect((await runExtension(first, freshKey(), { op: 'x', inputs: [], outputs: [] }, (ctx) => ctx.parallelMode)).value).toBe('sequential');
   });
 
   it('a handle: one admission and one executor entry per call; a session: its entry; a scope: its entry', async () => {

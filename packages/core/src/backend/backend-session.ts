@@ -39,6 +39,7 @@ export class CpuExecSession {
     this.#runner = {
       domain: entry.engine.domain,
       allocationDomain: entry.allocationDomain,
+      executorHasPool: entry.engine.capabilities.innerParallelism === 'pool',
       // R82: the caller's cache, else (undefined) the engine's own is lent.
       ...(gemmCache === undefined ? {} : { analysisCache: gemmCache }),
       // The session's own signal (withBackendSession's) supervises the whole session; an

@@ -85,11 +85,15 @@ export function runExtension<T, R>(
   if (resolved === undefined) return Promise.reject(invalidArgument('runExtension', 'target', 'a CpuBackend or a CpuExecSession', target));
   const handle = 'coordinator' in resolved ? (resolved as unknown as AdmissionTarget) : undefined;
   const domain = resolved.runner.domain as CpuDomain;
-  // Whether the executor offers a pool (R72): managed executors do above one worker; an external
-  // domain's engine is built with its handle, and a session's was seen by its first operation.
-  let executorHasPool: boolean | undefined;
-  if (domain.ownership === 'managed') executorHasPool = domain.threadBudget > 1;
-  else if (handle !== undefined) executorHasPool = handle.coordinator.builtEngine(handle.plan)?.capabilities.innerParallelism === 'pool';
+  // Whether the executor offers a pool (R72): managed executors do above one worker; a session's
+  // entry knows its engine; an external domain's engine is built (no worker is started for it)
+  // before the mode is decided, so the extension-mode rule never has to guess.
   const kind: CpuBackendKind = handle !== undefined ? handle.coordinator.kind : (target as CpuExecSession).kind();
-  return runExtensionOn({ runner: resolved.runner, bundle: resolved.bundle, kind, executorHasPool }, key, request, body);
+  const run = (executorHasPool: boolean) => runExtensionOn({ runner: resolved.runner, bundle: resolved.bundle, kind, executorHasPool }, key, request, body);
+  if (domain.ownership === 'managed') return run(domain.threadBudget > 1);
+  if (resolved.runner.executorHasPool !== undefined) return run(resolved.runner.executorHasPool);
+  if (handle === undefined) return run(true);
+  const built = handle.coordinator.builtEngine(handle.plan);
+  if (built !== undefined) return run(built.capabilities.innerParallelism === 'pool');
+  return handle.coordinator.engine(handle.plan, 'runExtension').then((engine) => run(engine.capabilities.innerParallelism === 'pool'));
 }

@@ -141,12 +141,12 @@ export interface ExtensionProviderEvent extends ProviderEvent {
   readonly fallbackReason?: ProviderDeclineReason;
 }
 
-/** Where an extension operation runs: the target's runner and bundle, its kind, and whether its executor offers a pool (`undefined`: not known). */
+/** Where an extension operation runs: the target's runner and bundle, its kind, and whether its executor offers a pool (R72). */
 export interface ExtensionSite {
   readonly runner: OperationRunner;
   readonly bundle: CpuProviderBundle;
   readonly kind: CpuBackendKind;
-  readonly executorHasPool: boolean | undefined;
+  readonly executorHasPool: boolean;
 }
 
 /** The mode, thread limit and validated extension of one (bundle, domain, key). */
@@ -218,7 +218,6 @@ async function runBody<T, R>(
   extension: T | undefined,
   body: (ctx: CpuExecutionContext, operation: ExtensionOperation<T>) => R | Promise<R>,
 ): Promise<ExtensionResult<R>> {
-  rememberPool(entry);
   // Storage of dropped outputs may be waiting for its finalizer: one event-loop turn brings it home.
   if (outputsWantTurn(entry, specs.map(([dtype, , length]) => [dtype, length] as const))) await eventLoopTurn();
   const outs: HeldOutput[] = [];
@@ -372,30 +371,22 @@ function warnFallback(slot: string, provider: string, call: string, op: string, 
   });
 }
 
-/** Whether each engine's executor offers a pool, by domain, as seen in admitted operations (for sessions on external domains). */
-const pools = new WeakMap<object, boolean>();
-
-function rememberPool(entry: CpuOperationEntry): void {
-  pools.set(entry.engine.domain, entry.engine.capabilities.innerParallelism === 'pool');
-}
-
 /**
  * The verdict of (bundle, domain, key), decided once and kept — a bundle's extensions never
  * change, and the verdict depends on the domain only through what it is (thread budget, admission
  * mode, the kind and whether its executor offers a pool), so a handle's and a session's view of
- * one domain share it — unless the executor's pool was not known yet (then the mode is the
- * preferred one under R72's allowance, and decided again once known).
+ * one domain share it.
  */
 function decide(site: ExtensionSite, key: ExtensionKey<unknown>, op: string): Decision {
   const domain = site.runner.domain;
-  const hasPool = site.executorHasPool ?? pools.get(domain);
-  const id = `${key.name}\u0000${String(domain.id)}\u0000${domain.threadBudget}\u0000${domain.admissionMode}\u0000${site.kind}\u0000${hasPool === undefined ? '?' : hasPool ? 'pool' : 'none'}`;
+  const hasPool = site.executorHasPool;
+  const id = `${key.name}\u0000${String(domain.id)}\u0000${domain.threadBudget}\u0000${domain.admissionMode}\u0000${site.kind}\u0000${hasPool ? 'pool' : 'none'}`;
   let byDomain = verdicts.get(site.bundle);
   if (byDomain === undefined) verdicts.set(site.bundle, (byDomain = new Map()));
   let verdict = byDomain.get(id);
   if (verdict === undefined) {
-    verdict = judge(site, key, hasPool ?? true);
-    if (hasPool !== undefined) byDomain.set(id, verdict);
+    verdict = judge(site, key, hasPool);
+    byDomain.set(id, verdict);
   }
   if ('refused' in verdict) {
     // The kept verdict, raised for this call's operation (its cause too).

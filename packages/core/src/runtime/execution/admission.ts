@@ -39,6 +39,8 @@ export interface OperationRunner {
   readonly analysisCache?: GemmAnalysisCache;
   /** The allocation domain of the handle (R2): its fresh outputs come from it, and its inputs are checked against it (`HostAccess`). */
   readonly allocationDomain?: SharedTensorAllocationDomain | undefined;
+  /** Whether the executor this runner enters offers a pool (R72), when known before admission (a session's entry knows it). */
+  readonly executorHasPool?: boolean;
   run<R>(op: string, mode: ParallelMode, body: OperationBody<R>, signal?: AbortSignal): Promise<R>;
   /**
    * Engine-scheduled fan-out when this runner may use it (R110): a handle outside any entered
