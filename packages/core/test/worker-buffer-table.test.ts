@@ -6,7 +6,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, discoverCpuTopology, ops, Tensor, type WorkerBufferTableStats } from '../src/index.js';
+import { CpuBackend, defineKernel, discoverCpuTopology, ops, Tensor, type WorkerBufferTableStats } from '../src/index.js';
 import { packedProviders } from './support/packed-providers.js';
 
 const LANES = Math.min(2, discoverCpuTopology().allowedCpus.size);
@@ -170,6 +170,24 @@ describe('worker buffer tables keep only storage the main isolate can still name
       expect(now - before).toBeLessThanOrEqual(pool.retainedBytes + 4 * MiB);
     } finally {
       await reference.close();
+    }
+  });
+});
+
+describe('a payload the main isolate still holds does not buy a collection per task (#35)', () => {
+  it('the same 64 MiB buffer in every payload: the worker collects at most once per twenty collections\' worth of work, not per task', async () => {
+    const backend = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const noop = defineKernel(new URL('./fixtures/kernels/test-kernels.mjs', import.meta.url), 'noop');
+      const buf = new SharedArrayBuffer(64 * MiB);
+      const before = tables(backend)[0]!.collections;
+      const calls = 100;
+      for (let i = 0; i < calls; i++) await backend.install((ctx) => ctx.run(noop, { buf }));
+      // Each payload counts 64 MiB let go of; a collection per task (the rule without its duty
+      // limit) makes 100 here — each a full collection of the worker's heap.
+      expect(tables(backend)[0]!.collections - before).toBeLessThan(calls / 4);
+    } finally {
+      await backend.close();
     }
   });
 });

@@ -39,6 +39,18 @@ const IDLE_COLLECT_MS = 20;
 let dropped = 0;
 /** Bytes of storage let go of since the last collection (dropped entries and payload buffers). */
 let garbage = 0;
+/** When the last collection ended, and what it cost (ns). */
+let collectedAt = 0n;
+let collectCost = 0n;
+/**
+ * Between tasks a collection for payload garbage alone waits until the worker has run at least
+ * this many times the last collection's cost since it: the buffers of a structured-clone payload
+ * may be memory the main isolate still holds (the same buffer sent again and again), so they must
+ * not buy a full collection per task — at most 1/COLLECT_DUTY of the worker's time. Dropped table
+ * entries (storage nobody can name any more) collect at once; an idle worker collects either.
+ */
+const COLLECT_DUTY = 20n;
+
 /** `adjustExternalMemory` of the OS binding, when it loads here (without it the worker cannot force a collection). */
 let adjustExternal: ((deltaBytes: number) => number) | undefined;
 /** Reported for an instant to make V8 collect the whole heap at once: far above any heap's hard limit for external memory. */
@@ -53,8 +65,11 @@ const FORCE_COLLECTION_BYTES = 2 ** 40;
  */
 function collect(): void {
   if (adjustExternal === undefined) return;
+  const t0 = process.hrtime.bigint();
   adjustExternal(FORCE_COLLECTION_BYTES);
   adjustExternal(-FORCE_COLLECTION_BYTES);
+  collectedAt = process.hrtime.bigint();
+  collectCost = collectedAt - t0;
   releasedBytes[ForgetRing.RELEASED_F64] = releasedBytes[ForgetRing.RELEASED_F64]! + dropped;
   dropped = 0;
   garbage = 0;
@@ -258,7 +273,7 @@ async function serve(tid: number): Promise<never> {
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
     spreader?.widen();
-    if (garbage >= COLLECT_BYTES) collect();
+    if (dropped >= COLLECT_BYTES || (garbage >= COLLECT_BYTES && process.hrtime.bigint() - collectedAt >= collectCost * COLLECT_DUTY)) collect();
   }
 }
 
