@@ -1,6 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { expect } from 'vitest';
 import { type CpuTopology, defineKernel, discoverCpuTopology, TenferroError } from '../src/index.js';
 
@@ -95,3 +97,16 @@ export function gate() {
     },
   };
 }
+
+/** V8's `gc` for this test process (the flag set for an instant, as the workers do). */
+export const gc: () => void =
+  typeof (globalThis as { gc?: unknown }).gc === 'function'
+    ? ((globalThis as { gc?: unknown }).gc as () => void)
+    : (() => {
+        setFlagsFromString('--expose-gc');
+        try {
+          return runInNewContext('gc') as () => void;
+        } finally {
+          setFlagsFromString('--no-expose-gc');
+        }
+      })();

@@ -3,11 +3,10 @@
 // it *and* that worker ran another task; the worker's own heap, never collected while it serves
 // tasks, kept what it had dropped. Now a worker forgets caller storage as soon as its last tensor
 // is disposed or it is collected, whether or not it runs another task, and releases it.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, defineKernel, discoverCpuTopology, ops, Tensor, type WorkerBufferTableStats } from '../src/index.js';
+import { CpuBackend, discoverCpuTopology, ops, Tensor, type WorkerBufferTableStats } from '../src/index.js';
 import { packedProviders } from './support/packed-providers.js';
+import { gc, kernel } from './helpers.js';
 
 const LANES = Math.min(2, discoverCpuTopology().allowedCpus.size);
 /** A tall input (256 KiB) and a small one: cheap to multiply, large enough to see in memory figures. */
@@ -16,18 +15,6 @@ const INNER = 8;
 const CALLS = 64;
 const MiB = 1024 * 1024;
 
-/** V8's `gc` for this test process (the flag set for an instant, as the workers do). */
-const gc: () => void =
-  typeof (globalThis as { gc?: unknown }).gc === 'function'
-    ? ((globalThis as { gc?: unknown }).gc as () => void)
-    : (() => {
-        setFlagsFromString('--expose-gc');
-        try {
-          return runInNewContext('gc') as () => void;
-        } finally {
-          setFlagsFromString('--no-expose-gc');
-        }
-      })();
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -178,7 +165,7 @@ describe('a payload the main isolate still holds does not buy a collection per t
   it('the same 64 MiB buffer in every payload: the worker collects at most once per twenty collections\' worth of work, not per task', async () => {
     const backend = await CpuBackend.create({ threads: 1, providers: [] });
     try {
-      const noop = defineKernel(new URL('./fixtures/kernels/test-kernels.mjs', import.meta.url), 'noop');
+      const noop = kernel('noop');
       const buf = new SharedArrayBuffer(64 * MiB);
       const before = tables(backend)[0]!.collections;
       const calls = 100;

@@ -8,11 +8,10 @@
 // The default run is sized for CI (TENFERRO_SOAK_CALLS=300 calls per case, 1 MiB of fresh inputs
 // each: 225 MiB past the warm-up, more than the bound, were they kept); the soak of the issue is
 // TENFERRO_SOAK_CALLS=20000.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, discoverCpuTopology, ops, Tensor } from '../../src/index.js';
 import { packedProviders } from '../support/packed-providers.js';
+import { gc } from '../helpers.js';
 
 const CALLS = Math.max(100, Number(process.env.TENFERRO_SOAK_CALLS ?? 300));
 const WARM_UP = Math.min(1000, Math.floor(CALLS / 4));
@@ -22,17 +21,6 @@ const MiB = 1024 * 1024;
 const ROWS = 32768;
 const INNER = 2;
 
-const gc: () => void =
-  typeof (globalThis as { gc?: unknown }).gc === 'function'
-    ? ((globalThis as { gc?: unknown }).gc as () => void)
-    : (() => {
-        setFlagsFromString('--expose-gc');
-        try {
-          return runInNewContext('gc') as () => void;
-        } finally {
-          setFlagsFromString('--no-expose-gc');
-        }
-      })();
 
 const lhsData = Float64Array.from({ length: ROWS * INNER }, (_, i) => (i % 13) - 6);
 
