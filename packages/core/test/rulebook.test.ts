@@ -115,3 +115,55 @@ describe('scripts/checks/rule-refs.mjs', () => {
     });
   });
 });
+
+/** What `scripts/checks/rulebook-amendments.mjs` returns (plain ESM, so typed here). */
+interface AmendmentsResult {
+  readonly rows: readonly { readonly rule: string; readonly sources: readonly string[] }[];
+  readonly amendments: readonly { readonly rule: string; readonly sources: readonly string[]; readonly line: number }[];
+  readonly problems: readonly string[];
+}
+const amendmentsScript = join(repoRoot, 'scripts/checks/rulebook-amendments.mjs');
+const loadedAmendments = (await import(pathToFileURL(amendmentsScript).href)) as { checkAmendments?: unknown };
+if (typeof loadedAmendments.checkAmendments !== 'function') throw new Error(`${amendmentsScript} does not export checkAmendments()`);
+const checkAmendments = loadedAmendments.checkAmendments as (text: string) => AmendmentsResult;
+
+describe('amendments and deviations in the rulebook (#36)', () => {
+  const real = readFileSync(join(repoRoot, rulebook), 'utf8');
+
+  it('marks every amendment with the issue or measurement that sanctioned it, and lists each in the table', () => {
+    const r = checkAmendments(real);
+    expect(r.problems).toEqual([]);
+    // The amendments #36 asked to mark, and the ones already written before it.
+    const rules = new Set(r.amendments.map((a) => a.rule));
+    for (const rule of ['R19', 'R21', 'R40', 'R43', 'R65', 'R75', 'R77', 'R85', 'R87', 'R105', 'R108', 'R110', 'main-thread waiting']) expect(rules).toContain(rule);
+    expect(r.rows.map((row) => row.rule).sort()).toEqual([...rules].sort());
+    for (const a of r.amendments) expect(a.sources.length).toBeGreaterThan(0);
+  });
+
+  it('leaves no amendment unmarked: every "On Node.js" paragraph that says amendment uses the marker', () => {
+    expect(real).not.toMatch(/\*\*On Node\.js \(amendment\)/);
+    expect(real).not.toMatch(/\*\*Amendment \(Node\):/);
+  });
+
+  const table = (...rows: string[]) => ['## Amendments and deviations', '', '| Rule | differs | Sanctioned by |', '|---|---|---|', ...rows, '', '## 1. Rules', ''];
+  const amended = (marker: string, body = 'Some text.') => ['### R7 — seven', `${marker} ${body}`, ''];
+
+  it('accepts a well-formed rulebook', () => {
+    const ok = checkAmendments([...table('| R7 | x | #36, measured |'), ...amended('**Amendment (Node, #36, measured):**', 'Measured: 12 µs against 30 µs.')].join('\n'));
+    expect(ok.problems).toEqual([]);
+    expect(ok.amendments).toEqual([{ rule: 'R7', sources: ['#36', 'measured'], line: 10 }]);
+  });
+
+  it.each([
+    ['an amendment citing nothing', table('| R7 | x | #36 |'), amended('**Amendment (Node):**'), /cite issues/],
+    ['an amendment citing a path', table('| R7 | x | #36 |'), amended('**Amendment (Node, docs/x.md):**'), /cite issues/],
+    ['a "measured" amendment stating no measurement', table('| R7 | x | measured |'), amended('**Amendment (Node, measured):**', 'It was faster.'), /states no measurement/],
+    ['a table row citing nothing', table('| R7 | x | because |'), amended('**Amendment (Node, #36):**'), /row R7 is sanctioned by/],
+    ['an amended rule missing from the table', table(), amended('**Amendment (Node, #36):**'), /R7 has an amendment paragraph but no row/],
+    ['a table row without a paragraph', table('| R7 | x | #36 |', '| R8 | y | #36 |'), amended('**Amendment (Node, #36):**'), /lists R8, which has no amendment/],
+    ['the old unmarked form', table('| R7 | x | #36 |'), [...amended('**Amendment (Node, #36):**'), '**On Node.js (amendment):** more'], /must be headed/],
+  ])('reports %s', (_name, head, body, problem) => {
+    const r = checkAmendments([...head, ...body].join('\n'));
+    expect(r.problems).toEqual(expect.arrayContaining([expect.stringMatching(problem)]));
+  });
+});
