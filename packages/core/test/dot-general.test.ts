@@ -194,7 +194,7 @@ describe('automatic GEMM analysis cache (calls without a slot)', () => {
       b.setAnalysisCacheCapacity(0);
       await b.matmul(x, x);
       expect(b.analysisCacheStats()!.stored).toBe(0);
-      expectCode(() => b.setAnalysisCacheCapacity(-1), 'InvalidArgument');
+      await expectCode(() => b.setAnalysisCacheCapacity(-1), 'InvalidArgument');
     } finally {
       await b.close();
     }

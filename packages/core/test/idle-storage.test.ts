@@ -57,7 +57,7 @@ describe('after the async-context storages went idle and off', () => {
           await new Promise((resolve) => setImmediate(resolve));
           return backend.matmul(a, a).then(() => 'ran', (e: unknown) => e);
         });
-        expectCode(() => {
+        await expectCode(() => {
           throw inner;
         }, 'Reentered');
         let made: Tensor | undefined;
@@ -91,7 +91,7 @@ describe('execution frames end on every exit (what lets the async-context hooks 
     ).rejects.toThrow('sync');
     expect(liveFrameCount()).toBe(0);
     const inner = await backend.install(async () => backend.matmul(a, a).then(() => 'ran', (e: unknown) => e));
-    expectCode(() => {
+    await expectCode(() => {
       throw inner;
     }, 'Reentered');
     const controller = new AbortController();

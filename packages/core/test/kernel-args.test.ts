@@ -39,16 +39,16 @@ describe('packed kernel arguments', () => {
     expect(new Int32Array(b)[0]).toBe(3);
   });
 
-  it('are validated when packed: a Float64Array of at most the limit, SharedArrayBuffers only', () => {
+  it('are validated when packed: a Float64Array of at most the limit, SharedArrayBuffers only', async () => {
     // The worker's argument area holds exactly what packing allows.
     expect([ArgsArea.MAX_WORDS, ArgsArea.MAX_BUFFERS]).toEqual([KERNEL_ARGS_MAX_WORDS, KERNEL_ARGS_MAX_BUFFERS]);
     expect(ArgsArea.BYTES).toBe(ArgsArea.IDS_BYTE_OFFSET + 4 * ArgsArea.MAX_BUFFERS);
     expect(isKernelArgs(kernelArgs(new Float64Array(1), []))).toBe(true);
     expect(isKernelArgs({ words: new Float64Array(1), buffers: [] })).toBe(false);
-    expectCode(() => kernelArgs([1, 2] as unknown as Float64Array, []), 'InvalidArgument');
-    expectCode(() => kernelArgs(new Float64Array(KERNEL_ARGS_MAX_WORDS + 1), []), 'InvalidArgument');
-    expectCode(() => kernelArgs(new Float64Array(1), Array.from({ length: KERNEL_ARGS_MAX_BUFFERS + 1 }, () => new SharedArrayBuffer(8))), 'InvalidArgument');
-    expectCode(() => kernelArgs(new Float64Array(1), [new ArrayBuffer(8) as unknown as SharedArrayBuffer]), 'InvalidArgument');
+    await expectCode(() => kernelArgs([1, 2] as unknown as Float64Array, []), 'InvalidArgument');
+    await expectCode(() => kernelArgs(new Float64Array(KERNEL_ARGS_MAX_WORDS + 1), []), 'InvalidArgument');
+    await expectCode(() => kernelArgs(new Float64Array(1), Array.from({ length: KERNEL_ARGS_MAX_BUFFERS + 1 }, () => new SharedArrayBuffer(8))), 'InvalidArgument');
+    await expectCode(() => kernelArgs(new Float64Array(1), [new ArrayBuffer(8) as unknown as SharedArrayBuffer]), 'InvalidArgument');
   });
 });
 
@@ -71,8 +71,8 @@ describe('kernelWords', () => {
     );
   });
 
-  it('refuses a length that is not an integer in [0, KERNEL_ARGS_MAX_WORDS]', () => {
-    for (const bad of [-1, 1.5, KERNEL_ARGS_MAX_WORDS + 1, Number.NaN, '3' as unknown as number]) expectCode(() => kernelWords(bad), 'InvalidArgument');
+  it('refuses a length that is not an integer in [0, KERNEL_ARGS_MAX_WORDS]', async () => {
+    for (const bad of [-1, 1.5, KERNEL_ARGS_MAX_WORDS + 1, Number.NaN, '3' as unknown as number]) await expectCode(() => kernelWords(bad), 'InvalidArgument');
   });
 
   it('packs a descriptor a worker reads like any Float64Array, even when it waits for a busy worker', async () => {

@@ -37,7 +37,7 @@ describe('dispose', () => {
     t[Symbol.dispose]();
     expect(t.disposed).toBe(true);
     for (const use of [() => t.toArray(), () => t.toTypedArray(), () => t.buffer, () => t.descriptor(), () => t.slice(0), () => t.reshape([9]), () => t.withPlacement({})]) {
-      expectCode(use, 'TensorDisposed');
+      await expectCode(use, 'TensorDisposed');
     }
     await expectCode(backend.matmul(t, view), 'TensorDisposed', 'RuntimeState');
     await expectCode(backend.dotGeneralInto(square(3), view, t, { contracting: [[1], [0]] }), 'TensorDisposed');
@@ -292,11 +292,11 @@ describe('typed-array interop', () => {
     expect(Tensor.from(new BigInt64Array([1n, -2n]), [2]).toArray()).toEqual([1n, -2n]);
   });
 
-  it('Tensor.from validates before allocating', () => {
-    expectCode(() => Tensor.from([1, 2] as never, [2]), 'InvalidArgument');
-    expectCode(() => Tensor.from(new Float64Array(3), [2, 2]), 'ShapeMismatch');
-    expectCode(() => Tensor.from(new Float64Array(4), [2], { dtype: 'f32' }), 'InvalidArgument');
-    expectCode(() => Tensor.from(new Float64Array(4), [4], { bogus: 1 } as never), 'InvalidArgument');
+  it('Tensor.from validates before allocating', async () => {
+    await expectCode(() => Tensor.from([1, 2] as never, [2]), 'InvalidArgument');
+    await expectCode(() => Tensor.from(new Float64Array(3), [2, 2]), 'ShapeMismatch');
+    await expectCode(() => Tensor.from(new Float64Array(4), [2], { dtype: 'f32' }), 'InvalidArgument');
+    await expectCode(() => Tensor.from(new Float64Array(4), [4], { bogus: 1 } as never), 'InvalidArgument');
   });
 
   it('toTypedArray is a dense copy in the requested order, for strided views and every dtype', () => {
