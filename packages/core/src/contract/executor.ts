@@ -71,4 +71,11 @@ export interface KernelTask<P, R> {
    * caller waits: a task that occupies more than one CPU leaves no CPU for a caller that spins.
    */
   readonly threads?: number;
+  /**
+   * The kernel's provider declared `spawnsThreadsOnFirstUse` (#36): threads its native code starts
+   * inherit the mask of the worker that runs the task, for their whole life. An executor that
+   * narrows a worker's mask for a task (tenferro's own do, to keep the lanes of a fan-out on
+   * separate CPUs, R21) must not narrow it for this one (absent: `false`).
+   */
+  readonly spawnsThreadsOnFirstUse?: boolean;
 }

@@ -47,6 +47,6 @@ export interface WorkerPool {
 /** What a pool implementation provides so that a capped {@link WorkerPool} view can be built on it. */
 export interface LaneRunner {
   readonly workerCount: number;
-  /** `threads`: see `KernelTask.threads` (absent: 1). */
-  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads?: number): Promise<R>;
+  /** `threads`: see `KernelTask.threads` (absent: 1); `spawnsThreads`: `KernelTask.spawnsThreadsOnFirstUse` (absent: false). */
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads?: number, spawnsThreads?: boolean): Promise<R>;
 }

@@ -12,6 +12,7 @@ import type { CpuGemmRequest } from '../provider/gemm-request.js';
 import type { TensorDescriptor } from '../tensor/tensor-descriptor.js';
 import { warnIfReference } from './reference-warning.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
+import { EnteredContext } from '../runtime/execution/execution-context.js';
 
 /**
  * The provider calls of one operation kind on one bundle and domain (`ProviderDispatch.of`). Each
@@ -169,14 +170,23 @@ export class ProviderDispatch {
   /** The provider's own promise (a plain outcome accepted as before), in its mode on the operation's entry (on an outer lane's `ctx` without one); a synchronous throw as a rejection. */
   #call(entry: CpuOperationEntry | undefined, ctx: CpuExecutionContext, slot: ProviderSlot, fn: (ctx: CpuExecutionContext) => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
     try {
-      if (entry === undefined) return Promise.resolve(fn(ctx));
+      // A provider that starts threads on first use gets a context of its own whose kernel tasks
+      // are never narrowed (#36): its threads must inherit the whole domain set, not one CPU.
+      const spawns = this.bundle.capabilities(slot)!.spawnsThreadsOnFirstUse === true;
+      if (entry === undefined) return Promise.resolve(fn(spawns ? spawningThreads(ctx) : ctx));
       const mode = this.mode(slot);
       const limit = this.threadLimit(slot);
-      return Promise.resolve(mode === ctx.parallelMode && limit >= ctx.threadBudget ? fn(ctx) : entry.reuse(mode, fn, this.op, limit));
+      return Promise.resolve(!spawns && mode === ctx.parallelMode && limit >= ctx.threadBudget ? fn(ctx) : entry.reuse(mode, fn, this.op, limit, spawns));
     } catch (e) {
       return Promise.reject(e);
     }
   }
+}
+
+/** `ctx` for a provider that starts threads on first use (#36): an outer lane's context, its kernel tasks never narrowed. */
+export function spawningThreads(ctx: CpuExecutionContext): CpuExecutionContext {
+  if (ctx instanceof EnteredContext) return ctx.spawningThreads();
+  throw new TenferroError('Scheduling', 'a provider that starts threads on first use was handed a context tenferro did not enter', { op: 'CpuExecutionContext.run' });
 }
 
 const dispatches = new WeakMap<CpuProviderBundle, WeakMap<ValidationDomain, Map<string, ProviderDispatch>>>();

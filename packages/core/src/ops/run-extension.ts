@@ -157,6 +157,8 @@ interface Decision {
   readonly threadLimit: number;
   readonly overwritesOutputs: boolean;
   readonly declinesBeforeWriting: boolean;
+  /** It declared `spawnsThreadsOnFirstUse` (#36): its kernel tasks are never narrowed. */
+  readonly spawnsThreads: boolean;
 }
 
 type Verdict = { readonly ok: Decision } | { readonly refused: TenferroError };
@@ -283,7 +285,9 @@ async function extensionCall(
 ): Promise<CpuProviderOutcome> {
   let outcome: unknown;
   try {
-    outcome = await (decision.mode === ctx.parallelMode && decision.threadLimit >= ctx.threadBudget ? fn(ctx) : entry.reuse(decision.mode, fn, op, decision.threadLimit));
+    // An extension that starts threads on first use gets a context whose kernel tasks are never narrowed (#36).
+    const spawns = decision.spawnsThreads;
+    outcome = await (!spawns && decision.mode === ctx.parallelMode && decision.threadLimit >= ctx.threadBudget ? fn(ctx) : entry.reuse(decision.mode, fn, op, decision.threadLimit, spawns));
   } catch (e) {
     throw providerFailed(e, op, decision.name, name);
   }
@@ -403,7 +407,7 @@ function judge(site: ExtensionSite, key: ExtensionKey<unknown>, executorHasPool:
   const mode = extensionMode(site.kind, domain.threadBudget, executorHasPool);
   const value = site.bundle.extension(key) as unknown;
   if (value === undefined) {
-    return { ok: Object.freeze({ extension: undefined, name: key.name, mode, threadLimit: domain.threadBudget, overwritesOutputs: false, declinesBeforeWriting: false }) };
+    return { ok: Object.freeze({ extension: undefined, name: key.name, mode, threadLimit: domain.threadBudget, overwritesOutputs: false, declinesBeforeWriting: false, spawnsThreads: false }) };
   }
   try {
     if ((typeof value !== 'object' && typeof value !== 'function') || value === null) {
@@ -423,7 +427,15 @@ function judge(site: ExtensionSite, key: ExtensionKey<unknown>, executorHasPool:
     validateExtensionForDomain(key.name, name, caps, family, site.bundle.capabilityPolicy, domain, mode, ENTRY);
     const threadLimit = caps.placement === 'callingThread' ? 1 : (enforcedThreadLimit(caps, domain.threadBudget) ?? domain.threadBudget);
     return {
-      ok: Object.freeze({ extension: ext, name, mode, threadLimit, overwritesOutputs: ext.overwritesOutputs === true, declinesBeforeWriting: ext.declinesBeforeWriting === true }),
+      ok: Object.freeze({
+        extension: ext,
+        name,
+        mode,
+        threadLimit,
+        overwritesOutputs: ext.overwritesOutputs === true,
+        declinesBeforeWriting: ext.declinesBeforeWriting === true,
+        spawnsThreads: caps.spawnsThreadsOnFirstUse === true,
+      }),
     };
   } catch (e) {
     if (!TenferroError.is(e)) throw e;

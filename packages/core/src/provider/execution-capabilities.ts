@@ -26,6 +26,14 @@ export interface CpuProviderExecutionCapabilities {
   readonly acceptsSequential: boolean;
   readonly acceptsOuter: boolean;
   readonly acceptsInner: boolean;
+  /**
+   * Its native code may start threads the first time it runs on a worker (or on the first call of
+   * some path: a pool created lazily), and those threads inherit that worker's CPU mask for their
+   * whole life. tenferro then never narrows the mask of a worker running one of its tasks (the
+   * lane spreading of a fan-out, R21 as amended for Node by #36): the threads keep the domain's
+   * set. Absent: `false`. Sampled with the rest; not a placement value (R56, R57, R63 unchanged).
+   */
+  readonly spawnsThreadsOnFirstUse?: boolean;
 }
 
 /** The conservative default: uncontrolled, no placement claim, Inner only. */
@@ -36,13 +44,15 @@ export const DEFAULT_EXECUTION_CAPABILITIES: CpuProviderExecutionCapabilities = 
   acceptsSequential: false,
   acceptsOuter: false,
   acceptsInner: true,
+  spawnsThreadsOnFirstUse: false,
 });
 
 const THREAD: ReadonlySet<string> = new Set(['sequential', 'perCallUpperBound', 'binaryClampToOne', 'globalOrUncontrolled']);
 const PLACE: ReadonlySet<string> = new Set(['engineWorkers', 'callingThread', 'externalWorkers', 'none']);
 
 /**
- * Sample and validate what a provider declares (once, at bundle build: R52), frozen. A
+ * Sample and validate what a provider declares (once, at bundle build: R52), frozen, every field
+ * present (`spawnsThreadsOnFirstUse` included). A
  * declaration that throws or holds an unknown value is `InvalidArgument` naming the provider,
  * its slot and the field.
  */
@@ -76,6 +86,7 @@ export function snapshotCapabilities(provider: { readonly name?: string; executi
     acceptsSequential: field('acceptsSequential', isBool, 'a boolean'),
     acceptsOuter: field('acceptsOuter', isBool, 'a boolean'),
     acceptsInner: field('acceptsInner', isBool, 'a boolean'),
+    spawnsThreadsOnFirstUse: field('spawnsThreadsOnFirstUse', isBool, 'a boolean'),
   });
 }
 

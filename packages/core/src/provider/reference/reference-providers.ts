@@ -18,6 +18,7 @@ const SEQUENTIAL_ON_CALLER: CpuProviderExecutionCapabilities = Object.freeze({
   acceptsSequential: true,
   acceptsOuter: true,
   acceptsInner: true,
+  spawnsThreadsOnFirstUse: false,
 });
 
 /** Core's TypeScript GEMM: every dtype of R109, any strides, conjugation; sequential, correct, slow. The oracle of the conformance kit. */

@@ -18,6 +18,7 @@ const SEQUENTIAL_ON_CALLER: CpuProviderExecutionCapabilities = Object.freeze({
   acceptsSequential: true,
   acceptsOuter: true,
   acceptsInner: true,
+  spawnsThreadsOnFirstUse: false,
 });
 
 const ALL_DTYPES: readonly DType[] = Object.freeze(['f32', 'f64', 'c64', 'c128', 'i32', 'i64', 'bool']);

@@ -85,8 +85,10 @@ export class CpuEngine implements LaneRunner {
   }
 
   /** Run a kernel task on `lane` through the executor (the engine's lane runner). */
-  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads = 1): Promise<R> {
-    return this.executor.runKernel({ kernel, payload, lane, scope: this.state.buffer as SharedArrayBuffer, op, threads });
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads = 1, spawnsThreads = false): Promise<R> {
+    const scope = this.state.buffer as SharedArrayBuffer;
+    // The field only when set: a task of an executor the application wrote looks as before.
+    return this.executor.runKernel(spawnsThreads ? { kernel, payload, lane, scope, op, threads, spawnsThreadsOnFirstUse: true } : { kernel, payload, lane, scope, op, threads });
   }
 
   /** What each worker reported at verification; empty for external executors. */

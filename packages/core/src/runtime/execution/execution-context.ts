@@ -39,6 +39,11 @@ export interface ContextParts {
   readonly abortWord: () => Int32Array;
   /** The engine's indexed-plan cache (R118). */
   readonly indexedPlans: CpuIndexedPlans;
+  /**
+   * The context is handed to a provider that declared `spawnsThreadsOnFirstUse` (#36): every kernel
+   * task it starts (`run`, its pool's lanes) says so, and its worker's mask is never narrowed.
+   */
+  readonly spawnsThreads?: boolean;
 }
 
 /**
@@ -70,7 +75,7 @@ export class EnteredContext implements CpuExecutionContext {
     this.indexedPlans = parts.indexedPlans;
     const width = Math.min(parts.threadBudget, parts.threadLimit);
     const hasPool = parts.parallelMode === 'inner' && parts.executorHasPool && width > 1;
-    this.#pool = hasPool ? cappedWorkerPool(parts.runner, width, 'CpuExecutionContext.workerPool', () => this.#assertLive('CpuExecutionContext.workerPool')) : undefined;
+    this.#pool = hasPool ? cappedWorkerPool(parts.runner, width, 'CpuExecutionContext.workerPool', () => this.#assertLive('CpuExecutionContext.workerPool'), parts.spawnsThreads === true) : undefined;
     this.#nativeThreads = parts.parallelMode === 'inner' && parts.executorHasPool ? width : 1;
     Object.freeze(this);
   }
@@ -83,6 +88,14 @@ export class EnteredContext implements CpuExecutionContext {
   /** Threads native kernels may use: the budget in Inner mode on a pool-backed executor, else 1 (R75). */
   nativeThreadCount(): number {
     return this.#nativeThreads;
+  }
+
+  /**
+   * This context for a provider that starts threads on first use (#36): the same execution, lane,
+   * mode and limits, its kernel tasks never narrowed. Itself when it already is one.
+   */
+  spawningThreads(): EnteredContext {
+    return this.#parts.spawnsThreads === true ? this : new EnteredContext({ ...this.#parts, spawnsThreads: true });
   }
 
   /** Whether the execution that entered this context is still running. */
@@ -102,7 +115,7 @@ export class EnteredContext implements CpuExecutionContext {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.#parts.runner.runOn(this.#parts.lane, kernel, payload, op, this.#nativeThreads);
+    return this.#parts.runner.runOn(this.#parts.lane, kernel, payload, op, this.#nativeThreads, this.#parts.spawnsThreads);
   }
 
   #assertLive(op: string): void {

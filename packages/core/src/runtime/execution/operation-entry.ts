@@ -239,12 +239,12 @@ export class CpuOperationEntry {
    * Run `body` inline on an execution this entry already entered, with a fresh context of `mode`
    * (`enter_or_reuse` with an entered context, R80, R84): no executor call.
    */
-  async reuse<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string, threadLimit?: number): Promise<R> {
+  async reuse<R>(mode: ParallelMode, body: (ctx: CpuExecutionContext) => Promise<R> | R, op: string, threadLimit?: number, spawnsThreads?: boolean): Promise<R> {
     if (mode === 'outer') throw outerThroughInstall(op);
     if (!this.#execution.live) throw contextExpired(op);
     const lifetime: EntryLifetime = { live: true };
     try {
-      return await endsWithBody(body(this.context(mode, 0, lifetime, threadLimit)), lifetime);
+      return await endsWithBody(body(this.context(mode, 0, lifetime, threadLimit, spawnsThreads)), lifetime);
     } finally {
       lifetime.live = false;
     }
@@ -318,8 +318,12 @@ export class CpuOperationEntry {
     if (missing >= 0) throw new TenferroError('Scheduling', `logical job ${missing} never ran`, { op });
   }
 
-  /** A context of `mode` on `lane`; `threadLimit` caps its pool and native threads below the budget (a provider's enforced limit, R55, R75). */
-  context(mode: ProviderParallelMode, lane: number, lifetime: EntryLifetime, threadLimit?: number): CpuExecutionContext {
+  /**
+   * A context of `mode` on `lane`; `threadLimit` caps its pool and native threads below the budget
+   * (a provider's enforced limit, R55, R75); `spawnsThreads`: for a provider that starts threads on
+   * first use, whose kernel tasks are never narrowed (#36).
+   */
+  context(mode: ProviderParallelMode, lane: number, lifetime: EntryLifetime, threadLimit?: number, spawnsThreads?: boolean): CpuExecutionContext {
     const domain = this.engine.domain;
     return new EnteredContext({
       threadLimit: threadLimit ?? domain.threadBudget,
@@ -335,6 +339,7 @@ export class CpuOperationEntry {
       lifetime,
       execution: this.#execution,
       indexedPlans: this.engine.indexedPlans,
+      spawnsThreads,
     });
   }
 }

@@ -28,9 +28,9 @@ export class TaskTracker implements LaneRunner {
     return this.#runner.workerCount;
   }
 
-  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads?: number): Promise<R> {
+  runOn<P, R>(lane: number, kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads?: number, spawnsThreads?: boolean): Promise<R> {
     if (this.#stopped !== undefined) return Promise.reject(this.#stopped);
-    const task = this.#runner.runOn(lane, kernel, payload, op, threads);
+    const task = this.#runner.runOn(lane, kernel, payload, op, threads, spawnsThreads);
     if (this.#one === undefined) this.#one = task;
     else (this.#more ??= new SmallSet()).add(task);
     const done = () => {

@@ -3,8 +3,11 @@ import { settleAll } from '../../util/settle-all.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import type { LaneRunner, WorkerPool } from '../../contract/worker-pool.js';
 
-/** A {@link WorkerPool} over the first `size` lanes of `runner`. */
-export function cappedWorkerPool(runner: LaneRunner, size: number, op: string, isLive: () => void): WorkerPool {
+/**
+ * A {@link WorkerPool} over the first `size` lanes of `runner`; `spawnsThreads`: its tasks are of a
+ * provider that starts threads on first use, never narrowed (`KernelTask.spawnsThreadsOnFirstUse`, #36).
+ */
+export function cappedWorkerPool(runner: LaneRunner, size: number, op: string, isLive: () => void, spawnsThreads = false): WorkerPool {
   const lanes = Math.max(1, Math.min(size, runner.workerCount));
   return Object.freeze({
     size: lanes,
@@ -13,14 +16,14 @@ export function cappedWorkerPool(runner: LaneRunner, size: number, op: string, i
       if (!Number.isInteger(lane) || lane < 0 || lane >= lanes) {
         return Promise.reject(new TenferroError('Scheduling', `lane ${lane} is outside the pool's ${lanes} lanes`, { op }));
       }
-      return runner.runOn(lane, kernel, payload, op);
+      return runner.runOn(lane, kernel, payload, op, 1, spawnsThreads);
     },
     async map<P, R>(kernel: KernelRef<P, R>, payloads: readonly P[]): Promise<R[]> {
       isLive();
       const results = new Array<R>(payloads.length);
       const width = Math.min(lanes, payloads.length);
       const lane = async (k: number) => {
-        for (let i = k; i < payloads.length; i += width) results[i] = await runner.runOn(k, kernel, payloads[i], op);
+        for (let i = k; i < payloads.length; i += width) results[i] = await runner.runOn(k, kernel, payloads[i], op, 1, spawnsThreads);
       };
       await settleAll(Array.from({ length: width }, (_, k) => lane(k)));
       return results;

@@ -1,6 +1,7 @@
 import type { KernelTask } from '../../contract/executor.js';
 import type { EngineWorkerPool } from '../workers/engine-worker-pool.js';
 import { PoolExecutor } from './pool-executor.js';
+import { postedThreads } from '../workers/lane-spread.js';
 
 /**
  * The executor of a tenferro-built engine over its fixed worker pool. Capabilities per R24: a
@@ -29,6 +30,6 @@ export class ManagedExecutor extends PoolExecutor {
 
   /** The pool's workers registered the engine's record at start-up (R23); `scope` is that record. */
   runKernel<P, R>(task: KernelTask<P, R>): Promise<R> {
-    return this.pool.runOn(task.lane, task.kernel, task.payload, task.op, task.threads);
+    return this.pool.runOn(task.lane, task.kernel, task.payload, task.op, postedThreads(task));
   }
 }

@@ -3,6 +3,7 @@ import type { CpuSet } from '../../topology/cpu-set.js';
 import type { KernelTask } from '../../contract/executor.js';
 import { EngineWorkerPool } from '../workers/engine-worker-pool.js';
 import { PoolExecutor } from './pool-executor.js';
+import { postedThreads } from '../workers/lane-spread.js';
 
 /** Options of {@link WorkerThreadsDomainExecutor.create}. */
 export interface WorkerThreadsExecutorOptions {
@@ -63,7 +64,7 @@ export class WorkerThreadsDomainExecutor extends PoolExecutor {
 
   /** Run one kernel task on worker `task.lane` (the workers registered their execution record at start-up). */
   runKernel<P, R>(task: KernelTask<P, R>): Promise<R> {
-    return this.#pool.runOn(task.lane, task.kernel, task.payload, task.op, task.threads);
+    return this.#pool.runOn(task.lane, task.kernel, task.payload, task.op, postedThreads(task));
   }
 
   /** The execution record the workers registered at start-up: a domain on this executor adopts it. */

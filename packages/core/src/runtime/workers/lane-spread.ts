@@ -15,9 +15,23 @@
  * moves the thread there at once — and widens it back to the whole set when the task ends (the
  * thread stays where it is). Only a stacked task pays the two `sched_setaffinity` calls; a thread
  * its kernel starts meanwhile would inherit the narrowed mask, which is why a task that may keep
- * more than one thread busy (`KernelTask.threads`), or that loads its kernel's module on this
- * worker (a native module may start threads as it loads), never narrows.
+ * more than one thread busy (`KernelTask.threads`), that loads its kernel's module on this
+ * worker (a native module may start threads as it loads), or whose provider declared
+ * `spawnsThreadsOnFirstUse` (its native code may start threads on any later call: #36), never
+ * narrows.
  */
+
+/**
+ * The thread count an engine worker is handed a task with (`EngineWorker.run`): a worker never
+ * narrows a task posted as wider than one thread (`TaskFlag.WIDE`), so a kernel task of a provider
+ * that starts threads on first use (`KernelTask.spawnsThreadsOnFirstUse`, #36) is posted as two:
+ * the threads it starts inherit the whole domain set, not the one CPU a narrowed lane would give
+ * them for the life of the process. (Its main thread also polls for it as for a wide task,
+ * yielding its CPU between checks.)
+ */
+export function postedThreads(task: { readonly threads?: number; readonly spawnsThreadsOnFirstUse?: boolean }): number | undefined {
+  return task.spawnsThreadsOnFirstUse === true ? Math.max(2, task.threads ?? 1) : task.threads;
+}
 
 /** Words per lane in the table: the CPU it was last seen on (-1: asleep or unknown), whether a task is posted to it or running, whether its mask is narrowed. */
 export const LaneTable = { CPU: 0, BUSY: 1, NARROWED: 2, WORDS: 3 } as const;

@@ -47,7 +47,11 @@ export const TaskFlag = {
   PACKED: 2,
   /** The main isolate publishes the task on `tenferro:task`: the worker writes its times (`Mailbox.TIMES`). */
   TIMED: 4,
-  /** The kernel may keep more than one thread busy (`KernelTask.threads`): its worker's mask is never narrowed (see `lane-spread.ts`). */
+  /**
+   * The kernel may keep more than one thread busy (`KernelTask.threads`), or its provider starts
+   * threads on first use (`KernelTask.spawnsThreadsOnFirstUse`, #36): its worker's mask is never
+   * narrowed (see `lane-spread.ts`).
+   */
   WIDE: 8,
 } as const;
 

@@ -224,8 +224,9 @@ async function serve(tid: number): Promise<never> {
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
     if (kernelId === 0) process.exit(0);
     let cpu = currentCpu(); // where this task runs, for the main thread's poll
-    // Never narrowed: a task that may keep more threads busy, or one that imports its kernel's
-    // module here (a module may start threads as it loads; they would inherit the narrowed mask).
+    // Never narrowed: a task that may keep more threads busy (or whose provider starts threads on
+    // first use: posted wide, #36), or one that imports its kernel's module here (a module may
+    // start threads as it loads; they would inherit the narrowed mask).
     if (spreader !== undefined) cpu = spreader.begin(cpu, (taskFlags & TaskFlag.WIDE) === 0 && kernels.has(kernelId));
     if (mailbox[Mailbox.WORKER_CPU] !== cpu) Atomics.store(mailbox, Mailbox.WORKER_CPU, cpu);
     const message = (taskFlags & TaskFlag.HAS_MESSAGE) !== 0 ? (receiveMessageOnPort(port)?.message as TaskMessage | undefined) : undefined;
