@@ -10,7 +10,14 @@ import { type CpuBackendKind, type CpuPlacement, validateKind, validatePlacement
 
 /** Options of {@link CpuBackend.create}; every key is optional and unknown keys are `InvalidArgument`. */
 export interface CpuBackendOptions {
-  /** `'faer'` (tenferro-managed workers; default) or `'blas'` (needs `@tenferro/provider-blas`). */
+  /**
+   * `'faer'` (tenferro-managed workers) or `'blas'` (needs `@tenferro/provider-blas`). Omitted: the
+   * default kind follows what is installed (R40, #36) — faer when `@tenferro/provider-faer` is
+   * installed and its addon loads; else blas when `@tenferro/provider-blas` is installed and
+   * available and the placement is `'auto'` (warning `TENFERRO_DEFAULT_KIND_BLAS`, once); else faer
+   * on core's reference kernels (warning `TENFERRO_REFERENCE_FALLBACK`). With `providers` given, or
+   * `TENFERRO_DISCOVER_PROVIDERS=0`, the default is faer.
+   */
   readonly kind?: CpuBackendKind;
   /** Thread budget; default `TENFERRO_NUM_THREADS`, else the topology's effective capacity. */
   readonly threads?: number;
@@ -34,13 +41,18 @@ export interface ExternalBackendOptions {
   /** A bundle to validate and use instead of the kind's strict standard bundle. */
   readonly bundle?: CpuProviderBundle;
   readonly topology?: CpuTopology;
-  /** Ignored (forced to `'faer'`) when a caller-managed domain is present (R40). */
+  /**
+   * Ignored (forced to `'faer'`) when a caller-managed domain is present (R40). Omitted: `'faer'`
+   * whatever is installed — an external backend uses the strict standard bundle, which refuses an
+   * uncontrolled BLAS (R54); for blas pass `kind: 'blas'` with a `bundle` (#36).
+   */
   readonly kind?: CpuBackendKind;
   readonly providers?: readonly CpuProviderPackage[];
 }
 
 export interface NormalizedBackendOptions {
-  readonly kind: CpuBackendKind;
+  /** `undefined` when not given: the default kind follows what is installed (R40, #36). */
+  readonly kind: CpuBackendKind | undefined;
   readonly threads: number | undefined;
   readonly placement: CpuPlacement;
   readonly topology: CpuTopology | undefined;
@@ -58,7 +70,7 @@ export function validateBackendOptions(options: unknown, op: string): Normalized
   for (const key of Object.keys(o)) {
     if (!KNOWN.has(key)) throw invalidArgument(op, `options.${key}`, `one of ${[...KNOWN].join(', ')}`, key);
   }
-  const kind = o.kind === undefined ? 'faer' : validateKind(o.kind, op);
+  const kind = o.kind === undefined ? undefined : validateKind(o.kind, op);
   const threads = o.threads === undefined ? undefined : validateThreads(o.threads, op, 'options.threads');
   const placement = o.placement === undefined ? 'auto' : validatePlacement(o.placement, op);
   const topology = o.topology === undefined ? undefined : validateTopology(o.topology, op);

@@ -29,7 +29,8 @@ import { CpuExecSession } from './backend-session.js';
 import { type SessionOptions, validateSessionOptions } from './session-options.js';
 import { operationTargets } from './operation-targets.js';
 import { type CpuExecutionInfo, type PlacementCheck, checkWorkerPlacement, describeExecution } from './execution-info.js';
-import { type ReferenceFallback, discoverProvider, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
+import { type ReferenceFallback, discoverDefaultKind, discoverProvider, reportDefaultKindBlas, reportReferenceFallback, reportUnpinned } from './provider-discovery.js';
+import { reportIsolateArbiter } from './isolate-exclusion.js';
 import { assertKindAvailable, standardBundle, validateBundle } from './standard-bundle.js';
 import { type ThreadCensus, takeThreadCensus } from './thread-census.js';
 
@@ -72,7 +73,10 @@ export class CpuBackend {
    * Resolve the placement (R12–R14) and build its engine: workers pinned to the whole domain set
    * and verified before this resolves (D2). Errors: `InvalidArgument`, `BackendKindUnavailable`,
    * `ExternalProviderAffinityUnmanaged`, `ManagedAffinityUnavailable`, `NumaDiscoveryUnavailable`,
-   * `UnknownNumaNode`, `WorkerPinning`, `WorkerStartupClosed`.
+   * `UnknownNumaNode`, `WorkerPinning`, `WorkerStartupClosed`. Without `kind` the default follows
+   * what is installed (R40, #36): faer when its package loads, else blas when provider-blas is
+   * available (warning `TENFERRO_DEFAULT_KIND_BLAS`), else faer on the reference kernels
+   * (`TENFERRO_REFERENCE_FALLBACK`); `executionInfo().backendKind` says which.
    *
    * @example
    * ```ts
@@ -86,27 +90,34 @@ export class CpuBackend {
   static async create(options: CpuBackendOptions = {}): Promise<CpuBackend> {
     const op = 'CpuBackend.create';
     const o = validateBackendOptions(options, op);
-    const discovered = o.providers === undefined ? await discoverProvider(o.kind, op) : undefined;
+    // R40 as #36 amends it: without `kind` (and without `providers`) the default follows what is installed.
+    const chosen = o.kind === undefined && o.providers === undefined ? await discoverDefaultKind(op, o.placement === 'auto') : undefined;
+    const kind: CpuBackendKind = o.kind ?? chosen?.kind ?? 'faer';
+    const discovered = chosen?.discovery ?? (o.providers === undefined ? await discoverProvider(kind, op) : undefined);
     const providers = o.providers ?? discovered?.packages ?? [];
-    assertKindAvailable(o.kind, providers, op);
+    assertKindAvailable(kind, providers, op);
     // Never silently slow: one warning per process (or an error under TENFERRO_NO_REFERENCE_FALLBACK=1).
     if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
     const threads = o.threads ?? threadsFromEnv(op);
     const topology = o.topology ?? discoverCpuTopology();
     const os = loadOs();
-    const coordinator = new Coordinator({ topology, kind: o.kind, threads: threads ?? topology.effectiveCapacity.cpus, affinityAvailable: os.available });
+    const coordinator = new Coordinator({ topology, kind, threads: threads ?? topology.effectiveCapacity.cpus, affinityAvailable: os.available });
     const plan = coordinator.plan(o.placement, op);
-    const bundle = standardBundle(o.kind, providers);
+    const bundle = standardBundle(kind, providers);
     validateBundle(coordinator, bundle, op);
     await coordinator.engine(plan, op);
+    // Said once each, after the backend exists: blas by default, unpinned workers, lost exclusion across isolates.
+    if (chosen?.blasInsteadOfFaer !== undefined) reportDefaultKindBlas(chosen.blasInsteadOfFaer, discovered?.package?.name ?? 'the blas kind');
     reportUnpinned(os);
+    reportIsolateArbiter(coordinator.arbiter.kind, os);
     return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: o.placement, providers, bundle, providerNote: discovered?.note, fallback: discovered?.fallback });
   }
 
   /**
    * A backend over application-owned executors (contract §3.F). Validated atomically in the
    * order of R39, then the bundle against every domain (strict, R54, R57). The kind is `faer`
-   * whenever a caller-managed domain is present (R40); `blas` is refused on caller-managed
+   * whenever a caller-managed domain is present, and when `kind` is omitted whatever is installed
+   * (R40, #36: the strict standard bundle refuses an uncontrolled BLAS, R54); `blas` is refused on caller-managed
    * domains before anything runs (R47). `auto` routes to `defaultDomain`; `forDomain(id)` reaches
    * any domain.
    *
@@ -147,7 +158,7 @@ export class CpuBackend {
       throw new TenferroError('CallerManagedBlasUnsupported', 'the blas kind cannot run on caller-managed domains: its workers cannot be confined to the supplied executor', { op });
     }
     // As create() does: without providers (and without a bundle), the kind's installed package.
-    const discovered = options.providers === undefined && options.bundle === undefined ? await discoverProvider(kind, op) : undefined;
+    const discovered = options.providers === undefined && options.bundle === undefined ? await discoverProvider(kind, op, 'external') : undefined;
     const providers = options.providers ?? discovered?.packages ?? [];
     assertKindAvailable(kind, providers, op);
     if (discovered?.fallback !== undefined) reportReferenceFallback(discovered.fallback, op);
@@ -155,6 +166,7 @@ export class CpuBackend {
     const bundle = options.bundle ?? standardBundle(kind, providers, 'strict');
     validateBundle(coordinator, bundle, op);
     const plan = coordinator.planForDomain(options.defaultDomain, op);
+    reportIsolateArbiter(coordinator.arbiter.kind, loadOs());
     return new CpuBackend(CONSTRUCT, { coordinator, plan, identity: Object.freeze({}), placement: 'auto', providers, bundle, providerNote: discovered?.note, fallback: discovered?.fallback });
   }
 
