@@ -62,6 +62,12 @@ describe('the conformance kit fails providers that exceed their thread declarati
     for (const c of casesOf(pkgOf({}))) expect(await outcome(c), c.name).toBe(expected(c));
   });
 
+  it('a provider declaring spawnsThreadsOnFirstUse (#36) passes every case: the kit accepts the flag', async () => {
+    const caps = referenceGemmProvider.executionCapabilities();
+    const flagged = pkgOf({ executionCapabilities: () => ({ ...caps, spawnsThreadsOnFirstUse: true }) });
+    for (const c of casesOf(flagged)) expect(await outcome(c), c.name).toBe(expected(c));
+  });
+
   it('the reference GEMM declaring summedAxes (it computes them) passes the summed-axes case on budgets 1 and 2', async () => {
     const declaring = pkgOf({ declaredSupport: () => ({ ...referenceGemmProvider.declaredSupport!(), summedAxes: true }) } as Partial<CpuGemmProvider>);
     const summed = casesOf(declaring).filter((c) => c.name.startsWith(SUMMED));
