@@ -50,20 +50,37 @@ const MIN_POLL_NS = 20_000;
 const MAX_POLL_NS = 300_000;
 
 /**
- * A task that runs alone and is still expected to end within this long after the blocking poll
- * is watched from the event loop (one check per `setImmediate` turn, yielding the CPU each time)
- * instead of parking: the main thread stays responsive, and the answer is seen within a turn
- * rather than after a wake-up from idle (~150 µs here, a fifth of a 0.7 ms kernel).
+ * A task that runs alone and outlasts the blocking poll is watched from the event loop (one check
+ * per `setImmediate` turn, yielding the CPU each time) when its worker's tasks usually take at most
+ * this long: the answer is seen within a turn rather than after a wake-up from idle (~150 µs here).
+ * A longer task is not polled for (#37): watching a 2–5 ms kernel over turns kept the main thread
+ * on a CPU for the whole kernel (89 % of one CPU for faer n = 512 on 1 thread, 34–41 % for blas on
+ * 2 threads, measured with bench/responsiveness.bench.mjs) — CPU the workers need on a small
+ * machine.
  */
-const TURN_POLL_MAX_NS = 20_000_000;
+const TURN_POLL_MAX_NS = 1_000_000;
 
 /**
- * A longer task that runs alone sleeps (`Atomics.waitAsync` with a timeout) until this long before
- * its usual duration, then is watched from the event loop like a shorter one: a wake-up by the
- * worker's notify goes through the event loop (~150 µs idle, ~1 ms under load: 1–7 % of a 14 ms
- * GEMM or LU at n = 1024), the timed wake-up happens while the task still runs.
+ * A task that runs alone and usually takes at least this long sleeps (`Atomics.waitAsync` with a
+ * timeout) until `EARLY_WAKE_NS` before its usual duration, then is watched from the event loop for
+ * at most `EARLY_WAKE_NS` past it: a wake-up by the worker's notify goes through the event loop
+ * (~150 µs idle, ~1 ms under load), the timed wake-up happens while the task still runs. The
+ * timeout has the event loop's 1 ms resolution, so the window is only worth its CPU (at most
+ * 4 ms of turns, ≤ 15 % of one CPU) for tasks this long; shorter ones park until notified.
  */
+const EARLY_WAKE_MIN_NS = 24_000_000;
 const EARLY_WAKE_NS = 2_000_000;
+
+/**
+ * Answers settled on the main isolate since its event loop last turned for tenferro (#37): an
+ * answer seen in the blocking poll settles as a microtask, so a tight `await` loop of short tasks
+ * (or a `Promise.all` of hundreds on one worker) would never give the event loop a turn. After
+ * `SYNC_ANSWER_BUDGET` of them the next answer settles through a macrotask (`setImmediate`), and
+ * the worker is handed on only then: every timer, I/O callback and immediate waiting runs first.
+ * One turn per 128 answers costs ~0.02 µs per call of a loop of 64×64 GEMMs (~15 µs each).
+ */
+const SYNC_ANSWER_BUDGET = 128;
+let syncAnswers = 0;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -196,25 +213,10 @@ function pollAmongLanes(m: Int32Array, seq: number, budgetNs: number): number {
 const FAN_OUT_YIELD_EVERY = 16;
 
 /**
- * Sleep in the kernel (`Atomics.wait` with a timeout) until task `seq` has answered or `budgetNs`
- * has passed: for the remaining lanes of a fan-out once one has answered (`awaitParked`).
- */
-function sleepUntilAnswered(m: Int32Array, seq: number, budgetNs: number): number {
-  const until = process.hrtime.bigint() + BigInt(Math.round(budgetNs));
-  for (;;) {
-    const r = Atomics.load(m, Mailbox.RESPONSE);
-    if (r === seq || r === DEAD) return r;
-    const left = Number(until - process.hrtime.bigint());
-    if (left <= 0) return r;
-    mainSleeps();
-    Atomics.wait(m, Mailbox.RESPONSE, r, left / 1e6);
-  }
-}
-
-/**
- * Once one lane of a fan-out has answered, wait for the parked others in the same way, for at
- * most the longest expected time among them (capped at `MAX_POLL_NS`). Their waiters still resume
- * through the event loop, but the main thread has not gone idle in between.
+ * Once one lane of a fan-out has answered, poll for the parked others in the same way as for the
+ * lanes (`pollAmongLanes`), for at most the longest expected time among them (capped at
+ * `MAX_POLL_NS` in all): their waiters still resume through the event loop, but the main thread has
+ * not gone idle in between. Never `Atomics.wait`: the main thread does not block (contract §7; #37).
  */
 function awaitParked(): void {
   let budget = 0;
@@ -223,7 +225,7 @@ function awaitParked(): void {
   for (const p of parked) {
     const left = Number(until - process.hrtime.bigint());
     if (left <= 0) return;
-    sleepUntilAnswered(p.mailbox, p.seq, left);
+    pollAmongLanes(p.mailbox, p.seq, left);
   }
 }
 
@@ -569,10 +571,25 @@ export class EngineWorker {
       throw e;
     }
     if (r !== seq && r !== DEAD) return this.#answerLater(task, kernel, op, r);
+    if (syncAnswers >= SYNC_ANSWER_BUDGET) return this.#answerAfterTurn(task, kernel, op, r);
+    syncAnswers++;
     try {
       this.#taskEnded(m);
       return this.#result(task, kernel, op, r);
     } finally {
+      this.#handOn();
+    }
+  }
+
+  /** An answer already seen, settled after an event-loop turn (the budget of answers without one is spent). */
+  async #answerAfterTurn<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number): Promise<R> {
+    try {
+      this.#taskEnded(task.pending.mailbox);
+      await nextTurn();
+      syncAnswers = 0;
+      return this.#result(task, kernel, op, r);
+    } finally {
+      syncAnswers++;
       this.#handOn();
     }
   }
@@ -587,12 +604,12 @@ export class EngineWorker {
       try {
         const expected = pending.expectedNs;
         if (inFlight === 1) {
-          let pollUntilNs = expected;
-          if (expected > TURN_POLL_MAX_NS) {
+          const usual = this.#averageNs;
+          if (usual <= TURN_POLL_MAX_NS) {
+            r = await pollOverTurns(m, seq, started + BigInt(Math.round(expected)));
+          } else if (usual >= EARLY_WAKE_MIN_NS) {
             // Sleep through most of a long task, then watch its end from the event loop for at
             // most EARLY_WAKE_NS past its usual duration (then park: it runs long this time).
-            const usual = this.#averageNs;
-            pollUntilNs = usual + EARLY_WAKE_NS;
             const sleepNs = usual - EARLY_WAKE_NS - Number(process.hrtime.bigint() - started);
             if (sleepNs > 0) {
               mainSleeps();
@@ -600,8 +617,8 @@ export class EngineWorker {
               if (wait.async) await wait.value;
               r = Atomics.load(m, Mailbox.RESPONSE);
             }
+            if (r !== seq && r !== DEAD) r = await pollOverTurns(m, seq, started + BigInt(Math.round(usual + EARLY_WAKE_NS)));
           }
-          if (r !== seq && r !== DEAD) r = await pollOverTurns(m, seq, started + BigInt(Math.round(pollUntilNs)));
         }
         if (r !== seq && r !== DEAD) {
           parked.add(pending);
@@ -616,8 +633,14 @@ export class EngineWorker {
         parked.delete(pending);
         this.#taskEnded(m);
       }
+      // Settled from a macrotask, but not necessarily after the immediates: the budget applies too.
+      if (syncAnswers >= SYNC_ANSWER_BUDGET) {
+        await nextTurn();
+        syncAnswers = 0;
+      }
       return this.#result(task, kernel, op, r);
     } finally {
+      syncAnswers++;
       this.#handOn();
     }
   }
