@@ -100,12 +100,16 @@ describe('tenferro info', () => {
     const report = JSON.parse(r.stdout) as InfoReport;
     if ('error' in report.backend) throw new Error(report.backend.error.message);
     expect(report.backend.arbiter).toBe('isolate');
-    expect(tenferro(['info'], [], { TENFERRO_OS_DISABLE: '1' }).stdout).toMatch(/arbiter\s+isolate \(this isolate only/);
+    const text = tenferro(['info'], [], { TENFERRO_OS_DISABLE: '1' }).stdout;
+    expect(text).toMatch(/arbiter\s+isolate \(this isolate only/);
+    // #36: the lost exclusion is said in so many words.
+    expect(text).toMatch(/arbiter\s+isolate \(this isolate only: exclusion across worker_threads isolates is NOT enforced/);
     expect(tenferro(['info'], [], {}).stdout).toMatch(/arbiter\s+process \(one for every worker_thread isolate/);
   });
 
   it('a provider package that cannot load is listed with its reasons and fixes; the backend falls back', () => {
-    const r = tenferro(['info', '--json'], [], { TENFERRO_FAER_DISABLE: '1' });
+    // Without a usable blas either (TENFERRO_IGNORE_SYSTEM_BLAS=1): the default kind stays faer, on the reference kernels (#36).
+    const r = tenferro(['info', '--json'], [], { TENFERRO_FAER_DISABLE: '1', TENFERRO_IGNORE_SYSTEM_BLAS: '1' });
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as InfoReport;
     expect(provider(report, '@tenferro/provider-faer')!.status).toEqual({
@@ -115,10 +119,27 @@ describe('tenferro info', () => {
     });
     if ('error' in report.backend) throw new Error(report.backend.error.message);
     expect(report.backend.providerDiagnostic).toContain('reference');
-    const text = tenferro(['info'], [], { TENFERRO_FAER_DISABLE: '1' }).stdout;
+    expect(report.backend.kind).toBe('faer');
+    expect(report.backend.kindReason).toBeNull();
+    const text = tenferro(['info'], [], { TENFERRO_FAER_DISABLE: '1', TENFERRO_IGNORE_SYSTEM_BLAS: '1' }).stdout;
     expect(text).toMatch(/@tenferro\/provider-faer\s+\S+ — unavailable/);
     expect(text).toMatch(/reason\s+disabled by TENFERRO_FAER_DISABLE=1/);
     expect(text).toMatch(/fix\s+unset TENFERRO_FAER_DISABLE/);
+  });
+
+  const blasUsable = (provider(JSON.parse(tenferro(['info', '--json']).stdout) as InfoReport, '@tenferro/provider-blas')?.status?.available ?? false) === true;
+  it.skipIf(!blasUsable)('faer unavailable, blas available: the default kind is blas, and info says why (#36; needs a system BLAS)', () => {
+    const report = JSON.parse(tenferro(['info', '--json'], [], { TENFERRO_FAER_DISABLE: '1' }).stdout) as InfoReport;
+    if ('error' in report.backend) throw new Error(report.backend.error.message);
+    expect(report.backend.kind).toBe('blas');
+    expect(report.backend.kindReason).toBe('@tenferro/provider-faer is unavailable: disabled by TENFERRO_FAER_DISABLE=1');
+    expect(report.backend.executionMode).toBe('providerDefaultExclusive');
+    expect(tenferro(['info'], [], { TENFERRO_FAER_DISABLE: '1' }).stdout).toMatch(/kind\s+blas \(the default: @tenferro\/provider-faer is unavailable: disabled by TENFERRO_FAER_DISABLE=1\)/);
+    // With faer available the default is faer, no reason given.
+    const normal = JSON.parse(tenferro(['info', '--json']).stdout) as InfoReport;
+    if ('error' in normal.backend) throw new Error(normal.backend.error.message);
+    expect(normal.backend.kind).toBe('faer');
+    expect(normal.backend.kindReason).toBeNull();
   });
 
   it('without the OS binding: its reasons and fixes', () => {

@@ -20,8 +20,6 @@ import { describeOwner } from './census.js';
 /** `tenferro info --json` schema; documented in docs/cli.md. Bump the suffix on any breaking change. */
 export const INFO_SCHEMA = 'tenferro.info/2';
 
-/** `CpuBackend.create()`'s kind when none is given. */
-const DEFAULT_KIND: CpuBackendKind = 'faer';
 
 /** An installed provider package and what its `status()` says (`null`: the installed version has no `status()`). */
 export interface ProviderReport extends InstalledPackage {
@@ -53,6 +51,8 @@ export interface InfoReport {
   readonly backend:
     | {
         readonly kind: string;
+        /** Why the default kind is not faer (faer's package is not installed or unavailable here, #36), else `null`. */
+        readonly kindReason: string | null;
         readonly executionMode: string;
         readonly resolvedPlacement: CpuExecutionInfo['resolvedPlacement'] | null;
         readonly domainId: number;
@@ -108,25 +108,38 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
 }
 
 /**
- * The default kind's provider package as this CLI finds it (core's own discovery looks from core
- * and the current directory, which may not see the CLI's optional dependencies), when it is
- * available here.
+ * What `CpuBackend.create()` without `kind` picks (R40 as #36 amends it), from the provider
+ * packages as this CLI finds them (core's own discovery looks from core and the current directory,
+ * which may not see the CLI's optional dependencies): faer when its package is available, else
+ * blas when its package is available (with faer's failure as the reason), else nothing passed —
+ * core's own discovery decides (and warns).
  */
-function defaultKindProviders(packages: readonly LoadedPackage[]): CpuProviderPackage[] | undefined {
-  const p = packages.find((q) => q.kind === DEFAULT_KIND && q.status?.available === true);
-  const factory = KNOWN_PACKAGES.find((k) => k.name === p?.name)?.factory;
-  const create = factory === undefined ? undefined : p?.module?.[factory];
-  return typeof create === 'function' ? [(create as () => CpuProviderPackage)()] : undefined;
+function defaultKindOptions(packages: readonly LoadedPackage[]): { readonly kind?: CpuBackendKind; readonly providers?: CpuProviderPackage[]; readonly kindReason: string | null } {
+  const usable = (kind: CpuBackendKind): CpuProviderPackage | undefined => {
+    const p = packages.find((q) => q.kind === kind && q.status?.available === true);
+    const factory = KNOWN_PACKAGES.find((k) => k.name === p?.name)?.factory;
+    const create = factory === undefined ? undefined : p?.module?.[factory];
+    return typeof create === 'function' ? (create as () => CpuProviderPackage)() : undefined;
+  };
+  const faer = usable('faer');
+  if (faer !== undefined) return { providers: [faer], kindReason: null };
+  const blas = usable('blas');
+  if (blas === undefined) return { kindReason: null };
+  const faerName = KNOWN_PACKAGES.find((k) => k.kind === 'faer')?.name ?? 'the faer package';
+  const faerStatus = packages.find((q) => q.kind === 'faer')?.status;
+  const why = faerStatus === undefined ? 'is not installed' : faerStatus === null || faerStatus.available ? 'cannot be used' : `is unavailable: ${faerStatus.reasons.join('; ')}`;
+  return { kind: 'blas', providers: [blas], kindReason: `${faerName} ${why}` };
 }
 
 async function describeDefaultBackend(topology: CpuTopology | undefined, packages: readonly LoadedPackage[]): Promise<InfoReport['backend']> {
   let backend: CpuBackend | undefined;
   try {
-    const providers = defaultKindProviders(packages);
-    backend = await CpuBackend.create({ ...(topology === undefined ? {} : { topology }), ...(providers === undefined ? {} : { providers }) });
+    const { kindReason, ...chosen } = defaultKindOptions(packages);
+    backend = await CpuBackend.create({ ...(topology === undefined ? {} : { topology }), ...chosen });
     const i = backend.executionInfo();
     return {
       kind: i.backendKind,
+      kindReason,
       executionMode: i.executionMode,
       resolvedPlacement: i.resolvedPlacement ?? null,
       domainId: Number(i.domainId),
@@ -196,7 +209,7 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
     row('fails with', `${style.red(r.backend.error.code)}: ${r.backend.error.message}`);
   } else {
     const b = r.backend;
-    row('kind', b.kind);
+    row('kind', b.kindReason === null ? b.kind : `${b.kind} (the default: ${b.kindReason})`, b.kindReason === null ? undefined : style.yellow);
     row('execution mode', b.executionMode);
     row('domain', `${b.domainId} (CPUs ${b.domainCpus ?? 'unpinned'})`);
     row('workers', `${b.workerCount} (thread budget ${b.threadBudget}, affinity ${b.executorAffinity})`);
@@ -206,7 +219,7 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
       'arbiter',
       b.arbiter === 'process'
         ? 'process (one for every worker_thread isolate: backends in workers never overlap)'
-        : style.yellow('isolate') + ' (this isolate only: backends in other worker_threads are not kept apart; load the OS binding)',
+        : style.yellow('isolate') + ' (this isolate only: exclusion across worker_threads isolates is NOT enforced — backends in other worker_threads may run on the same CPUs; load the OS binding)',
     );
     if (b.threadsOutsideDomain.length === 0) row('thread masks', 'every thread of tenferro and its providers inside its domain (tenferro info --census lists all)');
     for (const t of b.threadsOutsideDomain) {
