@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, discoverCpuTopology, forwardDiagnostics, type ForwardedDiagnosticsEvent } from '../../src/index.js';
+import { CpuBackend, discoverCpuTopology, forwardDiagnostics, type ForwardedDiagnosticsEvent, processArbiter } from '../../src/index.js';
 import { gate, kernel } from '../helpers.js';
 import { executionMonitor } from './execution-monitor.js';
 
@@ -178,6 +178,61 @@ describe('overlapping CPUs across isolates', () => {
         if (spans[i]!.start < spans[i - 1]!.end) violations.push(`${spans[i]!.who} started at ${spans[i]!.start} before ${spans[i - 1]!.who} ended at ${spans[i - 1]!.end}`);
       }
       expect(violations).toEqual([]);
+    } finally {
+      stop();
+      for (const { port1 } of ports) port1.close();
+    }
+  });
+
+  it.skipIf(!processWide)('the main isolate holds an execution open on a latch while two workers on the same CPUs start: both queue behind it in the process arbiter, and no execution of theirs overlaps it (needs the process arbiter)', async () => {
+    // #39: the main isolate's execution must be active while the workers run, or a main-isolate
+    // arbiter that ignores overlap would go unseen. Coordination: the held execution has entered
+    // (latch), then both workers are seen waiting in the process-wide arbiter (its stats) — or,
+    // when the exclusion is broken, one of them has started an execution — before it is let go.
+    const log: ForwardedDiagnosticsEvent[] = [];
+    const stop = forwardDiagnostics((e) => log.push(e));
+    const ports = [new MessageChannel(), new MessageChannel()];
+    const matmuls = 5;
+    const here = gate();
+    const arbiter = processArbiter() as unknown as { processStats(): { waiting: number } };
+    try {
+      for (const { port1 } of ports) port1.on('message', (e: ForwardedDiagnosticsEvent) => log.push(e));
+      const held = main.install((ctx) => ctx.run(holdUntil, here.payload));
+      while (!here.entered()) await new Promise((r) => setImmediate(r));
+      const workers = ports.map(({ port2 }) => isolate(port2, roots, 'auto', undefined, matmuls));
+      const ids = new Set(workers.map((w) => w.threadId));
+      let failed: unknown;
+      const done = workers.map((w) => new Promise<void>((resolve, reject) => (w.once('message', () => resolve()), w.once('error', (e) => reject((failed = e))))));
+      const workerStarted = () => log.some((e) => ids.has(e.threadId) && e.channel === 'tenferro:execution' && e.phase === 'start');
+      let bothQueued = false;
+      for (;;) {
+        if (arbiter.processStats().waiting >= 2) {
+          bothQueued = true;
+          break;
+        }
+        if (workerStarted() || failed !== undefined) break;
+        await new Promise((r) => setImmediate(r));
+      }
+      here.open();
+      expect(await held).toBe(true);
+      await Promise.all(done);
+      await Promise.all(workers.map((w) => w.terminate()));
+      const ends = () => log.filter((e) => e.channel === 'tenferro:execution' && e.phase === 'end');
+      while (ends().filter((e) => ids.has(e.threadId)).length < 2 * matmuls) await new Promise((r) => setImmediate(r));
+      const spans = ends()
+        .map((e) => {
+          const p = e.payload as { startTime: bigint; durationNs: number; cpus: string | null };
+          return { who: `${e.threadId}`, start: p.startTime, end: p.startTime + BigInt(p.durationNs), cpus: p.cpus };
+        })
+        .filter((x) => x.cpus !== null)
+        .sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
+      expect(new Set(spans.map((x) => x.who)).size).toBe(3);
+      const violations: string[] = [];
+      for (let i = 1; i < spans.length; i++) {
+        if (spans[i]!.start < spans[i - 1]!.end) violations.push(`${spans[i]!.who} started at ${spans[i]!.start} before ${spans[i - 1]!.who} ended at ${spans[i - 1]!.end}`);
+      }
+      expect(violations).toEqual([]);
+      expect(bothQueued, 'both workers waited in the process arbiter behind the held execution').toBe(true);
     } finally {
       stop();
       for (const { port1 } of ports) port1.close();
