@@ -76,6 +76,9 @@ interface Dim {
 function fuseAlong(dims: readonly Dim[], order: readonly number[]): { extent: number; a: number; b: number } | undefined {
   const used = order.filter((i) => dims[i]!.extent !== 1);
   if (used.length === 0) return { extent: dims.reduce((p, d) => p * d.extent, 1), a: 0, b: 0 };
+  // A group with a zero extent has no elements: it fuses whatever its strides (a contraction over
+  // it is a K of 0, an output over it is empty), with the strides of its first axis as for one axis.
+  if (used.some((i) => dims[i]!.extent === 0)) return { extent: 0, a: dims[used[0]!]!.a, b: dims[used[0]!]!.b };
   let extent = 1;
   for (let j = 0; j < used.length; j++) {
     const d = dims[used[j]!]!;
@@ -86,8 +89,7 @@ function fuseAlong(dims: readonly Dim[], order: readonly number[]): { extent: nu
     extent *= d.extent;
   }
   const first = dims[used[0]!]!;
-  // A zero-extent group has no elements; its strides are irrelevant.
-  return { extent: extent * (dims.some((d) => d.extent === 0) ? 0 : 1), a: first.a, b: first.b };
+  return { extent, a: first.a, b: first.b };
 }
 
 /** Non-unit dims ordered by `key` stride, stable. */

@@ -1,6 +1,6 @@
 import { TenferroError, invalidArgument } from '../errors/tenferro-error.js';
 import { CONTRACTION_DTYPES, DTYPE_INFO, type DType, type Scalar } from '../tensor/dtype.js';
-import { layoutIsInjective, reachableSpan } from '../tensor/layout.js';
+import { elementCount, layoutIsInjective, reachableSpan } from '../tensor/layout.js';
 import { Tensor, tensorInternals } from '../tensor/tensor.js';
 import { validateSignal } from '../util/abort-listeners.js';
 import { bufferAddress } from '../util/buffer-address.js';
@@ -72,17 +72,19 @@ export function validateDotGeneral(
   rhs: unknown,
   dims: unknown,
   options: unknown,
-  out?: unknown,
+  into?: { readonly out: unknown },
 ): DotGeneralSpec {
+  // `into` says which call this is: an `out` that is undefined (or anything but a tensor) on the
+  // `Into` form is a bad argument, never a fresh-output call.
   checkTensor(op, 'lhs', lhs);
   checkTensor(op, 'rhs', rhs);
-  if (out !== undefined) checkTensor(op, 'out', out);
+  if (into !== undefined) checkTensor(op, 'out', into.out);
   const l = lhs as Tensor;
   const r = rhs as Tensor;
-  const o = out as Tensor | undefined;
+  const o = into?.out as Tensor | undefined;
   const opts = (options ?? NO_OPTIONS) as DotGeneralIntoOptions;
   if (typeof opts !== 'object' || opts === null || Array.isArray(opts)) throw invalidArgument(op, 'options', 'an options object', options);
-  const known = out === undefined ? FRESH_OPTIONS : INTO_OPTIONS;
+  const known = into === undefined ? FRESH_OPTIONS : INTO_OPTIONS;
   for (const key in opts) {
     if (Object.hasOwn(opts, key) && !known.has(key)) throw invalidArgument(op, `options.${key}`, `one of the options ${[...known].join(', ')}`, key);
   }
@@ -130,6 +132,11 @@ export function validateDotGeneral(
     structures.set(key, structure);
   }
   const { lhsFree, rhsFree, outShape, lc, rc, lb, rb } = structure;
+  // A fresh output whose byte size is not a safe integer is refused here, before admission,
+  // like every other bad input (R99), not by the allocation inside the entry.
+  if (o === undefined && elementCount(outShape, op) * DTYPE_INFO[l.dtype].bytes > Number.MAX_SAFE_INTEGER) {
+    throw new TenferroError('IntegerOverflow', `a fresh output of shape [${outShape.join(', ')}] (${l.dtype}) has more than 2^53-1 bytes`, { op, detail: { shape: [...outShape], dtype: l.dtype } });
+  }
   if (o !== undefined) {
     if (o.rank !== outShape.length || o.shape.some((e, i) => e !== outShape[i])) {
       throw new TenferroError('ShapeMismatch', `output shape must be [${outShape.join(', ')}] but is [${o.shape.join(', ')}]`, {

@@ -52,7 +52,7 @@ export function dotGeneralInto<D extends DType>(
   options: DotGeneralIntoOptions,
   op: string,
 ): Promise<Tensor<D>> {
-  const spec = validateDotGeneral(op, lhs, rhs, dims, options, out);
+  const spec = validateDotGeneral(op, lhs, rhs, dims, options, { out });
   assertReadable(runner, [lhs, rhs, out], op, ['lhs', 'rhs', 'out']);
   const dispatch = ProviderDispatch.of(bundle, runner.domain, op);
   return runOperation(

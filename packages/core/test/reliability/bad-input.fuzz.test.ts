@@ -121,10 +121,7 @@ function structure(rand: () => number, op: Op, minExtent: number): Structure {
   }
   const nc = int(rand, minExtent > 1 ? 1 : 0, 2);
   const nb = int(rand, 0, 1);
-  // Zero extents only where a single axis is contracted: with two, a zero-size K can be refused
-  // (the known bug below).
-  const zeroOk = nc <= 1 ? minExtent : Math.max(1, minExtent);
-  const ext = () => (rand() < 0.08 && zeroOk === 0 ? 0 : int(rand, Math.max(1, minExtent), 3));
+  const ext = () => (rand() < 0.08 && minExtent === 0 ? 0 : int(rand, Math.max(1, minExtent), 3));
   const cExt = Array.from({ length: nc }, ext);
   const bExt = Array.from({ length: nb }, ext);
   type Role = { r: 'f' | 'c' | 'b'; e: number; i: number };
@@ -155,12 +152,6 @@ interface Built {
   construct?: () => unknown;
   /** What the case varied, for the failure message. */
   what: string;
-  /**
-   * The refusal comes after the executor was entered. Known gap (#39): a fresh output whose size
-   * cannot be represented is refused by the allocation inside the entry (allocate-shared.ts), not
-   * by validateDotGeneral; still nothing is written and nothing stays held.
-   */
-  refusedInsideEntry?: true;
 }
 
 const colMajor = (shape: readonly number[]) => shape.map((_, i) => shape.slice(0, i).reduce((p, e) => p * e, 1));
@@ -224,8 +215,7 @@ async function buildCase(spec: CaseSpec): Promise<Built> {
         ['number', 42, 'InvalidArgument'],
         ['disposed tensor', disposed, 'TensorDisposed'],
       ];
-      // undefined as an operand (not as out: see the known bug below).
-      if (victim !== 'out') fakes.push(['undefined', undefined, 'InvalidArgument']);
+      fakes.push(['undefined', undefined, 'InvalidArgument']);
       const [name, fake, code] = fakes[v % fakes.length]!;
       return { ...base, [victim]: fake, expected: code, what: `${victim} = ${name}` };
     }
@@ -327,7 +317,7 @@ async function buildCase(spec: CaseSpec): Promise<Built> {
       const l = Tensor.zeros(dtype, [m, 0, ...batch]);
       const r = Tensor.zeros(dtype, [0, n, ...batch]);
       const dims = batch.length > 0 ? { contracting: [[1], [0]], batch: [[2], [2]] } : { contracting: [[1], [0]] };
-      return { op: fresh, lhs: l, rhs: r, dims, opts: {}, expected: 'IntegerOverflow', what: `[${m}, 0] by [0, ${n}] (${fresh})`, refusedInsideEntry: true };
+      return { op: fresh, lhs: l, rhs: r, dims, opts: {}, expected: 'IntegerOverflow', what: `[${m}, 0] by [0, ${n}] (${fresh})` };
     }
     case 'aliasing': {
       // out (shape s.outShape) placed over the storage of lhs or rhs, over the same object, another
@@ -456,7 +446,7 @@ async function checkCase(spec: CaseSpec, stats: Record<CaseClass, number>): Prom
     expect(error.code, `${label}: ${error.message}`).toBe(c.expected);
     // Nothing the caller owns changed, and no executor was entered.
     for (const [buffer, bytes] of before) expect(new Uint8Array(buffer), label).toEqual(bytes);
-    if (c.refusedInsideEntry !== true) expect(backend.executionInfo().executorEntries.installs, label).toBe(installs);
+    expect(backend.executionInfo().executorEntries.installs, label).toBe(installs);
     stats[spec.cls]++;
     return;
   }
@@ -538,21 +528,16 @@ describe('bad-input fuzz', () => {
     });
   }
 
-  // Found by this fuzz (#39), not fixed here (core source is outside the test work): with
-  // `out === undefined`, validateDotGeneral takes the call for a fresh-output one and
-  // assertReadable then reads the storage of undefined. `it.fails` passes while the bug is
-  // there; once it is fixed this test fails — then make it an `it` and add undefined to the
-  // brand class's output fakes.
-  // Found by this fuzz (#39, seed 430374897), not fixed here: a contraction over two axes, one of
-  // extent 0, is refused as "cannot represent the canonical contraction for this output layout"
-  // instead of giving zeros (one contracted axis of extent 0 works).
-  it.fails('KNOWN BUG: dotGeneral over two contracted axes, one of extent 0, is ProviderUnsupported instead of zeros', async () => {
+  // Both found by this fuzz (#39) and fixed: `dotGeneralInto(undefined, …)` was taken for a
+  // fresh-output call (a TypeError from assertReadable); a contraction over two axes, one of
+  // extent 0, was refused as "cannot represent the canonical contraction" instead of giving zeros.
+  it('dotGeneral over two contracted axes, one of extent 0, gives zeros (found by this fuzz, seed 430374897)', async () => {
     const out = await backend.dotGeneral(Tensor.zeros('f64', [0, 3, 2]), Tensor.zeros('f64', [0, 3, 4]), { contracting: [[0, 1], [0, 1]] });
     expect(out.shape).toEqual([2, 4]);
     expect(out.toArray()).toEqual(new Array(8).fill(0));
   });
 
-  it.fails('KNOWN BUG: dotGeneralInto(undefined, lhs, rhs, …) throws a TypeError instead of InvalidArgument', async () => {
+  it('dotGeneralInto(undefined, lhs, rhs, …) is InvalidArgument (found by this fuzz)', async () => {
     const a = Tensor.fromArray('f64', [2, 2], [1, 2, 3, 4]);
     const e = await backend.dotGeneralInto(undefined as never, a, a, { contracting: [[1], [0]] }).then(() => undefined, (x: unknown) => x);
     expectDocumented(e);
