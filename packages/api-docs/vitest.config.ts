@@ -1,8 +1,9 @@
 import { defineConfig } from 'vitest/config';
+import { tenferroTest } from '../../scripts/vitest-config.mjs';
 
 export default defineConfig({
-  test: {
+  test: tenferroTest(import.meta.url, {
     name: '@tenferro/api-docs',
     include: ['test/**/*.test.ts'],
-  },
+  }),
 });

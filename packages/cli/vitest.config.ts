@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { tenferroTest } from '../../scripts/vitest-config.mjs';
 
 export default defineConfig({
-  test: {
+  test: tenferroTest(import.meta.url, {
     name: '@tenferro/cli',
     include: ['test/**/*.test.ts'],
     testTimeout: 60_000,
-  },
+  }),
 });

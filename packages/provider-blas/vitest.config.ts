@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
+import { tenferroTest } from '../../scripts/vitest-config.mjs';
 
 export default defineConfig({
-  test: {
+  test: tenferroTest(import.meta.url, {
     name: '@tenferro/provider-blas',
     include: ['test/**/*.test.ts'],
     // Each test file runs in its own child process: the BLAS library is loaded once per
@@ -9,5 +10,5 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 120_000,
     hookTimeout: 120_000,
-  },
+  }),
 });

@@ -80,6 +80,12 @@ describe('public API of @tenferro/core', () => {
   });
 
   it('the type checker agrees on the value exports', () => {
+    // expectTypeOf is checked by the type checker, not at run time: this file must be in what
+    // `tsc -p tsconfig.test.json` (the typecheck npm test runs first) compiles (#39: a test with
+    // no run-time assertion fails, so the test says what makes its type assertions real).
+    const tsconfig = JSON.parse(readFileSync(new URL('../tsconfig.test.json', import.meta.url), 'utf8')) as { include: string[]; exclude?: string[] };
+    expect(tsconfig.include).toContain('test');
+    expect(tsconfig.exclude ?? []).not.toContain('test/public-api.test.ts');
     expectTypeOf<keyof typeof Core>().toEqualTypeOf<(typeof CORE_VALUES)[number]>();
     expectTypeOf<keyof typeof Testing>().toEqualTypeOf<(typeof TESTING_VALUES)[number]>();
     expectTypeOf<keyof typeof Piscina>().toEqualTypeOf<(typeof PISCINA_VALUES)[number]>();
