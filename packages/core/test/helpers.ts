@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { type CpuTopology, defineKernel, discoverCpuTopology, TenferroError } from '../src/index.js';
 
 const kernelsUrl = new URL('./fixtures/kernels/test-kernels.mjs', import.meta.url);
@@ -54,10 +54,18 @@ export function topologyOverRealCpus(nodes: readonly (readonly number[])[]): Cpu
   return discoverCpuTopology(fakeNumaRoots(nodes));
 }
 
+// Removed after the test file's last test (#39: tests leave no temporary folders); its workers may
+// read the roots until then. Registered when a test file imports these helpers.
+const fakeRoots: string[] = [];
+afterAll(() => {
+  for (const r of fakeRoots.splice(0)) rmSync(r, { recursive: true, force: true });
+});
+
 /** The fake sysfs and proc roots behind {@link topologyOverRealCpus} (for a worker isolate to discover the same topology). */
 export function fakeNumaRoots(nodes: readonly (readonly number[])[]): { sysfsRoot: string; procRoot: string } {
   const real = discoverCpuTopology();
   const root = mkdtempSync(join(tmpdir(), 'tenferro-topo-'));
+  fakeRoots.push(root);
   const write = (path: string, text: string) => {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), text);
