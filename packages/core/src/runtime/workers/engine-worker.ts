@@ -72,15 +72,35 @@ const EARLY_WAKE_MIN_NS = 24_000_000;
 const EARLY_WAKE_NS = 2_000_000;
 
 /**
- * Answers settled on the main isolate since its event loop last turned for tenferro (#37): an
- * answer seen in the blocking poll settles as a microtask, so a tight `await` loop of short tasks
- * (or a `Promise.all` of hundreds on one worker) would never give the event loop a turn. After
- * `SYNC_ANSWER_BUDGET` of them the next answer settles through a macrotask (`setImmediate`), and
- * the worker is handed on only then: every timer, I/O callback and immediate waiting runs first.
- * One turn per 128 answers costs ~0.02 µs per call of a loop of 64×64 GEMMs (~15 µs each).
+ * The main isolate's run of answers since its event loop last turned for tenferro (#37): an answer
+ * seen in the blocking poll settles as a microtask, so a tight `await` loop of short tasks (or a
+ * `Promise.all` of hundreds on one worker) would never give the event loop a turn. After
+ * `SYNC_ANSWER_BUDGET` answers, or once the run has lasted `TURN_BUDGET_NS`, the next answer
+ * settles through a macrotask (`setImmediate`), and its worker is handed on only then: every
+ * timer, I/O callback and immediate waiting runs first. The count is strict (it restarts only at
+ * such a turn); the time restarts also when the caller posts a task more than `RUN_GAP_NS` after
+ * the last answer (it was away: its own work is not tenferro's). At n = 64 (~25 µs a call) a turn
+ * every 0.75 ms keeps the heartbeat's gaps under 1 ms; a turn costs a few µs, ~0.1 µs a call.
  */
 const SYNC_ANSWER_BUDGET = 128;
+const TURN_BUDGET_NS = 750_000n;
+const RUN_GAP_NS = 100_000n;
 let syncAnswers = 0;
+let runStartNs = 0n;
+/** When the last answer was taken (`#result`). */
+let lastAnsweredNs = 0n;
+
+/** Whether the answer of a task posted at `started` waits for an event-loop turn first. */
+function turnDue(started: bigint): boolean {
+  if (started - lastAnsweredNs > RUN_GAP_NS) runStartNs = started;
+  return syncAnswers >= SYNC_ANSWER_BUDGET || started - runStartNs > TURN_BUDGET_NS;
+}
+
+/** The event loop just turned (an immediate ran): a new run of answers starts. */
+function turnTaken(): void {
+  syncAnswers = 0;
+  runStartNs = process.hrtime.bigint();
+}
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -577,7 +597,7 @@ export class EngineWorker {
       throw e;
     }
     if (r !== seq && r !== DEAD) return this.#answerLater(task, kernel, op, r);
-    if (syncAnswers >= SYNC_ANSWER_BUDGET) return this.#answerAfterTurn(task, kernel, op, r);
+    if (turnDue(task.started)) return this.#answerAfterTurn(task, kernel, op, r);
     syncAnswers++;
     try {
       this.#taskEnded(m);
@@ -592,7 +612,7 @@ export class EngineWorker {
     try {
       this.#taskEnded(task.pending.mailbox);
       await nextTurn();
-      syncAnswers = 0;
+      turnTaken();
       return this.#result(task, kernel, op, r);
     } finally {
       syncAnswers++;
@@ -606,6 +626,8 @@ export class EngineWorker {
     const m = pending.mailbox;
     const seq = pending.seq;
     let r = seen;
+    /** Whether an immediate of this task's ran (`pollOverTurns`): the event loop turned meanwhile. */
+    let turned = false;
     try {
       try {
         const expected = pending.expectedNs;
@@ -613,6 +635,7 @@ export class EngineWorker {
           const usual = this.#averageNs;
           if (usual <= TURN_POLL_MAX_NS) {
             r = await pollOverTurns(m, seq, started + BigInt(Math.round(expected)));
+            turned = true;
           } else if (usual >= EARLY_WAKE_MIN_NS) {
             // Sleep through most of a long task, then watch its end from the event loop for at
             // most EARLY_WAKE_NS past its usual duration (then park: it runs long this time).
@@ -623,7 +646,10 @@ export class EngineWorker {
               if (wait.async) await wait.value;
               r = Atomics.load(m, Mailbox.RESPONSE);
             }
-            if (r !== seq && r !== DEAD) r = await pollOverTurns(m, seq, started + BigInt(Math.round(usual + EARLY_WAKE_NS)));
+            if (r !== seq && r !== DEAD) {
+              r = await pollOverTurns(m, seq, started + BigInt(Math.round(usual + EARLY_WAKE_NS)));
+              turned = true;
+            }
           }
         }
         if (r !== seq && r !== DEAD) {
@@ -639,10 +665,11 @@ export class EngineWorker {
         parked.delete(pending);
         this.#taskEnded(m);
       }
-      // Settled from a macrotask, but not necessarily after the immediates: the budget applies too.
-      if (syncAnswers >= SYNC_ANSWER_BUDGET) {
+      // Settled from a macrotask, but after the immediates only if one of ours ran: else the budget applies too.
+      if (turned) turnTaken();
+      else if (turnDue(started)) {
         await nextTurn();
-        syncAnswers = 0;
+        turnTaken();
       }
       return this.#result(task, kernel, op, r);
     } finally {
@@ -665,7 +692,8 @@ export class EngineWorker {
     if (parked.size > 0) awaitParked();
     if (!this.#dead) this.#worker.unref();
     if (r === DEAD) throw this.#deadError(op);
-    this.#averageNs += (Number(process.hrtime.bigint() - task.started) - this.#averageNs) / 8;
+    lastAnsweredNs = process.hrtime.bigint();
+    this.#averageNs += (Number(lastAnsweredNs - task.started) - this.#averageNs) / 8;
     const m = task.pending.mailbox;
     const resultFlags = m[Mailbox.RESULT_FLAGS]!;
     if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
