@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileExamples, runExample } from './examples.js';
+import { compileExamples, runExamples } from './examples.js';
 import { type Callable, type Example, type Reflection, readApi } from './reflections.js';
 
 const here = fileURLToPath(new URL('..', import.meta.url));
@@ -123,22 +123,13 @@ describe('API reference (typedoc)', () => {
 
   it('every @example compiles as strict TypeScript against the built packages', () => {
     expect(examples.length).toBeGreaterThan(100);
-    const errors = compileExamples(here, examples);
+    const errors = compileExamples(here, examples, out);
     expect(errors, errors.join('\n\n')).toEqual([]);
   }, 600_000);
 
   it('every @example runs and prints what its `// prints:` comments say', async () => {
-    const failures: string[] = [];
-    const queue = [...examples];
-    // Two at a time: each example starts its own backend (worker threads).
-    await Promise.all(
-      [0, 1].map(async () => {
-        for (let e = queue.shift(); e !== undefined; e = queue.shift()) {
-          const failure = await runExample(here, e);
-          if (failure !== undefined) failures.push(`${e.id} (@example ${e.index + 1}): ${failure}`);
-        }
-      }),
-    );
+    // Two runner processes (one per CPU here), each example in its own worker thread (#39).
+    const failures = await runExamples(here, examples, out, 2);
     expect(failures, failures.join('\n\n')).toEqual([]);
   }, 1_200_000);
 });

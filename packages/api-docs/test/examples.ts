@@ -1,20 +1,30 @@
 // The @example blocks of the TSDoc are programs: each is compiled as a strict TypeScript module
-// against the built packages (as an application would import them), then run with node. A line
-// that ends in `// prints: <text>` must call console.log once, and what that call prints must
-// equal <text> (whitespace ignored: Node wraps long arrays); `// e.g. <text>` marks output that
-// depends on the machine and is not compared.
+// against the built packages (as an application would import them), then run. A line that ends in
+// `// prints: <text>` must call console.log once, and what that call prints must equal <text>
+// (whitespace ignored: Node wraps long arrays); `// e.g. <text>` marks output that depends on the
+// machine and is not compared.
+//
+// Running (#39): the examples are transpiled once and run by a few processes (example-runner.mjs),
+// each example in its own worker thread, so once-per-isolate state is fresh for each and no node
+// process is started per example. Everything is written to a scratch folder outside the
+// repository (the caller's temporary folder) whose node_modules links to this package's, so
+// `@tenferro/*` resolve as they would in an application.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import type { Example } from './reflections.js';
 
-/** The directory the examples are written to: inside this package, so `@tenferro/*` resolve from its node_modules. */
-function scratch(pkg: string): string {
-  const dir = join(pkg, 'test', '.examples');
-  mkdirSync(dir, { recursive: true });
-  return dir;
+/** `<dir>/examples`, with node_modules linked to the package's: created on first use. */
+function scratch(pkg: string, dir: string): string {
+  const examples = join(dir, 'examples');
+  mkdirSync(examples, { recursive: true });
+  if (!existsSync(join(dir, 'node_modules'))) symlinkSync(join(pkg, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  // ES modules, as in an application with "type": "module" (top-level await, import).
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+  return examples;
 }
 
 function fileName(e: Example): string {
@@ -37,9 +47,8 @@ const OPTIONS: ts.CompilerOptions = {
 };
 
 /** Type errors of every example, each as `<id> (@example n): <message>`; empty when all compile. */
-export function compileExamples(pkg: string, examples: readonly Example[]): string[] {
-  rmSync(join(pkg, 'test', '.examples'), { recursive: true, force: true }); // no leftovers of earlier runs
-  const dir = scratch(pkg);
+export function compileExamples(pkg: string, examples: readonly Example[], scratchDir: string): string[] {
+  const dir = scratch(pkg, scratchDir);
   const byFile = new Map<string, Example>();
   for (const e of examples) {
     const path = join(dir, `${fileName(e)}.ts`);
@@ -81,40 +90,96 @@ export function instrument(code: string): { code: string; expected: Expectation[
 
 const squash = (s: string): string => s.replace(/\s+/g, '');
 
-/** Run one example with node: `undefined` when it exits 0 having printed what it says, else why not. */
-export async function runExample(pkg: string, e: Example): Promise<string | undefined> {
-  const inst = instrument(e.code);
-  if ('error' in inst) return inst.error;
-  const dir = scratch(pkg);
-  const base = join(dir, fileName(e));
-  const printed = `${base}.printed.json`;
-  rmSync(printed, { force: true });
-  const prelude = [
-    "import { format as __format } from 'node:util';",
-    "import { writeFileSync as __write } from 'node:fs';",
-    'const __printed: [number, string][] = [];',
-    'function __print(line: number, ...args: unknown[]): void { __printed.push([line, __format(...args)]); }',
-    `process.on('exit', () => __write(${JSON.stringify(printed)}, JSON.stringify(__printed)));`,
-  ].join(' ');
-  const js = ts.transpileModule(`${prelude}\n${inst.code}\nexport {};\n`, {
-    compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
-  }).outputText;
-  writeFileSync(`${base}.mjs`, js);
-  const { status, stdout, stderr } = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [`${base}.mjs`], { cwd: pkg, env: { ...process.env, NO_COLOR: '1' }, timeout: 120_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ status: code, stdout, stderr }));
-  });
-  if (status !== 0) return `exited with ${status}\n${stderr || stdout}\n${e.code}`;
-  const got = JSON.parse(readFileSync(printed, 'utf8')) as [number, string][];
+/**
+ * Examples that only hold on a process's main thread (a thread id equal to the process id): each
+ * runs as its own node process instead of in a worker thread.
+ */
+const MAIN_THREAD_ONLY = /gettid\(\)\s*===\s*process\.pid/;
+
+/** In a worker: each print posted to the runner as it happens. In a process: written on exit. */
+const prelude = (printedFile: string | undefined): string =>
+  (printedFile === undefined
+    ? [
+        "import { format as __format } from 'node:util';",
+        "import { parentPort as __port } from 'node:worker_threads';",
+        "function __print(line: number, ...args: unknown[]): void { __port?.postMessage(['__print', line, __format(...args)]); }",
+      ]
+    : [
+        "import { format as __format } from 'node:util';",
+        "import { writeFileSync as __write } from 'node:fs';",
+        'const __printed: [number, string][] = [];',
+        'function __print(line: number, ...args: unknown[]): void { __printed.push([line, __format(...args)]); }',
+        `process.on('exit', () => __write(${JSON.stringify(printedFile)}, JSON.stringify(__printed)));`,
+      ]
+  ).join(' ');
+
+interface RunResult {
+  readonly file: string;
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly printed: [number, string][];
+}
+
+/**
+ * Run every example (each in its own worker thread, `processes` runner processes side by side):
+ * one failure message per example that does not exit 0 having printed what it says, as
+ * `<id> (@example n): why`; empty when all pass.
+ */
+export async function runExamples(pkg: string, examples: readonly Example[], scratchDir: string, processes = 2): Promise<string[]> {
+  const dir = scratch(pkg, scratchDir);
+  const failures: string[] = [];
+  const runnable: { e: Example; file: string; expected: Expectation[]; process: boolean }[] = [];
+  for (const e of examples) {
+    const inst = instrument(e.code);
+    if ('error' in inst) {
+      failures.push(`${e.id} (@example ${e.index + 1}): ${inst.error}`);
+      continue;
+    }
+    const file = join(dir, `${fileName(e)}.mjs`);
+    const ownProcess = MAIN_THREAD_ONLY.test(e.code);
+    const js = ts.transpileModule(`${prelude(ownProcess ? `${file}.printed.json` : undefined)}\n${inst.code}\nexport {};\n`, {
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+    }).outputText;
+    writeFileSync(file, js);
+    runnable.push({ e, file, expected: inst.expected, process: ownProcess });
+  }
+  const runner = fileURLToPath(new URL('./example-runner.mjs', import.meta.url));
+  const shares = Array.from({ length: Math.max(1, processes) }, (_, p) => runnable.filter((_, i) => i % Math.max(1, processes) === p)).filter((s) => s.length > 0);
+  const results = await Promise.all(
+    shares.map(async (share, p) => {
+      const jobs = join(scratchDir, `jobs-${p}.json`);
+      writeFileSync(jobs, JSON.stringify(share.map((r) => ({ file: r.file, timeoutMs: 120_000, process: r.process }))));
+      const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [runner, jobs], { cwd: scratchDir, env: { ...process.env, NO_COLOR: '1' } });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.on('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+      });
+      const lines = stdout.split('\n').filter((l) => l.startsWith('{'));
+      if (code !== 0 || lines.length !== share.length) failures.push(`example runner ${p} exited ${code} after ${lines.length} of ${share.length} examples\n${stderr}`);
+      return lines.map((l) => JSON.parse(l) as RunResult);
+    }),
+  );
+  const byFile = new Map(results.flat().map((r) => [r.file, r]));
+  for (const { e, file, expected } of runnable) {
+    const r = byFile.get(file);
+    if (r === undefined) continue; // counted with its runner above
+    const why = check(r, expected);
+    if (why !== undefined) failures.push(`${e.id} (@example ${e.index + 1}): ${why}\n${e.code}`);
+  }
+  return failures;
+}
+
+function check(r: RunResult, expected: readonly Expectation[]): string | undefined {
+  if (r.status !== 0) return `exited with ${r.status}\n${r.stderr || r.stdout}`;
   const problems: string[] = [];
-  for (const x of inst.expected) {
-    const outputs = got.filter(([line]) => line === x.line).map(([, text]) => text);
+  for (const x of expected) {
+    const outputs = r.printed.filter(([line]) => line === x.line).map(([, text]) => text);
     if (outputs.length === 0) problems.push(`line ${x.line}: printed nothing, expected ${x.text}`);
     else if (outputs.some((o) => squash(o) !== squash(x.text))) problems.push(`line ${x.line}: printed ${outputs.join(' | ')}, expected ${x.text}`);
   }
-  return problems.length === 0 ? undefined : `${problems.join('\n')}\n${e.code}`;
+  return problems.length === 0 ? undefined : problems.join('\n');
 }
