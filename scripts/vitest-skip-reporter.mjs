@@ -8,8 +8,13 @@ import { dirname, join, relative } from 'node:path';
 
 export function skipReason(fullName, note) {
   if (typeof note === 'string' && note !== '') return note;
-  const m = /\((skipped: [^()]*|needs [^()]*)\)/i.exec(fullName);
-  return m !== null ? m[1] : 'no reason given';
+  // "(needs 2 CPUs)", "(control; needs a system BLAS)", "(skipped: one allowed CPU)", "(OpenBLAS only; …)"
+  for (const [, inside] of fullName.matchAll(/\(([^()]*)\)/g)) {
+    for (const part of inside.split(';').map((p) => p.trim())) {
+      if (/^(needs |skipped: )/i.test(part) || /\bonly$/i.test(part)) return part;
+    }
+  }
+  return 'no reason given';
 }
 
 export default class SkipReporter {

@@ -66,7 +66,7 @@ function input(dt: number, rows: number, cols: number, ld: number, batch: number
   return new Uint8Array(f.buffer);
 }
 
-describe.skipIf(!haveLapack)('native lapack()', () => {
+describe.skipIf(!haveLapack)('native lapack() (needs a BLAS library with LAPACK: dgetrf, zgeev — not the reference libblas)', () => {
   it('runs every op (0–9) in every dtype, batched and strided, with LAPACK info 0', () => {
     for (let dt = 0; dt < 4; dt++)
       for (let op = 0; op <= 9; op++)
@@ -161,7 +161,7 @@ describe.skipIf(!haveLapack)('native lapack()', () => {
   });
 });
 
-describe.skipIf(!haveLapack)('the TypeScript side checks each output descriptor before posting (#35)', () => {
+describe.skipIf(!haveLapack)('the TypeScript side checks each output descriptor before posting (#35; needs a BLAS library with LAPACK)', () => {
   const kernels = createBlasProvider().extensions![0]![1] as Record<string, (ctx: CpuExecutionContext, r: unknown) => Promise<unknown>>;
   const ctx = {} as CpuExecutionContext; // never reached: the checks come first
   const flags = { upper: false, left: false, unitDiagonal: false, full: false, vectors: false, rOnly: false };

@@ -12,9 +12,9 @@ describe('faer provider (auto ISA)', () => {
 });
 
 // The lower paths, forced: they must be just as correct.
-describe.runIf(supported.avx2 && supported.avx512f)('faer provider (avx2 path)', () => {
+describe.runIf(supported.avx2 && supported.avx512f)('faer provider (avx2 path; needs AVX-512, where avx2 is a lower path than the one picked)', () => {
   runProviderConformance(() => createFaerProvider({ isa: 'avx2' }), { budgets: [1, 2], cases: 6 });
 });
-describe.runIf(supported.portable && (supported.avx2 || supported.avx512f))('faer provider (portable path)', () => {
+describe.runIf(supported.portable && (supported.avx2 || supported.avx512f))('faer provider (portable path; needs AVX2 or AVX-512, where portable is a lower path)', () => {
   runProviderConformance(() => createFaerProvider({ isa: 'portable' }), { budgets: [1, 2], cases: 6 });
 });

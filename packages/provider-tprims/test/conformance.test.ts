@@ -12,7 +12,7 @@ describe.runIf(s.available)('tprims (auto ISA)', () => {
   runTensorPrimitivesConformance(() => createTprimsProvider({ parallelMinElements: 64 }), { budgets: [1, 2] });
 });
 for (const isa of ['avx2', 'portable'] as const) {
-  describe.runIf(paths.includes(isa) && paths[0] !== isa)(`tprims (${isa} path)`, () => {
+  describe.runIf(paths.includes(isa) && paths[0] !== isa)(`tprims (${isa} path; needs a CPU whose best path is above ${isa})`, () => {
     runTensorPrimitivesConformance(() => createTprimsProvider({ isa, parallelMinElements: 64 }), { budgets: [1, 2], cases: 3 });
   });
 }
