@@ -38,8 +38,8 @@ function checkWellFormed(xml: string): void {
     }
     i = gt + 1;
   }
-  if (stack.length > 0) throw new Error(`unclosed: ${stack.join(' > ')}`);
-  if (roots !== 1) throw new Error(`${roots} root elements`);
+  expect(stack, 'unclosed elements').toEqual([]);
+  expect(roots, 'root elements').toBe(1);
 }
 
 describe('tenferro bench', () => {
