@@ -4,10 +4,12 @@
 //
 //   node bench/responsiveness.bench.mjs [--base <built checkout>] [--quick] [--json] [--seconds 1.5]
 //       [--kinds faer,blas] [--sizes 64,256,512,1024] [--threads 1,2] [--dtypes f64,f32] [--trace-gc]
+//       [--this <built checkout>]
 //
 // Each stream is what an application does: `const c = await backend.matmul(a, a); c.dispose()` in
 // a loop, after a warm-up, in a fresh child process per stream (and per tree: with `--base`, the
-// same stream runs in the other checkout's build, the two trees alternating which goes first).
+// same stream runs in the other checkout's build, the two trees alternating which goes first;
+// `--this` measures another built checkout in place of this one).
 // Two phases per stream, each `--seconds` long:
 //  A. Responsiveness: a `setImmediate` heartbeat beside the loop (every gap between two beats is
 //     a stretch the event loop could not serve anything else), and `monitorEventLoopDelay`
@@ -199,7 +201,8 @@ async function parent() {
   const threadCounts = list('--threads', '1,2').map(Number);
   const dtypes = list('--dtypes', 'f64,f32');
   const nodeFlags = args.includes('--trace-gc') ? ['--trace-gc'] : [];
-  const trees = base === undefined ? [['this', here]] : [['base', base], ['this', here]];
+  const self = arg('--this') === undefined ? here : resolve(arg('--this'));
+  const trees = base === undefined ? [['this', self]] : [['base', base], ['this', self]];
   for (const [, tree] of trees) {
     if (!existsSync(`${tree}/packages/core/dist/index.js`)) throw new Error(`${tree} has no built packages/core/dist`);
   }
