@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CpuBackend, discoverCpuTopology, referenceGemmProvider } from '../src/index.js';
 import { cpusAllowedOfTask, expectCode, kernel, onePerCpuTopology, processAllowed } from './helpers.js';
 
@@ -134,6 +134,7 @@ describe('CpuBackend.create: kinds, placement, pinned engines', () => {
 
   it('a faer package that is installed but cannot load: the warning says npm rebuild (the repo command second)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tenferro-fallback-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true })); // #39: no temporary folder left
     const pkgDir = join(dir, 'node_modules', '@tenferro', 'provider-faer');
     mkdirSync(pkgDir, { recursive: true });
     writeFileSync(join(pkgDir, 'package.json'), JSON.stringify({ name: '@tenferro/provider-faer', version: '0.0.0', type: 'module', main: 'index.js' }));

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { ENGINE_WORKER_STACK_MB } from '../src/runtime/workers/engine-worker.js';
 import { CpuBackend, discoverCpuTopology, processArbiter } from '../src/index.js';
 import { cpusAllowedOfTask, expectCode, kernel } from './helpers.js';
@@ -122,6 +122,7 @@ describe('verification', () => {
     const real = discoverCpuTopology();
     const bogus = real.allowedCpus.last + 1;
     const root = mkdtempSync(join(tmpdir(), 'tenferro-pin-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true })); // #39: no temporary folder left
     const write = (p: string, t: string) => {
       mkdirSync(dirname(join(root, p)), { recursive: true });
       writeFileSync(join(root, p), t);

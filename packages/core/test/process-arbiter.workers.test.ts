@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { CpuBackend, ProcessArbiter, TenferroError, discoverCpuTopology, processArbiter } from '../src/index.js';
 import { fakeNumaRoots, until } from './helpers.js';
 
@@ -206,14 +206,16 @@ describe('process-wide arbiter across worker_thread isolates', () => {
 describe('two copies of @tenferro/os of different arbiter ABIs in one process', () => {
   it('processArbiter() refuses with ArbiterVersionConflict instead of starting a second arbiter', async () => {
     const { spawnSync } = await import('node:child_process');
-    const { copyFileSync, mkdtempSync } = await import('node:fs');
+    const { copyFileSync, mkdtempSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { loadOs } = await import('@tenferro/os');
     const os = loadOs();
     if (!os.available) throw new Error(os.reason);
     const addon = os.path;
-    const other = join(mkdtempSync(join(tmpdir(), 'tenferro-os-other-')), 'tenferro_os.node');
+    const otherDir = mkdtempSync(join(tmpdir(), 'tenferro-os-other-'));
+    onTestFinished(() => rmSync(otherDir, { recursive: true, force: true })); // #39: no temporary folder left
+    const other = join(otherDir, 'tenferro_os.node');
     copyFileSync(addon, other);
     // The other copy loads first (ABI 1); core's own copy then claims ABI 7 (a test hook of the addon).
     const script = `

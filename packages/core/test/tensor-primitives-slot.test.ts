@@ -1,9 +1,9 @@
 // The tensor-primitives slot of the bundle and `kind: 'any'` provider packages (the contract of issue 14).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   CpuBackend,
   type CpuProviderPackage,
@@ -86,6 +86,7 @@ describe('discovery of an installed tprims package', () => {
   /** Run `script` in a directory whose node_modules holds a @tenferro/provider-tprims with `body`. */
   function inProject(body: string, script: string): { out: { names: string[]; warnings: string[] }; stderr: string } {
     const dir = mkdtempSync(join(tmpdir(), 'tenferro-tprims-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true })); // #39: no temporary folder left
     const pkgDir = join(dir, 'node_modules', '@tenferro', 'provider-tprims');
     mkdirSync(pkgDir, { recursive: true });
     writeFileSync(join(pkgDir, 'package.json'), JSON.stringify({ name: '@tenferro/provider-tprims', version: '0.0.0', type: 'module', main: 'index.js' }));

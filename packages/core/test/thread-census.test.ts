@@ -1,10 +1,10 @@
 // The thread census (`CpuBackend.census()`): every thread of the process with name, mask and owner,
 // threads of tenferro and of providers checked against their domain.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { CpuBackend, type CpuProviderPackage, discoverCpuTopology, referenceGemmProvider } from '../src/index.js';
 import { threadCensus } from '../src/testing/index.js';
 import { takeThreadCensus } from '../src/backend/thread-census.js';
@@ -84,6 +84,7 @@ describe('CpuBackend.census()', () => {
 describe('the procfs reader under the census', () => {
   it('reads name and mask per task; a task that vanished keeps its tid without a mask', () => {
     const root = mkdtempSync(join(tmpdir(), 'tenferro-proc-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true })); // #39: no temporary folder left
     const task = (tid: number, comm?: string, cpus?: string) => {
       mkdirSync(join(root, `self/task/${tid}`), { recursive: true });
       if (comm !== undefined) writeFileSync(join(root, `self/task/${tid}/comm`), `${comm}\n`);

@@ -3,13 +3,13 @@
 // here: what only the binding can show — descriptor checks, two copies of the addon in one
 // process sharing one state, a copy with another ABI refusing, and an isolate that ends.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ARBITER_FLAGS, type ArbiterClient, type OsBinding, loadOs } from '../src/index.js';
 
 const ADDON = fileURLToPath(new URL('../native/build/Release/tenferro_os.node', import.meta.url));
@@ -23,7 +23,9 @@ function binding(): OsBinding {
 
 /** A copy of the addon at another path: the dynamic loader loads it as a second library. */
 function addonCopy(): string {
-  const path = join(mkdtempSync(join(tmpdir(), 'tenferro-os-copy-')), 'tenferro_os.node');
+  const dir = mkdtempSync(join(tmpdir(), 'tenferro-os-copy-'));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true })); // #39: no temporary folder left
+  const path = join(dir, 'tenferro_os.node');
   copyFileSync(ADDON, path);
   return path;
 }

@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +26,7 @@ export function runChild(
   const childEnv: Record<string, string> = {};
   for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined) childEnv[k] = v;
   const r = spawnSync(process.execPath, [file], { encoding: 'utf8', env: childEnv, cwd: PACKAGE_DIR, ...(timeoutMs === undefined ? {} : { timeout: timeoutMs, killSignal: 'SIGKILL' }) });
+  rmSync(dir, { recursive: true, force: true }); // #39: no temporary folder left
   const lines = (r.stdout ?? '').trim().split('\n');
   let json: unknown;
   try {

@@ -1,7 +1,8 @@
 // docs/bundling.md: an application bundled with esbuild, @tenferro/* kept external, still runs
 // (its workers and addons load from node_modules) and prints what the unbundled one prints.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -9,7 +10,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { examplesOf } from './doc-examples.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const scratch = fileURLToPath(new URL('./.bundle/', import.meta.url));
+// A temporary folder outside the repository (#39), its node_modules linked to this package's so
+// that @tenferro/* resolve as in an application.
+const scratch = mkdtempSync(join(tmpdir(), 'tenferro-bundle-'));
+symlinkSync(fileURLToPath(new URL('../node_modules', import.meta.url)), join(scratch, 'node_modules'), 'dir');
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('bundling (docs/bundling.md)', () => {

@@ -1,15 +1,20 @@
 // The examples in README.md and docs/ are run, so that they cannot rot: every ```js run block is
-// written to a module beside this test (so that it imports the workspace packages as an
-// application would) and run with node; an ```output block right after it must equal its output.
+// written to a module in a temporary folder whose node_modules is this package's (so that it
+// imports the workspace packages as an application would) and run with node; an ```output block
+// right after it must equal its output.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { examplesOf } from './doc-examples.js';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const scratch = fileURLToPath(new URL('./.doc-examples/', import.meta.url));
+// A temporary folder outside the repository (#39), its node_modules linked to this package's so
+// that @tenferro/* resolve as in an application.
+const scratch = mkdtempSync(join(tmpdir(), 'tenferro-doc-examples-'));
+symlinkSync(fileURLToPath(new URL('../node_modules', import.meta.url)), join(scratch, 'node_modules'), 'dir');
 
 function markdownFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
