@@ -133,6 +133,22 @@ export interface OsBinding {
    */
   adjustExternalMemory(deltaBytes: number): number;
   /**
+   * `madvise(MADV_HUGEPAGE)` on the 2 MiB-aligned part of a Uint8Array's memory (#38): the bytes
+   * advised (0 when the view spans no whole 2 MiB page), or -errno (-EINVAL for anything but a
+   * Uint8Array). Optional: a binary built before it existed lacks it (use {@link adviseHugePages}).
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * const view = new Uint8Array(new SharedArrayBuffer(6 << 20)); // spans at least one whole 2 MiB page
+   * console.log((os.binding.adviseHugePages?.(view) ?? 0) >= 0); // e.g. true
+   * ```
+   */
+  adviseHugePages?(view: Uint8Array): number;
+  /**
    * The process-wide arbiter's ABI and how this copy of the addon joined it (native/src/arbiter.cc).
    *
    * @example

@@ -14,6 +14,8 @@ export { ARBITER_FLAGS } from './binding.js';
 export type { ArbiterClient, ArbiterInfo, OsBinding, RawAffinity } from './binding.js';
 export { adjustExternalMemory, rangesOverlap, sharedMemoryRange } from './memory.js';
 export type { SharedMemoryRange } from './memory.js';
+export { HUGE_PAGE_BYTES, THP_SYSFS, adviseHugePages, transparentHugePages } from './huge-pages.js';
+export type { TransparentHugePages } from './huge-pages.js';
 export {
   MAX_CPUS,
   getProcessAffinity,

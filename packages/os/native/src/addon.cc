@@ -20,6 +20,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("setThreadAffinity", Napi::Function::New(env, os::js::set_thread_affinity, "setThreadAffinity"));
   exports.Set("typedArrayRange", Napi::Function::New(env, os::js::typed_array_range, "typedArrayRange"));
   exports.Set("adjustExternalMemory", Napi::Function::New(env, os::js::adjust_external_memory, "adjustExternalMemory"));
+  exports.Set("adviseHugePages", Napi::Function::New(env, os::js::advise_huge_pages, "adviseHugePages"));
   exports.Set("arbiterInfo", Napi::Function::New(env, os::js::arbiter_info, "arbiterInfo"));
   exports.Set("arbiterOpen", Napi::Function::New(env, os::js::arbiter_open, "arbiterOpen"));
   exports.Set("arbiterAcquire", Napi::Function::New(env, os::js::arbiter_acquire, "arbiterAcquire"));

@@ -42,6 +42,8 @@ Napi::Value set_thread_affinity(const Napi::CallbackInfo& info);
 Napi::Value typed_array_range(const Napi::CallbackInfo& info);
 
 Napi::Value adjust_external_memory(const Napi::CallbackInfo& info);
+/** `adviseHugePages(view)`: madvise(MADV_HUGEPAGE) on the view's 2 MiB-aligned part; bytes advised or -errno (memory.cc). */
+Napi::Value advise_huge_pages(const Napi::CallbackInfo& info);
 
 // The process-wide arbiter (arbiter_binding.cc; state and rule in arbiter.cc).
 Napi::Value arbiter_info(const Napi::CallbackInfo& info);
