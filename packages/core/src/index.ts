@@ -58,6 +58,8 @@ export type { DType, DTypeInfo, Scalar } from './tensor/dtype.js';
 export type { TensorDescriptor } from './tensor/tensor-descriptor.js';
 export { denseStrides, layoutIsInjective, reachableSpan, validateLayout } from './tensor/layout.js';
 export type { BufferPoolStats } from './buffer/buffer-pool.js';
+export { hugePagePolicy } from './buffer/huge-pages.js';
+export type { HugePagePolicy } from './buffer/huge-pages.js';
 export type { DotGeneralDims, DotGeneralIntoOptions, DotGeneralOptions } from './contraction/validate-dot-general.js';
 export { GemmAnalysisCache } from './contraction/gemm-analysis-cache.js';
 export type { GemmAnalysisCacheStats } from './contraction/gemm-analysis-cache.js';

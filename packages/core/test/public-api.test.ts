@@ -11,7 +11,7 @@ const CORE_VALUES = [
   'DEFAULT_EXECUTION_CAPABILITIES', 'DIAGNOSTICS_CHANNELS', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain', 'GemmAnalysisCache',
   'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'MAX_CPUS', 'Permit', 'ProcessArbiter', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
-  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kernelWords', 'kindOf', 'loadAddon',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'hugePagePolicy', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kernelWords', 'kindOf', 'loadAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'reachableSpan', 'referenceGemmProvider',
   'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'runExtension', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;
@@ -31,7 +31,7 @@ const CORE_TYPES = [
   'ReferenceFallback', 'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerBufferTableStats', 'WorkerInfo', 'WorkerPool',
   'WorkerThreadsExecutorOptions', 'CpuGroupedGemmRequest', 'CpuIndexedPlans', 'GemmGroupedOptions', 'GemmJob', 'IndexedPlanCacheLimits', 'IndexedPlanCacheStats',
-  'SessionOptions', 'SharedTensorAllocationDomain',
+  'SessionOptions', 'SharedTensorAllocationDomain', 'HugePagePolicy',
   'CpuExtensionProvider', 'ExtensionBuiltin', 'ExtensionKernelCall', 'ExtensionKernelRan', 'ExtensionOperation', 'ExtensionProviderEvent', 'ExtensionRequest', 'ExtensionResult',
 ] as const;
 

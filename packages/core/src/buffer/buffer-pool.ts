@@ -1,11 +1,10 @@
 import { isSharedArrayBuffer } from '../tensor/layout.js';
 import { type DType, DTYPE_INFO, DTYPES, isDType } from '../tensor/dtype.js';
 import { invalidArgument } from '../errors/tenferro-error.js';
-import { allocateShared } from '../util/allocate-shared.js';
 import type { StorageHome } from '../tensor/tensor-storage.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
 import { poolChannel, publishPool } from '../diagnostics/channels.js';
-import { alignmentSkip, paddedBytes } from './storage-alignment.js';
+import { alignmentSkip, allocateStorage, paddedBytes } from './storage-alignment.js';
 import { SmallSet } from '../util/small-set.js';
 import { CollectedStore } from './collected-store.js';
 
@@ -62,9 +61,12 @@ class PoolLoan implements BufferLoan {
   readonly offset: number;
   readonly length: number;
   readonly capacity: number;
+  /** Freshly allocated for this loan (never touched: its pages are not yet faulted in), not a retained buffer. */
+  readonly fresh: boolean;
 
-  constructor(pool: BufferPool, dtype: DType, buffer: SharedArrayBuffer, offset: number, length: number, capacity: number) {
+  constructor(pool: BufferPool, dtype: DType, buffer: SharedArrayBuffer, offset: number, length: number, capacity: number, fresh: boolean) {
     this.pool = pool;
+    this.fresh = fresh;
     this.dtype = dtype;
     this.buffer = buffer;
     this.offset = offset;
@@ -72,6 +74,11 @@ class PoolLoan implements BufferLoan {
     this.capacity = capacity;
     Object.freeze(this);
   }
+}
+
+/** Whether `loan` was freshly allocated by its pool (its memory never touched), not a retained buffer. */
+export function loanIsFresh(loan: BufferLoan): boolean {
+  return loan instanceof PoolLoan && loan.fresh;
 }
 
 /** Index of the first buffer with `byteLength > bytes` in an ascending array (where a returned buffer goes: after its equals). */
@@ -132,6 +139,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   #misses = 0;
   #returnedByDispose = 0;
   #returnedByCollection = 0;
+  #detachedSinceNudge = 0;
   #closed = false;
 
   constructor(limit: PoolLimit) {
@@ -167,6 +175,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
       else if (warm !== Infinity) buffer = takeBestFit(list, at);
     }
     let skip: number;
+    let fresh = false;
     if (buffer !== undefined) {
       this.#retainedBytes -= buffer.byteLength;
       this.#buffers -= 1;
@@ -175,12 +184,12 @@ export class BufferPool implements PoolLimitListener, StorageHome {
       if (options?.zeroed !== false) new Uint8Array(buffer, skip, needed).fill(0);
       if (poolChannel().hasSubscribers) publishPool('hit', dtype, buffer.byteLength, this.#retainedBytes);
     } else {
-      buffer = allocateShared(paddedBytes(needed), caller);
-      skip = options?.aligned === false ? 0 : alignmentSkip(buffer, needed, bytes);
+      ({ buffer, skip } = allocateStorage(needed, bytes, caller, options?.aligned !== false));
+      fresh = true;
       this.#misses += 1;
       if (poolChannel().hasSubscribers) publishPool('miss', dtype, buffer.byteLength, this.#retainedBytes);
     }
-    const loan = new PoolLoan(this, dtype, buffer, skip / bytes, length, Math.floor((buffer.byteLength - skip) / bytes));
+    const loan = new PoolLoan(this, dtype, buffer, skip / bytes, length, Math.floor((buffer.byteLength - skip) / bytes), fresh);
     this.#outstanding.add(loan);
     return loan;
   }
@@ -223,7 +232,17 @@ export class BufferPool implements PoolLimitListener, StorageHome {
 
   /** Give a loan away for good (as a fresh output's storage): no longer outstanding, never retained; a later release is a no-op. */
   detach(loan: BufferLoan): void {
-    this.#outstanding.delete(loan);
+    if (this.#outstanding.delete(loan)) this.#detachedSinceNudge += loan.buffer.byteLength;
+  }
+
+  /** Bytes of storage given away as fresh outputs since the last {@link nudged} (see `ops/fresh-output.ts`, #38). */
+  get detachedSinceNudge(): number {
+    return this.#detachedSinceNudge;
+  }
+
+  /** A collection was asked for on this pool's behalf: count given-away storage from zero again. */
+  nudged(): void {
+    this.#detachedSinceNudge = 0;
   }
 
   /**

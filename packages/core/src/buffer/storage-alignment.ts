@@ -1,4 +1,7 @@
 import { bufferAddress } from '../util/buffer-address.js';
+import { HUGE_PAGE_BYTES } from '@tenferro/os';
+import { adviseFresh, hugePlaced } from './huge-pages.js';
+import { allocateShared } from '../util/allocate-shared.js';
 
 /**
  * Storage that tenferro allocates starts its data on a 64-byte cache line, as BLAS libraries and
@@ -19,9 +22,15 @@ export const ALIGN_MIN_BYTES = 256;
  */
 export const ALIGN_PAD = STORAGE_ALIGNMENT - 16;
 
-/** The byte length to allocate for `bytes` of data that should start on a line. */
+/**
+ * The byte length to allocate for `bytes` of data that should start on a line — or, from 2 MiB
+ * on where huge pages are placed (`huge-pages.ts`, #38), on a 2 MiB boundary: a buffer's memory
+ * is only 16-byte aligned, so the data may start up to 2 MiB - 16 bytes in. The padding is
+ * address space, not memory: nothing touches it.
+ */
 export function paddedBytes(bytes: number): number {
-  return bytes >= ALIGN_MIN_BYTES ? bytes + ALIGN_PAD : bytes;
+  if (bytes < ALIGN_MIN_BYTES) return bytes;
+  return hugePlaced(bytes) ? bytes + HUGE_PAGE_BYTES : bytes + ALIGN_PAD;
 }
 
 /**
@@ -35,6 +44,24 @@ export function alignmentSkip(buffer: SharedArrayBuffer, bytes: number, elementB
   if (bytes < ALIGN_MIN_BYTES) return 0;
   const address = bufferAddress(buffer);
   if (address === undefined) return 0;
+  if (hugePlaced(bytes)) {
+    // The first 2 MiB boundary when the data fits after it (a buffer allocated for it does).
+    const huge = (HUGE_PAGE_BYTES - (address % HUGE_PAGE_BYTES)) % HUGE_PAGE_BYTES;
+    if (huge % elementBytes === 0 && huge + bytes <= buffer.byteLength) return huge;
+  }
   const skip = (STORAGE_ALIGNMENT - (address % STORAGE_ALIGNMENT)) % STORAGE_ALIGNMENT;
   return skip % elementBytes === 0 && skip + bytes <= buffer.byteLength ? skip : 0;
+}
+
+/**
+ * Fresh zeroed storage for `bytes` of data of `elementBytes`-byte elements: the buffer (padded by
+ * {@link paddedBytes}) and the byte offset where the data starts ({@link alignmentSkip}, or 0 when
+ * `aligned` is false); the data's huge-page range advised where the policy says so (#38).
+ * `IntegerOverflow`/`AllocationFailed` as {@link allocateShared}.
+ */
+export function allocateStorage(bytes: number, elementBytes: number, op: string, aligned = true): { buffer: SharedArrayBuffer; skip: number } {
+  const buffer = allocateShared(Number.isSafeInteger(bytes) ? paddedBytes(bytes) : bytes, op);
+  const skip = aligned ? alignmentSkip(buffer, bytes, elementBytes) : 0;
+  adviseFresh(buffer, skip, bytes);
+  return { buffer, skip };
 }

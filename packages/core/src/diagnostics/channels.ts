@@ -5,7 +5,7 @@
  * - `tenferro:admission` (plain channel): one {@link AdmissionEvent} per admission decided.
  * - `tenferro:execution` (tracing channel): one {@link ExecutionEvent} context per executor entry.
  * - `tenferro:provider` (tracing channel): one {@link ProviderEvent} context per provider call.
- * - `tenferro:pool` (plain channel): one {@link PoolEvent} per buffer-pool hit, miss or eviction.
+ * - `tenferro:pool` (plain channel): one {@link PoolEvent} per buffer-pool hit, miss, eviction or pre-fault.
  * - `tenferro:task` (plain channel): one {@link TaskEvent} per kernel task an engine worker ran.
  *
  * A tracing channel `tenferro:x` is the five channels `tracing:tenferro:x:{start,end,asyncStart,
@@ -109,10 +109,15 @@ export interface ProviderEvent {
 
 /** `tenferro:pool`: one buffer-pool event of an engine. */
 export interface PoolEvent {
-  /** `hit`/`miss`: an acquisition served from a retained buffer or freshly allocated; `evict`: a retained buffer dropped to fit the cap. */
-  readonly kind: 'hit' | 'miss' | 'evict';
+  /**
+   * `hit`/`miss`: an acquisition served from a retained buffer or freshly allocated; `evict`: a
+   * retained buffer dropped to fit the cap; `prefault`: fresh storage an operation overwrites was
+   * touched by the engine's workers inside its execution, before its kernel (#38; `bytes` is the
+   * data touched, `time` when the last page was in).
+   */
+  readonly kind: 'hit' | 'miss' | 'evict' | 'prefault';
   readonly dtype: string;
-  /** Bytes of the buffer concerned (its capacity). */
+  /** Bytes of the buffer concerned (its capacity); for `prefault`, the bytes touched. */
   readonly bytes: number;
   /** Bytes the pool retains after the event. */
   readonly retainedBytes: number;

@@ -33,6 +33,7 @@ export function dotGeneral<D extends DType>(runner: OperationRunner, bundle: Cpu
         op,
         (out, finish, fail) => runDotGeneral({ entry, ctx, dispatch, unzeroedOutput: bundle.freshOutputsNeedNoZeroing, analysisCache: runner.analysisCache }, spec, out, finish, fail),
         bundle.freshOutputsNeedNoZeroing,
+        ctx,
       ),
     spec.signal,
   );

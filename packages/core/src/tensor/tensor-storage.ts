@@ -1,4 +1,5 @@
 import { adjustExternalMemory } from '@tenferro/os';
+import { getHeapStatistics } from 'node:v8';
 import type { DType } from './dtype.js';
 
 /** Where storage made by an engine goes back to (its buffer pool). */
@@ -45,6 +46,27 @@ let callerStorageDisposed: ((buffer: SharedArrayBuffer) => void) | undefined;
 /** Set the hook told of disposed caller-made storage (see `callerStorageDisposed`). */
 export function setCallerStorageDisposedHook(hook: (buffer: SharedArrayBuffer) => void): void {
   callerStorageDisposed = hook;
+}
+
+/**
+ * External memory reported for an instant by {@link nudgeCollection}: above V8's soft limit
+ * (64 MiB over the external memory of the last full collection), so that V8 starts incremental
+ * marking (or advances the marking under way) — and far below its hard limit (half the old
+ * generation), above which it would run a synchronous memory-reducing collection instead.
+ */
+let nudgeBytes: number | undefined;
+
+/**
+ * Ask V8 to start collecting now rather than after 64 MiB more of external memory (#38): a loop
+ * that drops large outputs gets their storage back only through collections, and at V8's own
+ * cadence its pool needs 64 MiB of buffers in circulation — 16 fresh 4 MiB outputs before the
+ * first comes back. Marking runs concurrently and finishes on the event loop (while the
+ * operation's kernel runs); the finalizers then bring the storage home. A no-op without the OS
+ * binding.
+ */
+export function nudgeCollection(): void {
+  nudgeBytes ??= Math.min(128 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 8));
+  if (adjustExternalMemory(nudgeBytes) !== undefined) adjustExternalMemory(-nudgeBytes);
 }
 
 /** Pooled storages watched for collection and not yet home: their collection may bring storage back. */

@@ -4,8 +4,7 @@
  * (`permute`, `transpose`, `slice`, metadata-only `reshape`) share storage and keep placement (R97).
  */
 import { describeValue, invalidArgument, TenferroError } from '../errors/tenferro-error.js';
-import { allocateShared } from '../util/allocate-shared.js';
-import { alignmentSkip, paddedBytes } from '../buffer/storage-alignment.js';
+import { allocateStorage } from '../buffer/storage-alignment.js';
 import { DTYPE_INFO, type DType } from './dtype.js';
 import {
   checkDType,
@@ -63,12 +62,12 @@ export type SliceRange = number | readonly [start: number, end: number] | readon
 
 const EMPTY_PLACEMENT: TensorPlacement = Object.freeze({});
 
-/** Fresh zeroed storage for `size` elements of `dtype`, its data starting on a 64-byte line at element `offset` (see `storage-alignment.ts`). */
+/** Fresh zeroed storage for `size` elements of `dtype`, its data starting on a 64-byte line (a 2 MiB boundary from 2 MiB on, where huge pages are placed, #38) at element `offset` (see `storage-alignment.ts`). */
 function alignedShared(dtype: DType, size: number, op: string): { buffer: SharedArrayBuffer; offset: number } {
   const bytes = DTYPE_INFO[dtype].bytes;
   const data = size * bytes;
-  const buffer = allocateShared(Number.isSafeInteger(data) ? paddedBytes(data) : data, op);
-  return { buffer, offset: alignmentSkip(buffer, data, bytes) / bytes };
+  const { buffer, skip } = allocateStorage(data, bytes, op);
+  return { buffer, offset: skip / bytes };
 }
 
 function checkOrder(options: unknown, op: string): DenseOrder {
