@@ -63,6 +63,29 @@ describe('tenferro info', () => {
     for (const p of report.providers) expect(r.stdout).toContain(p.name);
   });
 
+  it('reports the THP mode, the defrag mode and whether huge-page advice and pre-faulting apply (#38)', () => {
+    const thp = (file: string) => {
+      try {
+        return /\[([^\]]+)\]/.exec(readFileSync(`/sys/kernel/mm/transparent_hugepage/${file}`, 'utf8'))![1];
+      } catch {
+        return 'unsupported';
+      }
+    };
+    const report = JSON.parse(tenferro(['info', '--json']).stdout) as InfoReport;
+    expect(report.memory.thp).toBe(thp('enabled'));
+    expect(report.memory.defrag).toBe(thp('defrag'));
+    expect(report.memory.hugePageAdvice).toBe(report.memory.thp === 'madvise');
+    expect(report.memory.hugePagePlacement).toBe(report.memory.thp === 'madvise' || report.memory.thp === 'always');
+    expect(report.memory.prefault).toBe(true);
+    const text = tenferro(['info']).stdout;
+    expect(text).toMatch(new RegExp(`transparent huge pages\\s+${report.memory.thp} \\(defrag ${report.memory.defrag.replace('+', '\\+')}\\)`));
+    // The off switches, and no binding: said so, with the reason.
+    const off = JSON.parse(tenferro(['info', '--json'], [], { TENFERRO_HUGE_PAGES: '0', TENFERRO_PREFAULT: '0' }).stdout) as InfoReport;
+    expect(off.memory).toMatchObject({ hugePagePlacement: false, hugePageAdvice: false, prefault: false, reason: 'TENFERRO_HUGE_PAGES=0' });
+    const noBinding = tenferro(['info'], [], { TENFERRO_OS_DISABLE: '1' }).stdout;
+    expect(noBinding).toMatch(/huge pages\s+not applied — the @tenferro\/os binding is unavailable/);
+  });
+
   it('formats a fixture topology with its caps and nodes', async () => {
     const root = join(fixtures, 'cfs-quota');
     const report = await collectInfo({ sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') });

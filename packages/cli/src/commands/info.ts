@@ -3,6 +3,7 @@ import {
   CpuBackend,
   discoverCpuTopology,
   TenferroError,
+  hugePagePolicy,
   type CpuBackendKind,
   type CpuExecutionInfo,
   type CpuProviderPackage,
@@ -44,6 +45,19 @@ export interface InfoReport {
   readonly numa: {
     readonly available: boolean;
     readonly nodes: readonly { readonly id: number; readonly cpus: string; readonly hasMemory: boolean; readonly memoryBytes: number | null }[];
+  };
+  /**
+   * Large fresh storage (#38): the kernel's transparent-huge-page mode and defrag mode, whether
+   * tenferro places storage of 2 MiB or more on a huge-page boundary and advises it
+   * (`MADV_HUGEPAGE`), whether it pre-faults fresh outputs, and why not (core's `hugePagePolicy()`).
+   */
+  readonly memory: {
+    readonly thp: string;
+    readonly defrag: string;
+    readonly hugePagePlacement: boolean;
+    readonly hugePageAdvice: boolean;
+    readonly prefault: boolean;
+    readonly reason: string | null;
   };
   /** Every package of the CLI's `KNOWN_PACKAGES` installed here, with its `status()`. */
   readonly providers: readonly ProviderReport[];
@@ -102,9 +116,15 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
         memoryBytes: n.memoryBytes ?? null,
       })),
     },
+    memory: memoryReport(),
     providers: packages.map(({ name, version, path, kind, status }) => ({ name, version, path, kind, status })),
     backend,
   };
+}
+
+function memoryReport(): InfoReport['memory'] {
+  const p = hugePagePolicy();
+  return { thp: p.thp, defrag: p.defrag, hugePagePlacement: p.placement, hugePageAdvice: p.advice, prefault: p.prefault, reason: p.reason === '' ? null : p.reason };
 }
 
 /**
@@ -188,6 +208,19 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
     const mem = n.memoryBytes === null ? (n.hasMemory ? 'memory' : 'no memory') : n.hasMemory ? formatBytes(n.memoryBytes) : 'no memory';
     row(`node ${n.id}`, `CPUs ${n.cpus}, ${mem}`);
   }
+  section('memory');
+  const m = r.memory;
+  row('transparent huge pages', `${m.thp} (defrag ${m.defrag})`);
+  row(
+    'huge pages',
+    m.hugePageAdvice
+      ? 'advised: storage of 2 MiB or more starts on a 2 MiB boundary, madvise(MADV_HUGEPAGE) applied'
+      : m.hugePagePlacement
+        ? 'placed: storage of 2 MiB or more starts on a 2 MiB boundary (THP always: no advice needed)'
+        : `not applied — ${m.reason ?? 'off'}`,
+    m.hugePagePlacement ? undefined : style.yellow,
+  );
+  row('pre-faulting', m.prefault ? 'on: fresh outputs of 4 MiB or more on backends of 2+ threads (TENFERRO_PREFAULT=0 turns it off)' : 'off (TENFERRO_PREFAULT=0)');
   section('providers');
   if (r.providers.length === 0) {
     row('installed', `none (known: ${KNOWN_PACKAGES.map((k) => k.name).join(', ')})`);
