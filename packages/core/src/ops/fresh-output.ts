@@ -104,7 +104,9 @@ export function holdOutput<D extends DType>(entry: CpuOperationEntry, dtype: D, 
     };
   }
   const buffers = entry.engine.bufferPool;
-  const loan = buffers.acquire(dtype, elementCount(shape, op), { zeroed, op });
+  const length = elementCount(shape, op);
+  maybeNudge(buffers, dtype, length); // an extension's outputs (linalg) dropped in a loop come back as promptly
+  const loan = buffers.acquire(dtype, length, { zeroed, op });
   let held = true;
   return {
     descriptor: Object.freeze({ dtype, shape, strides, offset: loan.offset, buffer: loan.buffer }),
