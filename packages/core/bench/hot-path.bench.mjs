@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // The hot path: what a user's `c = await backend.matmul(a, b)` costs against the native floor.
 //
-//   node bench/hot-path.bench.mjs [--quick] [--json] [--sizes 64,256] [--only breakdown|table|batched|timeline]
+//   node bench/hot-path.bench.mjs [--quick] [--json] [--sizes 64,256] [--only breakdown|table|batched|timeline|fresh-memory]
+//
+// `--only fresh-memory [--base <checkout>]` runs bench/fresh-memory.bench.mjs (#38): the n = 1024
+// drop / dispose / into triple with the drop loop's pool hit rate, the 8 MiB first-touch cost with
+// and without huge pages, and peak RSS with and without huge-page advice and pre-faulting.
 //
 // Three parts, each measured in interleaved rounds (every contender once per round, the median of
 // per-round medians reported), anchors measured in the same run:
@@ -27,6 +31,12 @@
 // with the same one, and the bench prints it.
 import { createHook } from 'node:async_hooks';
 import { execFileSync, spawnSync } from 'node:child_process';
+
+if (process.argv.includes('fresh-memory') && process.argv[process.argv.indexOf('fresh-memory') - 1] === '--only') {
+  const rest = process.argv.slice(2).filter((a, i, all) => a !== '--only' && !(a === 'fresh-memory' && all[i - 1] === '--only'));
+  const r = spawnSync(process.execPath, [new URL('./fresh-memory.bench.mjs', import.meta.url).pathname, ...rest], { stdio: 'inherit' });
+  process.exit(r.status ?? 1);
+}
 
 // Contenders are isolated by a collection before each one (a loop that drops its outputs leaves
 // garbage that would otherwise be collected during the next contender): rerun with --expose-gc.
