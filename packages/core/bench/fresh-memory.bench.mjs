@@ -2,7 +2,7 @@
 // Fresh memory (#38): does code that never calls dispose() run as fast as code that does?
 //
 //   node bench/fresh-memory.bench.mjs [--base <other built checkout>] [--rounds 9] [--quick]
-//                                     [--only touch|triple|rss] [--kinds faer,blas] [--threads 1,2]
+//                                     [--only touch|triple|rss|prefault] [--kinds faer,blas] [--threads 1,2]
 //                                     [--dtypes f64,f32] [--n 1024] [--json]
 //
 // 1. touch: the first-touch cost of 8 MiB of fresh memory on this machine — a new
@@ -18,6 +18,10 @@
 // 3. rss: peak RSS (`process.resourceUsage().maxRSS`) of a child that runs 60 drop-loop calls of
 //    a 1024² f64 faer matmul on 2 threads, with huge pages and pre-faulting on (the default), each
 //    off (TENFERRO_HUGE_PAGES=0, TENFERRO_PREFAULT=0) and both off; and in the base tree.
+// 4. prefault: is pre-faulting cheaper than faulting inside the kernel? A loop whose every output
+//    is fresh storage (the pool's cap 0, outputs disposed), n = 1024, 2 threads, faer and blas,
+//    f64 and f32: ms per call with pre-faulting on and off (TENFERRO_PREFAULT=0), and with huge
+//    pages off as well — child processes, interleaved rounds.
 //
 // OpenBLAS's core type: `--coretype X` when given, else SkylakeX on an AVX-512 CPU (as
 // hot-path.bench.mjs), else the environment's; printed with the CPU model and the THP mode.
@@ -46,7 +50,7 @@ const median = (xs) => {
 const childArg = arg('--child');
 if (childArg !== undefined) {
   const job = JSON.parse(childArg);
-  const out = job.section === 'triple' ? await tripleRound(job) : job.section === 'touch' ? await touchRun(job) : await rssRun(job);
+  const out = job.section === 'triple' ? await tripleRound(job) : job.section === 'touch' ? await touchRun(job) : job.section === 'fresh' ? await freshRun(job) : await rssRun(job);
   process.stdout.write(`${JSON.stringify(out)}\n`);
   process.exit(0);
 }
@@ -147,6 +151,33 @@ async function rssRun({ tree, n, calls }) {
   const stats = b.bufferPoolStats();
   await b.close();
   return { maxRssKiB: process.resourceUsage().maxRSS, msPerCall: ms, hits: stats.hits, misses: stats.misses };
+}
+
+/** ms per call of a loop whose every output is fresh (cap 0), per kind and dtype, 2 threads. */
+async function freshRun({ tree, n, calls, kinds, dtypes }) {
+  const { core, faer, blas } = await imports(tree);
+  const { CpuBackend, Tensor } = core;
+  const rows = [];
+  for (const kind of kinds) {
+    const provider = kind === 'faer' ? faer?.createFaerProvider() : blas?.createBlasProvider();
+    if (provider === undefined) continue;
+    const b = await CpuBackend.create({ kind, threads: 2, providers: [provider] });
+    b.setBufferPoolLimitBytes(0);
+    for (const dtype of dtypes) {
+      const x = operands(Tensor, dtype, [n, n], 1);
+      const y = operands(Tensor, dtype, [n, n], 2);
+      for (let w = 0; w < 3; w++) (await b.matmul(x, y)).dispose();
+      const times = [];
+      for (let c = 0; c < calls; c++) {
+        const t0 = process.hrtime.bigint();
+        (await b.matmul(x, y)).dispose();
+        times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+      rows.push({ kind, dtype, ms: median(times), misses: b.bufferPoolStats().misses });
+    }
+    await b.close();
+  }
+  return { rows };
 }
 
 // ---- parent ----------------------------------------------------------------------------------------
@@ -313,8 +344,34 @@ async function rss() {
   }
 }
 
+async function prefaultSection() {
+  const job = { section: 'fresh', n: Number(arg('--n') ?? 1024), calls: quick ? 8 : 16, kinds: list('--kinds', 'faer,blas'), dtypes: list('--dtypes', 'f64,f32') };
+  const variants = [
+    ['pre-faulting on', {}],
+    ['TENFERRO_PREFAULT=0', { TENFERRO_PREFAULT: '0' }],
+    ['both off', { TENFERRO_PREFAULT: '0', TENFERRO_HUGE_PAGES: '0' }],
+  ];
+  const runs = variants.map(() => []);
+  const count = quick ? 3 : 7;
+  for (let r = 0; r < count; r++) {
+    for (let i = 0; i < variants.length; i++) {
+      const k = (i + r) % variants.length;
+      runs[k].push(child(thisTree, job, variants[k][1]).rows);
+    }
+  }
+  log(`\n4. Every output fresh (cap 0, disposed), n = ${job.n}, 2 threads: median ms per call of ${count} interleaved rounds`);
+  log(`${'kind'.padEnd(6)}${'dtype'.padEnd(6)}${variants.map(([label]) => label.padStart(22)).join('')}`);
+  results.prefault = [];
+  for (const [i, first] of runs[0][0].entries()) {
+    const cells = runs.map((rs) => median(rs.map((rows) => rows[i].ms)));
+    results.prefault.push({ kind: first.kind, dtype: first.dtype, ...Object.fromEntries(variants.map(([label], k) => [label, cells[k]])) });
+    log(`${first.kind.padEnd(6)}${first.dtype.padEnd(6)}${cells.map((c) => c.toFixed(2).padStart(22)).join('')}`);
+  }
+}
+
 await machine();
 if (only === undefined || only === 'touch') await touch();
 if (only === undefined || only === 'triple') await triple();
 if (only === undefined || only === 'rss') await rss();
+if (only === undefined || only === 'prefault') await prefaultSection();
 if (json) console.log(JSON.stringify(results));
