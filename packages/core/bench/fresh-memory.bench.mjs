@@ -19,7 +19,8 @@
 //    a 1024² f64 faer matmul on 2 threads, with huge pages and pre-faulting on (the default), each
 //    off (TENFERRO_HUGE_PAGES=0, TENFERRO_PREFAULT=0) and both off; and in the base tree.
 // 4. prefault: is pre-faulting cheaper than faulting inside the kernel? A loop whose every output
-//    is fresh storage (the pool's cap 0, outputs disposed), n = 1024, 2 threads, faer and blas,
+//    is fresh storage (the pool's cap 0, outputs disposed; glibc's mmap threshold fixed at 1 MiB,
+//    so that each is memory new to the process), n = 1024, 2 threads, faer and blas,
 //    f64 and f32: ms per call with pre-faulting on and off (TENFERRO_PREFAULT=0), and with huge
 //    pages off as well — child processes, interleaved rounds.
 //
@@ -346,10 +347,13 @@ async function rss() {
 
 async function prefaultSection() {
   const job = { section: 'fresh', n: Number(arg('--n') ?? 1024), calls: quick ? 8 : 16, kinds: list('--kinds', 'faer,blas'), dtypes: list('--dtypes', 'f64,f32') };
+  // glibc's mmap threshold fixed at 1 MiB: each output is a fresh mapping, unmapped when disposed
+  // (by default the threshold grows to the largest size freed, and glibc then recycles the memory).
+  const fresh = { GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=1048576' };
   const variants = [
-    ['pre-faulting on', {}],
-    ['TENFERRO_PREFAULT=0', { TENFERRO_PREFAULT: '0' }],
-    ['both off', { TENFERRO_PREFAULT: '0', TENFERRO_HUGE_PAGES: '0' }],
+    ['pre-faulting on', fresh],
+    ['TENFERRO_PREFAULT=0', { ...fresh, TENFERRO_PREFAULT: '0' }],
+    ['both off', { ...fresh, TENFERRO_PREFAULT: '0', TENFERRO_HUGE_PAGES: '0' }],
   ];
   const runs = variants.map(() => []);
   const count = quick ? 3 : 7;
