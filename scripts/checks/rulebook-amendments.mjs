@@ -5,7 +5,7 @@
 // - a paragraph headed `**Amendment (Node, <sources>)…**` under the rule it amends (or, in the
 //   "Amendments and deviations" section, for a departure that belongs to no numbered rule);
 // - its sources are issues (`#36`) and/or `measured`; a `measured` amendment states the
-//   measurement ("Measured …" with figures) in the paragraph;
+//   measurement ("Measured …" with figures) in its text (up to the next amendment or heading);
 // - the section's table has one row per amended rule, whose "Sanctioned by" cell cites the same
 //   kind of source, and no row without a paragraph.
 //
@@ -91,10 +91,10 @@ function splitSources(cell) {
     .filter((s) => s.length > 0);
 }
 
-/** The paragraph starting at line `i` (up to the next blank line). */
+/** The amendment starting at line `i`: up to the next amendment, heading or rule (`---`). */
 function paragraph(lines, i) {
-  const out = [];
-  for (let j = i; j < lines.length && lines[j].trim() !== ''; j++) out.push(lines[j]);
+  const out = [lines[i]];
+  for (let j = i + 1; j < lines.length && !/^(\*\*Amendment\b|#|---)/.test(lines[j]); j++) out.push(lines[j]);
   return out.join(' ');
 }
 
