@@ -1,29 +1,27 @@
 import { isMainThread, threadId, type Worker } from 'node:worker_threads';
-import { ENGINE_WORKER_STACK_MB } from '../runtime/workers/engine-worker.js';
+import { isEngineWorkerThread } from '../runtime/workers/engine-worker.js';
 
 /**
  * Lost exclusion across isolates, said out loud (#36). Without the `@tenferro/os` binding
  * `processArbiter()` is a per-isolate `ResourceArbiter`: two backends in different
  * `worker_threads` isolates may then hold overlapping CPUs at the same time (R27 holds inside one
  * isolate only). A backend created that way in a worker isolate, or in the main isolate while it
- * has live worker_threads, warns ONCE per isolate with `TENFERRO_ISOLATE_ARBITER`.
+ * has live worker_threads, warns ONCE per isolate with `TENFERRO_ISOLATE_ARBITER`; so does a
+ * worker started in the main isolate after such a backend was created there.
  *
  * How the main isolate knows its live workers: Node has no public API that lists them
- * (`process.getActiveResourcesInfo()` shows no `Worker` on Node 20.20), so core listens to the
- * process `'worker'` event from the first evaluation of this module in the main isolate, and
- * forgets a worker on its `'exit'`. Limits: a worker started before any copy of `@tenferro/core`
- * was evaluated is not seen; tenferro's own engine workers are told apart by their stack size
- * (`resourceLimits.stackSizeMb === ENGINE_WORKER_STACK_MB`, 64 MiB — they never create a backend,
- * R89), so an application worker created with exactly that stack size is taken for one of them.
- * A worker started after a backend on the isolate arbiter was created in the main isolate warns
- * too (same hazard, other order).
+ * (`process.getActiveResourcesInfo()` shows no `Worker` on Node 20.20), but the diagnostic report
+ * has one sub-report per live worker, with its `threadId`. So the first backend created on the
+ * per-isolate arbiter in the main isolate reads `process.report.getReport().workers` (~15 ms, on
+ * this path only: no os binding, main isolate, not yet warned) and counts the workers that are not
+ * tenferro's own engine workers; from then on a process `'worker'` listener sees workers start.
+ * Nothing of this happens at import (no listener, no global until a backend asks). A worker busy in
+ * a long native call delays the report until it returns to JavaScript.
  */
 
 const TRACKER_KEY = Symbol.for('tenferro.core.v0.isolateExclusion');
 
 interface Tracker {
-  /** Application workers of the main isolate that have not exited. */
-  readonly live: Set<Worker>;
   /** The `'worker'` listener is installed (one per isolate, whatever the copies of core). */
   watching: boolean;
   /** A backend on the per-isolate arbiter was created in this isolate. */
@@ -43,38 +41,29 @@ function tracker(): Tracker {
   const g = globalThis as Record<symbol, unknown>;
   let t = g[TRACKER_KEY] as Tracker | undefined;
   if (t === undefined) {
-    t = { live: new Set(), watching: false, isolateBackend: undefined, warned: false };
+    t = { watching: false, isolateBackend: undefined, warned: false };
     Object.defineProperty(g, TRACKER_KEY, { value: t, enumerable: false, configurable: false, writable: false });
   }
   return t;
 }
 
-/** tenferro's own engine workers (they never create a backend): see the limits above. */
-function isOwnWorker(w: Worker): boolean {
-  return w.resourceLimits?.stackSizeMb === ENGINE_WORKER_STACK_MB;
-}
-
-function watchWorkers(): void {
-  if (!isMainThread) return;
-  const t = tracker();
+/** From the first backend on the per-isolate arbiter in the main isolate: workers that start later. */
+function watchWorkers(t: Tracker): void {
   if (t.watching) return;
   t.watching = true;
   process.on('worker', (w: Worker) => {
-    if (isOwnWorker(w)) return;
-    t.live.add(w);
-    w.once('exit', () => t.live.delete(w));
-    if (t.isolateBackend !== undefined) emit(t, t.isolateBackend, `a worker_thread (threadId ${w.threadId}) started while this main isolate has a backend`);
+    // The engine worker registers its threadId right after `new Worker` returns, i.e. after this event.
+    queueMicrotask(() => {
+      if (isEngineWorkerThread(w.threadId) || t.isolateBackend === undefined) return;
+      emit(t, t.isolateBackend, `a worker_thread (threadId ${w.threadId}) started while this main isolate has a backend`);
+    });
   });
 }
 
-// From the first evaluation of core in the main isolate: the only way to see workers start (see above).
-watchWorkers();
-
-/** The main isolate's live application workers, as far as {@link watchWorkers} saw them start. */
-export function liveApplicationWorkers(): number {
-  const t = tracker();
-  for (const w of t.live) if (w.threadId === -1) t.live.delete(w);
-  return t.live.size;
+/** The main isolate's live application workers (every live worker but tenferro's engine workers). */
+function liveApplicationWorkers(): number {
+  const report = process.report?.getReport() as { workers?: { header?: { threadId?: number } }[] } | undefined;
+  return (report?.workers ?? []).filter((w) => typeof w.header?.threadId === 'number' && !isEngineWorkerThread(w.header.threadId)).length;
 }
 
 /**
@@ -89,6 +78,8 @@ export function reportIsolateArbiter(arbiterKind: 'process' | 'isolate', os: Iso
     emit(t, os, `this backend is created in a worker_thread (threadId ${threadId})`);
     return;
   }
+  if (t.warned) return;
+  watchWorkers(t);
   const live = liveApplicationWorkers();
   if (live > 0) emit(t, os, `this backend is created in the main thread while ${live} worker_thread${live === 1 ? ' is' : 's are'} live`);
 }

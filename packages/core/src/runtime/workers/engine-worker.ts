@@ -284,17 +284,29 @@ export const ENGINE_WORKER_STACK_MB = 64;
  */
 function newWorker(options: Omit<WorkerOptions, 'execArgv'>): Worker {
   const execArgv = acceptedExecArgv ?? workerExecArgv();
+  let worker: Worker;
   try {
-    const worker = new Worker(workerEntryUrl(), { ...options, execArgv });
+    worker = new Worker(workerEntryUrl(), { ...options, execArgv });
     acceptedExecArgv = execArgv;
-    return worker;
   } catch (e) {
     const error = e as { code?: string; message?: string };
     if (error.code !== 'ERR_WORKER_INVALID_EXEC_ARGV' || acceptedExecArgv !== undefined) throw e;
     const named = String(error.message).split(': ').slice(1).join(': ').split(', ');
     acceptedExecArgv = execArgv.filter((a) => !named.some((bad) => a === bad || a.startsWith(`${bad}=`) || bad.startsWith(`${a}=`)));
-    return new Worker(workerEntryUrl(), { ...options, execArgv: acceptedExecArgv });
+    worker = new Worker(workerEntryUrl(), { ...options, execArgv: acceptedExecArgv });
   }
+  const id = worker.threadId;
+  engineThreadIds.add(id);
+  worker.once('exit', () => engineThreadIds.delete(id));
+  return worker;
+}
+
+/** The `threadId`s of this isolate's live engine workers. */
+const engineThreadIds = new Set<number>();
+
+/** Whether `threadId` is one of this isolate's live engine workers (they never create a backend, R89). */
+export function isEngineWorkerThread(threadId: number): boolean {
+  return engineThreadIds.has(threadId);
 }
 
 /**
