@@ -302,5 +302,11 @@ describe('linalg conformance: built-in kernels as an extension, against an indep
 describe.skipIf(!blasStatus().available)('linalg conformance: provider-blas LAPACK', () => {
   const blas = createBlasProvider();
   const kernels = blas.extensions![0]![1] as CpuLinalgKernels;
-  for (const c of linalgConformanceCases(() => kernels, { kind: 'blas', providers: [blas], sizes: [1, 6], dtypes: ['f32', 'f64', 'c128'] })) it(c.name, c.run);
+  for (const c of linalgConformanceCases(() => kernels, { kind: 'blas', providers: [blas], sizes: [1, 6], dtypes: ['f32', 'f64', 'c128'] })) {
+    // A case returns quietly for a primitive the kernels do not implement: say so as a skip.
+    const prim = c.name.split(' ')[0] as keyof CpuLinalgKernels;
+    if (typeof kernels[prim] !== 'function') it.skip(`${c.name} (skipped: provider-blas has no ${prim} kernel)`, () => {});
+    // The kit reports a mismatch by throwing: the case passes when its run resolves.
+    else it(c.name, async () => expect(c.run()).resolves.toBeUndefined());
+  }
 });

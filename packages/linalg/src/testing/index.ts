@@ -9,7 +9,7 @@
  * offsets) and fails a kernel that writes anything outside an output's span, or from byte 0.
  * Plain async functions that throw on failure (no test runner needed):
  *
- *   for (const c of linalgConformanceCases(() => myKernels)) it(c.name, c.run);
+ *   for (const c of linalgConformanceCases(() => myKernels)) it(c.name, () => expect(c.run()).resolves.toBeUndefined());
  */
 import { tracingChannel } from 'node:diagnostics_channel';
 import { type CpuBackendKind, CpuBackend, type CpuProviderPackage, DIAGNOSTICS_CHANNELS, type ExtensionProviderEvent, Tensor } from '@tenferro/core';
@@ -141,7 +141,7 @@ function maxDiff(x: ArrayLike<number>, y: ArrayLike<number>): number {
  * import { linalgConformanceCases } from '@tenferro/linalg/testing';
  *
  * const cases = linalgConformanceCases(() => BUILTIN_KERNELS, { sizes: [2], dtypes: ['f64'] });
- * for (const c of cases) await c.run(); // in a test file: for (const c of cases) it(c.name, c.run);
+ * for (const c of cases) await c.run(); // in a test file: for (const c of cases) it(c.name, () => expect(c.run()).resolves.toBeUndefined());
  * console.log(cases.length); // prints: 10
  * ```
  */
