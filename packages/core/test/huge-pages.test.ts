@@ -108,3 +108,29 @@ describe('huge pages back a 16 MiB pooled buffer', () => {
     }
   });
 });
+
+describe('collection nudges back off while they bring nothing home (#38)', () => {
+  it('doubles the distance after each futile nudge, up to 4×, and resets once storage came back by collection', async () => {
+    const { BufferPool } = await import('../src/buffer/buffer-pool.js');
+    const { PoolLimit } = await import('../src/buffer/pool-limit.js');
+    const pool = new BufferPool(new PoolLimit(64 * MiB));
+    try {
+      expect(pool.nudgeBackoff).toBe(1);
+      pool.nudged(); // the first nudge: no earlier one to judge
+      const backoffs = [pool.nudgeBackoff];
+      for (let i = 0; i < 3; i++) {
+        pool.nudged();
+        backoffs.push(pool.nudgeBackoff);
+      }
+      expect(backoffs).toEqual([1, 2, 4, 4]);
+      pool.returnStorage('f64', new SharedArrayBuffer(4 * MiB), 'collected');
+      pool.nudged();
+      expect(pool.nudgeBackoff).toBe(1);
+      pool.returnStorage('f64', new SharedArrayBuffer(4 * MiB), 'disposed'); // a dispose is not the nudge's doing
+      pool.nudged();
+      expect(pool.nudgeBackoff).toBe(2);
+    } finally {
+      pool.close();
+    }
+  });
+});

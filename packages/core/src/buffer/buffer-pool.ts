@@ -140,6 +140,8 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   #returnedByDispose = 0;
   #returnedByCollection = 0;
   #detachedSinceNudge = 0;
+  #nudgeBackoff = 1;
+  #returnedAtNudge = -1;
   #closed = false;
 
   constructor(limit: PoolLimit) {
@@ -240,8 +242,20 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     return this.#detachedSinceNudge;
   }
 
+  /**
+   * How many times farther apart this pool's collection nudges are now: 1 while they bring storage
+   * home, doubled (up to 4) after each one that brought nothing back — a program that keeps its
+   * outputs pays no more collections than V8's own cadence.
+   */
+  get nudgeBackoff(): number {
+    return this.#nudgeBackoff;
+  }
+
   /** A collection was asked for on this pool's behalf: count given-away storage from zero again. */
   nudged(): void {
+    // Did the last nudge bring anything home (by collection) since? Back off while it does not.
+    this.#nudgeBackoff = this.#returnedByCollection > this.#returnedAtNudge ? 1 : Math.min(4, this.#nudgeBackoff * 2);
+    this.#returnedAtNudge = this.#returnedByCollection;
     this.#detachedSinceNudge = 0;
   }
 

@@ -38,8 +38,9 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * since it last asked (16 MiB at least, 32 MiB at most), it asks V8 to collect now
  * (`nudgeCollection`): marking finishes while the operation runs, and the dropped outputs are
  * home for the next call. A dropping loop then keeps about five outputs in circulation and its
- * pool stops missing within its first ten calls; a program that keeps its outputs pays at most
- * one collection per 16–32 MiB of new tensors (V8's own cadence: 64 MiB).
+ * pool stops missing within its first ten calls. A nudge that brought nothing home doubles the
+ * distance to the next (up to four times: `BufferPool.nudgeBackoff`), so a program that keeps its
+ * outputs pays no more collections than at V8's own cadence (64 MiB).
  */
 const NUDGE_MIN_BYTES = 2 * 1024 * 1024;
 const NUDGE_OUTPUTS = 4;
@@ -49,7 +50,7 @@ const NUDGE_MOST_BYTES = 32 * 1024 * 1024;
 function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   const bytes = length * DTYPE_INFO[dtype].bytes;
   if (bytes < NUDGE_MIN_BYTES || !collectionMayReturnStorage()) return;
-  if (pool.detachedSinceNudge < Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes))) return;
+  if (pool.detachedSinceNudge < pool.nudgeBackoff * Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes))) return;
   if (pool.lendable(dtype, length) > 1) return;
   pool.nudged();
   nudgeCollection();
