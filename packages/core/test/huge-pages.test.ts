@@ -64,7 +64,7 @@ describe('hugePagePolicy', () => {
   });
 });
 
-describe.skipIf(!thpUsable)(thpUsable ? `huge-page placement (THP ${thp.enabled})` : `huge-page placement — skipped: ${whyNot}`, () => {
+describe.skipIf(!thpUsable)(thpUsable ? `huge-page placement (THP ${thp.enabled})` : `huge-page placement (skipped: ${whyNot})`, () => {
   it('storage of 2 MiB or more starts on a 2 MiB boundary, smaller storage on a 64-byte line', () => {
     const big = Tensor.zeros('f64', [512, 512]); // 2 MiB
     expect(dataAddress(big) % BigInt(2 * MiB)).toBe(0n);
@@ -85,7 +85,7 @@ describe.skipIf(!thpUsable)(thpUsable ? `huge-page placement (THP ${thp.enabled}
 
 describe('huge pages back a 16 MiB pooled buffer', () => {
   const title = 'the VMA of a 16 MiB pooled output shows THPeligible: 1';
-  it.skipIf(!thpUsable)(thpUsable ? `${title} (THP ${thp.enabled})` : `${title} — skipped: ${whyNot}`, async () => {
+  it.skipIf(!thpUsable)(thpUsable ? `${title} (THP ${thp.enabled})` : `${title} (skipped: ${whyNot})`, async () => {
     const b = await CpuBackend.create({ threads: 1, providers: [] });
     try {
       // A cheap 2048×1024 f64 product (K = 1): a 16 MiB fresh output from the engine's pool.

@@ -71,7 +71,7 @@ describe('adviseHugePages', () => {
 
   const thp = transparentHugePages();
   const usable = loadOs().available && thp.enabled !== 'unsupported';
-  it.skipIf(!usable)(usable ? `advises exactly the whole huge pages inside the range (THP ${thp.enabled})` : 'advises the whole huge pages inside the range — skipped: no THP or no addon', () => {
+  it.skipIf(!usable)(usable ? `advises exactly the whole huge pages inside the range (THP ${thp.enabled})` : 'advises the whole huge pages inside the range (skipped: no THP or no addon)', () => {
     const buffer = new SharedArrayBuffer(9 * MiB);
     const address = sharedMemoryRange(buffer).address;
     const firstBoundary = (HUGE_PAGE_BYTES - Number(address % BigInt(HUGE_PAGE_BYTES))) % HUGE_PAGE_BYTES;
