@@ -177,8 +177,8 @@ const isOpenblas = (() => {
   return s.available && s.runtime.vendor === 'openblas';
 })();
 
-describe.skipIf(!isOpenblas)('the OpenBLAS core-type trap (child processes)', () => {
-  it.skipIf(!cpuHasAvx512())('OPENBLAS_CORETYPE=Prescott on an AVX-512 CPU: diagnostics carry the warning and the SkylakeX fix', () => {
+describe.skipIf(!isOpenblas)('the OpenBLAS core-type trap (child processes; OpenBLAS only)', () => {
+  it.skipIf(!cpuHasAvx512())('OPENBLAS_CORETYPE=Prescott on an AVX-512 CPU: diagnostics carry the warning and the SkylakeX fix (needs AVX-512)', () => {
     const r = runChild(
       `import { blasProviderStatus, createBlasProvider } from ${JSON.stringify(DIST_INDEX)};
        const s = blasProviderStatus();

@@ -2,7 +2,7 @@
 // in a worker thread publishes there; `forwardDiagnostics` sends its events, stamped with
 // `process.hrtime.bigint()` (one monotonic clock for the process), over a MessagePort to the
 // monitor, which sees the main isolate's events through the same function.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
@@ -18,7 +18,7 @@ const kernels = new URL('../fixtures/kernels/test-kernels.mjs', import.meta.url)
 const holdUntil = kernel<ReturnType<typeof gate>['payload'], boolean>('holdUntil');
 
 /** A fake topology root over the real CPUs, one NUMA node per CPU (node 2i), that a worker can discover too. */
-function fakeRoot(): { sysfsRoot: string; procRoot: string } {
+function fakeRoot(): { root: string; sysfsRoot: string; procRoot: string } {
   const root = mkdtempSync(join(tmpdir(), 'tenferro-isolates-'));
   const write = (path: string, text: string) => {
     mkdirSync(dirname(join(root, path)), { recursive: true });
@@ -27,7 +27,7 @@ function fakeRoot(): { sysfsRoot: string; procRoot: string } {
   write('proc/self/status', `Name:\tnode\nCpus_allowed_list:\t${real.allowedCpus.toString()}\n`);
   write('sys/devices/system/cpu/online', `${real.allowedCpus.toString()}\n`);
   real.allowedCpus.toArray().forEach((cpu, i) => write(`sys/devices/system/node/node${2 * i}/cpulist`, `${cpu}\n`));
-  return { sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') };
+  return { root, sysfsRoot: join(root, 'sys'), procRoot: join(root, 'proc') };
 }
 
 /**
@@ -62,6 +62,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await main?.close();
+  rmSync(roots.root, { recursive: true, force: true });
 });
 
 /** Run a worker isolate on `placement` while this isolate holds an execution on `mine`: the log of both, and the monitor. */
