@@ -101,5 +101,28 @@ export function adviseHugePages(buffer: SharedArrayBuffer, byteOffset: number, b
   const status = loadOs();
   if (!status.available || status.binding.adviseHugePages === undefined) return undefined;
   if (byteLength === 0) return 0;
-  return status.binding.adviseHugePages(new Uint8Array(buffer, byteOffset, byteLength));
+  const advise = status.binding.adviseHugePages;
+  if (byteLength <= ADVICE_CHUNK_BYTES) return advise(new Uint8Array(buffer, byteOffset, byteLength));
+  // A typed array cannot view more than V8's maximum length (a RangeError for an 8 GiB buffer):
+  // advise in chunks whose inner boundaries fall on 2 MiB boundaries of the address space, so the
+  // whole huge pages inside the chunks are exactly those inside the range.
+  const range = status.binding.typedArrayRange(new Uint8Array(buffer, byteOffset, 1));
+  if (range === null) return undefined;
+  const misalignment = Number(range.address % BigInt(HUGE_PAGE_BYTES));
+  const end = byteOffset + byteLength;
+  let at = byteOffset;
+  let next = byteOffset + (misalignment === 0 ? 0 : HUGE_PAGE_BYTES - misalignment) + ADVICE_CHUNK_BYTES;
+  let advised = 0;
+  while (at < end) {
+    const stop = Math.min(next, end);
+    const r = advise(new Uint8Array(buffer, at, stop - at));
+    if (r < 0) return r;
+    advised += r;
+    at = stop;
+    next += ADVICE_CHUNK_BYTES;
+  }
+  return advised;
 }
+
+/** The largest range advised through one typed-array view (a whole number of huge pages). */
+const ADVICE_CHUNK_BYTES = 512 * HUGE_PAGE_BYTES;

@@ -91,4 +91,17 @@ describe('adviseHugePages', () => {
     expect(adviseHugePages(buffer, firstBoundary + 1, 2 * MiB)).toBe(0);
     expect(adviseHugePages(buffer, 0, 0)).toBe(0);
   });
+
+  it.skipIf(!usable)(usable ? 'advises a range past what one typed array can view (5 GiB, untouched) in chunks: exactly its whole huge pages, no RangeError (found by the bad-input fuzz)' : 'advises a range past one typed array in chunks (skipped: no THP or no addon)', () => {
+    const buffer = new SharedArrayBuffer(5 * 1024 * MiB + 3 * MiB);
+    const address = sharedMemoryRange(buffer).address;
+    const firstBoundary = (HUGE_PAGE_BYTES - Number(address % BigInt(HUGE_PAGE_BYTES))) % HUGE_PAGE_BYTES;
+    const start = firstBoundary + 1;
+    const length = buffer.byteLength - start;
+    // From 1 byte past a boundary to the end: every whole huge page after the next boundary.
+    const whole = Math.floor((length - (HUGE_PAGE_BYTES - 1)) / HUGE_PAGE_BYTES) * HUGE_PAGE_BYTES;
+    const advised = adviseHugePages(buffer, start, length);
+    if (thp.enabled === 'never' && advised !== undefined && advised < 0) return;
+    expect(advised).toBe(whole);
+  });
 });
