@@ -74,7 +74,7 @@ export type { ProviderPackageAvailable, ProviderPackageStatus, ProviderPackageUn
 export { loadAddon } from '@tenferro/os';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from '@tenferro/os';
 export { ABORT_CLOSED, ABORT_SIGNALLED } from './contract/execution-context.js';
-export type { CpuExecutionContext } from './contract/execution-context.js';
+export type { CpuExecutionContext, KernelRunOptions } from './contract/execution-context.js';
 export type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from './contract/cpu-domain.js';
 export type { ParallelMode, ProviderParallelMode } from './contract/parallel-mode.js';
 export { defineKernel } from './contract/kernel.js';

@@ -233,6 +233,44 @@ describe('tenferro:task', () => {
   });
 });
 
+describe('CpuExecutionContext.run options (KernelRunOptions)', () => {
+  const noop = kernel('noop');
+
+  it.skipIf(discoverCpuTopology().allowedCpus.size < 2)('a task posted with { threads: 1 } in an Inner context of 2 native threads is a one-thread task; by default it keeps 2 busy; lanes 1 each (needs 2 CPUs)', async () => {
+    const b = await CpuBackend.create({ threads: 2 });
+    try {
+      const events = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, () =>
+        b.withBackendSession(async (s) => {
+          const ctx = s.context;
+          expect(ctx.nativeThreadCount()).toBe(2);
+          await ctx.run(noop);
+          await ctx.run(noop, undefined, { threads: 1 });
+          await ctx.run(noop, undefined, { threads: 2 });
+          await ctx.run(noop, undefined, {});
+          await ctx.workerPool()!.map(noop, [1, 2]);
+        }),
+      );
+      expect(events.map((e) => e.threads)).toEqual([2, 1, 2, 2, 1, 1]);
+    } finally {
+      await b.close();
+    }
+  });
+
+  it('bad options are InvalidArgument before anything is posted: unknown keys, non-integers, 0, more than nativeThreadCount()', async () => {
+    const events = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, () =>
+      backend.install(async (ctx) => {
+        expect(ctx.nativeThreadCount()).toBe(1);
+        for (const bad of [{ threads: 0 }, { threads: 1.5 }, { threads: 2 }, { threads: '1' }, { thread: 1 }, null, 1]) {
+          const e = await expectCode(ctx.run(noop, undefined, bad as never), 'InvalidArgument', 'Validation');
+          expect(e.op).toBe('CpuExecutionContext.run');
+        }
+        expect(await ctx.run(noop, undefined, { threads: 1 })).toBeUndefined();
+      }),
+    );
+    expect(events.map((e) => e.threads)).toEqual([1]);
+  });
+});
+
 describe('forwardDiagnostics', () => {
   it('forwards every channel in one cloneable shape, stamped with hrtime and the threadId', async () => {
     const got: ForwardedDiagnosticsEvent[] = [];

@@ -21,7 +21,7 @@ import {
   kernelWords,
   validateGemmRequest,
 } from '@tenferro/core';
-import { splitCall } from './gemm-split.js';
+import { MULTI_THREAD_MIN_WORK, callWork, splitCall } from './gemm-split.js';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
 import type { BlasRuntime } from './runtime.js';
 
@@ -209,8 +209,12 @@ export function createGemmProvider(session: BlasSession, splitMinWork: number): 
       const { desc, a, b, c } = call.payload;
       const pool = ctx.workerPool();
       const parts = pool === undefined ? undefined : splitCall(desc, pool.size, splitMinWork);
-      if (pool === undefined || parts === undefined) await ctx.run(gemmKernel, kernelArgs(desc, [a, b, c]));
-      else await pool.map(gemmKernel, parts.map((part) => kernelArgs(part, [a, b, c])));
+      if (parts !== undefined) await pool!.map(gemmKernel, parts.map((part) => kernelArgs(part, [a, b, c])));
+      else if (desc[Desc.Threads]! > 1 && callWork(desc) < MULTI_THREAD_MIN_WORK) {
+        // A small call: one BLAS thread, and core waits for it as for a one-thread task.
+        desc[Desc.Threads] = 1;
+        await ctx.run(gemmKernel, kernelArgs(desc, [a, b, c]), { threads: 1 });
+      } else await ctx.run(gemmKernel, kernelArgs(desc, [a, b, c]));
       return EXECUTED;
     },
   };

@@ -32,6 +32,25 @@ export const SPLIT_QUANTUM = 16;
 export const SPLIT_MIN_WORK = 1536 ** 3;
 
 /**
+ * Real multiply-adds (as for {@link SPLIT_MIN_WORK}) below which a call runs on one BLAS thread
+ * whatever the budget: waking OpenBLAS's helper (and the main thread then waiting for a task of
+ * two threads, yielding its CPU) costs more than the second thread saves (#38 item 7). OpenBLAS
+ * itself runs a GEMM of at most 64³ multiply-adds on one thread, but tenferro's per-call thread
+ * setting still asked for two and core still waited for two. Measured on 2-vCPU AMD EPYC (Zen,
+ * OpenBLAS 0.3.21, C calling `cblas_?gemm`, GFLOP/s 1 / 2 threads, quiet machine): see
+ * docs/performance.md (#38, small calls).
+ */
+export const MULTI_THREAD_MIN_WORK = 128 ** 3;
+
+/** Real multiply-adds of the call `desc` describes (×4 for complex, times the batch count). */
+export function callWork(desc: Float64Array): number {
+  const rank = desc[Desc.BatchRank]!;
+  let batches = 1;
+  for (let t = 0; t < rank; t++) batches *= desc[Desc.Header + t]!;
+  return desc[Desc.M]! * desc[Desc.N]! * desc[Desc.K]! * batches * (desc[Desc.DType]! >= 2 ? 4 : 1);
+}
+
+/**
  * The descriptors of the parts of `desc` for `lanes` lanes, each with one thread; `undefined`
  * when the call stays whole: one lane, a runtime whose thread count tenferro does not set
  * (threads 0), too little work (`minWork`), or nothing long enough to cut.
@@ -40,12 +59,7 @@ export function splitCall(desc: Float64Array, lanes: number, minWork = SPLIT_MIN
   if (lanes <= 1 || desc[Desc.Threads]! <= 0) return undefined;
   const m = desc[Desc.M]!;
   const n = desc[Desc.N]!;
-  const k = desc[Desc.K]!;
-  const complex = desc[Desc.DType]! >= 2;
-  const rank = desc[Desc.BatchRank]!;
-  let batches = 1;
-  for (let t = 0; t < rank; t++) batches *= desc[Desc.Header + t]!;
-  if (k === 0 || m * n * k * batches * (complex ? 4 : 1) < minWork) return undefined;
+  if (desc[Desc.K]! === 0 || callWork(desc) < minWork) return undefined;
   const byColumns = n >= m;
   const extent = byColumns ? n : m;
   const parts = Math.min(lanes, Math.floor(extent / SPLIT_QUANTUM));

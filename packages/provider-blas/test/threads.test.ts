@@ -2,9 +2,11 @@
 // process (pool: forks) and loads the BLAS library here, so the threads the library creates can
 // be told apart from Node's and the engine's.
 import { readFileSync } from 'node:fs';
-import { CpuBackend, Tensor } from '@tenferro/core';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { CpuBackend, DIAGNOSTICS_CHANNELS, type TaskEvent, Tensor } from '@tenferro/core';
 import { peakThreadsDuring, randomValues, seededRandom, threadCensus } from '@tenferro/core/testing';
 import { describe, expect, it } from 'vitest';
+import { MULTI_THREAD_MIN_WORK } from '../src/gemm-split.js';
 import { blasProviderStatus, createBlasProvider } from '../src/index.js';
 
 /** CPU time (clock ticks, user + system) of one thread of this process. */
@@ -19,6 +21,16 @@ function ticks(tid: number): number {
 }
 
 const sum = (tids: readonly number[]) => tids.reduce((acc, t) => acc + ticks(t), 0);
+
+/** CPU time (ns, `schedstat`) of the threads `tids` of this process. */
+const cpuNs = (tids: readonly number[]) =>
+  tids.reduce((acc, t) => {
+    try {
+      return acc + Number(readFileSync(`/proc/self/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      return acc;
+    }
+  }, 0);
 
 describe('thread census', () => {
   // createBlasProvider() loads no BLAS here: the first GEMM loads it on an engine worker, and the
@@ -96,6 +108,43 @@ describe('thread census', () => {
         expect(one.libraryTicks, 'pool ticks at budget 1').toBeLessThanOrEqual(1);
         expect(two.libraryTicks, 'pool ticks at budget 2').toBeGreaterThan(0);
         expect(one.workerTicks).toBeGreaterThan(0);
+      }
+    });
+  }
+
+  if (caps.placement === 'externalWorkers' && caps.acceptsInner && /[-,]/.test(readFileSync('/proc/self/status', 'utf8').match(/^Cpus_allowed_list:\s*(.*)$/m)?.[1] ?? '')) {
+    it(`a GEMM below ${MULTI_THREAD_MIN_WORK} multiply-adds on a 2-thread backend runs on one BLAS thread as a one-thread task; from it, on the budget (#38)`, async () => {
+      const backend = await CpuBackend.create({ kind: 'blas', threads: 2, providers: [pkg] });
+      try {
+        // 96³ is above OpenBLAS's own single-thread bound (64³): only tenferro's choice keeps it on one thread.
+        const small = Tensor.fromArray('f64', [96, 96], randomValues(rand, 'f64', 96 * 96));
+        const large = Tensor.fromArray('f64', [128, 128], randomValues(rand, 'f64', 128 * 128));
+        await backend.matmul(small, small); // warm (loads the runtime on the first call)
+        const l0 = cpuNs(libraryThreads);
+        const smallTasks: TaskEvent[] = [];
+        const onTask = (m: unknown) => void smallTasks.push(m as TaskEvent);
+        subscribe(DIAGNOSTICS_CHANNELS.task, onTask);
+        try {
+          for (let i = 0; i < 400; i++) (await backend.matmul(small, small)).dispose();
+        } finally {
+          unsubscribe(DIAGNOSTICS_CHANNELS.task, onTask);
+        }
+        const smallLibraryNs = cpuNs(libraryThreads) - l0;
+        const largeTasks: TaskEvent[] = [];
+        const onLarge = (m: unknown) => void largeTasks.push(m as TaskEvent);
+        subscribe(DIAGNOSTICS_CHANNELS.task, onLarge);
+        try {
+          (await backend.matmul(large, large)).dispose();
+        } finally {
+          unsubscribe(DIAGNOSTICS_CHANNELS.task, onLarge);
+        }
+        const gemms = (events: TaskEvent[]) => events.filter((e) => e.kernel === 'blasGemm').map((e) => e.threads);
+        expect(new Set(gemms(smallTasks))).toEqual(new Set([1]));
+        expect(gemms(largeTasks)).toEqual([2]);
+        // OpenBLAS's pool was never woken for the small ones (it would spin after each call).
+        if (status.runtime.vendor === 'openblas' && libraryThreads.length > 0) expect(smallLibraryNs, 'CPU ns of the pool during 400 small GEMMs').toBeLessThan(1e6);
+      } finally {
+        await backend.close();
       }
     });
   }

@@ -79,7 +79,29 @@ export interface CpuExecutionContext {
    * await backend.close();
    * ```
    */
-  run<P, R>(kernel: KernelRef<P, R>, payload?: P): Promise<R>;
+  run<P, R>(kernel: KernelRef<P, R>, payload?: P, options?: KernelRunOptions): Promise<R>;
+}
+
+/** Options of {@link CpuExecutionContext.run}. Unknown keys are `InvalidArgument`. */
+export interface KernelRunOptions {
+  /**
+   * How many threads this task keeps busy, its native library's helpers included: an integer from
+   * 1 to `nativeThreadCount()` (the default). A kernel that runs a call on fewer threads than it
+   * may — a small BLAS call on one thread, where waking a helper costs more than it saves — says
+   * so, and the main thread then waits for it as for a one-thread task instead of yielding its
+   * CPU to helpers that are not running (#38).
+   *
+   * @example
+   * ```ts
+   * import { CpuBackend, defineKernel } from '@tenferro/core';
+   *
+   * const one = defineKernel<number, number>('data:text/javascript,export const one = (x) => x + 1;', 'one');
+   * const backend = await CpuBackend.create({ threads: 1 });
+   * console.log(await backend.install((ctx) => ctx.run(one, 41, { threads: 1 }))); // prints: 42
+   * await backend.close();
+   * ```
+   */
+  readonly threads?: number;
 }
 
 /** `abortWord[0]` once the execution's `AbortSignal` fired. */

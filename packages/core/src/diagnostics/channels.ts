@@ -137,6 +137,8 @@ export interface TaskEvent {
   /** The engine worker's index in its pool (its lane), and its OS thread id. */
   readonly worker: number;
   readonly tid: number;
+  /** Threads the task was posted as keeping busy, its native library's helpers included: `KernelRunOptions.threads` when given, else the context's `nativeThreadCount()`; 1 for a lane of a fan-out. */
+  readonly threads: number;
   /** Whether another task was in flight on this isolate while this one was (a lane of a fan-out). */
   readonly fanOut: boolean;
   /** `process.hrtime.bigint()` on the main thread just before the task was posted. */

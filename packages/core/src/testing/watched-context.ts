@@ -35,6 +35,6 @@ export function watchedContext(ctx: CpuExecutionContext, note: (lane: number) =>
     },
     workerPool: () => watchedPool,
     nativeThreadCount: () => ctx.nativeThreadCount(),
-    run: (kernel, payload) => (note(0), ctx.run(kernel, payload)),
+    run: (kernel, payload, options) => (note(0), ctx.run(kernel, payload, options)),
   } satisfies CpuExecutionContext);
 }

@@ -1,5 +1,5 @@
 import type { CpuAdmissionMode, CpuDomainId } from '../../contract/cpu-domain.js';
-import type { CpuExecutionContext } from '../../contract/execution-context.js';
+import type { CpuExecutionContext, KernelRunOptions } from '../../contract/execution-context.js';
 import { TenferroError } from '../../errors/tenferro-error.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import type { LaneRunner, WorkerPool } from '../../contract/worker-pool.js';
@@ -108,14 +108,16 @@ export class EnteredContext implements CpuExecutionContext {
   }
 
   /** Run one kernel task on this context's worker; its native library may use {@link nativeThreadCount} threads. */
-  run<P, R>(kernel: KernelRef<P, R>, payload?: P): Promise<R> {
+  run<P, R>(kernel: KernelRef<P, R>, payload?: P, options?: KernelRunOptions): Promise<R> {
     const op = 'CpuExecutionContext.run';
+    let threads = this.#nativeThreads;
     try {
+      if (options !== undefined) threads = runThreads(options, this.#nativeThreads, op);
       this.#assertLive(op);
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.#parts.runner.runOn(this.#parts.lane, kernel, payload, op, this.#nativeThreads, this.#parts.spawnsThreads);
+    return this.#parts.runner.runOn(this.#parts.lane, kernel, payload, op, threads, this.#parts.spawnsThreads);
   }
 
   #assertLive(op: string): void {
@@ -123,4 +125,17 @@ export class EnteredContext implements CpuExecutionContext {
       throw new TenferroError('ContextExpired', 'this execution context belongs to an execution that has ended', { op });
     }
   }
+}
+
+/** The thread count `options` asks `run` for (checked: an integer from 1 to `allowed`, no other key). */
+function runThreads(options: KernelRunOptions, allowed: number, op: string): number {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);
+  const unknown = Object.keys(options).find((key) => key !== 'threads');
+  if (unknown !== undefined) throw TenferroError.invalidArgument(op, `options.${unknown}`, 'threads', unknown);
+  const { threads } = options;
+  if (threads === undefined) return allowed;
+  if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > allowed) {
+    throw TenferroError.invalidArgument(op, 'options.threads', `an integer from 1 to nativeThreadCount() (${allowed})`, threads);
+  }
+  return threads;
 }

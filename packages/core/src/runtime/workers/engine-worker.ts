@@ -177,8 +177,8 @@ interface PostedTask {
   readonly alone: boolean;
   /** The posts counter right after it was posted. */
   readonly postsBefore: number;
-  /** The kernel may keep more than one thread busy (its native library's helpers). */
-  readonly wide: boolean;
+  /** Threads the kernel may keep busy, its native library's helpers included (wide when > 1). */
+  readonly threads: number;
 }
 
 /** Continuations chained on this run after the current synchronous code (and its microtasks so far). */
@@ -468,7 +468,7 @@ export class EngineWorker {
 
 
   /** Publish the task just answered on `tenferro:task`, with the worker's times from the mailbox. */
-  #publishTask(op: string, kernel: string, fanOut: boolean, posted: bigint): void {
+  #publishTask(op: string, kernel: string, threads: number, fanOut: boolean, posted: bigint): void {
     const seen = process.hrtime.bigint();
     const began = this.#times[0]!;
     const answered = this.#times[1]!;
@@ -478,6 +478,7 @@ export class EngineWorker {
       kernel,
       worker: this.observed.index,
       tid: this.observed.tid,
+      threads,
       fanOut,
       postedAt: posted,
       startLagNs: Math.max(0, began - postedNs),
@@ -520,7 +521,7 @@ export class EngineWorker {
   #post<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads: number): Promise<R> {
     let task: PostedTask;
     try {
-      task = this.#send(kernel, payload, op, threads > 1);
+      task = this.#send(kernel, payload, op, threads);
     } catch (e) {
       this.#handOn();
       return Promise.reject(e);
@@ -529,7 +530,7 @@ export class EngineWorker {
   }
 
   /** Hand the task to the worker (mailbox, argument area, a message only for what it has not seen). */
-  #send<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string, wide: boolean): PostedTask {
+  #send<P, R>(kernel: KernelRef<P, R>, payload: P | undefined, op: string, threads: number): PostedTask {
     if (this.#dead) throw this.#deadError(op);
     const m = this.#mailbox;
     const sendKernel = !this.#known.has(kernel.id);
@@ -566,7 +567,7 @@ export class EngineWorker {
     }
     const timed = taskChannel().hasSubscribers;
     if (timed) flags |= TaskFlag.TIMED;
-    m[Mailbox.TASK_FLAGS] = wide ? flags | TaskFlag.WIDE : flags;
+    m[Mailbox.TASK_FLAGS] = threads > 1 ? flags | TaskFlag.WIDE : flags;
     m[Mailbox.KERNEL_ID] = kernel.id;
     const seq = ++this.#seq;
     m[Mailbox.TASK] = seq; // published by the REQUEST store below
@@ -581,7 +582,7 @@ export class EngineWorker {
     const postsBefore = ++posts;
     inFlight++;
     running.add(m);
-    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore, wide };
+    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore, threads };
   }
 
   /**
@@ -600,7 +601,7 @@ export class EngineWorker {
       // only takes a CPU from the lanes (two 300 µs polls per 2.5 ms fan-out at n = 512, #37);
       // their end is awaited after the first lane answers (`awaitParked`).
       r =
-        inFlight !== 1 || task.wide
+        inFlight !== 1 || task.threads > 1
           ? pollAmongLanes(m, seq, expected > 3 * MAX_POLL_NS ? MIN_POLL_NS : Math.min(expected, MAX_POLL_NS))
           : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
     } catch (e) {
@@ -698,7 +699,7 @@ export class EngineWorker {
 
   /** What the worker answered (`r`: the task's sequence number, or DEAD). */
   #result<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number): R {
-    if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started);
+    if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, task.threads, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started);
     // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
     // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
     if (parked.size > 0) awaitParked();
