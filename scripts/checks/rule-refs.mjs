@@ -7,9 +7,10 @@
 // prints a one-line summary and exits 0, or lists each `file:line R<n>` without a heading (and
 // each rule headed twice) and exits 1. `packages/core/test/rulebook.test.ts` runs the same check.
 // Plain Node ESM, no dependencies.
-import { readFileSync, readdirSync, realpathSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { isMain } from './is-main.mjs';
 
 /** The rulebook, relative to the repository root. */
 export const DEFAULT_DOC = 'docs/contracts/execution-contract.md';
@@ -154,16 +155,7 @@ function parseArgs(argv) {
   return args;
 }
 
-function isMain() {
-  if (process.argv[1] === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const { root, doc } = parseArgs(process.argv.slice(2));
   const r = checkRuleRefs({ root, doc });
   const ok = r.missing.length === 0 && r.duplicates.length === 0;

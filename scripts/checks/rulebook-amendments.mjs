@@ -11,9 +11,10 @@
 //
 // `checkAmendments(text)` returns what it found and every problem; run as a script it checks the
 // repository's rulebook and exits 1 on a problem.
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { isMain } from './is-main.mjs';
 
 const SECTION = '## Amendments and deviations';
 const SOURCE = /^(#\d+|measured)$/;
@@ -98,16 +99,7 @@ function paragraph(lines, i) {
   return out.join(' ');
 }
 
-function isMain() {
-  if (process.argv[1] === undefined) return false;
-  try {
-    return import.meta.url === pathToFileURL(realpathSync(process.argv[1])).href;
-  } catch {
-    return false;
-  }
-}
-
-if (isMain()) {
+if (isMain(import.meta.url)) {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
   const r = checkAmendments(readFileSync(join(root, 'docs/contracts/execution-contract.md'), 'utf8'));
   for (const p of r.problems) console.error(`rulebook-amendments: ${p}`);

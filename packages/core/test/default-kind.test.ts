@@ -3,11 +3,11 @@
 // a child process), so that faer "installed and loads", "installed but cannot load" and blas
 // "installed and available" can each be set up. The real provider-blas in an app where only it is
 // installed: packages/provider-blas/test/default-kind.test.ts.
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCoreChild } from './helpers.js';
 
 const coreDist = JSON.stringify(new URL('../dist/index.js', import.meta.url).href);
 const dirs: string[] = [];
@@ -40,19 +40,7 @@ function app(packages: { faer?: Fake; blas?: Fake }): string {
 }
 
 function run(dir: string, body: string) {
-  const script = `
-    import * as core from ${coreDist};
-    const warnings = [];
-    process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
-    const out = {};
-    ${body}
-    await new Promise((r) => setImmediate(r));
-    console.log(JSON.stringify({ ...out, warnings }));`;
-  const env: Record<string, string | undefined> = { ...process.env, NODE_PATH: '' };
-  for (const key of ['TENFERRO_DISCOVER_PROVIDERS', 'TENFERRO_NO_REFERENCE_FALLBACK']) delete env[key];
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: dir, encoding: 'utf8', env });
-  if (r.status !== 0) throw new Error(`child failed (${r.status}): ${r.stderr}`);
-  return JSON.parse(r.stdout) as { warnings: { code: string; message: string }[]; [key: string]: unknown };
+  return runCoreChild(body, { cwd: dir, env: { NODE_PATH: '', TENFERRO_DISCOVER_PROVIDERS: undefined, TENFERRO_NO_REFERENCE_FALLBACK: undefined } });
 }
 
 const createTwo = `

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -118,3 +119,39 @@ export const gc: () => void =
           setFlagsFromString('--no-expose-gc');
         }
       })();
+
+/** A warning a child process of {@link runCoreChild} saw (`process.on('warning')`). */
+export interface ChildWarning {
+  readonly code: string;
+  readonly message: string;
+}
+
+/**
+ * Run `body` in a fresh Node process that imports core's built `dist` as `core` (plus `imports`,
+ * e.g. `import { Worker } from 'node:worker_threads';`), fills `out` and returns it with the
+ * warnings the process emitted. `env` entries set to `undefined` are removed from the child's
+ * environment. A child that exits non-zero throws with its stderr.
+ */
+export function runCoreChild(
+  body: string,
+  options: { readonly env?: Record<string, string | undefined>; readonly cwd?: string; readonly imports?: string } = {},
+): { warnings: ChildWarning[]; [key: string]: unknown } {
+  const coreDist = JSON.stringify(new URL('../dist/index.js', import.meta.url).href);
+  const script = `
+    ${options.imports ?? ''}
+    import * as core from ${coreDist};
+    const warnings = [];
+    process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
+    const out = {};
+    ${body}
+    await new Promise((r) => setImmediate(r));
+    console.log(JSON.stringify({ ...out, warnings }));`;
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const [key, value] of Object.entries(options.env ?? {})) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: options.cwd, encoding: 'utf8', env });
+  if (r.status !== 0) throw new Error(`child failed (${r.status ?? r.signal}): ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}

@@ -3,32 +3,15 @@
 // TENFERRO_ISOLATE_ARBITER, once per isolate, where another isolate can be running backends — a
 // backend created in a worker_thread, or in the main thread while it has live workers. Each case
 // runs in a child process (the warning is once per isolate); workers are coordinated by messages.
-import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
+import { type ChildWarning, runCoreChild } from './helpers.js';
 
 const coreDist = JSON.stringify(new URL('../dist/index.js', import.meta.url).href);
 
-interface Warning {
-  readonly code: string;
-  readonly message: string;
-}
+type Warning = ChildWarning;
 
 function run(body: string, osDisabled = true): { warnings: Warning[]; [key: string]: unknown } {
-  const script = `
-    import { Worker } from 'node:worker_threads';
-    import * as core from ${coreDist};
-    const warnings = [];
-    process.on('warning', (w) => warnings.push({ code: w.code, message: w.message }));
-    const out = {};
-    ${body}
-    await new Promise((r) => setImmediate(r));
-    console.log(JSON.stringify({ ...out, warnings }));`;
-  const env: Record<string, string | undefined> = { ...process.env, TENFERRO_DISCOVER_PROVIDERS: '0' };
-  if (osDisabled) env.TENFERRO_OS_DISABLE = '1';
-  else delete env.TENFERRO_OS_DISABLE;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env });
-  if (r.status !== 0) throw new Error(`child failed (${r.status}): ${r.stderr}`);
-  return JSON.parse(r.stdout);
+  return runCoreChild(body, { imports: "import { Worker } from 'node:worker_threads';", env: { TENFERRO_DISCOVER_PROVIDERS: '0', TENFERRO_OS_DISABLE: osDisabled ? '1' : undefined } });
 }
 
 /** A worker that reports 'up', then exits when told. */
