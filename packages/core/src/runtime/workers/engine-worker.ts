@@ -624,13 +624,24 @@ export class EngineWorker {
   async #answerAfterTurn<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number): Promise<R> {
     try {
       this.#taskEnded(task.pending.mailbox);
-      await nextTurn();
-      turnTaken();
-      return this.#result(task, kernel, op, r);
+      return await this.#settle(task, kernel, op, r, false);
     } finally {
       syncAnswers++;
       this.#handOn();
     }
+  }
+
+  /**
+   * Settle the answer `r` of a task no longer in flight: after an event-loop turn when one is due
+   * (the budget of answers without one is spent), at once when one of ours just ran (`turned`).
+   */
+  async #settle<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, turned: boolean): Promise<R> {
+    if (turned) turnTaken();
+    else if (turnDue(task.started)) {
+      await nextTurn();
+      turnTaken();
+    }
+    return this.#result(task, kernel, op, r);
   }
 
   /** The answer of a task that outlasted the blocking poll. */
@@ -679,12 +690,7 @@ export class EngineWorker {
         this.#taskEnded(m);
       }
       // Settled from a macrotask, but after the immediates only if one of ours ran: else the budget applies too.
-      if (turned) turnTaken();
-      else if (turnDue(started)) {
-        await nextTurn();
-        turnTaken();
-      }
-      return this.#result(task, kernel, op, r);
+      return await this.#settle(task, kernel, op, r, turned);
     } finally {
       syncAnswers++;
       this.#handOn();
