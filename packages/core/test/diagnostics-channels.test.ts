@@ -21,7 +21,7 @@ import {
   Unsupported,
 } from '../src/index.js';
 import { discoverCpuTopology } from '../src/index.js';
-import { expectCode, expectThrows, kernel, until } from './helpers.js';
+import { expectCode, expectThrows, kernel, reached, until } from './helpers.js';
 
 const echo = kernel<number, number>('echo');
 let backend: CpuBackend;
@@ -189,7 +189,7 @@ describe('tenferro:task', () => {
     let released = 0n;
     const events = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, async () => {
       const running = backend.install((ctx) => ctx.run(holdUntil, { buffer: flags.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 10_000 }));
-      await until(() => Atomics.load(flags, 1) === 1);
+      await reached(flags, 1);
       entered = process.hrtime.bigint();
       released = process.hrtime.bigint();
       Atomics.store(flags, 0, 1);

@@ -118,7 +118,7 @@ describe('the main thread never blocks in Atomics.wait', () => {
       for (let i = 0; i < 3; i++) {
         const g = gate();
         const running = backend.install((ctx) => ctx.run(holdUntil, g.payload));
-        await until(g.entered);
+        await g.whenEntered();
         for (let t = 0; t < 5; t++) await new Promise((r) => setImmediate(r));
         g.open();
         expect(await running).toBe(true);
@@ -143,7 +143,7 @@ describe('the main thread never blocks in Atomics.wait', () => {
           subscribe(DIAGNOSTICS_CHANNELS.task, onTask);
           try {
             const lanes = b.withBackendSession((s) => s.context.workerPool()!.map(holdUntil, [first.payload, second.payload]));
-            await until(() => first.entered() && second.entered());
+            await Promise.all([first.whenEntered(), second.whenEntered()]);
             // Both lanes outlast their polls and park; then one answers while the other still runs:
             // the main thread waits a little for the other (`awaitParked`) — never in Atomics.wait.
             for (let t = 0; t < 5; t++) await new Promise((r) => setImmediate(r));

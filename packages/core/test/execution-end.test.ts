@@ -98,7 +98,7 @@ describe('a scope or session ends with its callback (#35)', () => {
         });
       })
       .then(() => (scopeEnded = true));
-    await until(g.entered);
+    await g.whenEntered();
     let otherRan = false;
     const other = b.install(() => (otherRan = true));
     // Many event-loop turns: neither the scope nor the other backend's execution may finish while the kernel holds.
@@ -143,7 +143,7 @@ describe('caller-managed guards (#35, R43)', () => {
       const g = gate();
       const c = counters();
       const holding = first.install((ctx) => ctx.run(holdUntil, g.payload));
-      await until(g.entered);
+      await g.whenEntered();
       let secondRan = false;
       const waiting = second.install(async (ctx) => {
         await ctx.run(countRun, c.other);
@@ -172,7 +172,7 @@ describe('caller-managed guards (#35, R43)', () => {
     try {
       const g = gate();
       const holding = backend.forDomain(1).install((ctx) => ctx.run(holdUntil, g.payload));
-      await until(g.entered);
+      await g.whenEntered();
       const waiting = backend.forDomain(2).install(() => 'second', { signal: AbortSignal.timeout(20_000) });
       g.open();
       expect(await holding).toBe(true);

@@ -15,7 +15,7 @@ import {
   Tensor,
   WorkerThreadsDomainExecutor,
 } from '../src/index.js';
-import { expectCode, kernel, onePerCpuTopology, until } from './helpers.js';
+import { expectCode, kernel, onePerCpuTopology, reached, until } from './helpers.js';
 
 const noop = kernel('noop');
 const whoami = kernel<undefined, { workerIndex: number; tid: number }>('whoami');
@@ -438,7 +438,7 @@ describe('arbitration between engines (R27)', () => {
       const gate = new SharedArrayBuffer(12);
       const g = new Int32Array(gate);
       const first = b.install((ctx) => ctx.run(holdUntil, { buffer: gate, index: 0, enteredIndex: 1, timeoutMs: 10_000 }));
-      await until(() => Atomics.load(g, 1) === 1);
+      await reached(g, 1);
       let secondStarted = false;
       const second = all.install(async (ctx) => {
         secondStarted = true;

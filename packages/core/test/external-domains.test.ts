@@ -13,7 +13,7 @@ import {
 } from '../src/index.js';
 import { PiscinaDomainExecutor } from '../src/piscina/index.js';
 import { naiveDotGeneral, peakThreadsDuring, randomOperand, relativeError, seededRandom } from '../src/testing/index.js';
-import { expectCode, kernel, onePerCpuTopology, until } from './helpers.js';
+import { expectCode, kernel, onePerCpuTopology, reached, until } from './helpers.js';
 
 const rendezvous = kernel<{ buffer: SharedArrayBuffer; mine: number; theirs: number; timeoutMs: number }, boolean>('rendezvous');
 const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
@@ -128,7 +128,7 @@ describe('cooperative external domains (R34, R46)', () => {
       const gate = new SharedArrayBuffer(12);
       const g = new Int32Array(gate);
       const first = b.install((ctx) => ctx.run(holdUntil, { buffer: gate, index: 0, enteredIndex: 1, timeoutMs: 10_000 }));
-      await until(() => Atomics.load(g, 1) === 1);
+      await reached(g, 1);
       let started = false;
       const second = b.forDomain(3).install(async () => {
         started = true;
@@ -182,7 +182,7 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
       const gate = new SharedArrayBuffer(12);
       const g = new Int32Array(gate);
       const held = coop.install((ctx) => ctx.run(holdUntil, { buffer: gate, index: 0, enteredIndex: 1, timeoutMs: 10_000 }));
-      await until(() => Atomics.load(g, 1) === 1);
+      await reached(g, 1);
       expect(await b.install(async (ctx) => (await ctx.run(noop), 'ran'))).toBe('ran');
       expect(processArbiter().stats().waiting).toBe(0);
       Atomics.store(g, 0, 1);
@@ -201,7 +201,7 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
       s.run('inner', async (ctx) => {
         const pool = ctx.workerPool()!;
         const hold = pool.runOn(0, holdUntil, { buffer: gate, index: 0, enteredIndex: 1, timeoutMs: 10_000 });
-        await until(() => Atomics.load(g, 1) === 1);
+        await reached(g, 1);
         const fromWorker = await pool.runOn(1, nestedEntry, { coreUrl });
         Atomics.store(g, 0, 1);
         Atomics.notify(g, 0);
@@ -210,7 +210,7 @@ describe('caller-managed domains (R35, R43, R57, R47)', () => {
         return fromWorker;
       }),
     );
-    await until(() => Atomics.load(g, 1) === 1);
+    await reached(g, 1);
     const queued = b.install(() => order.push('queued')); // unrelated top-level entry: waits for the guard
     expect(await first).toBe('Reentered');
     await queued;

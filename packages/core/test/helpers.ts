@@ -82,13 +82,18 @@ export function onePerCpuTopology(): CpuTopology {
   return topologyOverRealCpus(discoverCpuTopology().allowedCpus.toArray().map((cpu) => [cpu]));
 }
 
-/** Yield to the event loop until `check()` holds (bounded number of turns, no timers). */
-export async function until(check: () => boolean, turns = 100_000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (check()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error('condition not reached');
+/**
+ * Yield to the event loop until `check()` holds — for state the main thread itself changes (an
+ * arbiter's queue, a promise's outcome). No timers and no limit of its own: a condition never
+ * reached fails the test by its timeout. Wait for a kernel with a latch instead (`gate().whenEntered()`).
+ */
+export async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setImmediate(r));
+}
+
+/** Resolves once `flags[index]` reaches `value` — a latch on a word the other side bumps and notifies (`holdUntil` bumps its `enteredIndex`). */
+export async function reached(flags: Int32Array, index: number, value = 1): Promise<void> {
+  for (let seen = Atomics.load(flags, index); seen < value; seen = Atomics.load(flags, index)) await Atomics.waitAsync(flags, index, seen).value;
 }
 
 /**
@@ -100,6 +105,8 @@ export function gate() {
   return {
     payload: { buffer: g.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 20_000 },
     entered: () => Atomics.load(g, 1) >= 1,
+    /** Resolves once the kernel runs (a latch: the kernel notifies the word it bumps). */
+    whenEntered: (): Promise<void> => reached(g, 1),
     open: () => {
       Atomics.store(g, 0, 1);
       Atomics.notify(g, 0);

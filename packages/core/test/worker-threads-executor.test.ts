@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, CpuSet, discoverCpuTopology, ExternalCpuDomain, Tensor, WorkerThreadsDomainExecutor } from '../src/index.js';
 import { naiveDotGeneral, peakThreadsDuring, randomOperand, relativeError, seededRandom } from '../src/testing/index.js';
-import { cpusAllowedOfTask, expectCode, kernel, until } from './helpers.js';
+import { cpusAllowedOfTask, expectCode, kernel, reached, until } from './helpers.js';
 
 const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
 const nestedEntry = kernel<{ coreUrl: string }, string>('nestedBackendEntry');
@@ -39,7 +39,7 @@ describe('WorkerThreadsDomainExecutor (a caller-owned worker_threads pool)', () 
       s.run('inner', async (ctx) => {
         const pool = ctx.workerPool()!;
         const hold = pool.runOn(0, holdUntil, { buffer: gate, index: 0, enteredIndex: 1, timeoutMs: 10_000 });
-        await until(() => Atomics.load(g, 1) === 1);
+        await reached(g, 1);
         const nested = await pool.runOn(1, nestedEntry, { coreUrl });
         Atomics.store(g, 0, 1);
         Atomics.notify(g, 0);

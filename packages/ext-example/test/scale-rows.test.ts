@@ -60,12 +60,9 @@ function probedPackage(log: ReturnType<typeof probeLog>, tag: number, hold: bool
 }
 
 /** Yield to the event loop until `check()` holds (a bounded number of turns, no timers). */
-async function until(check: () => boolean, turns = 200_000): Promise<void> {
-  for (let i = 0; i < turns; i++) {
-    if (check()) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error('condition not reached');
+/** Yield to the event loop until `check()` holds; a condition never reached fails the test by its timeout. */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((r) => setImmediate(r));
 }
 
 async function rejection(p: Promise<unknown>): Promise<TenferroError> {

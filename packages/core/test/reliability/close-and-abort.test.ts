@@ -14,7 +14,7 @@ describe('close() reaches running work', () => {
     const h = gate();
     const running = backend.install((ctx) => ctx.run(holdUntil, h.payload));
     void running.catch(() => undefined);
-    await until(h.entered);
+    await h.whenEntered();
     const closing = backend.close();
     await expectCode(running, 'BackendClosed', 'RuntimeState');
     await closing;
@@ -58,7 +58,7 @@ describe('AbortSignal', () => {
     try {
       const h = gate();
       const holder = backend.install((ctx) => ctx.run(holdUntil, h.payload));
-      await until(h.entered);
+      await h.whenEntered();
       const controller = new AbortController();
       const waiting = backend.install((ctx) => ctx.run(noop), { signal: controller.signal });
       await until(() => processArbiter().stats().waiting === 1);
@@ -105,7 +105,7 @@ describe('AbortSignal', () => {
         { signal: controller.signal },
       );
       void running.catch(() => undefined);
-      await until(h.entered);
+      await h.whenEntered();
       controller.abort();
       expect(Atomics.load(word!, 0)).toBe(1);
       let settled = false;
@@ -164,7 +164,7 @@ describe('AbortSignal', () => {
     try {
       const h = gate();
       const holder = backend.install((ctx) => ctx.run(holdUntil, h.payload));
-      await until(h.entered);
+      await h.whenEntered();
       const controller = new AbortController();
       const queued = Array.from({ length: 50 }, () => backend.install(() => undefined, { signal: controller.signal }));
       queued.forEach((q) => void q.catch(() => undefined));

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { continueOwnersAfter } from '../../src/arbiter/execution-owner.js';
 import { CpuBackend, processArbiter, TenferroError, Tensor } from '../../src/index.js';
 import { naiveDotGeneral, randomOperand, relativeError, seededRandom } from '../../src/testing/index.js';
-import { expectCode, kernel, until } from '../helpers.js';
+import { expectCode, kernel, reached, until } from '../helpers.js';
 
 const noop = kernel('noop');
 const twoCpus = (await import('../../src/index.js')).discoverCpuTopology().allowedCpus.size >= 2;
@@ -28,7 +28,7 @@ describe('a kernel task never outlives its execution', () => {
       Promise.all([ctx.run(holdUntil, { buffer: gate.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 10_000 }).then(() => order.push('kernel done')), Promise.reject(new Error('branch failed'))]),
     );
     void first.catch(() => undefined);
-    await until(() => Atomics.load(gate, 1) === 1);
+    await reached(gate, 1);
     // Another backend on the same CPUs must wait: the permit is still held.
     const other = await CpuBackend.create({ threads: 1 });
     try {

@@ -61,7 +61,7 @@ describe('faults in providers, kernels and executors', () => {
     const h = gate();
     const running = backend.install((ctx) => ctx.run(holdUntil, h.payload));
     running.catch(() => undefined);
-    await until(h.entered);
+    await h.whenEntered();
     await backend.close();
     await expectCode(running, 'BackendClosed');
   });
@@ -96,7 +96,7 @@ describe('close() and abort at every stage', () => {
         // A first execution holds the permit so that the second can be queued.
         const holder = backend.install((ctx) => ctx.run(holdUntil, h.payload));
         holder.catch(() => undefined);
-        await until(h.entered);
+        await h.whenEntered();
         let admitted = false;
         const release = gate();
         const victim = backend.install(
@@ -112,7 +112,7 @@ describe('close() and abort at every stage', () => {
         else {
           h.open();
           await holder;
-          if (stage === 'running') await until(release.entered);
+          if (stage === 'running') await release.whenEntered();
           else await until(() => admitted);
         }
         if (how === 'close') {
