@@ -94,33 +94,37 @@ const KIND_DTYPE = [['f32', 'f64', 'c64', 'c128'], ['f32', 'f64', 'f32', 'f64'],
  */
 function checkRequest(name: Op, r: LapackRequest, dtype: number, count: number): void {
   const op = `provider-blas LAPACK ${name}`;
+  const nb = r.batch.length;
   for (let o = 0; o < 3; o++) {
     const d = r.out[o];
     if (d === undefined) continue;
-    const param = `request.out[${o}]`;
-    if (typeof d !== 'object' || d === null || !(d.buffer instanceof SharedArrayBuffer)) throw TenferroError.invalidArgument(op, param, 'an output descriptor { buffer: SharedArrayBuffer, offset, dtype, shape }', d);
+    if (typeof d !== 'object' || d === null || !(d.buffer instanceof SharedArrayBuffer)) throw TenferroError.invalidArgument(op, `request.out[${o}]`, 'an output descriptor { buffer: SharedArrayBuffer, offset, dtype, shape }', d);
     const want = KIND_DTYPE[outKind(name, o)][dtype]!;
-    if (d.dtype !== want) throw TenferroError.invalidArgument(op, `${param}.dtype`, `'${want}'`, d.dtype);
-    if (!Number.isSafeInteger(d.offset) || d.offset < 0) throw TenferroError.invalidArgument(op, `${param}.offset`, 'a non-negative integer', d.offset);
-    const shape = d.shape, lead = Array.isArray(shape) ? shape.length - r.batch.length : -1;
-    if (!(lead === 1 || lead === 2) || shape.some((e, i) => !Number.isSafeInteger(e) || e < 0 || (i >= lead && e !== r.batch[i - lead]))) {
-      throw TenferroError.invalidArgument(op, `${param}.shape`, `one or two extents, then the batch extents [${r.batch.join(', ')}]`, shape);
+    if (d.dtype !== want) throw TenferroError.invalidArgument(op, `request.out[${o}].dtype`, `'${want}'`, d.dtype);
+    if (!Number.isSafeInteger(d.offset) || d.offset < 0) throw TenferroError.invalidArgument(op, `request.out[${o}].offset`, 'a non-negative integer', d.offset);
+    // Loops, not closures and slices: this runs on every call (#38 item 6).
+    const shape = d.shape, lead = Array.isArray(shape) ? shape.length - nb : -1;
+    let fits = lead === 1 || lead === 2;
+    let elements = count;
+    for (let i = 0; fits && i < shape.length; i++) {
+      const e = shape[i]!;
+      if (!Number.isSafeInteger(e) || e < 0 || (i >= lead && e !== r.batch[i - lead])) fits = false;
+      else if (i < lead) elements *= e;
     }
-    const bytes = ELEMENT_BYTES[want]!;
-    const elements = shape.slice(0, lead).reduce((p, e) => p * e, 1) * count;
-    if ((d.offset + elements) * bytes > d.buffer.byteLength) throw TenferroError.invalidArgument(op, param, `${elements} elements of ${want} from offset ${d.offset} inside its buffer (${d.buffer.byteLength} bytes)`, d.offset);
+    if (!fits) throw TenferroError.invalidArgument(op, `request.out[${o}].shape`, `one or two extents, then the batch extents [${r.batch.join(', ')}]`, shape);
+    if ((d.offset + elements) * ELEMENT_BYTES[want]! > d.buffer.byteLength) throw TenferroError.invalidArgument(op, `request.out[${o}]`, `${elements} elements of ${want} from offset ${d.offset} inside its buffer (${d.buffer.byteLength} bytes)`, d.offset);
   }
   if (!(r.info instanceof Int32Array) || !(r.info.buffer instanceof SharedArrayBuffer) || r.info.length < count) throw TenferroError.invalidArgument(op, 'request.info', `an Int32Array over a SharedArrayBuffer of at least ${count} words`, r.info);
 }
 
 /** The LAPACK/BLAS routines (without prefix and trailing underscore) an op calls. */
-function routines(op: Op, r: LapackRequest, complex: boolean): string[] {
+function routines(op: Op, rOnly: boolean, complex: boolean): string[] {
   switch (op) {
     case 'cholesky': return ['potrf'];
     case 'solveTriangular': return ['trsm'];
     case 'luFactor': case 'lu': return ['getrf'];
     case 'solve': return ['gesv'];
-    case 'qr': return r.flags.rOnly ? ['geqrf'] : ['geqrf', complex ? 'ungqr' : 'orgqr'];
+    case 'qr': return rOnly ? ['geqrf'] : ['geqrf', complex ? 'ungqr' : 'orgqr'];
     case 'svd': return ['gesdd'];
     case 'eigh': return [complex ? 'heevd' : 'syevd'];
     case 'eig': return ['geev'];
@@ -131,25 +135,64 @@ function routines(op: Op, r: LapackRequest, complex: boolean): string[] {
 function pack(r: LapackRequest, op: number, dtype: number, threads: number): KernelArgs {
   const nb = r.batch.length;
   const w = kernelWords(HEADER + 3 * nb);
-  const b = r.b ?? r.a;
+  const a = r.a;
+  const b = r.b ?? a;
   const f = r.flags;
-  const flags = (f.upper ? 1 : 0) | (f.left ? 2 : 0) | (f.unitDiagonal ? 4 : 0) | (f.full ? 8 : 0) | (f.vectors ? 16 : 0) | (f.rOnly ? 32 : 0);
-  w.set([op, dtype, r.m, r.n, flags, threads, nb, r.a.offset, r.a.rowStride, r.a.colStride, b.offset, b.rowStride, b.colStride]);
+  w[0] = op;
+  w[1] = dtype;
+  w[2] = r.m;
+  w[3] = r.n;
+  w[4] = (f.upper ? 1 : 0) | (f.left ? 2 : 0) | (f.unitDiagonal ? 4 : 0) | (f.full ? 8 : 0) | (f.vectors ? 16 : 0) | (f.rOnly ? 32 : 0);
+  w[5] = threads;
+  w[6] = nb;
+  w[7] = a.offset;
+  w[8] = a.rowStride;
+  w[9] = a.colStride;
+  w[10] = b.offset;
+  w[11] = b.rowStride;
+  w[12] = b.colStride;
   w[INFO_WORD] = r.info.byteOffset >>> 2;
-  const buffers = [r.a.buffer, b.buffer];
+  // Words 14 and 15 stay zero (kernelWords hands out zeroed words; the native side checks them).
+  const buffers: SharedArrayBuffer[] = [a.buffer, b.buffer];
   for (let o = 0; o < 3; o++) {
     const d = r.out[o];
-    const lead = d === undefined ? 0 : d.shape.length - nb;
-    w.set(d === undefined ? [-1, 0, 0] : [d.offset, d.shape[0]!, lead === 2 ? d.shape[1]! : 1], OUT_WORDS + 3 * o);
-    buffers.push(d?.buffer ?? r.a.buffer);
+    const at = OUT_WORDS + 3 * o;
+    if (d === undefined) {
+      w[at] = -1;
+      w[at + 1] = 0;
+      w[at + 2] = 0;
+      buffers.push(a.buffer);
+    } else {
+      w[at] = d.offset;
+      w[at + 1] = d.shape[0]!;
+      w[at + 2] = d.shape.length - nb === 2 ? d.shape[1]! : 1;
+      buffers.push(d.buffer);
+    }
   }
   buffers.push(r.info.buffer as SharedArrayBuffer);
   for (let t = 0; t < nb; t++) {
     w[HEADER + t] = r.batch[t]!;
-    w[HEADER + nb + t] = r.a.batchStrides[t]!;
+    w[HEADER + nb + t] = a.batchStrides[t]!;
     w[HEADER + 2 * nb + t] = b.batchStrides[t]!;
   }
   return kernelArgs(w, buffers);
+}
+
+/**
+ * The kernel arguments (words and buffers) of one checked request, exactly as the kernels post them
+ * to a worker — for a caller of the native routine on its own thread (linalg's
+ * `bench/breakdown.mjs`, #38), so the bench never mirrors the descriptor format. `threads`: the
+ * LAPACK thread count word (0: leave the runtime's). Throws `InvalidArgument` as the kernels do.
+ */
+export function lapackKernelArgs(name: string, r: LapackRequest, threads: number): KernelArgs {
+  const op = Object.hasOwn(OP, name) ? OP[name as Op] : undefined;
+  const dtype = DTYPE[r.dtype];
+  if (op === undefined) throw TenferroError.invalidArgument('provider-blas LAPACK', 'name', `one of ${Object.keys(OP).join(', ')}`, name);
+  if (dtype === undefined) throw TenferroError.invalidArgument('provider-blas LAPACK', 'request.dtype', 'f32, f64, c64 or c128', r.dtype);
+  let count = 1;
+  for (let t = 0; t < r.batch.length; t++) count *= r.batch[t]!;
+  checkRequest(name as Op, r, dtype, count);
+  return pack(r, op, dtype, threads);
 }
 
 /** How many calls each op executed and declined (diagnostics and tests), since the kernels were made. */
@@ -166,20 +209,34 @@ export function createLapackKernels(session: BlasSession, binding: BlasBinding):
     declined[name] = (declined[name] ?? 0) + 1;
     return Unsupported.of({ kind: 'runtimeUnavailable', detail });
   };
+  // What the loaded runtime lacks for (op, dtype, rOnly): asked of the addon once, kept (the
+  // loaded runtime's routines never change) — no strings or arrays per call (#38 item 6).
+  const missingFor = new Map<number, readonly string[]>();
+  const missing = (name: Op, dtype: number, rOnly: boolean): readonly string[] => {
+    const key = OP[name] * 8 + dtype * 2 + (rOnly ? 1 : 0);
+    let m = missingFor.get(key);
+    if (m === undefined) {
+      const present = (symbols ??= (binding.lapackSymbols() as Readonly<Record<string, boolean>> | null) ?? undefined);
+      const prefix = PREFIX[dtype]!;
+      m = Object.freeze(routines(name, rOnly, dtype >= 2).map((s) => `${prefix}${s}`).filter((s) => present?.[s] !== true));
+      if (present !== undefined) missingFor.set(key, m);
+    }
+    return m;
+  };
   const call = (name: Op) =>
     async (ctx: CpuExecutionContext, r: LapackRequest): Promise<CpuProviderOutcome> => {
       const dtype = DTYPE[r.dtype];
       if (dtype === undefined) return decline(name, `LAPACK ${name} takes f32, f64, c64 and c128, not ${r.dtype}`);
-      checkRequest(name, r, dtype, r.batch.reduce((p, e) => p * e, 1));
+      let count = 1;
+      for (let t = 0; t < r.batch.length; t++) count *= r.batch[t]!;
+      checkRequest(name, r, dtype, count);
       const mx = Math.max(r.m, r.n), mn = Math.min(r.m, r.n);
       // Every per-matrix array LAPACK indexes (and gesdd's complex workspace) within 32-bit integers.
       if (mx * mx > INT_MAX || (name === 'svd' && 5 * mn * mn + 5 * mn + 2 * mx * mn > INT_MAX)) return decline(name, 'a matrix exceeds the 32-bit LAPACK integer');
-      const runtime = await session.ensureLoaded(ctx);
-      // The loaded runtime's routines are fixed once it is loaded: asked once, not per call.
-      const present = (symbols ??= (binding.lapackSymbols() as Readonly<Record<string, boolean>> | null) ?? undefined);
-      const prefix = PREFIX[dtype]!;
-      const missing = routines(name, r, dtype >= 2).map((s) => `${prefix}${s}`).filter((s) => present?.[s] !== true);
-      if (missing.length > 0) return decline(name, `the loaded runtime (${runtime.label}) does not export ${missing.map((s) => `${s}_`).join(', ')}`);
+      // No await once the runtime is loaded (as the GEMM provider): the per-call path.
+      const runtime = session.loaded() ?? (await session.ensureLoaded(ctx));
+      const lacking = missing(name, dtype, r.flags.rOnly);
+      if (lacking.length > 0) return decline(name, `the loaded runtime (${runtime.label}) does not export ${lacking.map((s) => `${s}_`).join(', ')}`);
       const threads = runtime.setsThreads ? (ctx.parallelMode === 'inner' ? Math.max(1, ctx.threadBudget) : 1) : 0;
       await ctx.run(lapackKernel, pack(r, OP[name], dtype, threads));
       executed[name] = (executed[name] ?? 0) + 1;
