@@ -5,12 +5,14 @@
 // JavaScript figure is measured here. Then one line per capability beyond matmul (linear algebra,
 // the native strided primitives), measured in this process. Anything that cannot run on this
 // machine is said so.
-import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mustRun } from './demo-steps.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const cli = join(root, 'packages', 'cli', 'dist', 'bin.js');
+// TENFERRO_DEMO_CLI: another CLI entry point (packages/release-checks/test/demo-steps.test.ts runs
+// the demo with one whose benchmark crashes).
+const cli = process.env.TENFERRO_DEMO_CLI ?? join(root, 'packages', 'cli', 'dist', 'bin.js');
 const SIZES = [256, 1024];
 const DTYPE = 'f64';
 
@@ -24,18 +26,17 @@ function heading(text) {
 
 // 1. What tenferro sees.
 heading('1. What tenferro sees on this machine   (npx tenferro info)');
-const info = spawnSync(process.execPath, [cli, 'info'], { stdio: 'inherit', cwd: root });
-if (info.status !== 0) process.exit(info.status ?? 1);
+// A step that fails (exit code or signal, e.g. a crashed benchmark child) is reported with its exit
+// code and last stderr lines, and the demo exits non-zero (scripts/demo-steps.mjs, #39).
+await mustRun('`tenferro info`', process.execPath, [cli, 'info'], { cwd: root });
 
 // 2. What you get.
 heading(`2. What you get: matmul C = A·B, n×n float64`);
 console.log(dim(`measuring tenferro faer, tenferro blas and C calling cblas (n = ${SIZES.join(', ')}), then pure JavaScript…`));
-const bench = spawnSync(process.execPath, [cli, 'bench', '--json', '--sizes', SIZES.join(',')], {
+const bench = await mustRun('the benchmark child (`tenferro bench --json`)', process.execPath, [cli, 'bench', '--json', '--sizes', SIZES.join(',')], {
   cwd: root,
-  encoding: 'utf8',
-  stdio: ['ignore', 'pipe', 'inherit'], // the progress bar shows on the terminal
+  capture: true,
 });
-if (bench.status !== 0) process.exit(bench.status ?? 1);
 const report = JSON.parse(bench.stdout);
 
 const js = await measureJavaScript();
