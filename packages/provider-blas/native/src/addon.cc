@@ -1,7 +1,7 @@
 // tenferro_blas.node: the system CBLAS behind tenferro's 'blas' kind. Registration only
 // (typed view: src/native/binding.ts):
 //   gemm(desc, a, b, c) -> status              -- gemm.cc, the native side of src/kernels/gemm.ts
-//   load(request), info(), getThreads(), setThreads(n)  -- runtime.cc: the BLAS runtime, dlopen()ed
+//   load(request), info(), getThreads(), setThreads(n), callThreads()  -- runtime.cc: the BLAS runtime, dlopen()ed
 //                                              at run time; what src/runtime.ts reads
 //   lapackSymbols(), lapack(words, a, b, out0, out1, out2, info) -> status  -- lapack.cc
 //   conjNoTrans: number                        -- the CBLAS code of "conjugate, no transpose"
@@ -18,6 +18,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("info", Napi::Function::New(env, blas::js::info, "info"));
   exports.Set("getThreads", Napi::Function::New(env, blas::js::get_threads, "getThreads"));
   exports.Set("setThreads", Napi::Function::New(env, blas::js::set_threads, "setThreads"));
+  exports.Set("callThreads", Napi::Function::New(env, blas::js::call_threads, "callThreads"));
   exports.Set("lapackSymbols", Napi::Function::New(env, blas::js::lapack_symbols, "lapackSymbols"));
   exports.Set("lapack", Napi::Function::New(env, blas::js::lapack_run, "lapack"));
   exports.Set("conjNoTrans", Napi::Number::New(env, blas::kCblasConjNoTrans));

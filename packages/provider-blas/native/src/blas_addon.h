@@ -34,6 +34,8 @@ Napi::Value load(const Napi::CallbackInfo& info);
 Napi::Value info(const Napi::CallbackInfo& info);
 /** `getThreads()`: the runtime's thread count, -1 when it has none (runtime.cc). */
 Napi::Value get_threads(const Napi::CallbackInfo& info);
+/** `callThreads()`: tids of the threads the runtime started during calls (MKL's OpenMP teams), for the census (runtime.cc). */
+Napi::Value call_threads(const Napi::CallbackInfo& info);
 /** `setThreads(n)`: a status (runtime.cc). */
 Napi::Value set_threads(const Napi::CallbackInfo& info);
 /** `lapackSymbols()`: which LAPACK routines the loaded runtime exports, null before load (lapack.cc). */

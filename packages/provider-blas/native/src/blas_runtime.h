@@ -43,10 +43,21 @@ struct Runtime {
   int (*openblas_get_parallel)() = nullptr;
   int (*openblas_get_num_threads)() = nullptr;
   void (*openblas_set_num_threads)(int) = nullptr;
-  // MKL
-  void (*mkl_get_version_string)(char*, int) = nullptr;
-  int (*mkl_set_num_threads_local)(int) = nullptr;
-  int (*mkl_get_max_threads)() = nullptr;
+  // MKL: the C names of mkl_service.h only (#42). The lower-case names (mkl_set_num_threads_local,
+  // mkl_get_version_string ...) are the Fortran-ABI entry points: they take their arguments by
+  // address, and calling one with an int made MKL read the count as a pointer (a fault at 0x1).
+  void (*mkl_get_version_string)(char*, int) = nullptr;  // MKL_Get_Version_String
+  int (*mkl_set_num_threads_local)(int) = nullptr;        // MKL_Set_Num_Threads_Local: the previous local count (0: none)
+  int (*mkl_get_max_threads)() = nullptr;                 // MKL_Get_Max_Threads
+  int (*mkl_set_threading_layer)(int) = nullptr;          // MKL_Set_Threading_Layer: the layer in effect
+  int (*mkl_set_interface_layer)(int) = nullptr;          // MKL_Set_Interface_Layer: the layer in effect
+  // The threading layer load() selected (mkl_threading_layer_name), "" when not MKL; every isolate
+  // reads it from here (a worker_threads isolate has no /proc/self/maps probe of its own, #42).
+  std::string mkl_layer;
+  // How the layer was chosen: "environment" (MKL_THREADING_LAYER), "tenferro" (the runtime present).
+  std::string mkl_layer_source;
+  // The OpenMP runtime load() made global for that layer ("" for sequential).
+  std::string mkl_openmp_runtime;
   // BLIS (dim_t / gint_t are 64-bit in default BLIS builds)
   const char* (*bli_info_get_version_str)() = nullptr;
   int64_t (*bli_info_get_enable_threading)() = nullptr;
@@ -78,6 +89,9 @@ struct LoadOutcome {
   bool coretype_applied = false;             // whether load() called setenv
   int loader_tid = 0;                        // the thread that ran dlopen
   std::string loader_cpus;                   // its affinity mask (cpulist) at that moment
+  // A candidate refused on purpose (not a dlopen failure): e.g. "ILP64" when MKL was asked for its
+  // 64-bit-integer interface, which this addon's 32-bit calls would crash (#42). "" when none.
+  std::string refused;
 };
 
 /** The runtime of this process (thread-safe read after load). */
@@ -95,12 +109,24 @@ const LoadOutcome& load_outcome();
 /** The file of the shared object holding `address` (dladdr), or "". */
 std::string library_of(const void* address);
 
+/** A thread count for the runtime: `threads` clamped to [1, the CPUs configured] (at most 4096). */
+int clamp_threads(int64_t threads);
+
+/** Threads the runtime started during calls (MKL's OpenMP team), found by ThreadScope; every isolate reads them. */
+std::vector<int> runtime_call_threads();
+
 // Thread control around one call: sets the runtime's thread count to `threads` (> 0; 0 leaves it
 // alone) and, where that setting is per call (MKL's local threads), restores it on destruction.
 // Also holds the fork guard (fork_guard.h) for the call.
+// MKL's thread count is set with MKL_Set_Num_Threads_Local (C ABI, clamped) and restored after.
+// The first call of a calling thread with more threads than it has used so far lists
+// /proc/self/task before and after: the threads that appeared (an OpenMP team) are recorded for
+// the thread census (runtime_call_threads).
 struct ThreadScope {
   CallGuard fork_guard;
   int mkl_previous = -1;
+  bool census = false;
+  std::vector<int> tasks_before;
   explicit ThreadScope(int threads);
   ~ThreadScope();
   ThreadScope(const ThreadScope&) = delete;

@@ -8,6 +8,7 @@
 // and ThreadScope, which gemm.cc puts around each call. Nothing here throws.
 #include "blas_runtime.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
@@ -16,7 +17,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -34,11 +37,39 @@ bool g_attempted = false;
 std::atomic<bool> g_loaded{false};
 
 // The libraries tried when load() is given no candidates (src/native/candidates.ts gives the
-// same list, with TENFERRO_BLAS_LIBRARY first): MKL's single dynamic library, the system's
-// libblas.so.3 (Debian's update-alternatives choice: OpenBLAS, BLIS or reference, CBLAS inside),
-// OpenBLAS and BLIS by name, then a separate reference CBLAS.
+// same list; TENFERRO_BLAS_LIBRARY or the `library` option replace it): the system's libblas.so.3
+// (Debian's update-alternatives choice: OpenBLAS, BLIS, reference or MKL, CBLAS inside), OpenBLAS
+// and BLIS by name, then a separate reference CBLAS. MKL is not in the list: installing it does
+// not switch the provider to it; it is used when it is the system's libblas.so.3 or asked for (#42).
 const char* const kDefaultCandidates[] = {
-    "libmkl_rt.so.2", "libmkl_rt.so", "libblas.so.3", "libopenblas.so.0", "libopenblas.so", "libblis.so.4", "libblis.so", "libcblas.so.3", "libblas.so",
+    "libblas.so.3", "libopenblas.so.0", "libopenblas.so", "libblis.so.4", "libblis.so", "libcblas.so.3", "libblas.so",
+};
+
+// mkl_service.h: MKL_THREADING_INTEL 0, _SEQUENTIAL 1, _PGI 2, _GNU 3, _TBB 4; MKL_INTERFACE_LP64 0,
+// _ILP64 1, _GNU 2 (a flag added to either).
+constexpr int kMklThreadingIntel = 0;
+constexpr int kMklThreadingSequential = 1;
+constexpr int kMklThreadingGnu = 3;
+constexpr int kMklThreadingTbb = 4;
+constexpr int kMklInterfaceIlp64 = 1;
+constexpr int kMklInterfaceGnu = 2;
+
+struct MklLayer {
+  int code;
+  const char* env;   // the MKL_THREADING_LAYER value
+  const char* name;  // src/runtime.ts BlasThreadingLayer
+  // The runtime the layer's library needs in the global scope (libmkl_*_thread.so lists none of
+  // them as NEEDED), tried in order; none for sequential.
+  const char* runtimes[4];
+  const char* package;  // the Debian package that provides it
+};
+
+const MklLayer kMklLayers[] = {
+    {kMklThreadingSequential, "SEQUENTIAL", "sequential", {nullptr}, ""},
+    {kMklThreadingGnu, "GNU", "gnu-openmp", {"libgomp.so.1", nullptr}, "libgomp1"},
+    // Intel's OpenMP runtime, or LLVM's libomp, which implements the same ABI (Debian: libomp5-14).
+    {kMklThreadingIntel, "INTEL", "intel-openmp", {"libiomp5.so", "libomp.so.5", "libomp.so", nullptr}, "libomp5-14 (LLVM's libomp.so.5, Intel-compatible)"},
+    {kMklThreadingTbb, "TBB", "tbb", {"libtbb.so.12", "libtbb.so.2", "libtbb.so", nullptr}, "libtbb12"},
 };
 
 template <typename F>
@@ -71,6 +102,93 @@ void promote_mkl_to_global_scope() {
   }
 }
 
+std::string upper(const char* v) {
+  std::string out;
+  for (const char* p = v; *p != '\0' && out.size() < 64; p++) out += (*p >= 'a' && *p <= 'z') ? static_cast<char>(*p - 32) : *p;
+  return out;
+}
+
+// Before MKL computes anything: refuse the ILP64 interface, and select the threading layer
+// explicitly (MKL_THREADING_LAYER when set, else GNU OpenMP when libgomp loads, else sequential),
+// with its OpenMP runtime made global first. False (and a line in errors) when MKL cannot be used
+// as asked. MKL reads both settings once, on its first call: nothing here has called it yet.
+bool setup_mkl(void* h, const std::string& name) {
+  Runtime& r = g_runtime;
+  bind_symbol(h, r.mkl_set_threading_layer, "MKL_Set_Threading_Layer");
+  bind_symbol(h, r.mkl_set_interface_layer, "MKL_Set_Interface_Layer");
+  if (r.mkl_set_threading_layer == nullptr || r.mkl_set_interface_layer == nullptr) {
+    g_outcome.errors.push_back(name + ": MKL without MKL_Set_Threading_Layer/MKL_Set_Interface_Layer (not the single dynamic library libmkl_rt): its threading and integer layers cannot be chosen");
+    return false;
+  }
+  // The interface: LP64 (32-bit integers) is what every call of this addon passes.
+  const char* iface_env = getenv("MKL_INTERFACE_LAYER");
+  const std::string iface = iface_env != nullptr ? upper(iface_env) : "";
+  if (iface.find("ILP64") != std::string::npos) {
+    g_outcome.refused = "ILP64";
+    g_outcome.errors.push_back(name + ": refused: MKL_INTERFACE_LAYER=" + iface +
+                               " selects MKL's ILP64 interface (64-bit integers); tenferro calls BLAS and LAPACK with 32-bit integers, which ILP64 would misread. Unset MKL_INTERFACE_LAYER or set it to LP64");
+    return false;
+  }
+  const int wanted = iface.find("GNU") != std::string::npos ? kMklInterfaceGnu : 0;
+  const int in_effect = r.mkl_set_interface_layer(wanted);
+  if (in_effect >= 0 && (in_effect & kMklInterfaceIlp64) != 0) {
+    g_outcome.refused = "ILP64";
+    g_outcome.errors.push_back(name + ": refused: MKL runs its ILP64 interface (64-bit integers; MKL_Set_Interface_Layer answered " + std::to_string(in_effect) +
+                               "); tenferro calls BLAS and LAPACK with 32-bit integers");
+    return false;
+  }
+  // The threading layer.
+  const char* layer_env = getenv("MKL_THREADING_LAYER");
+  const MklLayer* layer = nullptr;
+  std::string source = "tenferro";
+  if (layer_env != nullptr && layer_env[0] != '\0') {
+    source = "environment";
+    const std::string v = upper(layer_env);
+    for (const MklLayer& l : kMklLayers) {
+      if (v == l.env) layer = &l;
+    }
+    if (layer == nullptr) {
+      g_outcome.errors.push_back(name + ": MKL_THREADING_LAYER=" + v + " is not a layer tenferro can load (SEQUENTIAL, GNU, INTEL, TBB)");
+      return false;
+    }
+  }
+  std::string runtime_loaded;
+  auto load_runtime = [&](const MklLayer& l) {
+    if (l.runtimes[0] == nullptr) return true;
+    std::string tried;
+    for (const char* const* lib = l.runtimes; *lib != nullptr; lib++) {
+      dlerror();
+      if (dlopen(*lib, RTLD_NOW | RTLD_GLOBAL) != nullptr) {
+        runtime_loaded = *lib;
+        return true;
+      }
+      const char* e = dlerror();
+      tried += std::string(tried.empty() ? "" : "; ") + (e != nullptr ? e : *lib);
+    }
+    if (layer != nullptr) {
+      g_outcome.errors.push_back(name + ": MKL_THREADING_LAYER=" + l.env + " needs its runtime, which does not load (" + tried + "): install " + l.package +
+                                 ", or choose MKL_THREADING_LAYER=GNU (libgomp1) or SEQUENTIAL");
+    }
+    return false;
+  };
+  if (layer != nullptr) {
+    if (!load_runtime(*layer)) return false;
+  } else {
+    // GNU OpenMP when libgomp is there, else sequential; Intel's layer only when asked for.
+    layer = &kMklLayers[1];
+    if (!load_runtime(*layer)) layer = &kMklLayers[0];
+  }
+  const int set = r.mkl_set_threading_layer(layer->code);
+  if (set != layer->code) {
+    g_outcome.errors.push_back(name + ": MKL_Set_Threading_Layer(" + layer->env + ") answered " + std::to_string(set) + ": MKL did not take the layer");
+    return false;
+  }
+  r.mkl_layer = layer->name;
+  r.mkl_layer_source = source;
+  r.mkl_openmp_runtime = runtime_loaded;
+  return true;
+}
+
 void bind_identity(void* h) {
   Runtime& r = g_runtime;
   bind_symbol(h, r.openblas_get_config, "openblas_get_config");
@@ -78,9 +196,10 @@ void bind_identity(void* h) {
   bind_symbol(h, r.openblas_get_parallel, "openblas_get_parallel");
   bind_symbol(h, r.openblas_get_num_threads, "openblas_get_num_threads");
   bind_symbol(h, r.openblas_set_num_threads, "openblas_set_num_threads");
-  bind_symbol(h, r.mkl_get_version_string, "mkl_get_version_string");
-  bind_symbol(h, r.mkl_set_num_threads_local, "mkl_set_num_threads_local");
-  bind_symbol(h, r.mkl_get_max_threads, "mkl_get_max_threads");
+  // MKL: the C names (#42; see blas_runtime.h).
+  bind_symbol(h, r.mkl_get_version_string, "MKL_Get_Version_String");
+  bind_symbol(h, r.mkl_set_num_threads_local, "MKL_Set_Num_Threads_Local");
+  bind_symbol(h, r.mkl_get_max_threads, "MKL_Get_Max_Threads");
   bind_symbol(h, r.bli_info_get_version_str, "bli_info_get_version_str");
   bind_symbol(h, r.bli_info_get_enable_threading, "bli_info_get_enable_threading");
   bind_symbol(h, r.bli_info_get_enable_openmp, "bli_info_get_enable_openmp");
@@ -161,6 +280,16 @@ bool try_candidate(const std::string& name) {
     dlclose(h);
     return false;
   }
+  if (dlsym(h, "MKL_Get_Version_String") != nullptr && !setup_mkl(h, name)) {
+    // Not dlclose()d: MKL may have started initialising; its symbols stay local to this handle.
+    r.sgemm = nullptr;
+    r.dgemm = nullptr;
+    r.cgemm = nullptr;
+    r.zgemm = nullptr;
+    r.mkl_set_threading_layer = nullptr;
+    r.mkl_set_interface_layer = nullptr;
+    return false;
+  }
   r.handle = h;
   r.library = name;
   bind_identity(h);
@@ -221,12 +350,54 @@ std::string library_of(const void* address) {
   return "";
 }
 
-ThreadScope::ThreadScope(int threads) {
-  if (threads <= 0 || !runtime_loaded()) return;
+int clamp_threads(int64_t threads) {
+  static const int64_t cpus = [] {
+    const long n = sysconf(_SC_NPROCESSORS_CONF);
+    return static_cast<int64_t>(n < 1 ? 1 : n > 4096 ? 4096 : n);
+  }();
+  return static_cast<int>(threads < 1 ? 1 : threads > cpus ? cpus : threads);
+}
+
+namespace {
+
+std::mutex g_call_threads_mutex;
+std::vector<int> g_call_threads;
+// Per calling thread: the most threads a census probe has seen started, and the probes that found none.
+thread_local int t_census_threads = 1;
+thread_local int t_census_misses = 0;
+constexpr int kCensusMaxMisses = 64;
+
+std::vector<int> list_tasks() {
+  std::vector<int> out;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return out;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] >= '0' && e->d_name[0] <= '9') out.push_back(atoi(e->d_name));
+  }
+  closedir(dir);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> runtime_call_threads() {
+  std::lock_guard<std::mutex> lock(g_call_threads_mutex);
+  return g_call_threads;
+}
+
+ThreadScope::ThreadScope(int requested) {
+  if (requested <= 0 || !runtime_loaded()) return;
+  const int threads = clamp_threads(requested);
   const Runtime& r = runtime();
   if (r.mkl_set_num_threads_local != nullptr) {
-    // Per call and per calling thread; restored in the destructor.
-    mkl_previous = r.mkl_set_num_threads_local(threads);
+    // Per call and per calling thread (C ABI, a clamped count); restored in the destructor.
+    if (r.mkl_layer != "sequential" && threads > t_census_threads && t_census_misses < kCensusMaxMisses) {
+      census = true;
+      tasks_before = list_tasks();
+    }
+    const int previous = r.mkl_set_num_threads_local(threads);
+    mkl_previous = previous < 0 ? 0 : previous;
   } else if (r.openblas_set_num_threads != nullptr) {
     // Process-global: the provider-exclusive permit is what makes this safe.
     if (r.openblas_get_num_threads == nullptr || r.openblas_get_num_threads() != threads) r.openblas_set_num_threads(threads);
@@ -236,7 +407,23 @@ ThreadScope::ThreadScope(int threads) {
 }
 
 ThreadScope::~ThreadScope() {
-  if (mkl_previous >= 0) runtime().mkl_set_num_threads_local(mkl_previous);
+  if (mkl_previous < 0) return;
+  const Runtime& r = runtime();
+  // 0 gives the calling thread back to MKL's global setting; a count is clamped like any other.
+  r.mkl_set_num_threads_local(mkl_previous == 0 ? 0 : clamp_threads(mkl_previous));
+  if (!census) return;
+  const std::vector<int> after = list_tasks();
+  std::vector<int> started;
+  std::set_difference(after.begin(), after.end(), tasks_before.begin(), tasks_before.end(), std::back_inserter(started));
+  if (started.empty()) {
+    t_census_misses++;
+    return;
+  }
+  t_census_threads = static_cast<int>(started.size()) + 1;
+  std::lock_guard<std::mutex> lock(g_call_threads_mutex);
+  for (int tid : started) {
+    if (std::find(g_call_threads.begin(), g_call_threads.end(), tid) == g_call_threads.end() && g_call_threads.size() < 4096) g_call_threads.push_back(tid);
+  }
 }
 
 namespace js {
@@ -254,6 +441,7 @@ Napi::Object outcome_object(Napi::Env env, const LoadOutcome& o) {
   out.Set("coretypeApplied", o.coretype_applied);
   out.Set("loaderTid", o.loader_tid);
   out.Set("loaderCpus", o.loader_cpus);
+  out.Set("refused", o.refused);
   return out;
 }
 
@@ -334,6 +522,15 @@ Napi::Value info(const Napi::CallbackInfo& info) {
   o.Set("threads", threads);
   o.Set("runtimePath", runtime_path);
   o.Set("mklLocalThreads", loaded && r.mkl_set_num_threads_local != nullptr);
+  o.Set("mklLayer", loaded ? r.mkl_layer : "");
+  o.Set("mklLayerSource", loaded ? r.mkl_layer_source : "");
+  o.Set("mklOpenmpRuntime", loaded ? r.mkl_openmp_runtime : "");
+  // What the environment asked of the runtime's threads (the provider overrides it per call).
+  const std::string vendor = loaded ? r.vendor : "none";
+  const char* env_name = vendor == "mkl" ? "MKL_NUM_THREADS" : vendor == "openblas" ? "OPENBLAS_NUM_THREADS" : vendor == "blis" ? "BLIS_NUM_THREADS" : nullptr;
+  const char* env_threads = env_name != nullptr ? getenv(env_name) : nullptr;
+  o.Set("envThreads", env_threads != nullptr ? Napi::Value(Napi::String::New(env, std::string(env_threads).substr(0, 64))) : env.Null());
+  o.Set("maxThreads", clamp_threads(1 << 20));
   o.Set("openblasSetThreads", loaded && r.openblas_set_num_threads != nullptr);
   o.Set("blisSetEffective", loaded && r.blis_set_effective);
   o.Set("blisThreadLocal", loaded && r.blis_thread_local);
@@ -351,12 +548,19 @@ Napi::Value get_threads(const Napi::CallbackInfo& info) {
   return Napi::Number::New(info.Env(), threads);
 }
 
+Napi::Value call_threads(const Napi::CallbackInfo& info) {
+  const std::vector<int> tids = runtime_call_threads();
+  Napi::Array out = Napi::Array::New(info.Env(), tids.size());
+  for (size_t i = 0; i < tids.size(); i++) out.Set(static_cast<uint32_t>(i), tids[i]);
+  return out;
+}
+
 Napi::Value set_threads(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) return Napi::Number::New(env, kStatusBadArguments);
   const double value = info[0].As<Napi::Number>().DoubleValue();
   if (!(value >= 1 && value <= 1048576)) return Napi::Number::New(env, kStatusBadArguments);
-  const int threads = static_cast<int>(value);
+  const int threads = clamp_threads(static_cast<int64_t>(value));
   if (!runtime_loaded()) return Napi::Number::New(env, kStatusNotLoaded);
   const Runtime& r = runtime();
   CallGuard guard;  // OpenBLAS may start its threads here: not while a fork stops them
