@@ -25,6 +25,8 @@ export { ResourceArbiter } from './arbiter/resource-arbiter.js';
 export { ProcessArbiter } from './arbiter/process-arbiter.js';
 export type { ProcessArbiterOptions, ProcessArbiterStats } from './arbiter/process-arbiter.js';
 export { processArbiter } from './arbiter/process-wide-arbiter.js';
+export { MACHINE_ARBITER_ENV, MachineArbiter, joinMachineArbiter, machineArbiter } from './arbiter/machine-arbiter.js';
+export type { JoinMachineArbiterOptions, MachineArbiterCensus, MachineArbiterOptions, MachineArbiterProcess } from './arbiter/machine-arbiter.js';
 export { Permit } from './arbiter/permit.js';
 export { newExecutionOwner } from './arbiter/execution-owner.js';
 export type { AcquireOptions, Arbiter, ArbiterKind, ArbiterStats } from './arbiter/arbiter.js';

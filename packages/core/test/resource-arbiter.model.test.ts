@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { Arbiter } from '../src/arbiter/arbiter.js';
 import { type ExecutionOwner, newExecutionOwner } from '../src/arbiter/execution-owner.js';
 import type { Permit } from '../src/arbiter/permit.js';
+import { MachineArbiter } from '../src/arbiter/machine-arbiter.js';
 import { ProcessArbiter } from '../src/arbiter/process-arbiter.js';
 import { ResourceArbiter } from '../src/arbiter/resource-arbiter.js';
 import type { ResourceRequest } from '../src/arbiter/resource-request.js';
@@ -242,6 +243,8 @@ const RUNS = Number(process.env.ARBITER_MODEL_RUNS ?? 1000);
 const IMPLEMENTATIONS: [string, () => Arbiter][] = [
   ['ResourceArbiter', () => new ResourceArbiter()],
   ['ProcessArbiter', () => ProcessArbiter.open({ isolated: true })],
+  // #41: the machine arbiter's rule and shared-segment state, on a private segment.
+  ['MachineArbiter', () => MachineArbiter.open({ isolated: true })],
 ];
 
 describe.each(IMPLEMENTATIONS)('%s model', (_name, make) => {

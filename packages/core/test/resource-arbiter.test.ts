@@ -2,6 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { AcquireOptions, Arbiter } from '../src/arbiter/arbiter.js';
 import { newExecutionOwner } from '../src/arbiter/execution-owner.js';
 import type { Permit } from '../src/arbiter/permit.js';
+import { MachineArbiter } from '../src/arbiter/machine-arbiter.js';
 import { ProcessArbiter } from '../src/arbiter/process-arbiter.js';
 import { processArbiter } from '../src/arbiter/process-wide-arbiter.js';
 import { ResourceArbiter } from '../src/arbiter/resource-arbiter.js';
@@ -57,6 +58,7 @@ function expectError(e: unknown, code: string, kind: string) {
 const IMPLEMENTATIONS: [string, () => Arbiter][] = [
   ['ResourceArbiter (isolate)', () => new ResourceArbiter()],
   ['ProcessArbiter (process, private state)', () => ProcessArbiter.open({ isolated: true })],
+  ['MachineArbiter (machine, private segment, #41)', () => MachineArbiter.open({ isolated: true })],
 ];
 let makeArbiter: () => Arbiter = () => new ResourceArbiter();
 

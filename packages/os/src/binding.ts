@@ -179,7 +179,7 @@ export interface OsBinding {
    * console.log(client !== null, os.binding.arbiterStats(client)); // prints: true { active: 0, waiting: 0, clients: 1 }
    * ```
    */
-  arbiterOpen(onGrants: (grants: number[]) => void, isolated: boolean): ArbiterClient | null;
+  arbiterOpen(onGrants: (grants: number[]) => void, isolated: boolean, machine?: boolean): ArbiterClient | null;
   /**
    * Ask for a permit: `pairs` is a CPU set as (32-bit word index, non-zero mask) pairs with
    * increasing indices, or null for provider-exclusive. `request` (< 2^52) is the caller's id
@@ -302,6 +302,51 @@ export interface OsBinding {
    * ```
    */
   arbiterReserveOwners(count: number, floor: number): number;
+  /**
+   * Join the machine-wide arbiter `name` (#41): its state is the shared-memory segment
+   * `/dev/shm/tenferro-<name>`, created with mode 0600 (0660 with `group`). Once per process;
+   * clients then open with `arbiterOpen(onGrants, false, true)` and every other `arbiter*`
+   * function drives them. Answers the segment's path, or why not (`error`: `invalid-name`,
+   * `joined-other`, `process-arbiter-in-use`, `open-failed`, `abi-mismatch`, `pid-namespace`,
+   * `full`). Missing from addons built before #41.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.machineJoin?.('no/slash', false).error); // prints: invalid-name
+   * ```
+   */
+  machineJoin?(name: string, group: boolean): MachineJoinAnswer;
+  /**
+   * The machine-wide arbiter this process joined, or null.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.machineJoined?.()); // e.g. null
+   * ```
+   */
+  machineJoined?(): string | null;
+  /**
+   * The joined machine arbiter's processes and every permit held or waited for, after reaping
+   * processes that died; null when this process joined none.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.machineCensus?.() ?? null); // e.g. null
+   * ```
+   */
+  machineCensus?(): MachineCensus | null;
   /** `setThreadAffinity`'s answer for a CPU outside the recorded process mask (-1; errno values are positive). */
   readonly outsideAllowedSet: number;
   /** The largest mask size the addon handles: 2^20 CPUs (ids 0 .. maxCpus - 1). */
@@ -311,6 +356,29 @@ export interface OsBinding {
 declare const ARBITER_CLIENT: unique symbol;
 /** A client of the native arbiter state (an opaque external). */
 export type ArbiterClient = { readonly [ARBITER_CLIENT]: true };
+
+/** `machineJoin`'s answer: the segment's path, or an error code and message. */
+export type MachineJoinAnswer =
+  | { readonly path: string; readonly error?: undefined }
+  | {
+      readonly error: 'invalid-name' | 'joined-other' | 'process-arbiter-in-use' | 'open-failed' | 'abi-mismatch' | 'pid-namespace' | 'full';
+      readonly message: string;
+      readonly abi: number;
+      readonly otherAbi: number;
+    };
+
+/** The machine arbiter's census: the joined processes, and each permit held (`holds`) or waited for. */
+export interface MachineCensus {
+  readonly pids: readonly number[];
+  readonly entries: readonly {
+    readonly pid: number;
+    readonly holds: boolean;
+    readonly exclusive: boolean;
+    /** Milliseconds since the epoch when it was queued, or admitted. */
+    readonly since: number;
+    readonly cpus: readonly number[];
+  }[];
+}
 
 /** How this copy of the addon joined the process-wide arbiter. */
 export interface ArbiterInfo {

@@ -11,7 +11,7 @@ export type { OsStatus } from './load.js';
 export { loadAddon } from './load-addon.js';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from './load-addon.js';
 export { ARBITER_FLAGS } from './binding.js';
-export type { ArbiterClient, ArbiterInfo, OsBinding, RawAffinity } from './binding.js';
+export type { ArbiterClient, ArbiterInfo, MachineCensus, MachineJoinAnswer, OsBinding, RawAffinity } from './binding.js';
 export { adjustExternalMemory, rangesOverlap, sharedMemoryRange } from './memory.js';
 export type { SharedMemoryRange } from './memory.js';
 export { HUGE_PAGE_BYTES, THP_SYSFS, adviseHugePages, transparentHugePages } from './huge-pages.js';

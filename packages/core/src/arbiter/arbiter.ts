@@ -5,11 +5,13 @@ import type { Permit } from './permit.js';
 import type { ResourceRequest } from './resource-request.js';
 
 /**
- * Where an arbiter's state lives: `'process'` — native memory of `@tenferro/os`, shared by every
- * worker_thread isolate of the process (`ProcessArbiter`); `'isolate'` — this JavaScript isolate
- * only (`ResourceArbiter`, the fallback when the os binding cannot load).
+ * Where an arbiter's state lives: `'machine'` — a shared-memory segment of the machine, shared by
+ * every isolate of every process that joined it (`MachineArbiter`, #41); `'process'` — native
+ * memory of `@tenferro/os`, shared by every worker_thread isolate of the process
+ * (`ProcessArbiter`); `'isolate'` — this JavaScript isolate only (`ResourceArbiter`, the fallback
+ * when the os binding cannot load).
  */
-export type ArbiterKind = 'process' | 'isolate';
+export type ArbiterKind = 'machine' | 'process' | 'isolate';
 
 /** How a permit is asked for: on behalf of which execution owner (same-owner re-entry), and an `AbortSignal` that ends the wait. */
 export interface AcquireOptions {

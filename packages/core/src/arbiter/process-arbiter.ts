@@ -31,6 +31,9 @@ interface Waiter {
   unsubscribe: (() => void) | undefined;
 }
 
+/** The machine arbiter's answer when its segment has no free entry (native machine_arbiter.cc kFull). */
+const MACHINE_FULL = -2;
+
 const { admitted: ADMITTED, reentrant: REENTRANT, grantsPending: GRANTS, removed: REMOVED } = ARBITER_FLAGS;
 
 /** CPU sets as the binding takes them — (32-bit word index, mask) pairs — computed once per set. */
@@ -66,7 +69,7 @@ function pairsOf(set: CpuSet): Uint32Array {
  * drops its waiters, which admits the waiters they blocked.
  */
 export class ProcessArbiter implements Arbiter {
-  /** `'process'`: the state lives in the process, shared by every isolate. */
+  /** `'process'`: the state lives in the process, shared by every isolate (`'machine'` for a `MachineArbiter`). */
   readonly kind: ArbiterKind = 'process';
   readonly #os: OsBinding;
   readonly #client: ArbiterClient;
@@ -74,9 +77,12 @@ export class ProcessArbiter implements Arbiter {
   #nextRequest = 1;
   #active = 0;
 
-  private constructor(os: OsBinding, client: (self: ProcessArbiter) => ArbiterClient) {
+  /** @internal `open` opens the native client with the grant callback (the machine arbiter opens its own kind, #41). */
+  protected constructor(os: OsBinding, open: (onGrants: (grants: number[]) => void) => ArbiterClient | null, unavailable: () => TenferroError) {
     this.#os = os;
-    this.#client = client(this);
+    const client = open((grants) => this.#deliver(grants));
+    if (client === null) throw unavailable();
+    this.#client = client;
   }
 
   /**
@@ -109,11 +115,11 @@ export class ProcessArbiter implements Arbiter {
     }
     const info = os.binding.arbiterInfo();
     if (info.refused) throw versionConflict(op, info.abi, info.otherAbi);
-    return new ProcessArbiter(os.binding, (self) => {
-      const client = os.binding.arbiterOpen((grants) => self.#deliver(grants), options.isolated === true);
-      if (client === null) throw new TenferroError('ProcessArbiterUnavailable', 'the @tenferro/os binding could not open an arbiter client', { op });
-      return client;
-    });
+    return new ProcessArbiter(
+      os.binding,
+      (onGrants) => os.binding.arbiterOpen(onGrants, options.isolated === true),
+      () => new TenferroError('ProcessArbiterUnavailable', 'the @tenferro/os binding could not open an arbiter client', { op }),
+    );
   }
 
   /**
@@ -157,6 +163,9 @@ export class ProcessArbiter implements Arbiter {
     if (signal?.aborted) throw admissionAborted(signal, op);
     const id = this.#nextRequest++;
     const flags = this.#os.arbiterAcquire(this.#client, id, owner, 'providerExclusive' in request ? null : pairsOf(request.cpus));
+    if (flags === MACHINE_FULL) {
+      throw new TenferroError('MachineArbiterUnavailable', 'the machine arbiter has no free entry: 1024 permits and waiters are held or queued on it (#41)', { op, detail: { owner } });
+    }
     if (flags < 0) throw new TenferroError('Internal', 'the native arbiter refused a validated request', { op, detail: { owner, request: id } });
     if ((flags & ADMITTED) !== 0) {
       this.#active++;

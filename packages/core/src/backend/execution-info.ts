@@ -1,4 +1,5 @@
 import type { ArbiterKind, ArbiterStats } from '../arbiter/arbiter.js';
+import { MachineArbiter } from '../arbiter/machine-arbiter.js';
 import type { CpuDomainExecutorCapabilities } from '../contract/executor.js';
 import type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from '../contract/cpu-domain.js';
 import { type CpuBackendKind, type CpuExecutionMode, type CpuPlacement, describePlacement } from '../contract/backend-kind.js';
@@ -59,11 +60,18 @@ export interface CpuExecutionInfo {
   /** Executor entries made on this handle's engine so far (`install` and `submit` calls). */
   readonly executorEntries: { readonly installs: number; readonly submits: number };
   /**
-   * Which arbiter admits this backend's executions: `'process'` — one state for every
+   * Which arbiter admits this backend's executions: `'machine'` — one state for every isolate of
+   * every process that joined the same machine arbiter (#41); `'process'` — one state for every
    * worker_thread isolate of the process (the `@tenferro/os` binding loaded); `'isolate'` — this
    * isolate only (the binding is unavailable, so backends in other isolates are not kept apart).
    */
   readonly arbiter: ArbiterKind;
+  /**
+   * With `arbiter === 'machine'` (#41): the name of the machine arbiter this process joined
+   * (`TENFERRO_MACHINE_ARBITER` or `joinMachineArbiter`, state in `/dev/shm/tenferro-<name>`);
+   * `undefined` otherwise.
+   */
+  readonly machineArbiter: string | undefined;
   /** This isolate's permits and waiters on that arbiter right now. */
   readonly admission: ArbiterStats;
   /** The name of the allocation domain this handle's fresh outputs come from (R2), or `undefined` (the engine's buffer pool). */
@@ -131,6 +139,7 @@ export function describeExecution(h: HandleFacts): CpuExecutionInfo {
     workers: workerInfo(engine),
     executorEntries: { installs: engine?.entries.installs ?? 0, submits: engine?.entries.submits ?? 0 },
     arbiter: c.arbiter.kind,
+    machineArbiter: c.arbiter instanceof MachineArbiter ? c.arbiter.name : undefined,
     admission: c.arbiter.stats(),
     allocationDomain: h.allocationDomain?.name,
     caches: Object.freeze({ gemmAnalysisCapacity: c.analysisCapacity, indexedPlans: c.indexedPlanLimits }),

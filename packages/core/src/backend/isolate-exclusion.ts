@@ -70,7 +70,7 @@ function liveApplicationWorkers(): number {
  * A backend was created on `arbiterKind`: on the per-isolate arbiter, in a worker isolate or in
  * the main isolate with live application workers, warn once per isolate (`TENFERRO_ISOLATE_ARBITER`).
  */
-export function reportIsolateArbiter(arbiterKind: 'process' | 'isolate', os: IsolateArbiterCause): void {
+export function reportIsolateArbiter(arbiterKind: 'machine' | 'process' | 'isolate', os: IsolateArbiterCause): void {
   if (arbiterKind !== 'isolate') return;
   const t = tracker();
   t.isolateBackend ??= os;

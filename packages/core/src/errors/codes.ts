@@ -55,10 +55,15 @@ export const ERROR_CODES = {
     kind: 'Unsupported',
     meaning: 'The process-wide arbiter (ProcessArbiter) needs the @tenferro/os binding, which cannot load here; the detail carries its reasons and possible solutions. processArbiter() falls back to the per-isolate arbiter instead.',
   },
+  /** A process asked to join a machine-wide arbiter (#41) that it cannot join here. */
+  MachineArbiterUnavailable: {
+    kind: 'Unsupported',
+    meaning: 'The process asked for a machine-wide arbiter (TENFERRO_MACHINE_ARBITER or joinMachineArbiter) that cannot be used here: no @tenferro/os binding, not Linux, an addon built without it, the segment cannot be opened, it was created in another PID namespace, or it is full; or machineArbiter() was called in a process that joined none. Never a silent unjoined run: unset the variable to run unjoined.',
+  },
   /** Another copy of @tenferro/os with a different arbiter ABI owns the process arbiter. */
   ArbiterVersionConflict: {
     kind: 'RuntimeState',
-    meaning: 'Another copy of @tenferro/os in this process, with a different arbiter ABI, owns the process-wide arbiter; this copy refuses to start a second, independent one (detail: abi, otherAbi). Install one version of @tenferro/os.',
+    meaning: 'Another copy of @tenferro/os in this process, with a different arbiter ABI, owns the process-wide arbiter — or the machine arbiter\'s segment was created by a tenferro version with another layout; this copy refuses to start a second, independent one (detail: abi, otherAbi). Install one version of @tenferro/os.',
   },
   /** Backend entry from inside an active execution (callback, session, provider, child promise or engine worker). */
   Reentered: { kind: 'RuntimeState', meaning: 'CpuBackend cannot be re-entered while another CPU backend execution is active in this async context or on this engine\'s workers.' },

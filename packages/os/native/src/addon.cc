@@ -30,6 +30,9 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("arbiterRef", Napi::Function::New(env, os::js::arbiter_ref, "arbiterRef"));
   exports.Set("arbiterStats", Napi::Function::New(env, os::js::arbiter_stats, "arbiterStats"));
   exports.Set("arbiterReserveOwners", Napi::Function::New(env, os::js::arbiter_reserve_owners, "arbiterReserveOwners"));
+  exports.Set("machineJoin", Napi::Function::New(env, os::js::machine_join, "machineJoin"));
+  exports.Set("machineJoined", Napi::Function::New(env, os::js::machine_joined, "machineJoined"));
+  exports.Set("machineCensus", Napi::Function::New(env, os::js::machine_census, "machineCensus"));
   exports.Set("outsideAllowedSet", Napi::Number::New(env, os::kOutsideAllowedSet));
   exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(os::kMaxCpus)));
   return exports;

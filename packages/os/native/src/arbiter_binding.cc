@@ -1,7 +1,10 @@
 // @tenferro/os: the N-API side of the process-wide arbiter (arbiter.h; typed view: src/arbiter.ts).
 //
 //   arbiterInfo(): { abi, shared, refused, otherAbi }
-//   arbiterOpen(onGrants, isolated): client (an external) | null (refused, or out of memory)
+//   arbiterOpen(onGrants, isolated, machine?): client (an external) | null (refused, or out of memory);
+//     `machine` true: a client of the machine-wide arbiter this process joined (#41,
+//     machine_arbiter.cc; `isolated`: of a private segment of its layout) — the functions below
+//     drive it through the same table
 //   arbiterAcquire(client, request, owner, pairs: Uint32Array | null): flags | -1
 //   arbiterRelease(client, request) / arbiterCancel(client, request): flags
 //   arbiterTakeGrants(client): number[] (request * 2 + reentrant)
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "arbiter.h"
+#include "machine_arbiter.h"
 #include "os_addon.h"
 
 namespace os {
@@ -121,11 +125,12 @@ Napi::Value arbiter_info(const Napi::CallbackInfo& info) {
 
 Napi::Value arbiter_open(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  const arbiter::Rendezvous& r = arbiter::rendezvous();
-  if (r.api == nullptr || info.Length() < 2 || !info[0].IsFunction() || !info[1].IsBoolean()) return env.Null();
+  const bool machine = info.Length() >= 3 && info[2].IsBoolean() && info[2].As<Napi::Boolean>().Value();
+  const ArbiterApi* api = machine ? machine::api() : arbiter::rendezvous().api;
+  if (api == nullptr || info.Length() < 2 || !info[0].IsFunction() || !info[1].IsBoolean()) return env.Null();
   const bool isolated = info[1].As<Napi::Boolean>().Value();
   Handle* h = new Handle();
-  h->api = r.api;
+  h->api = api;
   h->env = env;
   napi_value name;
   napi_create_string_utf8(env, "tenferro arbiter grants", NAPI_AUTO_LENGTH, &name);
@@ -134,7 +139,7 @@ Napi::Value arbiter_open(const Napi::CallbackInfo& info) {
     return env.Null();
   }
   napi_unref_threadsafe_function(env, h->tsfn);
-  h->client = r.api->client_open(isolated ? 1 : 0, wake, h);
+  h->client = api->client_open(isolated ? 1 : 0, wake, h);
   if (h->client == nullptr) {
     napi_release_threadsafe_function(h->tsfn, napi_tsfn_abort);  // its finalizer deletes h
     return env.Null();
@@ -203,7 +208,8 @@ Napi::Value arbiter_stats(const Napi::CallbackInfo& info) {
   if (r.api == nullptr) return env.Null();
   Handle* h = info.Length() >= 1 ? read_handle(info[0]) : nullptr;
   uint64_t out[3] = {0, 0, 0};
-  r.api->stats(h == nullptr ? nullptr : h->client, out);
+  if (h == nullptr) r.api->stats(nullptr, out);
+  else h->api->stats(h->client, out);
   Napi::Object o = Napi::Object::New(env);
   o.Set("active", Napi::Number::New(env, static_cast<double>(out[0])));
   o.Set("waiting", Napi::Number::New(env, static_cast<double>(out[1])));

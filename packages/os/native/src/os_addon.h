@@ -55,6 +55,10 @@ Napi::Value arbiter_take_grants(const Napi::CallbackInfo& info);
 Napi::Value arbiter_ref(const Napi::CallbackInfo& info);
 Napi::Value arbiter_stats(const Napi::CallbackInfo& info);
 Napi::Value arbiter_reserve_owners(const Napi::CallbackInfo& info);
+// The machine-wide arbiter (#41; machine_arbiter_binding.cc, state in machine_arbiter.cc).
+Napi::Value machine_join(const Napi::CallbackInfo& info);
+Napi::Value machine_joined(const Napi::CallbackInfo& info);
+Napi::Value machine_census(const Napi::CallbackInfo& info);
 
 }  // namespace js
 }  // namespace os
