@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { LIBRARY_ENV } from './native/candidates.js';
 import type { LoadReport } from './native/probe.js';
 
 export type Identification = { readonly ok: true; readonly report: LoadReport } | { readonly ok: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] };
@@ -19,9 +20,11 @@ function childScript(): string {
   return here.replace(/([/\\])src([/\\])probe-child\.js$/, '$1dist$2probe-child.js');
 }
 
-export function identifyInChild(): Identification {
+/** `candidates`: the libraries to try (the `library` option's; the child reads them from `TENFERRO_BLAS_LIBRARY`), else the environment's choice. */
+export function identifyInChild(candidates?: readonly string[]): Identification {
   const script = childScript();
-  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', env: process.env, timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = candidates === undefined ? process.env : { ...process.env, [LIBRARY_ENV]: candidates.join(':') };
+  const r = spawnSync(process.execPath, [script], { encoding: 'utf8', env, timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = (r.stdout ?? '').trim().split('\n');
   let parsed: { report?: LoadReport; error?: string } | undefined;
   try {

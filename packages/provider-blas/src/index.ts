@@ -11,7 +11,7 @@ import { type BlasSession, createGemmProvider } from './gemm-provider.js';
 import { createLapackKernels, linalgKey } from './lapack-kernels.js';
 import { type Identification, identifyInChild } from './identify.js';
 import type { BlasBinding, RawLoadRequest } from './native/binding.js';
-import { blasCandidates } from './native/candidates.js';
+import { DEFAULT_CANDIDATES, LIBRARY_ALIASES, LIBRARY_ENV, type LibraryChoice, libraryChoice } from './native/candidates.js';
 import { loadBlas } from './native/load.js';
 import type { LoadReport } from './native/probe.js';
 import { type BlasProviderOptions, validateBlasProviderOptions } from './options.js';
@@ -62,16 +62,28 @@ interface State {
   /** The identification the plan was made from. */
   readonly report: LoadReport;
   readonly envValue: string | undefined;
+  /** The library choice the identification was made for (fixed once a package exists or the runtime loads). */
+  readonly library: LibraryChoice;
   loaded: BlasRuntime | undefined;
   loading: Promise<BlasRuntime> | undefined;
 }
 
 let state: State | undefined;
-let identification: Identification | undefined;
+/** What the identification child found, per library choice (`LibraryChoice.key`). */
+const identifications = new Map<string, Identification>();
+
+function identify(candidates: readonly string[]): Identification {
+  const key = candidates.join(':');
+  let found = identifications.get(key);
+  if (found === undefined) identifications.set(key, (found = identifyInChild(candidates)));
+  return found;
+}
 /** One package per `splitMinWork` asked for (the runtime, its session and its state are shared). */
 const packages = new Map<number, CpuProviderPackage>();
 
-type Prepared = { readonly ok: true; readonly state: State } | { readonly ok: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[] };
+type Prepared =
+  | { readonly ok: true; readonly state: State }
+  | { readonly ok: false; readonly reasons: readonly string[]; readonly possibleSolutions: readonly string[]; readonly refused?: string; readonly library?: string };
 
 /**
  * This package's status in the shape every tenferro provider package reports (what `tenferro
@@ -105,7 +117,13 @@ export function status(): ProviderPackageStatus {
       coretypeDecision: r.coretypeDecision ?? null,
       cpuIsa: r.cpuIsa ?? null,
       library: r.library,
+      librarySource: r.librarySource,
       libraryPath: r.libraryRealPath,
+      skippedLibraries: r.skipped.length > 0 ? r.skipped.join(' | ') : null,
+      threadingLayerSource: r.threadingLayerSource ?? null,
+      openmpRuntime: r.openmpRuntime ?? null,
+      threadsPerCall: r.threadsPerCall,
+      envThreads: r.envThreads ?? null,
       runtimePath: r.runtimePath ?? null,
       config: r.config ?? null,
       loaded: r.loaded,
@@ -135,7 +153,7 @@ export function status(): ProviderPackageStatus {
  * ```
  */
 export function blasProviderStatus(): BlasProviderStatus {
-  const p = prepare(undefined, 'blasProviderStatus');
+  const p = prepare(undefined, 'blasProviderStatus', undefined);
   if (!p.ok) return Object.freeze({ available: false, reasons: p.reasons, possibleSolutions: p.possibleSolutions });
   const st = p.state;
   const r = current(st);
@@ -176,43 +194,58 @@ export function createBlasProvider(options?: BlasProviderOptions): CpuProviderPa
   const op = 'createBlasProvider';
   const o = validateBlasProviderOptions(options, op);
   if (o.openblasCoretype !== undefined && o.openblasCoretype !== 'keep') checkCoreFitsCpu(o.openblasCoretype, op);
-  const p = prepare(o.openblasCoretype, op);
+  const p = prepare(o.openblasCoretype, op, o.library);
   if (!p.ok) {
-    throw new TenferroError(
-      'ProviderUnavailable',
-      `no usable system BLAS: ${p.reasons.join('; ')}. Possible solutions: ${p.possibleSolutions.join('; ')}`,
-      { op, detail: { reasons: p.reasons, possibleSolutions: p.possibleSolutions } },
-    );
+    const what = p.library !== undefined ? `the BLAS library ${JSON.stringify(p.library)} cannot be used` : 'no usable system BLAS';
+    throw new TenferroError('ProviderUnavailable', `${what}: ${p.reasons.join('; ')}. Possible solutions: ${p.possibleSolutions.join('; ')}`, {
+      op,
+      detail: { reasons: p.reasons, possibleSolutions: p.possibleSolutions, ...(p.library !== undefined ? { library: p.library } : {}), ...(p.refused ? { refused: p.refused } : {}) },
+    });
   }
   if (o.openblasCoretype !== undefined) checkSameOption(p.state, o.openblasCoretype, op);
   return packageFor(p.state, o.splitMinWork);
 }
 
-/** Load the addon, identify the runtime (child process, once per realm) and plan the core type. */
-function prepare(option: string | undefined, op: string): Prepared {
-  if (state !== undefined) return { ok: true, state };
+/**
+ * Load the addon, identify the runtime of `library` (the option; else `TENFERRO_BLAS_LIBRARY`,
+ * else the system's: child process, once per realm and choice) and plan the core type. A library
+ * asked for after another was fixed (a package exists or the runtime is loaded) is `InvalidArgument`.
+ */
+function prepare(option: string | undefined, op: string, library: string | undefined): Prepared {
+  const choice = libraryChoice(library);
+  if (state !== undefined) {
+    if (library === undefined || state.library.key === choice.key) return { ok: true, state };
+    const fixed = packages.size > 0 || state.loaded !== undefined || state.loading !== undefined || state.binding.info().loaded;
+    if (fixed) {
+      const current = state.loaded?.diagnostics.library ?? state.library.requested ?? 'the system BLAS (libblas.so.3)';
+      throw new TenferroError(
+        'InvalidArgument',
+        `the BLAS library is already chosen for this process (${current}): library ${JSON.stringify(library)} only takes effect in the first createBlasProvider() call, before the first GEMM (the library is process-wide)`,
+        { op, detail: { param: 'options.library', requested: library, current } },
+      );
+    }
+    state = undefined; // only status() looked so far: identify the library asked for instead
+  }
   const load = loadBlas();
   if (!load.available) return { ok: false, reasons: load.reasons, possibleSolutions: load.possibleSolutions };
   const binding = load.binding;
   const info = binding.info();
   let report: LoadReport;
+  if (info.loaded && choice.source !== 'system' && !choice.candidates.includes(info.load.library)) {
+    throw new TenferroError(
+      'InvalidArgument',
+      `the BLAS library ${info.load.library} is already loaded in this process (by another isolate's provider): ${choice.source === 'option' ? `library ${JSON.stringify(library)}` : `${LIBRARY_ENV}=${choice.requested}`} cannot take effect any more`,
+      { op, detail: { param: choice.source === 'option' ? 'options.library' : LIBRARY_ENV, requested: choice.requested, current: info.load.library } },
+    );
+  }
   if (info.loaded) {
     // Another realm of this process loaded it already (e.g. another provider instance's worker).
     report = { outcome: info.load, info, conjNoTrans: info.vendor === 'openblas', mklLayer: undefined, runtimeThreads: [] };
   } else {
-    identification ??= identifyInChild();
+    const identification = identify(choice.candidates);
     if (!identification.ok) return { ok: false, reasons: identification.reasons, possibleSolutions: identification.possibleSolutions };
     report = identification.report;
-    if (!report.outcome.loaded) {
-      return {
-        ok: false,
-        reasons: ['no BLAS library with CBLAS could be loaded', ...report.outcome.errors],
-        possibleSolutions: [
-          `install OpenBLAS (Debian/Ubuntu, as root): apt-get install -y libopenblas-dev`,
-          'or point TENFERRO_BLAS_LIBRARY at a CBLAS library (a soname or path, e.g. libmkl_rt.so or /opt/blis/lib/libblis.so)',
-        ],
-      };
-    }
+    if (!report.outcome.loaded) return unavailable(choice, report);
   }
   const envValue = info.loaded ? (info.load.coretypeBefore ?? undefined) : process.env.OPENBLAS_CORETYPE;
   const plan = planFor(report, option, envValue);
@@ -226,9 +259,33 @@ function prepare(option: string | undefined, op: string): Prepared {
       );
     }
   }
-  const declared = describeRuntime(report, plan, info.loaded);
-  state = { binding, addonPath: load.path, declared, plan, option, report, envValue, loaded: info.loaded ? declared : undefined, loading: undefined };
+  const declared = describeRuntime(report, plan, info.loaded, choice.source);
+  state = { binding, addonPath: load.path, declared, plan, option, report, envValue, library: choice, loaded: info.loaded ? declared : undefined, loading: undefined };
   return { ok: true, state };
+}
+
+/**
+ * Why `choice` cannot be loaded, and which other library would work (#42): for a library asked
+ * for, whether the system's loads; for the system's, whether MKL does.
+ */
+function unavailable(choice: LibraryChoice, report: LoadReport): Prepared {
+  const reasons = [choice.source === 'system' ? 'no BLAS library with CBLAS could be loaded' : `the BLAS library ${choice.requested} (${choice.source === 'option' ? 'the library option' : LIBRARY_ENV}) could not be loaded`, ...report.outcome.errors];
+  const solutions: string[] = [];
+  const other = choice.source === 'system' ? LIBRARY_ALIASES.mkl! : DEFAULT_CANDIDATES;
+  const alt = identify(other);
+  if (alt.ok && alt.report.outcome.loaded) {
+    const i = alt.report.info;
+    const name = `${i.vendor === 'mkl' ? 'Intel MKL' : i.vendor === 'openblas' ? 'OpenBLAS' : i.vendor === 'blis' ? 'BLIS' : 'the reference BLAS'} (${alt.report.outcome.library})`;
+    solutions.push(
+      choice.source === 'system'
+        ? `${name} is installed and loads: createBlasProvider({ library: 'mkl' }) or ${LIBRARY_ENV}=mkl`
+        : `the system's BLAS loads: ${name}; leave the library option and ${LIBRARY_ENV} unset to use it`,
+    );
+  }
+  if (report.outcome.refused === 'ILP64') solutions.push('unset MKL_INTERFACE_LAYER (or set it to LP64): tenferro calls BLAS with 32-bit integers');
+  if (choice.source === 'system') solutions.push('install OpenBLAS (Debian/Ubuntu, as root): apt-get install -y libopenblas-dev');
+  solutions.push(`or point ${LIBRARY_ENV} (or the library option) at a CBLAS library: 'mkl', 'openblas', a soname or a path such as /opt/blis/lib/libblis.so`);
+  return { ok: false, reasons, possibleSolutions: solutions, refused: report.outcome.refused || undefined, library: choice.requested };
 }
 
 function planFor(report: LoadReport, option: string | undefined, envValue: string | undefined): CoretypePlan {
@@ -239,7 +296,7 @@ function current(st: State): BlasRuntime {
   if (st.loaded === undefined && st.binding.info().loaded) {
     // Loaded by another realm's worker: describe what is there now.
     const info = st.binding.info();
-    st.loaded = describeRuntime({ outcome: info.load, info, conjNoTrans: st.declared.conjNoTrans, mklLayer: undefined, runtimeThreads: [] }, st.plan, true);
+    st.loaded = describeRuntime({ outcome: info.load, info, conjNoTrans: st.declared.conjNoTrans, mklLayer: undefined, runtimeThreads: [] }, st.plan, true, st.library.source);
   }
   return st.loaded ?? st.declared;
 }
@@ -247,7 +304,7 @@ function current(st: State): BlasRuntime {
 function ensureLoaded(st: State, ctx: CpuExecutionContext): Promise<BlasRuntime> {
   if (st.loaded !== undefined) return Promise.resolve(st.loaded);
   st.loading ??= ctx
-    .run(loadKernel, { candidates: [...blasCandidates()], coretype: st.plan.value, coretypeOverwrite: st.plan.overwrite })
+    .run(loadKernel, { candidates: [...st.library.candidates], coretype: st.plan.value, coretypeOverwrite: st.plan.overwrite, threads: ctx.threadBudget })
     .then(
       (report) => {
         if (!report.outcome.loaded) {
@@ -256,7 +313,7 @@ function ensureLoaded(st: State, ctx: CpuExecutionContext): Promise<BlasRuntime>
             detail: { reasons: report.outcome.errors, possibleSolutions: ['apt-get install -y libopenblas-dev', 'or set TENFERRO_BLAS_LIBRARY to a CBLAS library'] },
           });
         }
-        st.loaded = describeRuntime(report, st.plan, true);
+        st.loaded = describeRuntime(report, st.plan, true, st.library.source);
         return st.loaded;
       },
       (error: unknown) => {
@@ -280,10 +337,14 @@ function packageFor(st: State, splitMinWork: number): CpuProviderPackage {
       return `@tenferro/provider-blas: ${current(st).label}`;
     },
     gemm,
-    // The threads the runtime started when it was loaded (OpenBLAS's pool), for the thread census.
+    // The threads the runtime started when it was loaded (OpenBLAS's pool) and during calls (MKL's
+    // OpenMP teams, one per calling worker under GNU OpenMP: found natively, #42), for the census.
     threads: () => {
       const d = current(st).diagnostics;
-      return d.runtimeThreads.map((t) => Object.freeze({ tid: t.tid, role: `${d.name} ${d.threadingLayer} thread` }));
+      const role = `${d.name} ${d.threadingLayer} thread`;
+      const tids = new Set(d.runtimeThreads.map((t) => t.tid));
+      if (d.loaded && typeof st.binding.callThreads === 'function') for (const tid of st.binding.callThreads()) tids.add(tid);
+      return [...tids].map((tid) => Object.freeze({ tid, role }));
     },
     // @tenferro/linalg's CpuLinalgKernels, under its key found by name (nothing imported from linalg).
     extensions: Object.freeze([Object.freeze([linalgKey(), lapack] as const)]),
@@ -321,7 +382,7 @@ function checkSameOption(st: State, option: string, op: string): void {
   if (st.option === undefined && st.loaded === undefined && st.loading === undefined) {
     st.option = option;
     st.plan = planFor(st.report, option, st.envValue);
-    st.declared = describeRuntime(st.report, st.plan, false);
+    st.declared = describeRuntime(st.report, st.plan, false, st.library.source);
     return;
   }
   const planned = st.plan.value ?? st.declared.diagnostics.coreType ?? 'its own choice';

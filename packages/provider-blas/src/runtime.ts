@@ -52,6 +52,22 @@ export interface BlasRuntimeDiagnostics {
   readonly coretypeDecision: string | undefined;
   /** The candidate library that was dlopen()ed (a soname or path, src/native/candidates.ts). */
   readonly library: string;
+  /** Who chose it: the `library` option, `TENFERRO_BLAS_LIBRARY`, or the system (`libblas.so.3` first). */
+  readonly librarySource: 'option' | 'environment' | 'system';
+  /** Candidates tried before it, each with why it was not used (a refused MKL ILP64 among them). */
+  readonly skipped: readonly string[];
+  /** MKL: how its threading layer was chosen (`MKL_THREADING_LAYER`, or tenferro from the runtime present) and that OpenMP runtime. */
+  readonly threadingLayerSource: 'environment' | 'tenferro' | undefined;
+  readonly openmpRuntime: string | undefined;
+  /**
+   * The threads one BLAS call computes on, in words (#42): `1` for a sequential runtime whatever
+   * the backend's thread budget; the budget where tenferro sets the count per call — and then a
+   * thread count from the environment (`MKL_NUM_THREADS`, `OPENBLAS_NUM_THREADS`) is overridden,
+   * which this says.
+   */
+  readonly threadsPerCall: string;
+  /** `MKL_NUM_THREADS` / `OPENBLAS_NUM_THREADS` / `BLIS_NUM_THREADS` in the environment, when set. */
+  readonly envThreads: string | undefined;
 }
 
 export interface BlasRuntime {
@@ -98,7 +114,7 @@ const PER_CALL_EXTERNAL: CpuProviderExecutionCapabilities = Object.freeze({
  * Describe the runtime a {@link LoadReport} found — in this process (`inProcess`: loaded on an
  * engine worker) or in the identification child (before anything is loaded here). Pure.
  */
-export function describeRuntime(report: LoadReport, coretype: CoretypePlan | undefined, inProcess: boolean): BlasRuntime {
+export function describeRuntime(report: LoadReport, coretype: CoretypePlan | undefined, inProcess: boolean, librarySource: BlasRuntimeDiagnostics['librarySource'] = 'system'): BlasRuntime {
   const raw = report.info;
   const conjNoTrans = raw.vendor === 'openblas' && report.conjNoTrans;
   let layer: BlasThreadingLayer;
@@ -111,7 +127,8 @@ export function describeRuntime(report: LoadReport, coretype: CoretypePlan | und
       setsThreads = layer !== 'serial' && raw.openblasSetThreads;
       break;
     case 'mkl': {
-      layer = (report.mklLayer ?? 'unknown') as BlasThreadingLayer;
+      // The layer the addon selected (every isolate reads it there, #42), else what the load probe saw.
+      layer = (raw.mklLayer !== undefined && raw.mklLayer !== '' ? raw.mklLayer : (report.mklLayer ?? 'unknown')) as BlasThreadingLayer;
       capabilities = layer === 'sequential' ? SEQUENTIAL_ON_CALLER : raw.mklLocalThreads ? PER_CALL_EXTERNAL : GLOBAL_EXTERNAL_INNER_ONLY;
       setsThreads = layer !== 'sequential' && raw.mklLocalThreads;
       break;
@@ -125,11 +142,32 @@ export function describeRuntime(report: LoadReport, coretype: CoretypePlan | und
       layer = 'sequential';
       capabilities = SEQUENTIAL_ON_CALLER;
   }
-  const diagnostics = diagnose(report, layer, coretype, inProcess);
+  const diagnostics = diagnose(report, layer, coretype, inProcess, capabilities, setsThreads, librarySource);
   return Object.freeze({ diagnostics, capabilities, conjNoTrans, setsThreads, label: labelOf(diagnostics) });
 }
 
-function diagnose(report: LoadReport, layer: BlasThreadingLayer, coretype: CoretypePlan | undefined, inProcess: boolean): BlasRuntimeDiagnostics {
+const ENV_THREADS: Readonly<Record<string, string>> = { mkl: 'MKL_NUM_THREADS', openblas: 'OPENBLAS_NUM_THREADS', blis: 'BLIS_NUM_THREADS' };
+
+/** What one call computes on (see `BlasRuntimeDiagnostics.threadsPerCall`). */
+function threadsPerCall(vendor: string, layer: BlasThreadingLayer, capabilities: CpuProviderExecutionCapabilities, setsThreads: boolean, envThreads: string | undefined): string {
+  const env = envThreads !== undefined ? `; ${ENV_THREADS[vendor]}=${envThreads} from the environment is overridden per call` : '';
+  if (capabilities.threadCount === 'sequential') {
+    const how = vendor === 'mkl' ? ` (MKL's sequential layer; MKL_THREADING_LAYER=GNU with libgomp1 computes on the budget's threads)` : '';
+    return `1: a sequential runtime computes every call on one thread, whatever the backend's thread budget${how}`;
+  }
+  if (setsThreads) return `the backend's thread budget (${vendor === 'mkl' ? 'MKL_Set_Num_Threads_Local' : vendor === 'openblas' ? 'openblas_set_num_threads' : 'bli_thread_set_num_threads'} before each call, 1 in Sequential mode)${env}`;
+  return `the runtime's own count (tenferro cannot set it)${envThreads !== undefined ? `; ${ENV_THREADS[vendor]}=${envThreads} from the environment` : ''}`;
+}
+
+function diagnose(
+  report: LoadReport,
+  layer: BlasThreadingLayer,
+  coretype: CoretypePlan | undefined,
+  inProcess: boolean,
+  capabilities: CpuProviderExecutionCapabilities,
+  setsThreads: boolean,
+  librarySource: BlasRuntimeDiagnostics['librarySource'],
+): BlasRuntimeDiagnostics {
   const raw = report.info;
   const real = realPath(raw.libraryPath);
   const cpu = cpuIsa();
@@ -166,6 +204,14 @@ function diagnose(report: LoadReport, layer: BlasThreadingLayer, coretype: Coret
       );
     }
   }
+  if (raw.vendor === 'mkl' && cpu !== undefined && cpu.vendor !== '' && !/intel/i.test(cpu.vendor)) {
+    warnings.push(
+      `Intel MKL runs its generic kernels on this CPU (${cpu.vendor}) (MKL 2020 selects its optimised code paths on Intel CPUs only: about half of OpenBLAS's f64 GEMM speed was measured on AMD EPYC). The system's OpenBLAS is usually faster here: leave the library option and TENFERRO_BLAS_LIBRARY unset.`,
+    );
+  }
+  const skipped = report.outcome.loaded ? report.outcome.errors : [];
+  if (report.outcome.refused === 'ILP64') warnings.push(`MKL was not used: its ILP64 interface (MKL_INTERFACE_LAYER) was refused (${skipped.find((e) => e.includes('ILP64')) ?? 'ILP64'}).`);
+  const envThreads = raw.envThreads ?? undefined;
   return Object.freeze({
     vendor: raw.vendor === 'none' ? 'reference' : raw.vendor,
     name,
@@ -185,13 +231,23 @@ function diagnose(report: LoadReport, layer: BlasThreadingLayer, coretype: Coret
     coretype,
     coretypeDecision: coretype === undefined ? undefined : describeCoretype(coretype),
     library: report.outcome.library,
+    librarySource,
+    skipped: Object.freeze([...skipped]),
+    threadingLayerSource: raw.vendor === 'mkl' && (raw.mklLayerSource === 'environment' || raw.mklLayerSource === 'tenferro') ? raw.mklLayerSource : undefined,
+    openmpRuntime: raw.vendor === 'mkl' && raw.mklOpenmpRuntime !== undefined && raw.mklOpenmpRuntime !== '' ? raw.mklOpenmpRuntime : undefined,
+    threadsPerCall: threadsPerCall(raw.vendor, layer, capabilities, setsThreads, envThreads),
+    envThreads,
   });
 }
 
 function labelOf(d: BlasRuntimeDiagnostics): string {
-  const parts: string[] = [d.threadingLayer];
+  const parts: string[] = [d.openmpRuntime !== undefined ? `${d.threadingLayer} (${d.openmpRuntime})` : d.threadingLayer];
   if (d.coreType !== undefined) parts.push(`core ${d.coreType}${d.coretype?.action === 'set' ? ` (set by tenferro; OpenBLAS alone picks ${d.coretype.predicted})` : ''}`);
-  parts.push(`${d.threads} thread${d.threads === 1 ? '' : 's'}`);
+  if (d.threadsPerCall.startsWith('1:')) parts.push('1 thread per call whatever the thread budget');
+  else {
+    parts.push(`${d.threads} thread${d.threads === 1 ? '' : 's'}`);
+    if (d.envThreads !== undefined && d.threadsPerCall.includes('overridden')) parts.push(`${d.vendor === 'mkl' ? 'MKL' : d.vendor === 'openblas' ? 'OPENBLAS' : 'BLIS'}_NUM_THREADS=${d.envThreads} overridden per call by the thread budget`);
+  }
   parts.push(d.runtimePath !== undefined ? `${d.runtimePath} via ${d.libraryPath}` : d.libraryPath);
   if (!d.loaded) parts.push('not loaded yet: loads on the first GEMM, on an engine worker');
   else if (d.loadedOn !== undefined) {

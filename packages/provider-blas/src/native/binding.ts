@@ -13,6 +13,12 @@ export interface RawLoadRequest {
   readonly coretype?: string;
   /** Replace a value already in the environment (else only fill an empty one). */
   readonly coretypeOverwrite?: boolean;
+  /**
+   * Read by `loadAndProbe` only (not the addon): the loading execution's thread budget. A threaded
+   * MKL layer then runs one probe GEMM with it, so that its OpenMP team starts on the loading
+   * (pinned) worker and is seen by the census (#42).
+   */
+  readonly threads?: number;
 }
 
 /** What `load()` did (the first call's outcome, for every later call too). */
@@ -29,6 +35,8 @@ export interface RawLoadOutcome {
   /** The thread that ran dlopen, and its affinity mask then. */
   readonly loaderTid: number;
   readonly loaderCpus: string;
+  /** A candidate refused on purpose: `'ILP64'` (MKL asked for 64-bit integers, #42), else `''`. Absent from older builds. */
+  readonly refused?: string;
 }
 
 /** What the addon found with dlsym/dladdr in this process. */
@@ -53,6 +61,16 @@ export interface RawBlasInfo {
   /** The runtime's current thread count, -1 when it has none. */
   readonly threads: number;
   readonly mklLocalThreads: boolean;
+  /** MKL: the threading layer load() selected (`sequential`, `gnu-openmp`, `intel-openmp`, `tbb`), '' otherwise. Absent from older builds. */
+  readonly mklLayer?: string;
+  /** MKL: `environment` (MKL_THREADING_LAYER) or `tenferro` (the runtime present). */
+  readonly mklLayerSource?: string;
+  /** MKL: the OpenMP runtime made global for that layer (`libgomp.so.1`, `libomp.so.5` …), '' for sequential. */
+  readonly mklOpenmpRuntime?: string;
+  /** `MKL_NUM_THREADS` / `OPENBLAS_NUM_THREADS` / `BLIS_NUM_THREADS` of the environment, null when unset. */
+  readonly envThreads?: string | null;
+  /** The largest thread count the addon passes (counts are clamped to the CPUs configured). */
+  readonly maxThreads?: number;
   readonly openblasSetThreads: boolean;
   /** BLIS: `bli_thread_set_num_threads` takes effect (probed on a helper thread). */
   readonly blisSetEffective: boolean;
@@ -68,6 +86,8 @@ export interface BlasBinding {
   info(): RawBlasInfo;
   getThreads(): number;
   setThreads(threads: number): number;
+  /** Threads the runtime started during calls (MKL's OpenMP teams, found natively), for the census; absent from older builds. */
+  callThreads?(): number[];
   /** The CBLAS code tenferro uses for "conjugate without transpose" (OpenBLAS extension). */
   readonly conjNoTrans: number;
   /** Which LAPACK routines the loaded runtime exports (dlsym in its handle); null before it is loaded. */

@@ -51,10 +51,18 @@ export function loadAndProbe(binding: BlasBinding, request: RawLoadRequest): Loa
   let conjNoTrans = false;
   let mklLayer: string | undefined;
   if (outcome.loaded) {
-    const vendor = binding.info().vendor;
-    runTinyGemm(binding); // MKL picks its threading layer and OpenMP runtimes start their team on the first call
-    if (vendor === 'openblas') conjNoTrans = probeConjNoTrans(binding);
-    if (vendor === 'mkl') mklLayer = mklLayerOfMaps();
+    const info = binding.info();
+    runTinyGemm(binding); // MKL loads its threading layer on the first call
+    if (info.vendor === 'openblas') conjNoTrans = probeConjNoTrans(binding);
+    if (info.vendor === 'mkl') {
+      // The layer load() selected (every isolate reads it from the addon); the mapped libraries
+      // only for an older build of the addon.
+      mklLayer = info.mklLayer !== undefined && info.mklLayer !== '' ? info.mklLayer : mklLayerOfMaps();
+      // A threaded layer starts its OpenMP team on the first call with more than one thread: start
+      // it here, on the loading (pinned) worker, so its threads inherit the domain's mask and the
+      // census names them (#42).
+      if (mklLayer !== 'sequential' && request.threads !== undefined && request.threads > 1) runTeamGemm(binding, request.threads);
+    }
   }
   const runtimeThreads: ThreadMask[] = [];
   for (const tid of tasks()) {
@@ -99,6 +107,14 @@ function descriptor(dtype: number, ta: number, tb: number, m: number, n: number,
 
 function bytes(t: Float32Array | Float64Array): Uint8Array {
   return new Uint8Array(t.buffer, t.byteOffset, t.byteLength);
+}
+
+function runTeamGemm(binding: BlasBinding, threads: number): void {
+  const n = 192;
+  const d = descriptor(1, Trans.No, Trans.No, n, n, n, [1, 0], [0, 0]);
+  d[Desc.Threads] = Math.min(threads, 1024);
+  const a = bytes(new Float64Array(n * n).fill(1));
+  binding.gemm(d, a, a, bytes(new Float64Array(n * n)));
 }
 
 function runTinyGemm(binding: BlasBinding): void {
