@@ -66,6 +66,8 @@ interface State {
   readonly library: LibraryChoice;
   loaded: BlasRuntime | undefined;
   loading: Promise<BlasRuntime> | undefined;
+  /** Whether createBlasProvider() has returned a package of this state (the library is then fixed). */
+  handedOut: boolean;
 }
 
 let state: State | undefined;
@@ -203,6 +205,7 @@ export function createBlasProvider(options?: BlasProviderOptions): CpuProviderPa
     });
   }
   if (o.openblasCoretype !== undefined) checkSameOption(p.state, o.openblasCoretype, op);
+  p.state.handedOut = true;
   return packageFor(p.state, o.splitMinWork);
 }
 
@@ -215,7 +218,7 @@ function prepare(option: string | undefined, op: string, library: string | undef
   const choice = libraryChoice(library);
   if (state !== undefined) {
     if (library === undefined || state.library.key === choice.key) return { ok: true, state };
-    const fixed = packages.size > 0 || state.loaded !== undefined || state.loading !== undefined || state.binding.info().loaded;
+    const fixed = state.handedOut || state.loaded !== undefined || state.loading !== undefined || state.binding.info().loaded;
     if (fixed) {
       const current = state.loaded?.diagnostics.library ?? state.library.requested ?? 'the system BLAS (libblas.so.3)';
       throw new TenferroError(
@@ -224,7 +227,9 @@ function prepare(option: string | undefined, op: string, library: string | undef
         { op, detail: { param: 'options.library', requested: library, current } },
       );
     }
-    state = undefined; // only status() looked so far: identify the library asked for instead
+    // Only status() looked so far: identify the library asked for instead (status()'s package is never handed out).
+    state = undefined;
+    packages.clear();
   }
   const load = loadBlas();
   if (!load.available) return { ok: false, reasons: load.reasons, possibleSolutions: load.possibleSolutions };
@@ -260,7 +265,7 @@ function prepare(option: string | undefined, op: string, library: string | undef
     }
   }
   const declared = describeRuntime(report, plan, info.loaded, choice.source);
-  state = { binding, addonPath: load.path, declared, plan, option, report, envValue, library: choice, loaded: info.loaded ? declared : undefined, loading: undefined };
+  state = { binding, addonPath: load.path, declared, plan, option, report, envValue, library: choice, loaded: info.loaded ? declared : undefined, loading: undefined, handedOut: false };
   return { ok: true, state };
 }
 
