@@ -57,10 +57,15 @@ describe('thread census', () => {
       const workers = backend.executionInfo().workers.map((w) => w.tid);
       const w0 = sum(workers);
       const l0 = sum(libraryThreads);
+      const p0 = new Map((pkg.threads?.() ?? []).map((t) => [t.tid, ticks(t.tid)]));
       const { newThreads } = await peakThreadsDuring(async () => {
         for (let i = 0; i < 3; i++) await backend.matmul(a, b);
       });
-      return { newThreads, workerTicks: sum(workers) - w0, libraryTicks: sum(libraryThreads) - l0 };
+      // The provider's threads now (MKL's OpenMP teams appear during calls), and their CPU time since.
+      const providerThreads = (pkg.threads?.() ?? []).map((t) => t.tid);
+      const providerTicks = providerThreads.reduce((acc, t) => acc + ticks(t) - (p0.get(t) ?? 0), 0);
+      const census = backend.census();
+      return { newThreads, workerTicks: sum(workers) - w0, libraryTicks: sum(libraryThreads) - l0, providerThreads, providerTicks, outsideDomain: census.outsideDomain };
     } finally {
       await backend.close();
     }
@@ -108,6 +113,20 @@ describe('thread census', () => {
         expect(one.libraryTicks, 'pool ticks at budget 1').toBeLessThanOrEqual(1);
         expect(two.libraryTicks, 'pool ticks at budget 2').toBeGreaterThan(0);
         expect(one.workerTicks).toBeGreaterThan(0);
+      } else if (status.runtime.vendor === 'mkl' && multi) {
+        // MKL's OpenMP layers (#42): per call, MKL_Set_Num_Threads_Local(budget); the team starts on
+        // a worker's first 2-thread call (GNU OpenMP: one team per calling worker) and the package
+        // names its threads for the census (found natively when they start). Budget 1: the team
+        // stays idle; budget 2: it works, inside the domain.
+        const one = await census(1);
+        const two = await census(2);
+        expect(one.providerTicks, 'MKL team ticks at budget 1').toBeLessThanOrEqual(1);
+        expect(two.providerThreads.length, 'MKL team threads named by the package').toBeGreaterThan(0);
+        expect(two.providerTicks, 'MKL team ticks at budget 2').toBeGreaterThan(0);
+        expect(two.outsideDomain).toEqual([]);
+        expect(one.workerTicks).toBeGreaterThan(0);
+      } else {
+        expect(status.runtime.threadsPerCall).not.toMatch(/^1:/);
       }
     });
   }
@@ -164,5 +183,11 @@ describe('thread census', () => {
       expect(caps.acceptsSequential).toBe(false);
     }
     if (caps.placement === 'callingThread') expect(libraryThreads).toEqual([]);
+    // Every runtime says what one call computes on (#42): 1 for the sequential ones, whatever the budget.
+    if (caps.threadCount === 'sequential') expect(status.runtime.threadsPerCall).toMatch(/^1: a sequential runtime/);
+    if (caps.threadCount === 'perCallUpperBound') {
+      expect(caps.acceptsSequential && caps.workerLocalSequential).toBe(true);
+      expect(status.runtime.threadsPerCall).toContain("the backend's thread budget");
+    }
   });
 });
