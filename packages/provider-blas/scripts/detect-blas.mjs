@@ -1,19 +1,19 @@
 #!/usr/bin/env node
-// The ONE BLAS detection of @tenferro/provider-blas. Used three ways:
-//   - by native/binding.gyp, through `<!@(node ../scripts/detect-blas.mjs --include-dirs)`,
-//     `--defines` and `--libs` (one flag per line; gyp splits them into lists);
+// The ONE BLAS detection of @tenferro/provider-blas. The addon links NO BLAS (native/binding.gyp
+// lists none: the runtime is dlopen()ed at run time, src/native/candidates.ts), so this only
+// decides whether a CBLAS is installed at all and what to say when none is. Used two ways:
 //   - by scripts/build-native.mjs, which skips the build and records why in
 //     native/build/status.json when nothing is found (`--json` prints the whole result);
 //   - at run time by src/native/load.ts, to explain a missing addon.
 //
-// Order (the first that is complete wins):
+// Order (the first that is complete wins; the system's choice first, as at run time, #42):
 //   1. explicit overrides: TENFERRO_IGNORE_SYSTEM_BLAS=1 (pretend there is no BLAS: the package
 //      installs without its addon), TENFERRO_BLAS_PKGCONFIG=<pkg-config name> (only that one);
-//   2. MKL: pkg-config mkl-dynamic-lp64-seq, -iomp, -gomp (GNU OpenMP), then $MKLROOT; header
-//      mkl_cblas.h;
-//   3. pkg-config `blas` (Debian's update-alternatives entry, so the run-time library can be
-//      swapped: OpenBLAS, reference, BLIS ... all provide libblas.so.3 with CBLAS inside);
-//   4. pkg-config `openblas`;
+//   2. pkg-config `blas` (Debian's update-alternatives entry, so the run-time library can be
+//      swapped: OpenBLAS, reference, BLIS, MKL ... all provide libblas.so.3 with CBLAS inside);
+//   3. pkg-config `openblas`;
+//   4. MKL: pkg-config mkl-dynamic-lp64-seq, -iomp, -gomp (GNU OpenMP), then $MKLROOT; header
+//      mkl_cblas.h (only libmkl-dev ships these; the run time needs libmkl-rt alone);
 //   5. BLIS (pkg-config `blis`, else Debian's libblis-dev layout, which ships no .pc file).
 // Every candidate must have its header (cblas.h / mkl_cblas.h declaring cblas_dgemm) on disk.
 // `-lcblas` is never used: Debian has no libcblas.so (CBLAS lives inside libblas.so.3).
@@ -166,12 +166,12 @@ export function detectBlas(options = {}) {
   }
 
   const candidates = [
+    ['pkg-config blas', () => fromPkgConfig('blas', 'blas', 'cblas.h', env)],
+    ['pkg-config openblas', () => fromPkgConfig('openblas', 'openblas', 'cblas.h', env)],
     ['pkg-config mkl-dynamic-lp64-seq', () => fromPkgConfig('mkl-dynamic-lp64-seq', 'mkl', 'mkl_cblas.h', env, ['TENFERRO_BLAS_MKL=1'])],
     ['pkg-config mkl-dynamic-lp64-iomp', () => fromPkgConfig('mkl-dynamic-lp64-iomp', 'mkl', 'mkl_cblas.h', env, ['TENFERRO_BLAS_MKL=1'])],
     ['pkg-config mkl-dynamic-lp64-gomp', () => fromPkgConfig('mkl-dynamic-lp64-gomp', 'mkl', 'mkl_cblas.h', env, ['TENFERRO_BLAS_MKL=1'])],
     ['MKLROOT', () => fromMklRoot(env)],
-    ['pkg-config blas', () => fromPkgConfig('blas', 'blas', 'cblas.h', env)],
-    ['pkg-config openblas', () => fromPkgConfig('openblas', 'openblas', 'cblas.h', env)],
     ['pkg-config blis', () => fromPkgConfig('blis', 'blis', 'cblas.h', env)],
     ['BLIS', () => fromBlisLayout()],
   ];
@@ -199,7 +199,7 @@ function notFound(tried, env) {
   return { found: false, tried, reasons, possibleSolutions };
 }
 
-// --- command line (binding.gyp and build-native.mjs) --------------------------------------------
+// --- command line (build-native.mjs, and by hand) --------------------------------------------
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const flag = process.argv[2] ?? '--json';
   const result = detectBlas();
