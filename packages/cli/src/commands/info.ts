@@ -4,7 +4,10 @@ import {
   discoverCpuTopology,
   TenferroError,
   hugePagePolicy,
+  machineArbiter,
+  processArbiter,
   type CpuBackendKind,
+  type MachineArbiterCensus,
   type CpuExecutionInfo,
   type CpuProviderPackage,
   type CpuTopology,
@@ -75,13 +78,19 @@ export interface InfoReport {
         readonly threadBudget: number;
         readonly executorAffinity: string;
         readonly providerDiagnostic: string;
-        /** `'process'`: one arbiter for every worker_thread isolate of the process; `'isolate'`: this isolate only (no os binding). */
-        readonly arbiter: 'process' | 'isolate';
+        /** `'machine'`: one arbiter for every process that joined it (#41); `'process'`: one arbiter for every worker_thread isolate of the process; `'isolate'`: this isolate only (no os binding). */
+        readonly arbiter: 'machine' | 'process' | 'isolate';
         readonly workers: readonly { readonly tid: number; readonly cpus: string | null }[];
         /** Threads of tenferro or a provider whose CPU mask leaves their domain (`CpuBackend.census()`; `tenferro info --census` lists every thread). */
         readonly threadsOutsideDomain: readonly { readonly tid: number; readonly owner: string; readonly cpus: string | null; readonly domainCpus: string | null }[];
       }
     | { readonly error: { readonly code: string; readonly message: string } };
+  /**
+   * The machine arbiter this process joined (`TENFERRO_MACHINE_ARBITER`, #41): its name, how many
+   * live processes joined it, and those that hold or wait for permits (pid, CPUs, since when, ms
+   * since the epoch); `null` when not joined. `--census` keeps its meaning (this process's threads).
+   */
+  readonly machineArbiter: MachineArbiterCensus | null;
 }
 
 export interface CollectInfoOptions {
@@ -119,7 +128,17 @@ export async function collectInfo(options: CollectInfoOptions = {}): Promise<Inf
     memory: memoryReport(),
     providers: packages.map(({ name, version, path, kind, status }) => ({ name, version, path, kind, status })),
     backend,
+    machineArbiter: machineArbiterReport(),
   };
+}
+
+/** The joined machine arbiter's census, or null (not joined, or joining failed — the backend row says why). */
+function machineArbiterReport(): MachineArbiterCensus | null {
+  try {
+    return processArbiter().kind === 'machine' ? machineArbiter().census() : null;
+  } catch {
+    return null;
+  }
 }
 
 function memoryReport(): InfoReport['memory'] {
@@ -250,13 +269,28 @@ export function formatInfo(r: InfoReport, style: Style = makeStyle(false)): stri
     row('providers', b.providerDiagnostic);
     row(
       'arbiter',
-      b.arbiter === 'process'
+      b.arbiter === 'machine'
+        ? 'machine (one for every process that joined it: backends in joined processes never overlap)'
+        : b.arbiter === 'process'
         ? 'process (one for every worker_thread isolate: backends in workers never overlap)'
         : style.yellow('isolate') + ' (this isolate only: exclusion across worker_threads isolates is NOT enforced — backends in other worker_threads may run on the same CPUs; load the OS binding)',
     );
     if (b.threadsOutsideDomain.length === 0) row('thread masks', 'every thread of tenferro and its providers inside its domain (tenferro info --census lists all)');
     for (const t of b.threadsOutsideDomain) {
       row('  WARNING', `tid ${t.tid} (${t.owner}) runs on CPUs ${t.cpus ?? '?'}, outside its domain ${t.domainCpus ?? '?'}`, style.yellow);
+    }
+  }
+  section('machine arbiter');
+  const ma = r.machineArbiter;
+  if (ma === null) row('joined', 'no (TENFERRO_MACHINE_ARBITER unset: this process arbitrates alone)');
+  else {
+    row('joined', `${ma.name} (/dev/shm/tenferro-${ma.name}), ${ma.joined} live process${ma.joined === 1 ? '' : 'es'}`);
+    if (ma.processes.length === 0) row('permits', 'none held or waited for');
+    const what = (e: { readonly cpus: readonly number[]; readonly exclusive: boolean; readonly since: number }) =>
+      `${e.exclusive ? 'provider-exclusive' : `CPUs ${e.cpus.join(',')}`} since ${new Date(e.since).toISOString()}`;
+    for (const p of ma.processes) {
+      for (const h of p.holds) row(`  pid ${p.pid}`, `holds ${what(h)}`);
+      for (const w of p.waits) row(`  pid ${p.pid}`, `waits for ${what(w)}`);
     }
   }
   return lines.join('\n');
