@@ -7,8 +7,9 @@
 //    design that was chosen), and a two-level prototype (a process permit, then a machine permit,
 //    released in reverse — the design that was not), each as the admission path calls it
 //    (admitOrWait + release) and as an application does (await acquire + release).
-// 2. Hand-over between two processes that ping-pong a permit on every CPU: from one's release to
-//    the other's admission (CLOCK_MONOTONIC, shared by processes), p50/p90/p99.
+// 2. Hand-over between two processes that ping-pong a permit on every CPU (each holds it until the
+//    other is queued): from one's release to the other's admission (CLOCK_MONOTONIC, shared by
+//    processes), p50/p90/p99.
 // 3. Kill recovery: a child holds a permit on every CPU, this process waits for it, the child is
 //    SIGKILLed; from the kill to this process's admission, p50/p99 over 20 kills.
 // 4. Matmul n = 64 (f64), streamed for --seconds: per call in one process unjoined and joined, and
@@ -61,7 +62,8 @@ if (args.role === 'pingpong') {
     const waited = !(got instanceof core.Permit);
     const p = waited ? await got : got;
     const acquired = now();
-    while (now() - acquired < 20_000n); // hold 20 µs, so the other process is queued
+    // Hold until the other process is queued (at most 20 ms), so that the release is a hand-over.
+    while (m.processStats().waiting === 0 && now() - acquired < 20_000_000n);
     const released = now();
     p.release();
     log.push(Number(acquired), Number(released), waited ? 1 : 0);
