@@ -26,7 +26,7 @@ const CORE_TYPES = [
   'DTypeInfo', 'DeclaredSupport', 'ElementOf', 'DiscoverTopologyOptions', 'DotGeneralDims', 'DotGeneralIntoOptions', 'DotGeneralOptions',
   'EffectiveCapacity', 'ErrorCode', 'ErrorKind', 'ExecutionOwner', 'ExtensionKey', 'ExternalBackendOptions',
   'ExternalPlacement', 'GemmAnalysisCacheStats', 'GemmOperand', 'GemmSummedAxes', 'GeneralContractionPolicy', 'GroupedGemmScheduling',
-  'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelTask', 'KernelTaskInfo', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
+  'KernelArgs', 'KernelFunction', 'KernelRef', 'KernelRunOptions', 'KernelTask', 'KernelTaskInfo', 'LoadAddonOptions', 'ParallelMode', 'PlacementCheck',
   'ProviderPackageAvailable', 'ProviderPackageStatus', 'ProviderPackageUnavailable', 'ProviderParallelMode', 'ProviderSlot',
   'ReferenceFallback', 'ResolvedCpuPlacement', 'ResourceRequest', 'RunOptions', 'Scalar', 'ScopedCpuJobs', 'SliceRange', 'TenferroErrorOptions',
   'TensorDescriptor', 'TensorFromOptions', 'TensorOrderOptions', 'TensorPlacement', 'TensorSource', 'TopologySource', 'TypedArrayOf', 'WorkerBufferTableStats', 'WorkerInfo', 'WorkerPool',
