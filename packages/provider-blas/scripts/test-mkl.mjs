@@ -92,7 +92,7 @@ try {
   for (const layer of LAYERS) {
     if (!layer.runtime()) {
       log(`MKL_THREADING_LAYER=${layer.env}: skipped (its OpenMP runtime is not installed)`);
-      layerResults.push({ layer: layer.env, skipped: true });
+      layerResults.push({ layer: layer.env, absent: true });
       continue;
     }
     const file = join(results, `vitest-mkl-${layer.env.toLowerCase()}.json`);
@@ -143,8 +143,8 @@ try {
 
 console.log('\ntest-mkl: results per MKL threading layer');
 for (const r of layerResults) {
-  console.log(r.skipped ? `  ${r.layer}: skipped (runtime not installed)` : `  ${r.layer}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped (${r.seconds} s)`);
+  console.log(r.absent ? `  ${r.layer}: not run (its runtime is not installed)` : `  ${r.layer}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped (${r.seconds} s)`);
 }
-const total = layerResults.filter((r) => !r.skipped).reduce((t, r) => ({ passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }), { passed: 0, failed: 0, skipped: 0 });
+const total = layerResults.filter((r) => !r.absent).reduce((t, r) => ({ passed: t.passed + r.passed, failed: t.failed + r.failed, skipped: t.skipped + r.skipped }), { passed: 0, failed: 0, skipped: 0 });
 console.log(`test-mkl: ${total.passed} passed, ${total.failed} failed, ${total.skipped} skipped in ${Math.round((Date.now() - started) / 1000)} s (install, ${layerResults.length} layers, removal)`);
 process.exit(failed ? 1 : 0);
