@@ -102,6 +102,7 @@ export function buildAddon(o) {
   }
   args.push('--', ...isaArgs);
 
+  const started = Date.now();
   const result = spawnSync(process.execPath, args, {
     cwd: nativeDir,
     encoding: 'utf8',
@@ -120,7 +121,8 @@ export function buildAddon(o) {
   } catch (error) {
     fail(`built ${addonPath} but it does not load: ${error instanceof Error ? error.message : String(error)}`);
   }
-  writeStatus({ ok: true, ...extra });
+  // `seconds` and `isa`: scripts/setup.mjs reports them (per-package build times, #39).
+  writeStatus({ ok: true, seconds: Math.round((Date.now() - started) / 100) / 10, isa: process.env.TENFERRO_NATIVE_ISA ?? 'all', ...extra });
   const warnings = output.split('\n').filter((line) => /warning:/.test(line)).length;
   console.log(`${o.name}: built ${addonPath} (node-gyp ${args.slice(1).join(' ')}${warnings > 0 ? `; ${warnings} compiler warnings` : ''})`);
 }

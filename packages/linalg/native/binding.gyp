@@ -1,14 +1,18 @@
 {
+  # The sources are listed longest build first (make starts them in this order: the long complex
+  # translation units do not end the build alone on one CPU, #39).
   # The kernels (src/ops_*.cc) are compiled once per instruction set into static libraries —
   # baseline (x86-64 SSE2, or arm64), and on x64 the real types (f32, f64) also for AVX2+FMA and
   # AVX-512 (complex types: baseline only for now, a third less build time) — each with Eigen renamed
   # (-DEigen=tfl_eigen_<isa>) so that no inline function compiled for one set can replace another's
   # at link time; src/dispatch.cc picks one per process. Sanitizer builds (CXXFLAGS with -fsanitize,
   # packages/native-build/asan.mjs) compile the baseline only: the same source, a third of the build.
-  # tenferro_avx512=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build passes it
-  # for TENFERRO_NATIVE_ISA=host on a CPU without AVX-512) leaves the AVX-512 library out.
+  # tenferro_avx512=0 / tenferro_avx2=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build
+  # passes them from TENFERRO_NATIVE_ISA: `host` on a CPU without AVX-512, `best` on one with it,
+  # packages/native-build/isa-paths.mjs) leave the AVX-512 or AVX2 library out.
   "variables": {
     "tfl_isas%": "<!(node -p \"/-fsanitize/.test(process.env.CXXFLAGS || '') ? 'baseline' : 'all'\")",
+    "tenferro_avx2%": 1,
     "tenferro_avx512%": 1
   },
   "target_defaults": {
@@ -36,9 +40,9 @@
       "sources": ["src/addon.cc", "src/shapes.cc", "src/dispatch.cc"],
       "dependencies": ["tenferro_linalg_generic"],
       "conditions": [
-        ["target_arch=='x64' and tfl_isas=='all'", {
+        ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx2==1", {
           "dependencies": ["tenferro_linalg_avx2"],
-          "defines": ["TFL_HAVE_X86_ISAS"]
+          "defines": ["TFL_HAVE_AVX2"]
         }],
         ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx512==1", {
           "dependencies": ["tenferro_linalg_avx512"],
@@ -49,12 +53,12 @@
     {
       "target_name": "tenferro_linalg_generic",
       "type": "static_library",
-      "sources": ["src/ops_f32.cc", "src/ops_f64.cc", "src/ops_c64.cc", "src/ops_c128.cc"],
+      "sources": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f64.cc", "src/ops_f32.cc"],
       "defines": ["TFL_ISA=generic", "Eigen=tfl_eigen_generic"]
     }
   ],
   "conditions": [
-    ["target_arch=='x64' and tfl_isas=='all'", {
+    ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx2==1", {
       "targets": [
         {
           "target_name": "tenferro_linalg_avx2",

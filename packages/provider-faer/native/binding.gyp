@@ -1,7 +1,9 @@
 {
-  # tenferro_avx512=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build passes it
-  # for TENFERRO_NATIVE_ISA=host on a CPU without AVX-512) leaves the AVX-512 engine out.
+  # tenferro_avx512=0 / tenferro_avx2=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build
+  # passes them from TENFERRO_NATIVE_ISA: `host` on a CPU without AVX-512, `best` on one with it,
+  # packages/native-build/isa-paths.mjs) leave the AVX-512 or AVX2 engine out.
   "variables": {
+    "tenferro_avx2%": 1,
     "tenferro_avx512%": 1
   },
   "targets": [
@@ -12,10 +14,10 @@
         "src/gemm.cc",
         "src/info.cc",
         "src/dispatch.cc",
-        "src/gemm_kernel_scalar.cc",
-        "src/gemm_kernel_avx2.cc"
+        "src/gemm_kernel_scalar.cc"
       ],
       "conditions": [
+        ["tenferro_avx2==1", { "sources": ["src/gemm_kernel_avx2.cc"] }, { "defines": ["TENFERRO_NO_AVX2"] }],
         ["tenferro_avx512==1", { "sources": ["src/gemm_kernel_avx512.cc"] }, { "defines": ["TENFERRO_NO_AVX512"] }]
       ],
       "include_dirs": [

@@ -17,7 +17,9 @@ int run_c64(const Job& j);
 int run_c128(const Job& j);
 }  // namespace generic
 // The real types only (binding.gyp): complex kernels run the baseline build on every CPU for now.
-#if defined(TFL_HAVE_X86_ISAS)
+// TFL_HAVE_AVX2 / TFL_HAVE_AVX512: the libraries this build links (TENFERRO_NATIVE_ISA=host leaves
+// AVX-512 out on a CPU without it, best leaves AVX2 out on one with it; a sanitizer build has neither).
+#if defined(TFL_HAVE_AVX2)
 namespace avx2 {
 int run_f32(const Job& j);
 int run_f64(const Job& j);
@@ -33,48 +35,58 @@ int run_f64(const Job& j);
 namespace {
 
 #if defined(__x86_64__)
-bool cpu_avx512() {
+bool cpu_avx2() {
   __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
+bool cpu_avx512() {
+  return cpu_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+}
+#endif
+
+#if defined(TFL_HAVE_AVX2)
+constexpr bool kBuiltAvx2 = true;
+#else
+constexpr bool kBuiltAvx2 = false;
+#endif
+#if defined(TFL_HAVE_AVX512)
+constexpr bool kBuiltAvx512 = true;
+#else
+constexpr bool kBuiltAvx512 = false;
 #endif
 
 Isa detect() {
   Isa best = kIsaGeneric;
-#if defined(TFL_HAVE_X86_ISAS)
-  __builtin_cpu_init();
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#if defined(TFL_HAVE_AVX512)
-  const bool avx512 = cpu_avx512();
-#else
-  const bool avx512 = false;  // not built (TENFERRO_NATIVE_ISA=host on a CPU without it)
-#endif
+#if defined(__x86_64__)
+  const bool avx2 = kBuiltAvx2 && cpu_avx2();
+  const bool avx512 = kBuiltAvx512 && cpu_avx512();
   best = avx512 ? kIsaAvx512 : avx2 ? kIsaAvx2 : kIsaGeneric;
 #endif
   const char* want = std::getenv("TENFERRO_LINALG_ISA");
   if (want != nullptr) {
     if (std::strcmp(want, "generic") == 0) best = kIsaGeneric;
-    else if (std::strcmp(want, "avx2") == 0 && best > kIsaAvx2) best = kIsaAvx2;
+    // Lowered to a path this build left out (best on an AVX-512 CPU): the baseline below it.
+    else if (std::strcmp(want, "avx2") == 0 && best > kIsaAvx2) best = kBuiltAvx2 ? kIsaAvx2 : kIsaGeneric;
   }
   return best;
 }
 
 using Runner = int (*)(const Job&);
-// [isa][dtype]
-#if defined(TFL_HAVE_X86_ISAS)
+// [isa][dtype]; a row whose path is not built is never chosen by detect() and holds the baseline.
 const Runner kRunners[kIsaCount][4] = {
     {generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128},
+#if defined(TFL_HAVE_AVX2)
     {avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128},
+#else
+    {generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128},
+#endif
 #if defined(TFL_HAVE_AVX512)
     {avx512::run_f32, avx512::run_f64, generic::run_c64, generic::run_c128},
 #else
-    {avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128},  // never chosen: detect() does not pick it
+    {generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128},
 #endif
 };
-#else
-const Runner kRunners[1][4] = {{generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128}};
-#endif
 
 }  // namespace
 
@@ -84,26 +96,21 @@ Isa isa() {
 }
 
 const char* not_built() {
-#if defined(__x86_64__) && !defined(TFL_HAVE_X86_ISAS)
-  return "avx2, avx512";  // a sanitizer build: the baseline only
-#elif defined(__x86_64__) && !defined(TFL_HAVE_AVX512)
-  return "avx512";  // TENFERRO_NATIVE_ISA=host on a CPU without AVX-512
-#else
-  return "";
+#if defined(__x86_64__)
+  if (!kBuiltAvx2 && !kBuiltAvx512) return "avx2, avx512";  // a sanitizer build, or best on a CPU without AVX2
+  if (!kBuiltAvx512) return "avx512";                       // host (or best) on a CPU without AVX-512
+  if (!kBuiltAvx2) return "avx2";                           // best on an AVX-512 CPU
 #endif
+  return "";
 }
 
+// Whether this CPU runs a path this build left out that is faster than every built one it runs.
 bool not_built_runs_here() {
-#if defined(__x86_64__) && !defined(TFL_HAVE_AVX512)
-#if defined(TFL_HAVE_X86_ISAS)
-  return cpu_avx512();
-#else
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#if defined(__x86_64__)
+  if (!kBuiltAvx512 && cpu_avx512()) return true;
+  if (!kBuiltAvx2 && cpu_avx2() && !(kBuiltAvx512 && cpu_avx512())) return true;
 #endif
-#else
   return false;
-#endif
 }
 
 const char* isa_name(Isa i) {

@@ -114,6 +114,9 @@ bool isa_built(Isa isa) {
 #if defined(TENFERRO_NO_AVX512)
   if (isa == kIsaAvx512) return false;
 #endif
+#if defined(TENFERRO_NO_AVX2)
+  if (isa == kIsaAvx2) return false;  // TENFERRO_NATIVE_ISA=best on an AVX-512 CPU (#39)
+#endif
   return isa >= kIsaScalar && isa < kIsaCount;
 }
 
@@ -130,6 +133,8 @@ Isa pick_isa() {
     else if (std::strcmp(env, "avx2") == 0) want = kIsaAvx2;
     else if (std::strcmp(env, "avx512") == 0 || std::strcmp(env, "avx512f") == 0) want = kIsaAvx512;
     if (want < best) best = want;
+    // A lowered path this build left out (TENFERRO_NATIVE_ISA=best): the next one below it.
+    while (best > kIsaScalar && !isa_supported(best)) best = static_cast<Isa>(best - 1);
   }
   return best;
 }
@@ -145,7 +150,9 @@ const IsaEngine& engine(Isa isa) {
 #if !defined(TENFERRO_NO_AVX512)
     case kIsaAvx512: return kEngineAvx512;
 #endif
+#if !defined(TENFERRO_NO_AVX2)
     case kIsaAvx2: return kEngineAvx2;
+#endif
     default: return kEngineScalar;
   }
 }

@@ -57,7 +57,7 @@ Napi::Value info(const Napi::CallbackInfo& info) {
   sup.Set("avx2", faer::isa_supported(faer::kIsaAvx2));
   sup.Set("avx512f", faer::isa_supported(faer::kIsaAvx512));
   o.Set("supported", sup);
-  // Paths left out of this build (TENFERRO_NATIVE_ISA=host), and whether this CPU could run one.
+  // Paths left out of this build (TENFERRO_NATIVE_ISA=host or best), and whether this CPU could run a faster one.
   Napi::Array not_built = Napi::Array::New(env);
   bool runnable_not_built = false;
   const char* names[] = {"portable", "avx2", "avx512f"};
@@ -65,7 +65,11 @@ Napi::Value info(const Napi::CallbackInfo& info) {
     const auto path = static_cast<faer::Isa>(i);
     if (faer::isa_built(path)) continue;
     not_built.Set(not_built.Length(), names[i]);
-    runnable_not_built = runnable_not_built || faer::isa_runs_here(path);
+    // Only a path faster than every built one this CPU runs counts: TENFERRO_NATIVE_ISA=best leaves
+    // AVX2 out on an AVX-512 CPU, which then runs the faster AVX-512 path (#39).
+    bool faster_built = false;
+    for (int k = i + 1; k < faer::kIsaCount; ++k) faster_built = faster_built || faer::isa_supported(static_cast<faer::Isa>(k));
+    runnable_not_built = runnable_not_built || (faer::isa_runs_here(path) && !faster_built);
   }
   o.Set("notBuilt", not_built);
   o.Set("runsNotBuilt", runnable_not_built);
