@@ -8,11 +8,24 @@
 // tarballs, nvm, fnm, volta: <prefix>/include/node) or Debian's /usr/include/node. An explicit
 // npm_config_nodedir must hold them. A native build that fails is reported (never silent); with
 // TENFERRO_REQUIRE_NATIVE=1 (CI) it fails setup with the fix.
+//
+// Which instruction-set paths the native builds compile (TENFERRO_NATIVE_ISA, see
+// packages/native-build/isa-paths.mjs): `best` under `npm run demo` (this CPU's best path and the
+// portable baseline: the fastest first run), `host` otherwise (`npm test`, `.ci/run`, a plain
+// `node scripts/setup.mjs`: every path this CPU can execute, so all of them are tested). An explicit
+// TENFERRO_NATIVE_ISA or `--isa=<mode>` wins.
+//
+// Output (#39): under `npm run demo` first what tenferro is; before a first build what it is about
+// to build and about how long that takes here; during the build one updating line on a terminal,
+// otherwise one line per finished native package; at the end the time of each step.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ISA_MODES, describeIsaPaths, isaPaths, setupIsaMode } from '../packages/native-build/isa-paths.mjs';
+import { estimateBuildSeconds, formatSeconds, NATIVE_PACKAGES } from './setup-estimate.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PNPM_VERSION = '12.4.2';
@@ -21,6 +34,36 @@ const DEBIAN_PACKAGES = ['util-linux', 'pkg-config', 'libopenblas-dev', 'libblas
 const quiet = process.argv.includes('--quiet');
 const requireNative = process.env.TENFERRO_REQUIRE_NATIVE === '1';
 const tty = process.stdout.isTTY === true;
+const lifecycle = process.env.npm_lifecycle_event;
+const isaMode = setupIsaMode(process.env, process.argv);
+if (!ISA_MODES.includes(isaMode)) {
+  console.error(`[setup] TENFERRO_NATIVE_ISA=${isaMode}: expected one of ${ISA_MODES.join(', ')} (packages/native-build/isa-paths.mjs)`);
+  process.exit(1);
+}
+const cpuModel = cpus()[0]?.model?.trim() || process.arch;
+const cpuCount = availableParallelism();
+/** [step, seconds] for the summary line. */
+const stepTimes = [];
+const setupStarted = Date.now();
+async function timed(step, fn) {
+  const t0 = Date.now();
+  const value = await fn();
+  stepTimes.push([step, (Date.now() - t0) / 1000]);
+  return value;
+}
+
+if (lifecycle === 'demo' && !quiet) {
+  console.log(
+    [
+      'tenferro: numeric CPU work for Node.js — matmul and dot-general, linear algebra, strided tensor',
+      'primitives — on native kernels (faer-style GEMM engines, BLAS/LAPACK, Eigen) under an explicit',
+      'execution contract: typed errors before any work starts, a bounded number of threads.',
+      '`npm run demo` sets this checkout up, then shows what tenferro sees on this machine and what you',
+      'get from it (matmul GFLOP/s beside C and pure JavaScript, linear algebra, tensor primitives).',
+      '',
+    ].join('\n'),
+  );
+}
 
 function log(message) {
   if (!quiet) console.log(`[setup] ${message}`);
@@ -49,6 +92,7 @@ if (major < 20) {
 }
 
 // 1. Debian packages (only as root; otherwise say exactly what to run).
+const debianStarted = Date.now();
 if (process.platform === 'linux' && existsSync('/usr/bin/dpkg-query')) {
   const missing = DEBIAN_PACKAGES.filter(
     (p) => output('dpkg-query', ['-W', '-f=${Status}', p]) !== 'install ok installed',
@@ -66,6 +110,8 @@ if (process.platform === 'linux' && existsSync('/usr/bin/dpkg-query')) {
     }
   }
 }
+
+stepTimes.push(['Debian packages', (Date.now() - debianStarted) / 1000]);
 
 // 2. The Node headers the native builds compile against (never downloaded).
 const hasHeaders = (dir) => existsSync(join(dir, 'include', 'node', 'node_api.h'));
@@ -93,6 +139,7 @@ if (process.env.npm_config_nodedir) {
 const nodedirEnv = nodedir === undefined ? {} : { npm_config_nodedir: nodedir };
 
 // 3. The pinned pnpm (on PATH if it is the right version, else a private copy in .tools/).
+const pnpmStarted = Date.now();
 let pnpm = 'pnpm';
 if (output('pnpm', ['--version']) !== PNPM_VERSION) {
   pnpm = join(root, '.tools', 'node_modules', '.bin', 'pnpm');
@@ -104,7 +151,10 @@ if (output('pnpm', ['--version']) !== PNPM_VERSION) {
   process.env.PATH = `${dirname(pnpm)}${delimiter}${process.env.PATH ?? ''}`;
 }
 
+stepTimes.push(['pnpm', (Date.now() - pnpmStarted) / 1000]);
+
 // 4. Dependencies, when the lockfile or Node changed since the last install.
+const installStarted = Date.now();
 const stampFile = join(root, 'node_modules', '.tenferro-install-stamp');
 const lock = readFileSync(join(root, 'pnpm-lock.yaml'));
 const stamp = createHash('sha256').update(lock).update(process.version).digest('hex');
@@ -116,19 +166,43 @@ if (!existsSync(stampFile) || readFileSync(stampFile, 'utf8') !== stamp) {
   writeFileSync(stampFile, stamp);
 }
 
-// 5. Native addons and TypeScript, through turbo (cached; the Node ABI is part of the key). Its
-// output is filtered (no `gyp info` chatter) and a progress line runs meanwhile: a first build
-// takes half a minute or more.
-log('building native addons and TypeScript (turbo: build:native, build)');
+stepTimes.push(['pnpm install', (Date.now() - installStarted) / 1000]);
+
+// 5. Native addons and TypeScript, through turbo (cached; the Node ABI and TENFERRO_NATIVE_ISA are
+// part of the key). Its output is filtered to errors; progress comes from the native packages'
+// status files (native/build/status.json, written when a package's build ends).
+const natives = NATIVE_PACKAGES.filter((p) => existsSync(join(root, 'packages', p, 'native', 'binding.gyp')));
+const built = (p) => {
+  try {
+    const status = JSON.parse(readFileSync(join(root, 'packages', p, 'native', 'build', 'status.json'), 'utf8'));
+    return status.ok === true && status.abi === process.versions.modules && (status.isa === undefined || status.isa === isaMode);
+  } catch {
+    return false;
+  }
+};
+const toBuild = natives.filter((p) => !built(p));
+if (toBuild.length > 0 && !quiet) {
+  const estimate = estimateBuildSeconds(toBuild, isaPaths(isaMode), cpuCount);
+  log(
+    `building ${toBuild.length} native addon${toBuild.length === 1 ? '' : 's'} (${toBuild.join(', ')}) for ${describeIsaPaths(isaMode)} ` +
+      `(TENFERRO_NATIVE_ISA=${isaMode}) and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
+      `(${cpuCount} CPU${cpuCount === 1 ? '' : 's'}, ${cpuModel}); later runs take seconds.`,
+  );
+} else {
+  log(`building (turbo: build:native, build; TENFERRO_NATIVE_ISA=${isaMode})`);
+}
 const env = {
   ...process.env,
   ...nodedirEnv,
+  TENFERRO_NATIVE_ISA: isaMode,
   TURBO_TELEMETRY_DISABLED: '1',
   DO_NOT_TRACK: '1',
   TENFERRO_NODE_ABI: `${process.versions.modules}-${process.version}-${process.arch}`,
 };
 if (!tty) env.NO_COLOR = '1';
-const code = await runWithProgress(pnpm, ['exec', 'turbo', 'run', 'build:native', 'build', '--output-logs=errors-only', '--log-prefix=none'], env);
+const code = await timed('build', () =>
+  runWithProgress(pnpm, ['exec', 'turbo', 'run', 'build:native', 'build', '--output-logs=errors-only', '--log-prefix=none'], env, natives),
+);
 const nativeFailures = readNativeStatus();
 for (const f of nativeFailures) {
   console.error(`[setup] ${requireNative ? 'ERROR' : 'WARNING'}: ${f.name}: native addon not built: ${f.reason}`);
@@ -142,36 +216,67 @@ if (code !== 0 || (requireNative && nativeFailures.length > 0)) {
 if (nativeFailures.length > 0) {
   console.warn('[setup] continuing in compatibility mode for those packages (set TENFERRO_REQUIRE_NATIVE=1 to make this an error).');
 }
-writeFileSync(join(root, '.tenferro-setup.json'), JSON.stringify({ pnpm, path: process.env.PATH, nodedir }, null, 2));
-log('ready');
+writeFileSync(join(root, '.tenferro-setup.json'), JSON.stringify({ pnpm, path: process.env.PATH, nodedir, isa: isaMode }, null, 2));
+const total = (Date.now() - setupStarted) / 1000;
+if (!quiet && total >= 5) {
+  const steps = stepTimes.filter(([, t]) => t >= 0.5).map(([name, t]) => `${name} ${formatSeconds(t)}`);
+  const perPackage = toBuild.map((p) => [p, nativeSeconds(p)]).filter(([, t]) => t !== undefined);
+  log(`ready in ${formatSeconds(total)}${steps.length > 0 ? ` (${steps.join(', ')})` : ''}`);
+  if (perPackage.length > 0) log(`native builds, each with the others running beside it: ${perPackage.map(([p, t]) => `${p} ${formatSeconds(t)}`).join(', ')}`);
+} else {
+  log('ready');
+}
 
-/** Runs the command with its output filtered, and a spinner (TTY) or a line every 10 s (otherwise) while it is silent. */
-function runWithProgress(cmd, args, childEnv) {
+/** A package's last native build time (native/build/status.json `seconds`), when recorded. */
+function nativeSeconds(p) {
+  try {
+    const seconds = JSON.parse(readFileSync(join(root, 'packages', p, 'native', 'build', 'status.json'), 'utf8')).seconds;
+    return typeof seconds === 'number' ? seconds : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs the build with its output filtered (no `gyp info` chatter). Progress: on a terminal one line,
+ * rewritten each second (elapsed time, native packages done, those still building); otherwise one
+ * line per native package as it finishes. Nothing when --quiet.
+ */
+function runWithProgress(cmd, args, childEnv, packages) {
   return new Promise((resolvePromise) => {
     const child = spawn(cmd, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     const started = Date.now();
-    const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-    let frame = 0;
-    let spinnerShown = false;
-    let lastOutput = Date.now();
-    const seconds = () => Math.round((Date.now() - started) / 1000);
+    const done = new Set();
+    let lineShown = false;
+    const seconds = () => (Date.now() - started) / 1000;
     const clear = () => {
-      if (spinnerShown) process.stdout.write('\r\x1b[2K');
-      spinnerShown = false;
+      if (lineShown) process.stdout.write('\r\x1b[2K');
+      lineShown = false;
     };
-    const timer = setInterval(
-      () => {
-        if (quiet) return;
-        if (tty) {
-          process.stdout.write(`\r\x1b[2K[setup] ${frames[frame++ % frames.length]} building… ${seconds()} s`);
-          spinnerShown = true;
-        } else if (Date.now() - lastOutput >= 10000) {
-          console.log(`[setup] still building… ${seconds()} s`);
-          lastOutput = Date.now();
+    // A package is done when its status file was written after this build started (a build or a
+    // turbo cache hit).
+    const poll = () => {
+      for (const p of packages) {
+        if (done.has(p)) continue;
+        let mtime = 0;
+        try {
+          mtime = statSync(join(root, 'packages', p, 'native', 'build', 'status.json')).mtimeMs;
+        } catch {
+          continue;
         }
-      },
-      tty ? 100 : 1000,
-    );
+        if (mtime < started - 1000) continue;
+        done.add(p);
+        if (quiet || tty) continue;
+        const s = nativeSeconds(p);
+        console.log(`[setup]   native ${p} done at ${formatSeconds(seconds())}${s !== undefined ? ` (its build: ${formatSeconds(s)})` : ''} — ${done.size}/${packages.length}`);
+      }
+      if (quiet || !tty) return;
+      const pending = packages.filter((p) => !done.has(p));
+      const what = pending.length > 0 ? `compiling ${pending.join(', ')}` : 'TypeScript';
+      process.stdout.write(`\r\x1b[2K[setup] building ${formatSeconds(seconds())} · native ${done.size}/${packages.length} done · ${what}`.slice(0, Math.max(20, (process.stdout.columns ?? 100) - 1)));
+      lineShown = true;
+    };
+    const timer = setInterval(poll, 1000);
     const forward = (stream, out) => {
       let pending = '';
       stream.setEncoding('utf8');
@@ -183,7 +288,6 @@ function runWithProgress(cmd, args, childEnv) {
         if (shown.length === 0) return;
         clear();
         out.write(`${shown.join('\n')}\n`);
-        lastOutput = Date.now();
       });
       stream.on('end', () => {
         if (pending !== '' && !/^\s*gyp info /.test(pending)) {
@@ -202,8 +306,9 @@ function runWithProgress(cmd, args, childEnv) {
     });
     child.on('close', (status, signal) => {
       clearInterval(timer);
+      poll();
       clear();
-      if (!quiet && seconds() >= 5) log(`built in ${seconds()} s`);
+      if (!quiet && seconds() >= 5) log(`built in ${formatSeconds(seconds())}`);
       resolvePromise(status ?? (signal ? 1 : 0));
     });
   });
