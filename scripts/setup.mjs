@@ -175,17 +175,21 @@ const natives = NATIVE_PACKAGES.filter((p) => existsSync(join(root, 'packages', 
 const built = (p) => {
   try {
     const status = JSON.parse(readFileSync(join(root, 'packages', p, 'native', 'build', 'status.json'), 'utf8'));
-    return status.ok === true && status.abi === process.versions.modules && (status.isa === undefined || status.isa === isaMode);
+    return status.ok === true && status.abi === process.versions.modules && (status.isa === undefined || status.isa === buildMode);
   } catch {
     return false;
   }
 };
+// `best` builds the same paths as `host` on a CPU with AVX2 and without AVX-512: the build then
+// says `host`, so that `npm run demo` and `npm test` share one build (turbo's key and status.json).
+const samePaths = (a, b) => a.avx2 === b.avx2 && a.avx512 === b.avx512;
+const buildMode = isaMode === 'best' && samePaths(isaPaths('best'), isaPaths('host')) ? 'host' : isaMode;
 const toBuild = natives.filter((p) => !built(p));
 if (toBuild.length > 0 && !quiet) {
   const estimate = estimateBuildSeconds(toBuild, isaPaths(isaMode), cpuCount);
   log(
     `building ${toBuild.length} native addon${toBuild.length === 1 ? '' : 's'} (${toBuild.join(', ')}) for ${describeIsaPaths(isaMode)} ` +
-      `(TENFERRO_NATIVE_ISA=${isaMode}) and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
+      `(TENFERRO_NATIVE_ISA=${isaMode}${buildMode !== isaMode ? `: the same paths as ${buildMode} here` : ''}) and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
       `(${cpuCount} CPU${cpuCount === 1 ? '' : 's'}, ${cpuModel}); later runs take seconds.`,
   );
 } else {
@@ -194,7 +198,7 @@ if (toBuild.length > 0 && !quiet) {
 const env = {
   ...process.env,
   ...nodedirEnv,
-  TENFERRO_NATIVE_ISA: isaMode,
+  TENFERRO_NATIVE_ISA: buildMode,
   TURBO_TELEMETRY_DISABLED: '1',
   DO_NOT_TRACK: '1',
   TENFERRO_NODE_ABI: `${process.versions.modules}-${process.version}-${process.arch}`,
@@ -273,7 +277,8 @@ function runWithProgress(cmd, args, childEnv, packages) {
       if (quiet || !tty) return;
       const pending = packages.filter((p) => !done.has(p));
       const what = pending.length > 0 ? `compiling ${pending.join(', ')}` : 'TypeScript';
-      process.stdout.write(`\r\x1b[2K[setup] building ${formatSeconds(seconds())} · native ${done.size}/${packages.length} done · ${what}`.slice(0, Math.max(20, (process.stdout.columns ?? 100) - 1)));
+      const text = `[setup] building ${formatSeconds(seconds())} · native ${done.size}/${packages.length} done · ${what}`;
+      process.stdout.write(`\r\x1b[2K${text.slice(0, Math.max(40, (process.stdout.columns || 100) - 1))}`);
       lineShown = true;
     };
     const timer = setInterval(poll, 1000);
