@@ -268,7 +268,7 @@ function runWithProgress(cmd, args, childEnv, packages) {
         } catch {
           continue;
         }
-        if (mtime < started - 1000) continue;
+        if (mtime < started) continue;
         done.add(p);
         if (quiet || tty) continue;
         const s = nativeSeconds(p);
