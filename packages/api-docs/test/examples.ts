@@ -91,10 +91,12 @@ export function instrument(code: string): { code: string; expected: Expectation[
 const squash = (s: string): string => s.replace(/\s+/g, '');
 
 /**
- * Examples that only hold on a process's main thread (a thread id equal to the process id): each
- * runs as its own node process instead of in a worker thread.
+ * Examples that need a process of their own, run as their own node process instead of in a worker
+ * thread: those that only hold on a process's main thread (a thread id equal to the process id),
+ * and those that join a machine arbiter — joining is per process (#41), so a worker's join would
+ * reach every later example of the runner's process.
  */
-const MAIN_THREAD_ONLY = /gettid\(\)\s*===\s*process\.pid/;
+const MAIN_THREAD_ONLY = /gettid\(\)\s*===\s*process\.pid|joinMachineArbiter\(|TENFERRO_MACHINE_ARBITER/;
 
 /** In a worker: each print posted to the runner as it happens. In a process: written on exit. */
 const prelude = (printedFile: string | undefined): string =>
