@@ -78,7 +78,9 @@ if (args.role === 'hold') {
   await new Promise(() => {});
 }
 if (args.role === 'stream') {
-  const b = await CpuBackend.create({ threads: 2 });
+  // faer from the workspace (core does not depend on it: without it the backend would run core's reference GEMM).
+  const { createFaerProvider } = await import('../../provider-faer/dist/index.js');
+  const b = await CpuBackend.create({ threads: 2, providers: [createFaerProvider()] });
   const n = 64;
   const x = Tensor.fromArray('f64', [n, n], Array.from({ length: n * n }, (_, i) => (i % 7) - 3));
   const y = Tensor.fromArray('f64', [n, n], Array.from({ length: n * n }, (_, i) => (i % 5) - 2));
