@@ -22,17 +22,12 @@
 // plus the buffer pool's hits/misses during the la calls, and both sides' OpenBLAS core/threads.
 // solve has one right-hand side, as the anchor's dgesv_.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { startAnchorRunner } from './anchor/anchor-runner.mjs';
 import { buildLapackAnchor } from './anchor/build-anchor.mjs';
+import { arg, chooseCoretype } from './bench-args.mjs';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
-if (arg('coretype')) process.env.OPENBLAS_CORETYPE = arg('coretype');
-else if (/\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'))) process.env.OPENBLAS_CORETYPE = 'SkylakeX';
+chooseCoretype();
 
 const { CpuBackend, DIAGNOSTICS_CHANNELS, Tensor } = await import('@tenferro/core');
 const { createBlasProvider } = await import('@tenferro/provider-blas');

@@ -17,16 +17,11 @@
 // factor's size) and the load average before and after are printed with the figures.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { cpus, loadavg } from 'node:os';
-import { readFileSync } from 'node:fs';
 import { startAnchorRunner } from './anchor/anchor-runner.mjs';
 import { buildLapackAnchor } from './anchor/build-anchor.mjs';
+import { arg, chooseCoretype } from './bench-args.mjs';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
-if (arg('coretype')) process.env.OPENBLAS_CORETYPE = arg('coretype');
-else if (/\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'))) process.env.OPENBLAS_CORETYPE = 'SkylakeX';
+chooseCoretype();
 
 const n = Number(arg('n', '1024'));
 const threads = Number(arg('threads', '1'));

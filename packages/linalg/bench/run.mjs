@@ -19,11 +19,8 @@
 import { readFileSync } from 'node:fs';
 import { startAnchorRunner } from './anchor/anchor-runner.mjs';
 import { buildLapackAnchor } from './anchor/build-anchor.mjs';
+import { arg } from './bench-args.mjs';
 
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : dflt;
-};
 if (process.argv.includes('--help')) {
   console.log('node bench/run.mjs [--sizes 64,256,1024,2048] [--threads 1,2] [--reps 5] [--ops luFactor,cholesky,qr,eigh,svd] [--rounds 1] [--coretype X]');
   process.exit(0);
