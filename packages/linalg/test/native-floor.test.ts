@@ -5,7 +5,7 @@
 //   bit for bit, and a request the kernels would refuse is refused there too;
 // - a loop that drops the outputs of luFactor / cholesky / solve (outputs of 2 MiB and more, no
 //   gc() anywhere) gets their storage back from the pool at n = 1024: ≥ 90 % pool hits for the
-//   factor's size after 10 warm-up calls, on both kinds — what lets a dropping loop run as fast as a disposing one.
+//   factor's size in 32 calls after 10 warm-up calls, on both kinds — what lets a dropping loop run as fast as a disposing one.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, DIAGNOSTICS_CHANNELS, type PoolEvent, Tensor, TenferroError } from '@tenferro/core';
@@ -133,10 +133,13 @@ describe.skipIf(!haveBlas)("bench/breakdown.mjs's direct native call: provider-b
 
 describe('a loop that drops its outputs gets their storage back without gc() (#38 item 6)', () => {
   // n = 1024 as #38 states it (8 MiB outputs: ones the pool asks V8 to collect for, ≥ 2 MiB).
+  // 32 measured calls, not 16: a clean-clone CI under load once saw 2 misses in 16 blas luFactor
+  // calls (0.875) right after the warm-up — a transient of a loaded machine's collector, where
+  // the mechanism's absence is a steady ~45 % of misses (#38 measured 56 % hits without it).
   const n = 1024;
   const kinds = haveBlas ? (['faer', 'blas'] as const) : (['faer'] as const);
   for (const kind of kinds) {
-    it(`${kind}: luFactor, cholesky and solve (n right-hand sides) — ≥ 90 % pool hits for outputs of n² f64 in 16 calls after 10 warm-up calls`, async () => {
+    it(`${kind}: luFactor, cholesky and solve (n right-hand sides) — ≥ 90 % pool hits for outputs of n² f64 in 32 calls after 10 warm-up calls`, async () => {
       const backend = await CpuBackend.create({ kind, threads: 1, providers: kind === 'blas' ? [createBlasProvider()] : [] });
       const A = Tensor.from(spd(n), [n, n]) as Tensor<'f64'>;
       // solve with n right-hand sides: its output (X) is as large as the others' factor.
@@ -154,11 +157,11 @@ describe('a loop that drops its outputs gets their storage back without gc() (#3
           };
           subscribe(DIAGNOSTICS_CHANNELS.pool, onPool);
           try {
-            for (let i = 0; i < 16; i++) await call();
+            for (let i = 0; i < 32; i++) await call();
           } finally {
             unsubscribe(DIAGNOSTICS_CHANNELS.pool, onPool);
           }
-          expect(seen.hit + seen.miss, `${kind} ${op}: pool events of its output`).toBeGreaterThanOrEqual(16);
+          expect(seen.hit + seen.miss, `${kind} ${op}: pool events of its output`).toBeGreaterThanOrEqual(32);
           expect(seen.hit / (seen.hit + seen.miss), `${kind} ${op}: hits ${seen.hit}, misses ${seen.miss}`).toBeGreaterThanOrEqual(0.9);
         }
       } finally {
