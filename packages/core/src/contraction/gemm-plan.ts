@@ -135,11 +135,34 @@ function planFor(spec: DotGeneralSpec, s: Layouts): { plan: GemmPlan; blocker: u
       k: k.extent,
       // Frozen all the way down: the GEMM requests built from a cached plan share these arrays.
       batch: Object.freeze(batchAxes.map((b) => b.extent)),
-      lhs: Object.freeze({ rowStride: m.b, colStride: k.a, batchStrides: Object.freeze(batchAxes.map((b) => b.l)) }),
-      rhs: Object.freeze({ rowStride: k.b, colStride: n.b, batchStrides: Object.freeze(batchAxes.map((b) => b.r)) }),
-      out: Object.freeze({ rowStride: m.a, colStride: n.a, batchStrides: Object.freeze(batchAxes.map((b) => b.o)) }),
+      lhs: matrixStrides(m.extent, k.extent, m.b, k.a, batchAxes.map((b) => b.l)),
+      rhs: matrixStrides(k.extent, n.extent, k.b, n.b, batchAxes.map((b) => b.r)),
+      out: matrixStrides(m.extent, n.extent, m.a, n.a, batchAxes.map((b) => b.o)),
     }),
   };
+}
+
+/**
+ * The strides of one `rows × cols` GEMM operand, an extent-1 side given its dense stride (#40).
+ *
+ * A fused group of extent 1 (a unit axis, or no axis at all: a matrix-vector product's M) is
+ * never stepped along, so any stride addresses the same elements; `fuseAlong` leaves it 0. A
+ * provider reasonably asks "is one of the strides 1?" or "is the leading dimension at least the
+ * rows?" (the provider author guide's own check, every BLAS) — and a 1×1 operand with strides
+ * (0, 0), even core's own canonical retry (R105), which is dense by construction, failed both:
+ * the guide's provider declined the retry and the call ended `ProviderUnsupported`. So the
+ * contract does not say "extent-1 strides may be anything" (every provider would have to learn
+ * that); core gives such a side the stride a dense layout gives it instead: 1 × c with column
+ * stride 1 → row stride c (row-major, leading dimension c); r × 1 with row stride 1 → column
+ * stride r (column-major, leading dimension r); otherwise 1 (a 1 × 1 operand is (1, 1)). The
+ * elements addressed, and every reach, are unchanged.
+ */
+function matrixStrides(rows: number, cols: number, rs: number, cs: number, batchStrides: readonly number[]): OperandStrides {
+  let rowStride = rs;
+  let colStride = cs;
+  if (rows === 1) rowStride = cols !== 1 && cs === 1 ? cols : 1;
+  if (cols === 1) colStride = rows !== 1 && rowStride === 1 ? rows : 1;
+  return Object.freeze({ rowStride, colStride, batchStrides: Object.freeze([...batchStrides]) });
 }
 
 /** Dense column-major strides for `shape` with axes laid out in `order`. */

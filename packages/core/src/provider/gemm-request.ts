@@ -7,6 +7,11 @@ export type { Scalar };
  * One operand of a (batched) GEMM, as strides into shared storage (elements, not bytes):
  * element (i, j, batch b…) is at `offset + i·rowStride + j·colStride + Σ b[t]·batchStrides[t]`.
  * Strides are ≥ 0; zero is allowed on inputs (broadcast) but never on an output's non-unit axes.
+ * A side of extent 1 (`m`, `n` or `k` is 1, or the operand has no axis there, as a matrix-vector
+ * product's lhs has no M) is never stepped along; core gives it the stride a dense layout gives it,
+ * never 0 (#40): a `1 × c` operand whose column stride is 1 has row stride `c`, an `r × 1` one whose
+ * row stride is 1 has column stride `r`, any other such side 1 — so a `1 × 1` operand is `(1, 1)`
+ * and "one of the strides is 1" or a BLAS leading dimension holds whenever the other side is dense.
  */
 export interface GemmOperand {
   readonly buffer: SharedArrayBuffer;
