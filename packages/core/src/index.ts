@@ -73,8 +73,9 @@ export type { CpuIndexedPlans, IndexedPlanCacheLimits, IndexedPlanCacheStats } f
 // ── Provider authors ────────────────────────────────────────────────────────────────────────
 export type { CpuProviderPackage, ProviderThread } from './provider/provider-package.js';
 export type { ProviderPackageAvailable, ProviderPackageStatus, ProviderPackageUnavailable } from './provider/provider-package-status.js';
-export { loadAddon } from '@tenferro/os';
+export { abiHash, defineAddon, loadAddon } from '@tenferro/os';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from '@tenferro/os';
+export type { AddonDescription, AddonIsaInfo, DefineAddonOptions, DefinedAddon, DefinedAddonAvailable, DefinedAddonLoad, DefinedAddonUnavailable } from '@tenferro/os';
 export { ABORT_CLOSED, ABORT_SIGNALLED } from './contract/execution-context.js';
 export type { CpuExecutionContext, KernelRunOptions } from './contract/execution-context.js';
 export type { CpuAdmissionMode, CpuDomainId, CpuDomainOwnership } from './contract/cpu-domain.js';

@@ -4,7 +4,7 @@
  * Every operation is one call of core's `runExtension` (#35): `src/primitives/`, `src/composites/`.
  */
 import type { ProviderPackageStatus } from '@tenferro/core';
-import { loadLinalg, slowerPathWarning } from './native/load.js';
+import { linalgAddon } from './native/load.js';
 
 export { linalg } from './linalg.js';
 export type { Linalg, LinalgRunOptions, LinalgTarget, LstsqResult } from './linalg.js';
@@ -27,14 +27,9 @@ export * from './contract/index.js';
  * ```
  */
 export function status(): ProviderPackageStatus {
-  const addon = loadLinalg();
-  if (!addon.available) {
-    return Object.freeze({ available: false, reasons: addon.reasons, possibleSolutions: [...addon.possibleSolutions, "a provider's CpuLinalgKernels (e.g. @tenferro/provider-blas) still runs where it applies"] });
-  }
-  const info = addon.binding.info();
   // isa: the instruction set the kernels run with here (the best of those compiled in — generic,
-  // avx2, avx512 — that the CPU supports; native/src/dispatch.cc).
-  const details = { eigen: info.eigen, isa: info.isa, ...(info.notBuilt === '' ? {} : { isaNotBuilt: info.notBuilt }) };
-  const warnings = info.runsNotBuilt ? [slowerPathWarning(info.notBuilt)] : [];
-  return Object.freeze({ available: true, name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: Object.freeze(details), warnings, addonPath: addon.path });
+  // avx2, avx512 — that the CPU supports; native/src/dispatch.cc); the ISA report is defineAddon's.
+  return linalgAddon.status(({ info }) => ({ name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: { eigen: info.eigen } }), [
+    "a provider's CpuLinalgKernels (e.g. @tenferro/provider-blas) still runs where it applies",
+  ]);
 }

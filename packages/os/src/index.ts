@@ -2,7 +2,7 @@
  * `@tenferro/os`: per-thread CPU affinity for Linux through a small N-API addon.
  *
  * Importing this module loads nothing; the addon is loaded on first use (`loadOs()`).
- * `loadAddon` is the native addon loader every tenferro package with an addon uses.
+ * `defineAddon` (over `loadAddon`) is the native addon loader every tenferro package with an addon uses.
  */
 export { OS_ERROR_CODES, OsError, describeValue, osErrorKind } from './os-error.js';
 export type { OsErrorCode, OsErrorKind, OsErrorOptions } from './os-error.js';
@@ -10,6 +10,17 @@ export { loadOs } from './load.js';
 export type { OsStatus } from './load.js';
 export { loadAddon } from './load-addon.js';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from './load-addon.js';
+export { abiHash, defineAddon } from './define-addon.js';
+export type {
+  AddonDescription,
+  AddonIsaInfo,
+  AddonPackageStatus,
+  DefineAddonOptions,
+  DefinedAddon,
+  DefinedAddonAvailable,
+  DefinedAddonLoad,
+  DefinedAddonUnavailable,
+} from './define-addon.js';
 export { ARBITER_FLAGS } from './binding.js';
 export type { ArbiterClient, ArbiterInfo, MachineCensus, MachineJoinAnswer, OsBinding, RawAffinity } from './binding.js';
 export { adjustExternalMemory, rangesOverlap, sharedMemoryRange } from './memory.js';

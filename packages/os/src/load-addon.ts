@@ -86,7 +86,7 @@ export function findAddon(nativeDir: string | URL, file: string): string {
 const KNOWN_OPTIONS = new Set(['packageName', 'addon', 'status', 'exports', 'disableEnv', 'platforms', 'check', 'buildCommand', 'advice']);
 const TOOLCHAIN = 'install python3, make and g++ (Debian/Ubuntu, as root: apt-get install -y python3 make g++)';
 
-interface Normalized<B> {
+export interface Normalized<B> {
   readonly packageName: string;
   readonly path: string;
   readonly statusPath: string | undefined;
@@ -282,7 +282,8 @@ function stringList(value: unknown, param: string, expected: string): readonly s
   return Object.freeze([...(value as string[])]);
 }
 
-function validateOptions<B>(options: LoadAddonOptions<B>): Normalized<B> {
+/** @internal Checks `loadAddon`'s options (also `defineAddon`'s, at definition time); not exported from the package. */
+export function validateOptions<B>(options: LoadAddonOptions<B>): Normalized<B> {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw invalid('options', 'an options object', options);
   const o = options as unknown as Record<string, unknown>;
   for (const key of Object.keys(o)) {

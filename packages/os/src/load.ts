@@ -4,18 +4,28 @@
  * each worker load it once) and the outcome is cached.
  */
 import type { OsBinding } from './binding.js';
-import { type AddonAvailable, type AddonUnavailable, findAddon, loadAddon } from './load-addon.js';
+import { type DefinedAddonLoad, defineAddon } from './define-addon.js';
 
 /**
  * The outcome of loading the addon. When unavailable, `reason` is `reasons` joined with `'; '`
  * (kept for callers written before `reasons` and `possibleSolutions`).
  */
-export type OsStatus = AddonAvailable<OsBinding> | (AddonUnavailable & { readonly reason: string });
+export type OsStatus = DefinedAddonLoad<OsBinding, undefined>;
 
 /** Setting this environment variable to `1` makes the addon unavailable (to test fallbacks). */
 export const DISABLE_ENV = 'TENFERRO_OS_DISABLE';
 
-let cached: OsStatus | undefined;
+const addon = defineAddon<OsBinding>({
+  packageName: '@tenferro/os',
+  // native/ relative to this file, in src/ or dist/: native/build/Release, else a prebuilt binary
+  // in native/prebuilds/<platform>-<arch>/ (node-gyp-build's lookup).
+  native: new URL('../native/', import.meta.url),
+  file: 'tenferro_os.node',
+  exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange', 'adjustExternalMemory',
+    'arbiterInfo', 'arbiterOpen', 'arbiterAcquire', 'arbiterRelease', 'arbiterCancel', 'arbiterTakeGrants', 'arbiterRef', 'arbiterStats', 'arbiterReserveOwners'],
+  disableEnv: DISABLE_ENV,
+  platforms: ['linux'],
+});
 
 /**
  * Load the addon once and cache the outcome; never throws.
@@ -31,19 +41,5 @@ let cached: OsStatus | undefined;
  * ```
  */
 export function loadOs(): OsStatus {
-  if (cached === undefined) {
-    const load = loadAddon<OsBinding>({
-      packageName: '@tenferro/os',
-      // native/ relative to this file, in src/ or dist/: native/build/Release, else a prebuilt binary
-      // in native/prebuilds/<platform>-<arch>/ (node-gyp-build's lookup).
-      addon: findAddon(new URL('../native/', import.meta.url), 'tenferro_os.node'),
-      status: new URL('../native/build/status.json', import.meta.url),
-      exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange', 'adjustExternalMemory',
-        'arbiterInfo', 'arbiterOpen', 'arbiterAcquire', 'arbiterRelease', 'arbiterCancel', 'arbiterTakeGrants', 'arbiterRef', 'arbiterStats', 'arbiterReserveOwners'],
-      disableEnv: DISABLE_ENV,
-      platforms: ['linux'],
-    });
-    cached = load.available ? load : Object.freeze({ ...load, reason: load.reasons.join('; ') });
-  }
-  return cached;
+  return addon.load();
 }

@@ -3,8 +3,8 @@
 // the result to CpuBackend.create({ kind: 'faer', providers: [...] }).
 import { type CpuProviderPackage, type ProviderPackageStatus, TenferroError } from '@tenferro/core';
 import { createGemmProvider } from './gemm-provider.js';
-import { type FaerIsa, ISA_ID, type NativeInfo } from './native/binding.js';
-import { loadFaer } from './native/load.js';
+import { ISA_ID, type NativeInfo } from './native/binding.js';
+import { faerAddon, loadFaer } from './native/load.js';
 import { type FaerProviderOptions, validateFaerProviderOptions } from './options.js';
 
 export type { FaerProviderOptions } from './options.js';
@@ -35,27 +35,20 @@ export type FaerProviderStatus =
  * ```
  */
 export function status(): ProviderPackageStatus {
-  const s = loadFaer();
-  if (!s.available) return Object.freeze({ available: false, reasons: s.reasons, possibleSolutions: s.possibleSolutions });
-  const { isa, supported, kernel, blocking, cache } = s.info;
-  const size = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${Math.round(bytes / 1024)} KiB`);
-  const warnings = cache.fromSysfs
-    ? []
-    : [`no cache sizes in /sys/devices/system/cpu/cpu0/cache: the blocking assumes L1d ${size(cache.l1d)}, L2 ${size(cache.l2)}, L3 ${size(cache.l3)}, which may not fit this CPU`];
-  if (s.info.runsNotBuilt) warnings.push(notBuiltMessage(s.info.notBuilt));
-  return Object.freeze({
-    available: true,
-    name: `tenferro faer GEMM (${isa})`,
-    details: Object.freeze({
-      isa,
-      isaPaths: (Object.keys(ISA_ID) as FaerIsa[]).filter((path) => supported[path]).reverse().join(', '),
-      ...(s.info.notBuilt.length > 0 ? { isaNotBuilt: s.info.notBuilt.join(', ') } : {}),
-      registerTile: `f64 ${kernel.f64.mr}×${kernel.f64.nr}, f32 ${kernel.f32.mr}×${kernel.f32.nr}`,
-      blocking: `f64 mc ${blocking.f64.mc}, kc ${blocking.f64.kc}, nc ${blocking.f64.nc}`,
-      caches: `L1d ${size(cache.l1d)}, L2 ${size(cache.l2)}, L3 ${size(cache.l3)} (${cache.fromSysfs ? 'sysfs' : 'defaults'})`,
-    }),
-    warnings: Object.freeze(warnings),
-    addonPath: s.path,
+  return faerAddon.status(({ info: { isa, kernel, blocking, cache } }) => {
+    const size = (bytes: number) => (bytes % 2 ** 20 === 0 ? `${bytes / 2 ** 20} MiB` : `${Math.round(bytes / 1024)} KiB`);
+    return {
+      name: `tenferro faer GEMM (${isa})`,
+      details: {
+        registerTile: `f64 ${kernel.f64.mr}×${kernel.f64.nr}, f32 ${kernel.f32.mr}×${kernel.f32.nr}`,
+        blocking: `f64 mc ${blocking.f64.mc}, kc ${blocking.f64.kc}, nc ${blocking.f64.nc}`,
+        caches: `L1d ${size(cache.l1d)}, L2 ${size(cache.l2)}, L3 ${size(cache.l3)} (${cache.fromSysfs ? 'sysfs' : 'defaults'})`,
+      },
+      // The ISA report (isa, isaPaths, isaNotBuilt and the not-built warning) is defineAddon's.
+      warnings: cache.fromSysfs
+        ? []
+        : [`no cache sizes in /sys/devices/system/cpu/cpu0/cache: the blocking assumes L1d ${size(cache.l1d)}, L2 ${size(cache.l2)}, L3 ${size(cache.l3)}, which may not fit this CPU`],
+    };
   });
 }
 
@@ -112,7 +105,6 @@ export function createFaerProvider(options?: FaerProviderOptions): CpuProviderPa
     if (chosen === null) throw TenferroError.invalidArgument(op, 'options.isa', `an ISA path this CPU can run (best: ${s.info.isa})`, o.isa);
     info = chosen;
   }
-  if (s.info.runsNotBuilt) warnIsaNotBuilt(s.info.notBuilt);
   const gemm = createGemmProvider({ info, isa, parallelMinWork: o.parallelMinWork });
   // No `engineOuterGroupedGemm` opt-in (R51): the GEMM's own `groupedGemm` runs a group as one
   // kernel task per lane, claiming jobs through a shared counter — at 2 threads 1000 jobs of 32×32
@@ -120,14 +112,3 @@ export function createFaerProvider(options?: FaerProviderOptions): CpuProviderPa
   return Object.freeze({ kind: 'faer', name: gemm.name, gemm });
 }
 
-function notBuiltMessage(notBuilt: readonly string[]): string {
-  return `this CPU runs the ${notBuilt.join(', ')} path, which this build of the addon left out (TENFERRO_NATIVE_ISA=host on another machine): rebuild it here (pnpm --filter @tenferro/provider-faer build:native) for the faster kernels`;
-}
-
-let warnedNotBuilt = false;
-/** Warn once per process that the kernels run a slower path than this CPU could (the addon was built elsewhere with TENFERRO_NATIVE_ISA=host). */
-function warnIsaNotBuilt(notBuilt: readonly string[]): void {
-  if (warnedNotBuilt) return;
-  warnedNotBuilt = true;
-  process.emitWarning(`tenferro faer GEMM: ${notBuiltMessage(notBuilt)}`, { type: 'TenferroWarning', code: 'TENFERRO_ISA_PATH_NOT_BUILT' });
-}

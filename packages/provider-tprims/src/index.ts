@@ -3,8 +3,8 @@
 // createTprimsProvider() and pass the result to CpuBackend.create({ providers: [...] }), or just
 // install the package (provider discovery finds it for both standard kinds).
 import { type CpuProviderPackage, type ProviderPackageStatus, TenferroError } from '@tenferro/core';
-import { ISA_ID, type TprimsIsa } from './native/binding.js';
-import { loadTprims } from './native/load.js';
+import { ISA_ID } from './native/binding.js';
+import { loadTprims, tprimsAddon } from './native/load.js';
 import { type TprimsProviderOptions, validateTprimsProviderOptions } from './options.js';
 import { createLayoutProvider, createTensorPrimitivesProvider } from './tensor-primitives-provider.js';
 
@@ -26,21 +26,8 @@ export type { NativeInfo, TprimsIsa } from './native/binding.js';
  * ```
  */
 export function status(): ProviderPackageStatus {
-  const s = loadTprims();
-  if (!s.available) return Object.freeze({ available: false, reasons: s.reasons, possibleSolutions: s.possibleSolutions });
-  const { isa, supported } = s.info;
-  return Object.freeze({
-    available: true,
-    name: `tenferro tprims (${isa})`,
-    details: Object.freeze({
-      isa,
-      isaPaths: (Object.keys(ISA_ID) as TprimsIsa[]).filter((path) => supported[path]).reverse().join(', '),
-      slots: 'tensorPrimitives, layoutTransform',
-      ...(s.info.notBuilt.length > 0 ? { isaNotBuilt: s.info.notBuilt.join(', ') } : {}),
-    }),
-    warnings: Object.freeze(s.info.runsNotBuilt ? [slowerPath(s.info.notBuilt)] : []),
-    addonPath: s.path,
-  });
+  // The ISA report (isa, isaPaths, isaNotBuilt and the not-built warning) is defineAddon's.
+  return tprimsAddon.status(({ info }) => ({ name: `tenferro tprims (${info.isa})`, details: { slots: 'tensorPrimitives, layoutTransform' } }));
 }
 
 /**
@@ -82,10 +69,6 @@ export function createTprimsProvider(options?: TprimsProviderOptions): CpuProvid
     if (chosen === null) throw TenferroError.invalidArgument(op, 'options.isa', `an ISA path this CPU can run (best: ${s.info.isa})`, o.isa);
     info = chosen;
   }
-  if (s.info.runsNotBuilt && !warnedSlowerPath) {
-    warnedSlowerPath = true;
-    process.emitWarning(`tenferro tprims: ${slowerPath(s.info.notBuilt)}`, { type: 'TenferroWarning', code: 'TENFERRO_ISA_PATH_NOT_BUILT' });
-  }
   const config = { binding: s.binding, info, isa, parallelMinElements: o.parallelMinElements };
   return Object.freeze({
     kind: 'any',
@@ -95,9 +78,3 @@ export function createTprimsProvider(options?: TprimsProviderOptions): CpuProvid
   });
 }
 
-/** Warned once per process: the addon was built elsewhere with TENFERRO_NATIVE_ISA=host and lacks a path this CPU runs. */
-let warnedSlowerPath = false;
-
-function slowerPath(notBuilt: readonly string[]): string {
-  return `the kernels run a slower path than this CPU could: the addon was built without ${notBuilt.join(', ')} (TENFERRO_NATIVE_ISA=host on another machine); rebuild it here (pnpm --filter @tenferro/provider-tprims build:native)`;
-}
