@@ -4,7 +4,8 @@
 //   1. packs every published package with `pnpm pack` (workspace: ranges become real ones; the
 //      native packages' prepack makes their linux-x64 prebuilt binary with prebuildify),
 //   2. checks each tarball: no tests, no declaration maps, every source map carries sourcesContent,
-//      a LICENSE, no workspace: range left, the native packages' prebuilt binary and install step,
+//      a LICENSE, no workspace: range left, the native packages' prebuilt binary and install step
+//      (@tenferro/native's tenferro-install-native, which the app gets from its tarball),
 //   3. in a fresh temporary app folder: `npm i <the tarballs>` (dependencies from the npm registry),
 //      `npx tenferro info`, and a quick start (a small matmul on the faer provider), asserting that
 //      the os binding is available and faer runs natively.
@@ -98,9 +99,9 @@ for (const p of published) {
     const prebuilt = list.filter((f) => /^native\/prebuilds\/linux-x64\/.+\.node$/.test(f));
     check(`${p.pkg.name}: carries a linux-x64 prebuilt binary`, prebuilt.length === 1, prebuilt.join(', '));
     check(
-      `${p.pkg.name}: install step and its own build tools`,
-      manifest.scripts?.install?.startsWith('node scripts/install-native.mjs') && list.includes('scripts/install-native.mjs') &&
-        ['node-gyp', 'node-gyp-build', 'node-addon-api'].every((d) => manifest.dependencies?.[d] !== undefined),
+      `${p.pkg.name}: install step (@tenferro/native's tenferro-install-native) and its own build tools`,
+      manifest.scripts?.install?.startsWith('tenferro-install-native ') &&
+        ['@tenferro/native', 'node-gyp', 'node-gyp-build', 'node-addon-api'].every((d) => manifest.dependencies?.[d] !== undefined),
     );
   }
 }
@@ -167,6 +168,8 @@ for (const scenario of scenarios) {
   }
   const info = run('npx', ['--no-install', 'tenferro', 'info'], { cwd: app });
   check(`[${scenario}] npx tenferro info`, info.ok);
+  // @tenferro/native is install- and build-time only: never listed as a provider (#40).
+  check(`[${scenario}] tenferro info does not list @tenferro/native`, info.ok && !info.out.includes('@tenferro/native'));
   const qs = run(process.execPath, ['quickstart.mjs'], { cwd: app });
   let out;
   try {

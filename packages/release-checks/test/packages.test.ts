@@ -1,12 +1,15 @@
 // What tenferro publishes, checked on the packed tarballs (pnpm pack, so workspace: ranges are
 // rewritten as they will be on the registry): publint --strict, attw (ESM-only profile: the
-// packages are ESM), the metadata every package carries, and the native packages' install step.
+// packages are ESM), the metadata every package carries, the native packages' install step
+// (@tenferro/native's `tenferro-install-native`, #40) and that their tarballs carry every input their
+// binding.gyp needs for a source build.
 // The full install from the tarballs into an app is `npm run release:dry` (docs/contributing/native-package.md).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gypInputs } from '@tenferro/native/prebuild';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
@@ -32,8 +35,17 @@ const published = all.filter((p) => p.pkg.private !== true);
 const native = published.filter((p) => existsSync(join(packagesDir, p.dir, 'native', 'binding.gyp')));
 
 describe('package metadata', () => {
-  it('publishes core, os, the three providers, linalg and the CLI', () => {
-    expect(published.map((p) => p.pkg.name).sort()).toEqual(['@tenferro/cli', '@tenferro/core', '@tenferro/linalg', '@tenferro/os', '@tenferro/provider-blas', '@tenferro/provider-faer', '@tenferro/provider-tprims']);
+  it('publishes core, os, the three providers, linalg, the CLI and the native toolkit', () => {
+    expect(published.map((p) => p.pkg.name).sort()).toEqual([
+      '@tenferro/cli',
+      '@tenferro/core',
+      '@tenferro/linalg',
+      '@tenferro/native',
+      '@tenferro/os',
+      '@tenferro/provider-blas',
+      '@tenferro/provider-faer',
+      '@tenferro/provider-tprims',
+    ]);
   });
 
   it.each(published.map((p) => [p.pkg.name, p] as const))('%s: license (with its LICENSE file), repository, files without tests', (_, p) => {
@@ -46,26 +58,40 @@ describe('package metadata', () => {
 });
 
 describe('native packages', () => {
-  const canonical = readFileSync(join(packagesDir, 'native-build', 'install-native.mjs'), 'utf8');
+  const installBin = readFileSync(join(packagesDir, 'native', 'bin', 'tenferro-install-native.mjs'), 'utf8');
+  const toolkit = all.find((p) => p.dir === 'native')!.pkg as Manifest & { bin?: Record<string, string> };
 
   it('are os, faer, blas, tprims and linalg', () => {
     expect(native.map((p) => p.dir).sort()).toEqual(['linalg', 'os', 'provider-blas', 'provider-faer', 'provider-tprims']);
   });
 
-  it.each(native.map((p) => [p.pkg.name, p] as const))('%s: install step = the canonical install-native.mjs, with its own build tools', (_, p) => {
-    expect(readFileSync(join(packagesDir, p.dir, 'scripts', 'install-native.mjs'), 'utf8')).toBe(canonical);
-    expect(p.pkg.scripts?.install).toMatch(/^node scripts\/install-native\.mjs --platforms \S+$/);
+  it.each(native.map((p) => [p.pkg.name, p] as const))('%s: install step = @tenferro/native’s tenferro-install-native, prepack = tenferro-prebuild, with its own build tools', (_, p) => {
+    expect(p.pkg.scripts?.install).toMatch(/^tenferro-install-native --platforms \S+$/);
+    expect(p.pkg.scripts?.prepack).toBe('tenferro-prebuild');
+    expect(p.pkg.dependencies?.['@tenferro/native']).toBe('workspace:^');
     for (const dep of ['node-gyp-build', 'node-gyp', 'node-addon-api']) expect(p.pkg.dependencies?.[dep], dep).toBeDefined();
-    expect(p.pkg.files).toEqual(expect.arrayContaining(['native/binding.gyp', 'native/src', 'native/prebuilds', 'scripts/install-native.mjs']));
-    expect(p.pkg.scripts?.prepack).toContain('prebuild.mjs');
+    expect(p.pkg.devDependencies?.prebuildify).toBeDefined();
+    expect(p.pkg.files).toEqual(expect.arrayContaining(['native/binding.gyp', 'native/src', 'native/prebuilds']));
+    // No copy of the install step in any package (#40): the one bin is @tenferro/native's.
+    expect(existsSync(join(packagesDir, p.dir, 'scripts', 'install-native.mjs'))).toBe(false);
+  });
+
+  it('@tenferro/native has the two bins, and nothing of ours imports it at run time', () => {
+    expect(toolkit.bin).toEqual({ 'tenferro-install-native': './bin/tenferro-install-native.mjs', 'tenferro-prebuild': './bin/tenferro-prebuild.mjs' });
+    for (const p of all) {
+      const src = join(packagesDir, p.dir, 'src');
+      if (!existsSync(src)) continue;
+      const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
+      for (const f of walk(src).filter((f) => /\.[cm]?[jt]s$/.test(f))) expect(readFileSync(f, 'utf8'), f).not.toMatch(/from ['"]@tenferro\/native['"/]|import\(['"]@tenferro\/native/);
+    }
   });
 
   it('the install step imports only Node built-ins and the package’s own dependencies', () => {
-    const imports = [...canonical.matchAll(/(?:from\s+|require\()['"]([^'"]+)['"]/g)].map((m) => m[1]);
+    const imports = [...installBin.matchAll(/(?:from\s+|require\()['"]([^'"]+)['"]/g)].map((m) => m[1]);
     expect(imports.length).toBeGreaterThan(5);
     const own = new Set(['node-gyp-build', 'node-gyp/package.json', 'node-addon-api']);
     expect(imports.filter((i) => !i!.startsWith('node:') && !own.has(i!))).toEqual([]);
-    expect(canonical).not.toContain('@tenferro/');
+    expect(installBin).not.toContain("'@tenferro/");
   });
 
   it.each(native.map((p) => [p.pkg.name, p] as const))('%s: binding.gyp has no -march (prebuilt binaries dispatch on the ISA at run time)', (_, p) => {
@@ -112,6 +138,19 @@ describe('packed tarballs', () => {
     const attw = join(dirname(fileURLToPath(import.meta.url)), '..', 'node_modules', '.bin', 'attw');
     const r = spawnSync(attw, [tarball.get(name)!, '--profile', 'esm-only', '--format', 'ascii', '--no-color', '--no-emoji'], { encoding: 'utf8' });
     expect(r.status, `${r.stdout}${r.stderr}`).toBe(0);
+  });
+
+  it.each(native.map((p) => [p.pkg.name, p] as const))('%s: the tarball carries every input binding.gyp needs (a source build from it works)', (name, p) => {
+    const list = new Set(spawnSync('tar', ['-tzf', tarball.get(name)!], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean));
+    const inputs = gypInputs(join(packagesDir, p.dir, 'native'));
+    expect(inputs.missing).toEqual([]);
+    for (const e of inputs.entries) expect([...list].some((f) => f === `package/native/${e}` || f.startsWith(`package/native/${e}/`)), `native/${e}`).toBe(true);
+    for (const { abs } of inputs.external) expect(list.has(`package/${abs.slice(join(packagesDir, p.dir).length + 1)}`), abs).toBe(true);
+  });
+
+  it('@tenferro/native: the bins, their library and the index modules are packed', () => {
+    const list = spawnSync('tar', ['-tzf', tarball.get('@tenferro/native')!], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+    for (const f of ['bin/tenferro-install-native.mjs', 'bin/tenferro-prebuild.mjs', 'lib/prebuild.mjs', 'lib/gyp-inputs.mjs', 'index.mjs', 'index.cjs', 'LICENSE']) expect(list, f).toContain(`package/${f}`);
   });
 
   it.each(published.map((p) => [p.pkg.name] as const))('%s: no workspace: range, no tests, no declaration maps, source maps with sourcesContent', (name) => {

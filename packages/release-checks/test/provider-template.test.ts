@@ -1,5 +1,5 @@
 // examples/provider-template, built and checked the way a third party would: the packed core (and
-// its os binding) installed from tarballs into a copy of the template, with vitest from the npm
+// its os binding, and os's install-time toolkit @tenferro/native) installed from tarballs into a copy of the template, with vitest from the npm
 // registry, then the template's own conformance test through @tenferro/core/testing.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -26,7 +26,7 @@ const OFFLINE = /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUN
 describe('examples/provider-template', () => {
   it('passes the conformance kit against the packed @tenferro/core, installed from tarballs', (context) => {
     const tgz = join(work, 'tgz');
-    for (const p of ['core', 'os']) {
+    for (const p of ['core', 'os', 'native']) {
       const r = run(setup.pnpm, ['pack', '--pack-destination', tgz], join(root, 'packages', p));
       expect(r.status, r.out).toBe(0);
     }

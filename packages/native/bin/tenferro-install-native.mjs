@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// The `install` step of a native tenferro package (copied verbatim to <package>/scripts/install-native.mjs;
-// the canonical copy is packages/native-build/install-native.mjs and a test keeps the copies equal).
-// It imports nothing but Node's built-ins and the package's own dependencies (node-gyp-build,
-// node-gyp, node-addon-api), so it works in any app that installs the package's tarball:
+// `tenferro-install-native`: the `install` step of a native package (#40; @tenferro/native's bin, so
+// no package carries a copy). npm and pnpm run it in the package folder, which it reads (package.json,
+// native/). It imports nothing but Node's built-ins and the package's own dependencies (node-gyp-build,
+// node-gyp, node-addon-api), so it works in any app that installs the package's tarball, and it never
+// downloads anything itself:
 //
 //   1. a binary that loads already — a prebuilt one shipped in native/prebuilds/<platform>-<arch>/
 //      (prebuildify's layout, found by node-gyp-build) or an earlier build in native/build/Release —
@@ -12,8 +13,10 @@
 //   3. when neither works the install still succeeds: the reason is recorded in
 //      native/build/status.json, and the package's status() reports it at load time.
 //
-// Usage (package.json): "install": "node scripts/install-native.mjs --platforms linux"
+// Usage (package.json): "install": "tenferro-install-native --platforms linux"
 //   --platforms a,b     where the addon can work (`linux`, `linux-x64`); elsewhere nothing is tried
+// In a workspace checkout (the package folder is one of a pnpm workspace's packages, not under
+// node_modules) it does nothing: the workspace builds its addons itself (tenferro: scripts/setup.mjs).
 // Environment:
 //   npm_config_build_from_source=true (npm i --build-from-source), TENFERRO_BUILD_FROM_SOURCE=1
 //                       ignore prebuilt binaries and build
@@ -23,15 +26,19 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { dirname, join, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
-const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const packageDir = process.cwd();
 const nativeDir = join(packageDir, 'native');
 const statusPath = join(nativeDir, 'build', 'status.json');
 const require = createRequire(join(packageDir, 'package.json'));
-const pkg = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
-const name = pkg.name;
+const name = (() => {
+  try {
+    return JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8')).name;
+  } catch {
+    return packageDir;
+  }
+})();
 const argv = process.argv.slice(2);
 const option = (key) => {
   const i = argv.indexOf(`--${key}`);
@@ -71,9 +78,12 @@ function loads(file) {
 }
 
 // --- 0. when there is nothing to do ------------------------------------------------------------
-const inWorkspace = !packageDir.split(sep).includes('node_modules') && existsSync(join(packageDir, '..', '..', 'pnpm-workspace.yaml'));
-if (inWorkspace) {
-  // The tenferro repository itself: scripts/setup.mjs builds the addons (turbo `build:native`).
+if (!existsSync(join(packageDir, 'package.json'))) {
+  console.error(`tenferro-install-native: run it as a package's install script, in the package folder (no package.json in ${packageDir})`);
+  process.exit(2);
+}
+if (inWorkspace(packageDir)) {
+  // A workspace checkout builds its addons itself (tenferro: scripts/setup.mjs, turbo `build:native`).
   process.exit(0);
 }
 if (process.env.TENFERRO_SKIP_NATIVE_INSTALL === '1') {
@@ -173,3 +183,27 @@ child.on('close', (code, signal) => {
   if (problem !== undefined) finish({ ok: false, reason: `built ${built} but it does not load: ${problem}`, possibleSolutions: [rebuild] });
   finish({ ok: true, source: 'built', path: built });
 });
+
+/**
+ * Whether `dir` is a package of a pnpm workspace checkout: not under node_modules, and matched by
+ * a `packages:` pattern (`dir/*` or an exact path) of the nearest pnpm-workspace.yaml above it.
+ */
+function inWorkspace(dir) {
+  if (dir.split(sep).includes('node_modules')) return false;
+  for (let root = dirname(dir); root !== dirname(root); root = dirname(root)) {
+    const yaml = join(root, 'pnpm-workspace.yaml');
+    if (!existsSync(yaml)) continue;
+    const rel = relative(root, dir).split(sep).join('/');
+    const patterns = [];
+    let inPackages = false;
+    for (const line of readFileSync(yaml, 'utf8').split('\n')) {
+      if (/^\S/.test(line)) inPackages = /^packages\s*:/.test(line);
+      else if (inPackages) {
+        const m = /^\s+-\s*['"]?([^'"#\s]+)['"]?/.exec(line);
+        if (m !== null) patterns.push(m[1]);
+      }
+    }
+    return patterns.some((p) => (p.endsWith('/*') ? dirname(rel) === p.slice(0, -2) : p.endsWith('/**') ? rel.startsWith(`${p.slice(0, -3)}/`) : rel === p));
+  }
+  return false;
+}
