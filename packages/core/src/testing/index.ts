@@ -1,4 +1,6 @@
-// @tenferro/core/testing — what provider packages run in their own tests. Imports vitest.
+// @tenferro/core/testing — what provider packages run in their own tests. vitest is optional: the
+// plain functions work without it; runProviderConformance and runTensorPrimitivesConformance need it
+// (kit-vitest.ts, #40).
 export { providerConformanceCases, runProviderConformance } from './run-provider-conformance.js';
 export type { ProviderConformanceCase, ProviderConformanceOptions } from './run-provider-conformance.js';
 export { naiveDotGeneral, relativeError, toleranceFor } from './naive-dot-general.js';

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { kitExpect as expect, vitestSuite } from './kit-vitest.js';
 import type { CpuProviderPackage } from '../provider/provider-package.js';
 import { CpuBackend } from '../backend/cpu-backend.js';
 import type { CpuBackendKind } from '../contract/backend-kind.js';
@@ -88,6 +88,7 @@ export interface ProviderConformanceCase {
  */
 export function runProviderConformance(factory: () => CpuProviderPackage | Promise<CpuProviderPackage>, options: ProviderConformanceOptions = {}): void {
   const timeout = options.timeout ?? 60_000;
+  const { describe, it } = vitestSuite('runProviderConformance');
   describe('provider conformance', () => {
     for (const c of providerConformanceCases(factory, options)) {
       it(

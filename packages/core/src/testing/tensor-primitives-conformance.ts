@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { kitExpect as expect, vitestSuite } from './kit-vitest.js';
 import { CpuBackend } from '../backend/cpu-backend.js';
 import { type TensorOps, ops } from '../backend/ops-facade.js';
 import type { CpuBackendKind } from '../contract/backend-kind.js';
@@ -271,6 +271,7 @@ function compare(op: string, src: DType, got: Tensor, want: Tensor, label: strin
  */
 export function runTensorPrimitivesConformance(factory: () => CpuProviderPackage | Promise<CpuProviderPackage>, options: TensorPrimitivesConformanceOptions = {}): void {
   const timeout = options.timeout ?? 120_000;
+  const { describe, it } = vitestSuite('runTensorPrimitivesConformance');
   describe('tensor-primitives conformance', () => {
     for (const c of tensorPrimitivesConformanceCases(factory, options)) {
       it(
