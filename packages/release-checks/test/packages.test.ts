@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findInstalledProviders, KNOWN_PACKAGES } from '@tenferro/cli';
 import { gypInputs } from '@tenferro/native/prebuild';
 import { publint } from 'publint';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,6 +85,15 @@ describe('native packages', () => {
       const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
       for (const f of walk(src).filter((f) => /\.[cm]?[jt]s$/.test(f))) expect(readFileSync(f, 'utf8'), f).not.toMatch(/from ['"]@tenferro\/native['"/]|import\(['"]@tenferro\/native/);
     }
+  });
+
+  it('tenferro info does not list @tenferro/native: it is no provider, though it resolves beside one', () => {
+    expect(KNOWN_PACKAGES.map((k) => k.name)).not.toContain('@tenferro/native');
+    const core = all.find((p) => p.dir === 'core')!.pkg as Manifest & { tenferro?: { providerPackages?: { name: string }[] } };
+    expect(core.tenferro?.providerPackages?.map((p) => p.name)).not.toContain('@tenferro/native');
+    // From os's folder @tenferro/native resolves (its dependency); the CLI still does not report it.
+    expect(existsSync(join(packagesDir, 'os', 'node_modules', '@tenferro', 'native', 'package.json'))).toBe(true);
+    expect(findInstalledProviders(join(packagesDir, 'os')).map((p) => p.name)).not.toContain('@tenferro/native');
   });
 
   it('the install step imports only Node built-ins and the package’s own dependencies', () => {
