@@ -140,6 +140,7 @@ function admitOn<R>(
         const permit = got;
         return enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, end);
       }
+      if (!(got instanceof Permit)) engine.parkIdleWorkers();
       return timedAdmission(t0, Promise.resolve(got), owner, target, op, request).then(
         (permit) => enterSupervised(c, engine, permit, () => permit.release(), target, owner, op, body, signal, end),
         (e: unknown) => {

@@ -76,6 +76,11 @@ export class EngineWorkerPool implements LaneRunner {
     return this.#workers.length;
   }
 
+  /** Tell the workers spinning for their next task to sleep now (`EngineState.PARK`). */
+  parkSpinning(): void {
+    Atomics.add(this.engineState, EngineState.PARK, 1);
+  }
+
   /** What each worker reported at verification (after a replacement: the replacement's). */
   observations(): WorkerObservation[] {
     return this.#workers.map((w) => w.observed);

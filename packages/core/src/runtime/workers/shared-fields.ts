@@ -108,7 +108,15 @@ export const EngineState = {
   ACTIVE_OWNER: 0,
   /** Nesting depth of that owner. */
   DEPTH: 1,
-  LENGTH: 2,
+  /**
+   * Bumped by the main isolate when an execution on this (idle) engine must wait for CPUs another
+   * execution holds — another backend, isolate or joined process (#41): its workers, spinning for
+   * their next task, go to sleep at once instead of taking CPU time from the holder's lanes for
+   * the rest of their spin. Only in the records of tenferro's own pools (an external executor's
+   * record has `ACTIVE_OWNER` and `DEPTH` only).
+   */
+  PARK: 2,
+  LENGTH: 3,
 } as const;
 
 /** Key of the worker-global record that marks a thread as an engine worker. */

@@ -6,7 +6,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { kernelErrorInfo } from './kernel-error.js';
 import type { KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
-import { ArgsArea, ForgetRing, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
+import { ArgsArea, EngineState, ForgetRing, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
 import { LaneSpreader } from './lane-spread.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
@@ -182,17 +182,22 @@ async function serve(tid: number): Promise<never> {
   /** A spin for the next task is due (after a task), or the current one ends then (0n: none). */
   let spinFresh = true;
   let spinUntil = 0n;
+  /** `EngineState.PARK` as the spin began: a change ends the spin (the engine waits for CPUs another execution holds). */
+  let parkSeen = 0;
   for (;;) {
     // Spin briefly for back-to-back tasks, then sleep. When the main thread shares this CPU the
     // spin yields it every few checks, so that it runs at once; on a CPU of our own only now and
     // then (it may have moved here unseen): a system call just before a kernel slows the kernel.
     // Ids to forget that ring the bell during the spin do not end it.
     if (spinNs > 0n && (spinFresh || spinUntil !== 0n) && Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
-      if (spinFresh) spinUntil = process.hrtime.bigint() + spinNs;
+      if (spinFresh) {
+        spinUntil = process.hrtime.bigint() + spinNs;
+        parkSeen = Atomics.load(engineState, EngineState.PARK);
+      }
       spinFresh = false;
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === bell; i++) {
         if ((i & 63) === 0) {
-          if (process.hrtime.bigint() >= spinUntil) {
+          if (process.hrtime.bigint() >= spinUntil || Atomics.load(engineState, EngineState.PARK) !== parkSeen) {
             spinUntil = 0n;
             break;
           }
