@@ -25,7 +25,7 @@ export const TIER_MEANING = {
   serial: 'files that pin or spin workers on every CPU, count threads or time overlaps, or run several processes: alone, one file at a time',
   sanitizer: 'the addons rebuilt with ASan+UBSan, their fuzz drivers and native tests under them (packages/native-build/asan.mjs)',
   docs: 'README, docs/ and @example blocks run as written',
-  release: 'packing every package, the provider template installed from tarballs, changesets',
+  release: 'packing every package, the staged prebuild folders configured and os packed with its prebuilt binary (#40), the provider template installed from tarballs, changesets',
 };
 
 /** Tier of a package's files that no rule names. */
