@@ -123,9 +123,67 @@ export function prebuild({ packageDir, force = false, say = () => {} }) {
   const inputs = gypInputs(nativeDir);
   const stamp = stampOf(packageDir, inputs, { 'node-gyp': nodeGyp.version, prebuildify: prebuildify.version, 'node-addon-api': addonApi.version }, nodedir);
   const binaries = () => (existsSync(outDir) ? readdirSync(outDir).filter((f) => f.endsWith('.node')) : []);
-  if (!force && existsSync(stampPath) && readFileSync(stampPath, 'utf8') === stamp && binaries().length > 0) {
-    return { skipped: true, file: join(outDir, binaries()[0]) };
+  const upToDate = () => existsSync(stampPath) && readFileSync(stampPath, 'utf8') === stamp && binaries().length > 0;
+  if (!force && upToDate()) return { skipped: true, file: join(outDir, binaries()[0]) };
+  // One prebuild of a package at a time (two packs at once share native/build/prebuild/): the second
+  // waits for the first, and then finds the binary up to date.
+  const unlock = lock(join(packageDir, 'node_modules', '.cache', 'tenferro-prebuild.lock'), say);
+  try {
+    if (!force && upToDate()) return { skipped: true, file: join(outDir, binaries()[0]) };
+    return build({ packageDir, pkg, nativeDir, tuple, outDir, stampPath, stamp, nodedir, nodeGyp, prebuildify, binaries, say });
+  } finally {
+    unlock();
   }
+}
+
+/** Takes the lock folder `dir` (waiting while a live process holds it); returns the release. */
+function lock(dir, say) {
+  mkdirSync(dirname(dir), { recursive: true });
+  const owner = join(dir, 'pid');
+  let said = false;
+  for (;;) {
+    try {
+      mkdirSync(dir);
+      writeFileSync(owner, String(process.pid));
+      return () => rmSync(dir, { recursive: true, force: true });
+    } catch (error) {
+      if (error?.code !== 'EEXIST') throw error;
+    }
+    let pid = 0;
+    try {
+      pid = Number(readFileSync(owner, 'utf8'));
+    } catch {
+      // being created or removed right now
+    }
+    // A holder that died, or one that never wrote its pid (10 s after taking the lock).
+    let age = 0;
+    try {
+      age = Date.now() - statSync(dir).mtimeMs;
+    } catch {
+      continue; // released just now
+    }
+    if ((pid > 0 && !alive(pid)) || (pid === 0 && age > 10_000)) {
+      rmSync(dir, { recursive: true, force: true });
+      continue;
+    }
+    if (!said) {
+      say(`waiting for the prebuild of process ${pid || '?'} to finish`);
+      said = true;
+    }
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+  }
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error?.code === 'EPERM';
+  }
+}
+
+function build({ packageDir, pkg, nativeDir, tuple, outDir, stampPath, stamp, nodedir, nodeGyp, prebuildify, binaries, say }) {
   const { workDir } = stagePrebuild({ packageDir });
   // prebuildify writes into the staged copy; the binary then replaces native/prebuilds/<tuple>/'s by a
   // rename, so a pack reading the package meanwhile sees the old binary or the new one, never a part.
