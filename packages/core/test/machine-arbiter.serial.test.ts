@@ -140,6 +140,31 @@ describe('one machine arbiter for the processes that join it (#41)', () => {
     expect(r.queued).toBe(1);
     expect(r.admittedAt as number).toBeGreaterThanOrEqual(killedAt);
   });
+
+  it("a process killed while it holds the segment's lock (EOWNERDEAD): the next process to lock repairs the state and the arbiter goes on", { timeout: 60_000 }, async () => {
+    // A churning process spends much of its time inside the lock: kill churners until a kill lands
+    // there (the observer then reports a repair), at most 40 times.
+    const name = freshName();
+    const dir = freshDir();
+    type Census = { joined: number; processes: unknown[]; lockRepairs: number };
+    let census: Census | undefined;
+    const killed: number[] = [];
+    for (let attempt = 0; attempt < 40 && (census?.lockRepairs ?? 0) === 0; attempt++) {
+      const churner = startChild({ dir, id: `c${attempt}`, mode: 'churn' }, name);
+      const exited = new Promise<void>((resolve) => churner.proc.once('exit', () => resolve()));
+      churner.done.catch(() => {}); // it is killed
+      await appears(join(dir, `churning-c${attempt}`));
+      churner.proc.kill('SIGKILL');
+      killed.push(churner.proc.pid!);
+      await exited;
+      const observer = startChild({ dir, id: `o${attempt}`, mode: 'observe' }, name);
+      census = (await observer.done).census as Census;
+      // Every round: the observer took and gave back a permit on every CPU twice after the kill,
+      // and the dead churner left no permit, waiter or process behind.
+      expect(census.processes).toEqual([]);
+    }
+    expect(census!.lockRepairs, `no kill of ${killed.length} landed inside the lock`).toBe(1);
+  });
 });
 
 describe('joining is explicit, typed and refused when it cannot hold (#41)', () => {

@@ -378,6 +378,8 @@ export interface MachineCensus {
     readonly since: number;
     readonly cpus: readonly number[];
   }[];
+  /** How many times this process repaired the segment after a process died holding its lock (EOWNERDEAD). */
+  readonly lockRepairs: number;
 }
 
 /** How this copy of the addon joined the process-wide arbiter. */

@@ -38,6 +38,12 @@ export interface MachineArbiterCensus {
   readonly joined: number;
   /** The processes that hold or wait for permits. */
   readonly processes: readonly MachineArbiterProcess[];
+  /**
+   * How many times this process found the segment's lock held by a process that had died (a kill
+   * inside an acquire or release: `EOWNERDEAD`) and repaired the state before going on — the dead
+   * process's permits and waiters removed, its waiters' successors admitted.
+   */
+  readonly lockRepairs: number;
 }
 
 const NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
@@ -119,9 +125,9 @@ export class MachineArbiter extends ProcessArbiter {
    * ```
    */
   census(): MachineArbiterCensus {
-    if (this.name === undefined) return { name: '', joined: 1, processes: [] };
+    if (this.name === undefined) return { name: '', joined: 1, processes: [], lockRepairs: 0 };
     const raw = this.#os.machineCensus?.() ?? null;
-    if (raw === null) return { name: this.name, joined: 0, processes: [] };
+    if (raw === null) return { name: this.name, joined: 0, processes: [], lockRepairs: 0 };
     const byPid = new Map<number, { pid: number; holds: MachineArbiterProcess['holds'][number][]; waits: MachineArbiterProcess['waits'][number][] }>();
     for (const e of raw.entries) {
       let p = byPid.get(e.pid);
@@ -129,7 +135,7 @@ export class MachineArbiter extends ProcessArbiter {
       (e.holds ? p.holds : p.waits).push({ cpus: [...e.cpus], exclusive: e.exclusive, since: e.since });
     }
     for (const p of byPid.values()) p.waits.sort((a, b) => a.since - b.since);
-    return { name: this.name, joined: raw.pids.length, processes: [...byPid.values()].sort((a, b) => a.pid - b.pid) };
+    return { name: this.name, joined: raw.pids.length, processes: [...byPid.values()].sort((a, b) => a.pid - b.pid), lockRepairs: raw.lockRepairs ?? 0 };
   }
 }
 

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -299,8 +300,12 @@ void reap(Segment& s, uint32_t p) {
   s.procs[p].state = 0;
 }
 
+/** Repairs this process made (`lock_repairs`). */
+std::atomic<uint64_t> repairs{0};
+
 /** After a holder of the lock died: make the derived fields consistent again, reap the dead, re-admit, wake all. */
 void repair(Mapping* m) {
+  repairs.fetch_add(1, std::memory_order_relaxed);
   Segment& s = *m->seg;
   uint32_t hi = 0, waiting = 0;
   for (uint32_t c = 0; c < kMaxClients; c++) s.clients[c].grants = 0;
@@ -816,6 +821,8 @@ JoinResult join(const std::string& name, bool group) {
   r.path = "/dev/shm" + path;
   return r;
 }
+
+uint64_t lock_repairs() { return repairs.load(std::memory_order_relaxed); }
 
 bool census(std::vector<CensusEntry>* entries, std::vector<int32_t>* pids) {
   Mapping* m;

@@ -51,5 +51,8 @@ struct CensusEntry {
 /** After reaping dead processes: every entry, the live joined processes (pid), and whether the call could read the state. */
 bool census(std::vector<CensusEntry>* entries, std::vector<int32_t>* pids);
 
+/** How many times this process repaired the segment: it locked it after a process died holding the lock (EOWNERDEAD). */
+uint64_t lock_repairs();
+
 }  // namespace machine
 }  // namespace os

@@ -4,7 +4,7 @@
 //
 //   machineJoin(name, group): { path } | { error, message, abi, otherAbi }
 //   machineJoined(): name | null
-//   machineCensus(): { pids: number[], entries: { pid, holds, exclusive, since, cpus }[] } | null
+//   machineCensus(): { pids: number[], entries: { pid, holds, exclusive, since, cpus }[], lockRepairs } | null
 #include <napi.h>
 
 #include "machine_arbiter.h"
@@ -61,6 +61,7 @@ Napi::Value machine_census(const Napi::CallbackInfo& info) {
   }
   out.Set("pids", p);
   out.Set("entries", e);
+  out.Set("lockRepairs", Napi::Number::New(env, static_cast<double>(machine::lock_repairs())));
   return out;
 }
 
