@@ -73,7 +73,7 @@ export type { CpuIndexedPlans, IndexedPlanCacheLimits, IndexedPlanCacheStats } f
 // ── Provider authors ────────────────────────────────────────────────────────────────────────
 export type { CpuProviderPackage, ProviderThread } from './provider/provider-package.js';
 export type { ProviderPackageAvailable, ProviderPackageStatus, ProviderPackageUnavailable } from './provider/provider-package-status.js';
-export { abiHash, defineAddon, loadAddon } from '@tenferro/os';
+export { abiCodes, abiHash, defineAddon, loadAddon } from '@tenferro/os';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from '@tenferro/os';
 export type { AddonDescription, AddonIsaInfo, DefineAddonOptions, DefinedAddon, DefinedAddonAvailable, DefinedAddonLoad, DefinedAddonUnavailable } from '@tenferro/os';
 export { ABORT_CLOSED, ABORT_SIGNALLED } from './contract/execution-context.js';

@@ -11,7 +11,7 @@ const CORE_VALUES = [
   'DEFAULT_EXECUTION_CAPABILITIES', 'DIAGNOSTICS_CHANNELS', 'DTYPES', 'DTYPE_INFO', 'ERROR_CODES', 'EXECUTED', 'ExternalCpuDomain', 'GemmAnalysisCache',
   'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'MAX_CPUS', 'Permit', 'ProcessArbiter', 'ResourceArbiter', 'TENFERRO_ERROR_BRAND', 'TenferroError', 'Tensor',
   'Unsupported', 'WorkerThreadsDomainExecutor', 'acceptsMode', 'defineExtensionKey', 'defineKernel', 'denseStrides',
-  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'hugePagePolicy', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kernelWords', 'kindOf', 'loadAddon', 'abiHash', 'defineAddon',
+  'describeUnsupported', 'discoverCpuTopology', 'enforcedThreadLimit', 'forwardDiagnostics', 'hugePagePolicy', 'isDType', 'isErrorCode', 'isKernelArgs', 'isRetryable', 'keep', 'kernelArgs', 'kernelWords', 'kindOf', 'loadAddon', 'abiCodes', 'abiHash', 'defineAddon',
   'layoutIsInjective', 'newExecutionOwner', 'processArbiter', 'MACHINE_ARBITER_ENV', 'MachineArbiter', 'joinMachineArbiter', 'machineArbiter', 'reachableSpan', 'referenceGemmProvider',
   'referenceLayoutProvider', 'referenceTensorPrimitivesProvider', 'ops', 'requestsConflict', 'runExtension', 'tidy', 'validateGemmRequest', 'validateLayout',
 ] as const;

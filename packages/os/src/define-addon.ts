@@ -119,6 +119,14 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * The codes of an ABI table's enum — its names in code order — as `{ name: code }` (frozen), the
+ * way the generated C++ header numbers them (`abiCodes(['Ok', 'Bad'])` is `{ Ok: 0, Bad: 1 }`).
+ */
+export function abiCodes<const N extends readonly string[]>(names: N): { readonly [K in N[number]]: number } {
+  return Object.freeze(Object.fromEntries(names.map((name, code) => [name, code]))) as { readonly [K in N[number]]: number };
+}
+
 const OP = 'defineAddon';
 
 /**

@@ -10,7 +10,7 @@ export { loadOs } from './load.js';
 export type { OsStatus } from './load.js';
 export { loadAddon } from './load-addon.js';
 export type { AddonAdvice, AddonAvailable, AddonFailure, AddonLoad, AddonUnavailable, LoadAddonOptions } from './load-addon.js';
-export { abiHash, defineAddon } from './define-addon.js';
+export { abiCodes, abiHash, defineAddon } from './define-addon.js';
 export type {
   AddonDescription,
   AddonIsaInfo,
