@@ -23,11 +23,11 @@ import {
 } from '@tenferro/core';
 import { freshChunkCounter } from './chunk-counter.js';
 import { type FaerGemmGroupPayload, type FaerGemmTask, packGemmGroupTask, packGemmTask } from './kernels/gemm.js';
-import type { NativeInfo } from './native/binding.js';
+import { ABI, type NativeInfo } from './native/binding.js';
 import { BATCH_SPLIT_MAX_WORK, CHUNKS_PER_LANE, DYNAMIC_SPLIT_MAX_WORK, defaultParallelMinWork, fixedSplitMinWork } from './options.js';
 
 /** Batch axes the native GEMM takes (native/src/gemm.cc kMaxRank); more are declined. */
-export const MAX_BATCH_RANK = 32;
+export const MAX_BATCH_RANK = ABI.constants.MaxBatchRank;
 
 /** Per-call thread bound honoured exactly, on the engine's own workers (R63, R75, R76). */
 export const FAER_CAPABILITIES: CpuProviderExecutionCapabilities = Object.freeze({

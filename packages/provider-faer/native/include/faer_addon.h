@@ -6,8 +6,6 @@
 
 namespace faer {
 
-/** Entries of gemm's Float64Array descriptor before its batch arrays (DESC.HEADER in src/native/binding.ts). */
-extern const int kGemmDescHeader;
 
 namespace js {
 

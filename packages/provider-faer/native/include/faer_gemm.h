@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tenferro/isa.h"
+
 namespace faer {
 
 using idx = std::int64_t;
@@ -140,7 +142,13 @@ struct IsaEngine {
   double (*fma_peak)(double seconds);
 };
 
-enum Isa : int { kIsaScalar = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaCount = 3 };
+// The ISA paths are @tenferro/native's (tenferro/isa.h): which this CPU runs, which this build
+// compiled in, and the pick (#40).
+using Isa = tenferro::isa::Path;
+constexpr Isa kIsaScalar = tenferro::isa::kPortable;
+constexpr Isa kIsaAvx2 = tenferro::isa::kAvx2;
+constexpr Isa kIsaAvx512 = tenferro::isa::kAvx512;
+constexpr int kIsaCount = tenferro::isa::kCount;
 
 // Each engine table is defined in its own translation unit.
 extern const IsaEngine kEngineScalar;
@@ -162,12 +170,8 @@ struct CacheInfo {
 };
 const CacheInfo& cache_info();
 
-/** The best ISA this CPU and OS support (cached; decided once per process). */
+/** The ISA path to run (tenferro::isa::pick with TENFERRO_FAER_ISA; decided once per process). */
 Isa best_isa();
-/** The ISA paths: which are compiled into this binary and which this CPU runs. */
-bool isa_supported(Isa isa);  // built into this binary and runnable on this CPU
-bool isa_built(Isa isa);      // compiled in (binding.gyp: tenferro_avx512)
-bool isa_runs_here(Isa isa);  // this CPU (and OS) runs the instruction set
 const IsaEngine& engine(Isa isa);
 /** Monotonic clock in seconds. */
 double now_seconds();

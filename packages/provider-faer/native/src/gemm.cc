@@ -37,68 +37,23 @@
 
 #include "faer_addon.h"
 #include "faer_gemm.h"
+#include "tenferro/napi_args.h"
+#include "abi.generated.h"
 
 namespace {
 
 using faer::idx;
 
-enum Status : int {
-  kOk = 0,
-  kBadArguments = 1,
-  kOutOfBounds = 2,
-  kIsaUnavailable = 3,
-  kBadDtype = 4,
-  kBadRange = 5,
-  kAborted = 6,   // the abort word was raised: the engine stopped at a block boundary, C is partly written
-  kNoMemory = 7,  // no packing scratch could be allocated: nothing was computed
-};
-
-enum Desc : int {
-  kDtype = 0,
-  kM = 1,
-  kN = 2,
-  kK = 3,
-  kOffA = 4,
-  kRsA = 5,
-  kCsA = 6,
-  kOffB = 7,
-  kRsB = 8,
-  kCsB = 9,
-  kOffC = 10,
-  kRsC = 11,
-  kCsC = 12,
-  kAlphaRe = 13,
-  kAlphaIm = 14,
-  kBetaRe = 15,
-  kBetaIm = 16,
-  kConjA = 17,
-  kConjB = 18,
-  kIsa = 19,
-  kM0 = 20,
-  kM1 = 21,
-  kN0 = 22,
-  kN1 = 23,
-  kB0 = 24,
-  kB1 = 25,
-  kRank = 26,
-  kHeader = 27,
-};
+// Status codes, descriptor fields and limits: native/src/abi.mjs, shared with the TypeScript (#40).
+using namespace faer::abi;
+static_assert(faer::kMaxBatchRank == kMaxBatchRank, "faer_gemm.h's batch axes are the ABI table's");
 
 constexpr int kMaxRank = faer::kMaxBatchRank;
 constexpr int kMaxSummed = faer::kMaxBatchRank;  // summed axes (CpuGemmRequest.summed) taken, like batch axes
-constexpr size_t kDescMax = kHeader + 4 * kMaxRank + 1 + 3 * kMaxSummed;  // the longest descriptor read
-constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
-
-// In [0, 2^53] the conversion to idx is exact for integers and truncates fractions: converting
-// back tells them apart without std::floor (a libm call on baseline x86-64: ~5 ns per field, a
-// quarter of the call's fixed cost).
-bool as_index(double v, idx* out) {
-  if (!(v >= 0 && v <= kMaxSafe)) return false;
-  const idx i = static_cast<idx>(v);
-  if (static_cast<double>(i) != v) return false;
-  *out = i;
-  return true;
-}
+constexpr size_t kDescMax = kDescCount + 4 * kMaxRank + 1 + 3 * kMaxSummed;  // the longest descriptor read
+using tenferro::napi_args::as_index;
+using tenferro::napi_args::kMaxSafeIndex;
+using tenferro::napi_args::typed;
 
 struct Operand {
   idx off, rs, cs;
@@ -123,17 +78,17 @@ struct Request {
 };
 
 int parse(const double* d, size_t len, Request* r) {
-  if (len < kHeader) return kBadArguments;
+  if (len < kDescCount) return kBadArguments;
   const double dt = d[kDtype];
   if (!(dt == 0 || dt == 1 || dt == 2 || dt == 3)) return kBadDtype;
   r->dtype = static_cast<int>(dt);
   idx rank = 0;
-  if (!as_index(d[kRank], &rank) || rank > kMaxRank || len < static_cast<size_t>(kHeader + 4 * rank)) return kBadArguments;
+  if (!as_index(d[kRank], &rank) || rank > kMaxRank || len < static_cast<size_t>(kDescCount + 4 * rank)) return kBadArguments;
   r->rank = static_cast<int>(rank);
   const int ints[] = {kM, kN, kK, kOffA, kRsA, kCsA, kOffB, kRsB, kCsB, kOffC, kRsC, kCsC, kM0, kM1, kN0, kN1, kB0, kB1};
   // Only the fields read are set: the batch strides past `rank` are never read, and zeroing
   // them (rep stos of ~1 KiB) was a tenth of the call's fixed cost.
-  idx v[kHeader];
+  idx v[kDescCount];
   for (int f : ints) {
     if (!as_index(d[f], &v[f])) return kBadArguments;
   }
@@ -150,8 +105,8 @@ int parse(const double* d, size_t len, Request* r) {
   r->b0 = v[kB0];
   r->b1 = v[kB1];
   for (int t = 0; t < r->rank; ++t) {
-    if (!as_index(d[kHeader + t], &r->ext[t]) || !as_index(d[kHeader + rank + t], &r->a.bs[t]) || !as_index(d[kHeader + 2 * rank + t], &r->b.bs[t]) ||
-        !as_index(d[kHeader + 3 * rank + t], &r->c.bs[t])) {
+    if (!as_index(d[kDescCount + t], &r->ext[t]) || !as_index(d[kDescCount + rank + t], &r->a.bs[t]) || !as_index(d[kDescCount + 2 * rank + t], &r->b.bs[t]) ||
+        !as_index(d[kDescCount + 3 * rank + t], &r->c.bs[t])) {
       return kBadArguments;
     }
   }
@@ -168,7 +123,7 @@ int parse(const double* d, size_t len, Request* r) {
     r->isa = faer::best_isa();
   } else if (isa == 0 || isa == 1 || isa == 2) {
     r->isa = static_cast<int>(isa);
-    if (!faer::isa_supported(static_cast<faer::Isa>(r->isa))) return kIsaUnavailable;
+    if (!tenferro::isa::supported(static_cast<faer::Isa>(r->isa))) return kIsaUnavailable;
   } else {
     return kBadArguments;
   }
@@ -176,13 +131,13 @@ int parse(const double* d, size_t len, Request* r) {
   __int128 total = 1;
   for (int t = 0; t < r->rank; ++t) {
     total *= r->ext[t];
-    if (total > static_cast<__int128>(kMaxSafe)) return kBadArguments;
+    if (total > static_cast<__int128>(kMaxSafeIndex)) return kBadArguments;
   }
   if (r->b0 > r->b1 || static_cast<__int128>(r->b1) > total) return kBadRange;
   // The optional summed block after the batch strides: its count, then extents, A and B strides.
   r->srank = 0;
   r->scount = 1;
-  const size_t at = static_cast<size_t>(kHeader + 4 * rank);
+  const size_t at = static_cast<size_t>(kDescCount + 4 * rank);
   if (len > at) {
     idx srank = 0;
     if (!as_index(d[at], &srank) || srank > kMaxSummed || len < at + 1 + 3 * static_cast<size_t>(srank)) return kBadArguments;
@@ -193,7 +148,7 @@ int parse(const double* d, size_t len, Request* r) {
         return kBadArguments;
       }
       count *= r->sext[t];
-      if (count > static_cast<__int128>(kMaxSafe)) return kBadArguments;
+      if (count > static_cast<__int128>(kMaxSafeIndex)) return kBadArguments;
     }
     r->scount = static_cast<idx>(count);
   }
@@ -217,19 +172,6 @@ __int128 extent_of(const Request& r, const Operand& o, idx rows, idx cols, int l
   return hi * lanes + lanes;
 }
 
-// One N-API call per array: napi_get_typedarray_info fails (napi_invalid_arg) on anything that is
-// not a typed array, so no separate type test is needed (each saved call is ~20 ns of a small
-// GEMM's fixed cost).
-bool typed(const Napi::Value& v, napi_typedarray_type want, void** data, size_t* length) {
-  napi_typedarray_type type;
-  size_t len = 0;
-  void* ptr = nullptr;
-  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, nullptr, nullptr) != napi_ok || type != want) return false;
-  if (ptr == nullptr && len != 0) return false;
-  *data = ptr;
-  *length = len;
-  return true;
-}
 
 // The engine request of the task's first batch item (offsets oa, ob, oc in elements).
 template <class T>
@@ -532,8 +474,6 @@ int run_summed_block(const Request& r, bool f32, T* pc, const int32_t* abort, vo
 }  // namespace
 
 namespace faer {
-
-const int kGemmDescHeader = kHeader;
 
 namespace js {
 

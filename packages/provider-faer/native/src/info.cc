@@ -6,6 +6,8 @@
 // process's best; a path that cannot run here gives null / 0. Nothing throws.
 #include <napi.h>
 
+#include "tenferro/napi_args.h"
+
 #include "faer_addon.h"
 #include "faer_gemm.h"
 
@@ -46,33 +48,15 @@ namespace js {
 Napi::Value info(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const int isa = isa_arg(info, 0);
-  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return env.Null();
+  if (isa < 0 || !tenferro::isa::supported(static_cast<faer::Isa>(isa))) return env.Null();
   const faer::IsaEngine& e = faer::engine(static_cast<faer::Isa>(isa));
   Napi::Object o = Napi::Object::New(env);
   o.Set("isa", e.name);
   o.Set("isaId", isa);
   o.Set("bestIsaId", static_cast<int>(faer::best_isa()));
-  Napi::Object sup = Napi::Object::New(env);
-  sup.Set("portable", faer::isa_supported(faer::kIsaScalar));
-  sup.Set("avx2", faer::isa_supported(faer::kIsaAvx2));
-  sup.Set("avx512f", faer::isa_supported(faer::kIsaAvx512));
-  o.Set("supported", sup);
-  // Paths left out of this build (TENFERRO_NATIVE_ISA=host or best), and whether this CPU could run a faster one.
-  Napi::Array not_built = Napi::Array::New(env);
-  bool runnable_not_built = false;
-  const char* names[] = {"portable", "avx2", "avx512f"};
-  for (int i = 0; i < faer::kIsaCount; ++i) {
-    const auto path = static_cast<faer::Isa>(i);
-    if (faer::isa_built(path)) continue;
-    not_built.Set(not_built.Length(), names[i]);
-    // Only a path faster than every built one this CPU runs counts: TENFERRO_NATIVE_ISA=best leaves
-    // AVX2 out on an AVX-512 CPU, which then runs the faster AVX-512 path (#39).
-    bool faster_built = false;
-    for (int k = i + 1; k < faer::kIsaCount; ++k) faster_built = faster_built || faer::isa_supported(static_cast<faer::Isa>(k));
-    runnable_not_built = runnable_not_built || (faer::isa_runs_here(path) && !faster_built);
-  }
-  o.Set("notBuilt", not_built);
-  o.Set("runsNotBuilt", runnable_not_built);
+  // supported, notBuilt (TENFERRO_NATIVE_ISA=host or best) and runsNotBuilt: tenferro/napi_args.h.
+  const char* const names[] = {"portable", "avx2", "avx512f"};
+  tenferro::napi_args::set_isa_report(o, names);
   Napi::Object shapes = Napi::Object::New(env);
   shapes.Set("f32", shape(env, e.f32));
   shapes.Set("f64", shape(env, e.f64));
@@ -97,7 +81,7 @@ Napi::Value fma_peak(const Napi::CallbackInfo& info) {
   if (info.Length() > 0 && info[0].IsNumber()) seconds = info[0].As<Napi::Number>().DoubleValue();
   if (!(seconds > 0 && seconds <= 60)) seconds = 0.5;
   const int isa = isa_arg(info, 1);
-  if (isa < 0 || !faer::isa_supported(static_cast<faer::Isa>(isa))) return Napi::Number::New(env, 0);
+  if (isa < 0 || !tenferro::isa::supported(static_cast<faer::Isa>(isa))) return Napi::Number::New(env, 0);
   return Napi::Number::New(env, faer::engine(static_cast<faer::Isa>(isa)).fma_peak(seconds));
 }
 

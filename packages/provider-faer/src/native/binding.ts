@@ -6,20 +6,13 @@
  * except after `Aborted`) and bounds-checks every index the request reaches against the arrays
  * it is given.
  */
+import { abiCodes } from '@tenferro/core';
+import { ABI } from '../../native/src/abi.mjs';
 
-/** Status codes of {@link FaerBinding.gemm}, named as in native/src/gemm.cc (`kBadArguments` → `BadArguments`). */
-export const GemmStatus = Object.freeze({
-  Ok: 0,
-  BadArguments: 1,
-  OutOfBounds: 2,
-  IsaUnavailable: 3,
-  BadDtype: 4,
-  BadRange: 5,
-  /** The abort word was raised: the engine stopped at a block boundary; C is partly written. */
-  Aborted: 6,
-  /** No packing scratch could be allocated: nothing was computed. */
-  NoMemory: 7,
-} as const);
+export { ABI };
+
+/** Status codes of {@link FaerBinding.gemm} (native/src/abi.mjs, shared with gemm.cc): `Ok` 0, `BadArguments`, `OutOfBounds`, `IsaUnavailable`, `BadDtype`, `BadRange`, `Aborted` (the abort word was raised: C is partly written), `NoMemory` (no packing scratch: nothing was computed). */
+export const GemmStatus = abiCodes(ABI.enums.Status);
 export type GemmStatusName = keyof typeof GemmStatus;
 
 /** The name of status `status`, or undefined for a number the addon does not define. */
@@ -28,10 +21,10 @@ export function gemmStatusName(status: number): GemmStatusName | undefined {
 }
 
 /** Dtype codes of the descriptor. */
-export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 } as const);
+export const DTYPE_CODE = abiCodes(ABI.enums.Dtype);
 
 /** ISA path ids (`-1` in a descriptor: the process's best path). */
-export const ISA_ID = Object.freeze({ portable: 0, avx2: 1, avx512f: 2 } as const);
+export const ISA_ID = abiCodes(ABI.enums.IsaId);
 /** An ISA path of the native kernels: `avx512f`, `avx2` or `portable`. */
 export type FaerIsa = keyof typeof ISA_ID;
 
@@ -42,36 +35,7 @@ export type FaerIsa = keyof typeof ISA_ID;
  * has none), the summed axes (`CpuGemmRequest.summed`): their count `s`, `s` extents, then the
  * summed strides of A and of B (`s` each).
  */
-export const DESC = Object.freeze({
-  dtype: 0,
-  m: 1,
-  n: 2,
-  k: 3,
-  offA: 4,
-  rsA: 5,
-  csA: 6,
-  offB: 7,
-  rsB: 8,
-  csB: 9,
-  offC: 10,
-  rsC: 11,
-  csC: 12,
-  alphaRe: 13,
-  alphaIm: 14,
-  betaRe: 15,
-  betaIm: 16,
-  conjA: 17,
-  conjB: 18,
-  isa: 19,
-  m0: 20,
-  m1: 21,
-  n0: 22,
-  n1: 23,
-  b0: 24,
-  b1: 25,
-  rank: 26,
-  HEADER: 27,
-} as const);
+export const DESC = Object.freeze({ ...abiCodes(ABI.enums.Desc), HEADER: ABI.enums.Desc.length });
 
 /** The register tile of a micro-kernel: MR rows by NR columns (in elements of the real type). */
 export interface KernelShapeInfo {
@@ -126,6 +90,8 @@ export interface FaerBinding {
   /** Single-thread FMA throughput (GFLOP/s, f64) of path `isa` measured for about `seconds` on the calling thread. */
   fmaPeak(seconds: number, isa?: number): number;
   readonly descHeader: number;
+  /** The hash of native/src/abi.mjs the addon was built from (defineAddon compares it with the table's, #40). */
+  readonly abiHash: string;
   /** True when the addon reads the summed axes at the end of a descriptor (an older addon would ignore them and compute one item). */
   readonly descSummed?: boolean;
 }
