@@ -22,6 +22,7 @@
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",
+        "<!(node -p \"require('@tenferro/native').includeDir\")",
         "include"
       ],
       "defines": [

@@ -6,8 +6,6 @@
 
 namespace tprims {
 
-/** Entries of a task descriptor before its per-axis arrays (DESC.HEADER in src/native/binding.ts). */
-extern const int kDescHeader;
 
 namespace js {
 

@@ -29,62 +29,20 @@
 
 #include "tprims.h"
 #include "tprims_addon.h"
+#include "tenferro/napi_args.h"
 
 namespace {
 
-using tprims::idx;
-using tprims::kMaxRank;
+using namespace tprims;  // the ABI table's codes and descriptor fields (abi.generated.h, through tprims.h)
 
-enum Desc : int {
-  kKind = 0,
-  kOp = 1,
-  kDin = 2,
-  kDout = 3,
-  kRank = 4,
-  kAlphaRe = 5,
-  kAlphaIm = 6,
-  kIsa = 7,
-  kOffOut = 8,
-  kOffA = 9,
-  kOffB = 10,
-  kHeader = 11,
-};
-
-constexpr size_t kDescMax = kHeader + 4 * kMaxRank;
-constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
-
-bool as_index(double v, idx* out) {
-  if (!(v >= 0 && v <= kMaxSafe) || std::floor(v) != v) return false;
-  *out = static_cast<idx>(v);
-  return true;
-}
-
-bool bytes_of(const Napi::Value& v, uint8_t** data, size_t* length) {
-  if (!v.IsTypedArray()) return false;
-  napi_typedarray_type type;
-  size_t len = 0;
-  void* ptr = nullptr;
-  napi_value ab;
-  size_t byte_offset = 0;
-  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, &ab, &byte_offset) != napi_ok) return false;
-  if (type != napi_uint8_array) return false;
-  *data = static_cast<uint8_t*>(ptr);
-  *length = len;
-  return true;
-}
+constexpr size_t kDescMax = kDescCount + 4 * kMaxRank;
+using tenferro::napi_args::as_index;
+using tenferro::napi_args::kMaxSafeIndex;
+using tenferro::napi_args::reach_bytes;
+using tenferro::napi_args::typed;
 
 // Alignment of one component of each dtype (complex: of one part).
 constexpr int kAlign[tprims::kDtypeCount] = {4, 8, 4, 8, 4, 8, 1};
-
-// Bytes past the start of the array the operand reaches (0: nothing).
-__int128 reach(idx off, const idx* n, const idx* s, int rank, int bytes) {
-  __int128 hi = off;
-  for (int i = 0; i < rank; ++i) {
-    if (n[i] == 0) return 0;
-    hi += static_cast<__int128>(n[i] - 1) * s[i];
-  }
-  return (hi + 1) * bytes;
-}
 
 struct Parsed {
   tprims::Task t;
@@ -94,7 +52,7 @@ struct Parsed {
 
 int parse(const double* d, size_t len, Parsed* p) {
   tprims::Task& t = p->t;
-  if (len < kHeader) return tprims::kBadArguments;
+  if (len < kDescCount) return tprims::kBadArguments;
   const double kind = d[kKind], op = d[kOp], din = d[kDin], dout = d[kDout];
   if (!(kind == 0 || kind == 1 || kind == 2)) return tprims::kBadArguments;
   t.kind = static_cast<int>(kind);
@@ -106,15 +64,15 @@ int parse(const double* d, size_t len, Parsed* p) {
   t.din = static_cast<int>(din);
   t.dout = static_cast<int>(dout);
   idx rank = 0;
-  if (!as_index(d[kRank], &rank) || rank > kMaxRank || len < static_cast<size_t>(kHeader + 4 * rank)) return tprims::kBadArguments;
+  if (!as_index(d[kRank], &rank) || rank > kMaxRank || len < static_cast<size_t>(kDescCount + 4 * rank)) return tprims::kBadArguments;
   t.rank = static_cast<int>(rank);
   if (!as_index(d[kOffOut], &p->off_out) || !as_index(d[kOffA], &p->off_a) || !as_index(d[kOffB], &p->off_b)) return tprims::kBadArguments;
   __int128 total = 1;
   for (int i = 0; i < t.rank; ++i) {
-    if (!as_index(d[kHeader + i], &t.shape[i]) || !as_index(d[kHeader + rank + i], &t.s_out[i]) || !as_index(d[kHeader + 2 * rank + i], &t.s_a[i])) {
+    if (!as_index(d[kDescCount + i], &t.shape[i]) || !as_index(d[kDescCount + rank + i], &t.s_out[i]) || !as_index(d[kDescCount + 2 * rank + i], &t.s_a[i])) {
       return tprims::kBadArguments;
     }
-    const double extra = d[kHeader + 3 * rank + i];
+    const double extra = d[kDescCount + 3 * rank + i];
     t.s_b[i] = 0;
     t.reduced[i] = false;
     if (t.kind == tprims::kBinary) {
@@ -124,7 +82,7 @@ int parse(const double* d, size_t len, Parsed* p) {
       t.reduced[i] = extra == 1;
     }
     total *= t.shape[i];
-    if (total > static_cast<__int128>(kMaxSafe)) return tprims::kBadArguments;
+    if (total > static_cast<__int128>(kMaxSafeIndex)) return tprims::kBadArguments;
   }
   t.alpha_re = d[kAlphaRe];
   t.alpha_im = d[kAlphaIm];
@@ -133,7 +91,7 @@ int parse(const double* d, size_t len, Parsed* p) {
     p->isa = tprims::best_isa();
   } else if (isa == 0 || isa == 1 || isa == 2) {
     p->isa = static_cast<int>(isa);
-    if (!tprims::isa_supported(static_cast<tprims::Isa>(p->isa))) return tprims::kIsaUnavailable;
+    if (!tenferro::isa::supported(static_cast<tprims::Isa>(p->isa))) return tprims::kIsaUnavailable;
   } else {
     return tprims::kBadArguments;
   }
@@ -145,35 +103,29 @@ int parse(const double* d, size_t len, Parsed* p) {
 
 namespace tprims {
 
-const int kDescHeader = kHeader;
-
 namespace js {
 
 Napi::Value run(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   auto status = [&](int s) { return Napi::Number::New(env, s); };
-  if (info.Length() < 3 || !info[0].IsTypedArray()) return status(kBadArguments);
-  Napi::TypedArray dv = info[0].As<Napi::TypedArray>();
-  if (dv.TypedArrayType() != napi_float64_array) return status(kBadArguments);
+  if (info.Length() < 3) return status(kBadArguments);
   double desc[kDescMax] = {};
   {
-    napi_typedarray_type type;
     size_t dlen = 0;
     void* dptr = nullptr;
-    napi_value ab;
-    size_t byte_offset = 0;
-    if (napi_get_typedarray_info(env, info[0], &type, &dlen, &dptr, &ab, &byte_offset) != napi_ok) return status(kBadArguments);
+    if (!typed(info[0], napi_float64_array, &dptr, &dlen)) return status(kBadArguments);
     if (dlen > kDescMax) dlen = kDescMax;
     if (dlen > 0) std::memcpy(desc, dptr, dlen * sizeof(double));
     Parsed p;
     const int ps = parse(desc, dlen, &p);
     if (ps != kOk) return status(ps);
     Task& t = p.t;
-    uint8_t *po = nullptr, *pa = nullptr, *pb = nullptr;
+    void *vo = nullptr, *va = nullptr, *vb = nullptr;
     size_t lo = 0, la = 0, lb = 0;
-    if (!bytes_of(info[1], &po, &lo) || !bytes_of(info[2], &pa, &la)) return status(kBadArguments);
+    if (!typed(info[1], napi_uint8_array, &vo, &lo) || !typed(info[2], napi_uint8_array, &va, &la)) return status(kBadArguments);
     const bool binary = t.kind == kBinary;
-    if (binary && (info.Length() < 4 || !bytes_of(info[3], &pb, &lb))) return status(kBadArguments);
+    if (binary && (info.Length() < 4 || !typed(info[3], napi_uint8_array, &vb, &lb))) return status(kBadArguments);
+    uint8_t *po = static_cast<uint8_t*>(vo), *pa = static_cast<uint8_t*>(va), *pb = static_cast<uint8_t*>(vb);
     const int bo = kDtypeBytes[t.dout], bi = kDtypeBytes[t.din];
     if (reinterpret_cast<uintptr_t>(po) % kAlign[t.dout] != 0 || reinterpret_cast<uintptr_t>(pa) % kAlign[t.din] != 0 ||
         (binary && reinterpret_cast<uintptr_t>(pb) % kAlign[t.din] != 0)) {
@@ -182,21 +134,16 @@ Napi::Value run(const Napi::CallbackInfo& info) {
     // The output's extents: the source's, with 1 on every reduced axis.
     idx out_n[kMaxRank];
     for (int i = 0; i < t.rank; ++i) out_n[i] = t.reduced[i] ? 1 : t.shape[i];
-    const __int128 ro = reach(p.off_out, out_n, t.s_out, t.rank, bo);
-    const __int128 ra = reach(p.off_a, t.shape, t.s_a, t.rank, bi);
-    const __int128 rb = binary ? reach(p.off_b, t.shape, t.s_b, t.rank, bi) : 0;
+    const __int128 ro = reach_bytes(p.off_out, t.rank, out_n, t.s_out, bo);
+    const __int128 ra = reach_bytes(p.off_a, t.rank, t.shape, t.s_a, bi);
+    const __int128 rb = binary ? reach_bytes(p.off_b, t.rank, t.shape, t.s_b, bi) : 0;
     if (ro > static_cast<__int128>(lo) || ra > static_cast<__int128>(la) || rb > static_cast<__int128>(lb)) return status(kOutOfBounds);
     // The abort word (core's ctx.abortWord): absent/undefined, or an Int32Array of at least one element.
     const int32_t* abort = nullptr;
     if (info.Length() > 4 && !info[4].IsUndefined()) {
-      napi_typedarray_type wtype;
       size_t wlen = 0;
       void* wptr = nullptr;
-      napi_value wab;
-      size_t woff = 0;
-      if (!info[4].IsTypedArray() || napi_get_typedarray_info(env, info[4], &wtype, &wlen, &wptr, &wab, &woff) != napi_ok || wtype != napi_int32_array || wlen < 1) {
-        return status(kBadArguments);
-      }
+      if (!typed(info[4], napi_int32_array, &wptr, &wlen) || wlen < 1) return status(kBadArguments);
       abort = static_cast<const int32_t*>(wptr);
     }
     if (ro == 0) return status(kOk);  // nothing to write

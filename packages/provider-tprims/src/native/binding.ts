@@ -5,9 +5,16 @@
  * No function throws. `run` returns a status code (0 = done; nothing is written otherwise) and
  * bounds-checks every element the task reaches against the byte arrays it is given.
  */
+import { abiCodes } from '@tenferro/core';
+import { ABI } from '../../native/src/abi.mjs';
 
-/** Status codes of {@link TprimsBinding.run}, named as in native/include/tprims.h (`kBadArguments` → `BadArguments`). */
-export const TprimsStatus = Object.freeze({ Ok: 0, BadArguments: 1, OutOfBounds: 2, IsaUnavailable: 3, BadDtype: 4, NoMemory: 5, Aborted: 6 } as const);
+export { ABI };
+
+// Every code and descriptor field below is native/src/abi.mjs's, which the addon compiles through
+// the generated native/src/abi.generated.h (#40).
+
+/** Status codes of {@link TprimsBinding.run}: `Ok` 0, `BadArguments`, `OutOfBounds`, `IsaUnavailable`, `BadDtype`, `NoMemory`, `Aborted`. */
+export const TprimsStatus = abiCodes(ABI.enums.Status);
 export type TprimsStatusName = keyof typeof TprimsStatus;
 
 export function statusName(status: number): TprimsStatusName | undefined {
@@ -15,18 +22,16 @@ export function statusName(status: number): TprimsStatusName | undefined {
 }
 
 /** Task kinds. */
-export const KIND = Object.freeze({ unary: 0, binary: 1, reduce: 2 } as const);
+export const KIND = abiCodes(ABI.enums.Kind);
 /** Dtype codes. */
-export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3, i32: 4, i64: 5, bool: 6 } as const);
+export const DTYPE_CODE = abiCodes(ABI.enums.Dtype);
 /** Unary op codes (`copy` / `copyConj` serve the layout-transform slot). */
-export const UNARY_CODE = Object.freeze({
-  copy: 0, copyConj: 1, neg: 2, abs: 3, exp: 4, log: 5, sqrt: 6, sin: 7, cos: 8, tanh: 9, conj: 10, real: 11, imag: 12, scale: 13, cast: 14,
-} as const);
-export const BINARY_CODE = Object.freeze({ add: 0, sub: 1, mul: 2, div: 3, maximum: 4, minimum: 5, pow: 6, eq: 7, lt: 8, le: 9, gt: 10, ge: 11 } as const);
-export const REDUCE_CODE = Object.freeze({ sum: 0, mean: 1, max: 2, min: 3, prod: 4, argmax: 5, argmin: 6, norm: 7 } as const);
+export const UNARY_CODE = abiCodes(ABI.enums.Unary);
+export const BINARY_CODE = abiCodes(ABI.enums.Binary);
+export const REDUCE_CODE = abiCodes(ABI.enums.Reduce);
 
 /** ISA path ids (`-1` in a descriptor: the process's best path). */
-export const ISA_ID = Object.freeze({ portable: 0, avx2: 1, avx512f: 2 } as const);
+export const ISA_ID = abiCodes(ABI.enums.IsaId);
 /** An ISA path of the tprims kernels: `portable`, `avx2` (with FMA) or `avx512f`. */
 export type TprimsIsa = keyof typeof ISA_ID;
 
@@ -35,10 +40,10 @@ export type TprimsIsa = keyof typeof ISA_ID;
  * operand's dtype. From `HEADER` on: `rank` extents, `rank` output strides, `rank` strides of a,
  * then `rank` strides of b (binary) or reduced-axis flags 0/1 (reduce).
  */
-export const DESC = Object.freeze({ kind: 0, op: 1, din: 2, dout: 3, rank: 4, alphaRe: 5, alphaIm: 6, isa: 7, offOut: 8, offA: 9, offB: 10, HEADER: 11 } as const);
+export const DESC = Object.freeze({ ...abiCodes(ABI.enums.Desc), HEADER: ABI.enums.Desc.length });
 
-/** Axes a task may have (native/include/tprims.h kMaxRank); more are declined (`rank`). */
-export const MAX_RANK = 32;
+/** Axes a task may have; more are declined (`rank`). */
+export const MAX_RANK = ABI.constants.MaxRank;
 
 /** What the tprims addon reports about the ISA paths: the one in use, the best this CPU runs, and which it can run. */
 export interface NativeInfo {
@@ -69,4 +74,6 @@ export interface TprimsBinding {
   info(isa?: number): NativeInfo | null;
   readonly descHeader: number;
   readonly maxRank: number;
+  /** The hash of native/src/abi.mjs the addon was built from (defineAddon compares it with the table's, #40). */
+  readonly abiHash: string;
 }

@@ -1,6 +1,6 @@
 /** The native addon through `defineAddon` (#40): nothing loads at import; `loadTprims()` loads it once per realm. */
 import { type DefinedAddonLoad, defineAddon } from '@tenferro/core';
-import { DESC, MAX_RANK, type NativeInfo, type TprimsBinding } from './binding.js';
+import { ABI, DESC, MAX_RANK, type NativeInfo, type TprimsBinding } from './binding.js';
 
 /** The loader's result, plus the default ISA path's info; `reason` is `reasons` joined with `'; '`. */
 export type TprimsLoadStatus = DefinedAddonLoad<TprimsBinding, NativeInfo>;
@@ -15,6 +15,7 @@ export const tprimsAddon = defineAddon<TprimsBinding, NativeInfo>({
   file: 'tenferro_tprims.node',
   exports: ['run', 'supports', 'info'],
   disableEnv: DISABLE_ENV,
+  abi: ABI,
   platforms: ['linux-x64', 'linux-arm64'],
   check: (b) =>
     b.descHeader !== DESC.HEADER
