@@ -4,7 +4,8 @@
       "target_name": "tenferro_blas",
       "sources": ["src/addon.cc", "src/gemm.cc", "src/runtime.cc", "src/lapack.cc", "src/fork_guard.cc"],
       "include_dirs": [
-        "<!(node -p \"require('node-addon-api').include_dir\")"
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "<!(node -p \"require('@tenferro/native').includeDir\")"
       ],
       "defines": [
         "NAPI_VERSION=8",

@@ -5,6 +5,7 @@
 //                                              at run time; what src/runtime.ts reads
 //   lapackSymbols(), lapack(words, a, b, out0, out1, out2, info) -> status  -- lapack.cc
 //   conjNoTrans: number                        -- the CBLAS code of "conjugate, no transpose"
+//   abiHash: string                            -- the hash of native/src/abi.mjs (defineAddon compares it, #40)
 #include <napi.h>
 
 #include "blas_addon.h"
@@ -13,6 +14,7 @@
 namespace {
 
 Napi::Object init(Napi::Env env, Napi::Object exports) {
+  exports.Set("abiHash", Napi::String::New(env, blas::kAbiHash));
   exports.Set("gemm", Napi::Function::New(env, blas::js::gemm, "gemm"));
   exports.Set("load", Napi::Function::New(env, blas::js::load, "load"));
   exports.Set("info", Napi::Function::New(env, blas::js::info, "info"));

@@ -7,22 +7,12 @@
 
 #include <napi.h>
 
+#include "abi.generated.h"
+
 namespace blas {
 
-// Status codes (mirrored in src/native/binding.ts as BlasStatus: kStatusOutOfBoundsA -> OutOfBoundsA).
-enum Status : int32_t {
-  kStatusOk = 0,
-  kStatusBadArguments = 1,
-  kStatusBadDescriptor = 2,
-  kStatusOutOfBoundsA = 3,
-  kStatusOutOfBoundsB = 4,
-  kStatusOutOfBoundsC = 5,
-  kStatusTooLarge = 6,
-  kStatusBadDType = 7,
-  kStatusBadTranspose = 8,
-  kStatusMisaligned = 9,  // a used operand's data pointer is not aligned to its element's component
-  kStatusNotLoaded = 10,  // no BLAS runtime is loaded in this process yet (load() first)
-};
+// Status codes (kStatusOk ...): native/src/abi.mjs, shared with src/native/binding.ts (#40),
+// through abi.generated.h.
 
 namespace js {
 

@@ -27,83 +27,35 @@
 
 #include "blas_addon.h"
 #include "blas_runtime.h"
+#include "tenferro/napi_args.h"
 
 namespace blas {
 namespace {
 
-// Descriptor layout (Float64Array), mirrored in src/native/binding.ts.
-enum Desc : int {
-  kDescDType = 0,   // 0 s, 1 d, 2 c, 3 z
-  kDescTransA = 1,  // CBLAS codes: 111 NoTrans, 112 Trans, 113 ConjTrans, 114 ConjNoTrans
-  kDescTransB = 2,
-  kDescM = 3,
-  kDescN = 4,
-  kDescK = 5,
-  kDescLda = 6,
-  kDescLdb = 7,
-  kDescLdc = 8,
-  kDescOffA = 9,
-  kDescOffB = 10,
-  kDescOffC = 11,
-  kDescAlphaRe = 12,
-  kDescAlphaIm = 13,
-  kDescBetaRe = 14,
-  kDescBetaIm = 15,
-  kDescThreads = 16,  // 0: leave the runtime's thread count alone
-  kDescBatchRank = 17,
-  kDescHeader = 18,  // then rank extents, rank A strides, rank B strides, rank C strides
-};
+// The descriptor's fields (kDescDType ...), kMaxBatchRank and the CBLAS codes: native/src/abi.mjs,
+// shared with src/native/binding.ts (#40).
+static_assert(kTransNo == kCblasNoTrans && kTransT == kCblasTrans && kTransConjT == kCblasConjTrans && kTransConjNo == kCblasConjNoTrans,
+              "the ABI table's transpose codes are CBLAS's");
 
-constexpr int kMaxBatchRank = 32;
-constexpr size_t kDescMax = kDescHeader + 4 * kMaxBatchRank;  // the longest descriptor read
+constexpr size_t kDescMax = kDescCount + 4 * kMaxBatchRank;  // the longest descriptor read
 constexpr double kMaxThreads = 1048576.0;                      // 2^20, the CPU-id cap of @tenferro/os
-constexpr double kMaxSafe = 9007199254740992.0;  // 2^53
 constexpr int64_t kIntMax = 0x7fffffff;          // the 32-bit BLAS integer
 
-// `v` as an index when it is an integer in [0, 2^53] (not NaN, infinite, fractional or negative).
-bool as_index(double v, int64_t* out) {
-  if (!(v >= 0 && v <= kMaxSafe) || std::floor(v) != v) return false;
-  *out = static_cast<int64_t>(v);
-  return true;
-}
-
-// ---------------------------------------------------------------------------------------------
-// GEMM.
-struct Bytes {
-  uint8_t* data = nullptr;
-  size_t length = 0;
-};
-
-bool get_bytes(const Napi::Value& value, Bytes* out) {
-  if (!value.IsTypedArray()) return false;
-  napi_typedarray_type type;
-  size_t length = 0;
-  void* data = nullptr;
-  napi_value arraybuffer;
-  size_t byte_offset = 0;
-  if (napi_get_typedarray_info(value.Env(), value, &type, &length, &data, &arraybuffer, &byte_offset) != napi_ok) return false;
-  if (type != napi_uint8_array) return false;
-  out->data = static_cast<uint8_t*>(data);
-  out->length = length;
-  return true;
-}
+using tenferro::napi_args::TypedView;
+using tenferro::napi_args::as_index;
+using tenferro::napi_args::fits;
+using tenferro::napi_args::kMaxSafeIndex;
+using tenferro::napi_args::last_index;
+using tenferro::napi_args::typed_view;
 
 // The farthest element index (inclusive) reached by a column-major rows x cols matrix with leading
 // dimension ld at `offset`, over every batch; -1 when it reaches nothing. With every input in
 // [0, 2^53] the sum stays below 2^112.
 __int128 reach(int64_t offset, int64_t rows, int64_t cols, int64_t ld, int rank, const int64_t* extents, const int64_t* strides) {
   if (rows <= 0 || cols <= 0) return -1;
-  __int128 last = static_cast<__int128>(offset) + (rows - 1) + static_cast<__int128>(cols - 1) * ld;
-  for (int t = 0; t < rank; t++) {
-    if (extents[t] <= 0) return -1;
-    last += static_cast<__int128>(extents[t] - 1) * strides[t];
-  }
-  return last;
-}
-
-bool fits(__int128 last, size_t element_bytes, size_t length) {
-  if (last < 0) return true;
-  return (last + 1) * static_cast<__int128>(element_bytes) <= static_cast<__int128>(length);
+  const __int128 batches = last_index(0, rank, extents, strides);  // tenferro/napi_args.h
+  if (batches < 0) return -1;
+  return static_cast<__int128>(offset) + (rows - 1) + static_cast<__int128>(cols - 1) * ld + batches;
 }
 
 // CblasConjNoTrans is an OpenBLAS extension: any other CBLAS (the reference one, BLIS, MKL) answers
@@ -144,8 +96,8 @@ void scale_complex(T* c, int64_t m, int64_t n, int64_t ldc, T br, T bi) {
   }
 }
 
-int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, const Bytes& c) {
-  if (dlen < kDescHeader) return kStatusBadDescriptor;
+int32_t run_gemm(const double* d, size_t dlen, const TypedView& a, const TypedView& b, const TypedView& c) {
+  if (dlen < kDescCount) return kStatusBadDescriptor;
   const double dt = d[kDescDType];
   if (!(dt == 0 || dt == 1 || dt == 2 || dt == 3)) return kStatusBadDType;
   const int dtype = static_cast<int>(dt);
@@ -154,7 +106,7 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   const int tb = static_cast<int>(d[kDescTransB]);
   // BLAS extents and leading dimensions: integers >= 0 (else BadDescriptor), below 2^31 (else TooLarge).
   const int blas_ints[] = {kDescM, kDescN, kDescK, kDescLda, kDescLdb, kDescLdc};
-  int64_t v[kDescHeader] = {};
+  int64_t v[kDescCount] = {};
   for (int f : blas_ints) {
     if (!(d[f] >= 0) || std::floor(d[f]) != d[f]) return kStatusBadDescriptor;
   }
@@ -169,7 +121,7 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   const double threads_value = d[kDescThreads];
   if (!(threads_value >= 0 && threads_value <= kMaxThreads) || std::floor(threads_value) != threads_value) return kStatusBadDescriptor;
   const int threads = static_cast<int>(threads_value);
-  if (!as_index(d[kDescBatchRank], &rank64) || rank64 > kMaxBatchRank || dlen < static_cast<size_t>(kDescHeader + 4 * rank64)) {
+  if (!as_index(d[kDescBatchRank], &rank64) || rank64 > kMaxBatchRank || dlen < static_cast<size_t>(kDescCount + 4 * rank64)) {
     return kStatusBadDescriptor;
   }
   const int rank = static_cast<int>(rank64);
@@ -182,7 +134,7 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
 
   // Batch extents and per-operand batch strides: indices in [0, 2^53]; at most 2^53 batches.
   int64_t extents[kMaxBatchRank], sa[kMaxBatchRank], sb[kMaxBatchRank], sc[kMaxBatchRank];
-  const double* batch_desc = d + kDescHeader;
+  const double* batch_desc = d + kDescCount;
   __int128 batches = 1;  // saturates: multiplied only while <= 2^53, so it stays below 2^106
   bool empty = false;
   for (int t = 0; t < rank; t++) {
@@ -191,10 +143,10 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
       return kStatusBadDescriptor;
     }
     if (extents[t] == 0) empty = true;
-    if (batches <= static_cast<__int128>(kMaxSafe)) batches *= extents[t];
+    if (batches <= static_cast<__int128>(kMaxSafeIndex)) batches *= extents[t];
   }
   if (m == 0 || n == 0 || empty) return kStatusOk;
-  if (batches > static_cast<__int128>(kMaxSafe)) return kStatusBadDescriptor;
+  if (batches > static_cast<__int128>(kMaxSafeIndex)) return kStatusBadDescriptor;
   const int64_t batch_count = static_cast<int64_t>(batches);
 
   const size_t element_bytes = dtype == 0 ? 4 : dtype == 1 ? 8 : dtype == 2 ? 8 : 16;
@@ -205,10 +157,10 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
     return kStatusMisaligned;
   }
   if (k > 0) {
-    if (!fits(reach(off_a, a_rows, a_cols, lda, rank, extents, sa), element_bytes, a.length)) return kStatusOutOfBoundsA;
-    if (!fits(reach(off_b, b_rows, b_cols, ldb, rank, extents, sb), element_bytes, b.length)) return kStatusOutOfBoundsB;
+    if (!fits(reach(off_a, a_rows, a_cols, lda, rank, extents, sa), element_bytes, a.bytes)) return kStatusOutOfBoundsA;
+    if (!fits(reach(off_b, b_rows, b_cols, ldb, rank, extents, sb), element_bytes, b.bytes)) return kStatusOutOfBoundsB;
   }
-  if (!fits(reach(off_c, m, n, ldc, rank, extents, sc), element_bytes, c.length)) return kStatusOutOfBoundsC;
+  if (!fits(reach(off_c, m, n, ldc, rank, extents, sc), element_bytes, c.bytes)) return kStatusOutOfBoundsC;
 
   const double ar = d[kDescAlphaRe], ai = d[kDescAlphaIm], br = d[kDescBetaRe], bi = d[kDescBetaIm];
   const float alpha_f[2] = {static_cast<float>(ar), static_cast<float>(ai)};
@@ -230,7 +182,7 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
   int64_t oa = off_a, ob = off_b, oc = off_c;
   const int64_t track_ab = k > 0 ? 1 : 0;
   for (int64_t batch = 0; batch < batch_count; batch++) {
-    uint8_t* pc = c.data + static_cast<size_t>(oc) * element_bytes;
+    uint8_t* pc = static_cast<uint8_t*>(c.data) + static_cast<size_t>(oc) * element_bytes;
     if (k == 0) {
       switch (dtype) {
         case 0: scale_real(reinterpret_cast<float*>(pc), m, n, ldc, beta_f[0]); break;
@@ -239,8 +191,8 @@ int32_t run_gemm(const double* d, size_t dlen, const Bytes& a, const Bytes& b, c
         default: scale_complex(reinterpret_cast<double*>(pc), m, n, ldc, br, bi); break;
       }
     } else {
-      uint8_t* pa = a.data + static_cast<size_t>(oa) * element_bytes;
-      uint8_t* pb = b.data + static_cast<size_t>(ob) * element_bytes;
+      uint8_t* pa = static_cast<uint8_t*>(a.data) + static_cast<size_t>(oa) * element_bytes;
+      uint8_t* pb = static_cast<uint8_t*>(b.data) + static_cast<size_t>(ob) * element_bytes;
       switch (dtype) {
         case 0:
           rt.sgemm(kCblasColMajor, trans_a, trans_b, m32, n32, k32, alpha_f[0], reinterpret_cast<const float*>(pa), lda32,
@@ -280,16 +232,14 @@ namespace js {
 
 Napi::Value gemm(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 4 || !info[0].IsTypedArray()) return Napi::Number::New(env, kStatusBadArguments);
-  Napi::TypedArray desc_array = info[0].As<Napi::TypedArray>();
-  if (desc_array.TypedArrayType() != napi_float64_array) return Napi::Number::New(env, kStatusBadArguments);
-  Napi::Float64Array desc = info[0].As<Napi::Float64Array>();
-  Bytes a, b, c;
-  if (!get_bytes(info[1], &a) || !get_bytes(info[2], &b) || !get_bytes(info[3], &c)) return Napi::Number::New(env, kStatusBadArguments);
+  if (info.Length() < 4) return Napi::Number::New(env, kStatusBadArguments);
+  const TypedView desc = typed_view(info[0]), a = typed_view(info[1]), b = typed_view(info[2]), c = typed_view(info[3]);
+  if (!desc.ok || desc.type != napi_float64_array) return Napi::Number::New(env, kStatusBadArguments);
+  if (!a.ok || a.type != napi_uint8_array || !b.ok || b.type != napi_uint8_array || !c.ok || c.type != napi_uint8_array) return Napi::Number::New(env, kStatusBadArguments);
   // Read the descriptor once, into a copy that nothing else can change (see the top of the file).
   double local[kDescMax] = {};
-  const size_t dlen = desc.ElementLength() < kDescMax ? desc.ElementLength() : kDescMax;
-  if (dlen > 0) std::memcpy(local, desc.Data(), dlen * sizeof(double));
+  const size_t dlen = desc.length < kDescMax ? desc.length : kDescMax;
+  if (dlen > 0) std::memcpy(local, desc.data, dlen * sizeof(double));
   return Napi::Number::New(env, run_gemm(local, dlen, a, b, c));
 }
 

@@ -37,6 +37,7 @@
 
 #include "blas_addon.h"
 #include "blas_runtime.h"
+#include "tenferro/napi_args.h"
 
 namespace blas {
 namespace {
@@ -165,29 +166,15 @@ constexpr int kOutWords = 16;  // per output o: [16 + 3o] offset (elements of it
 constexpr int kMaxAxes = 16;
 constexpr int kFlagUpper = 1, kFlagLeft = 2, kFlagUnit = 4, kFlagVectors = 16, kFlagROnly = 32;  // 8 (full): read from the descriptors
 
-struct Bytes {
-  uint8_t* data = nullptr;
-  size_t len = 0;
-  bool ok = false;
-};
+using tenferro::napi_args::is_int;
+using tenferro::napi_args::TypedView;
 
-Bytes bytes_of(const Napi::Value& v) {
-  Bytes b;
-  if (!v.IsTypedArray()) return b;
-  napi_typedarray_type type;
-  size_t len = 0;
-  void* ptr = nullptr;
-  napi_value ab;
-  size_t off = 0;
-  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, &ab, &off) != napi_ok) return b;
-  if (type != napi_uint8_array && type != napi_int32_array) return b;
-  b.data = static_cast<uint8_t*>(ptr);
-  b.len = len * (type == napi_int32_array ? 4 : 1);
-  b.ok = true;
-  return b;
+// A Uint8Array or Int32Array: its memory (tenferro/napi_args.h); `ok` false for anything else.
+TypedView bytes_of(const Napi::Value& v) {
+  TypedView t = tenferro::napi_args::typed_view(v);
+  if (t.type != napi_uint8_array && t.type != napi_int32_array) t.ok = false;
+  return t;
 }
-
-bool is_int(double x, double lo, double hi) { return std::isfinite(x) && std::floor(x) == x && x >= lo && x <= hi; }
 
 struct Operand {
   int64_t off = 0, rs = 0, cs = 0, bs[kMaxAxes] = {};
@@ -754,23 +741,23 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   const int64_t aDim = op == 1 ? ((flags & kFlagLeft) ? m : n) : m;
   const int64_t aRows = (op == 1 || op == 4) ? aDim : m, aCols = (op == 1 || op == 4) ? aDim : n;
   for (int o = 0; o < (hasB ? 2 : 1); o++) {
-    Bytes v = bytes_of(info[1 + o]);
+    TypedView v = bytes_of(info[1 + o]);
     if (!v.ok) return status(kStatusBadArguments);
     if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(comp) != 0) return status(kStatusMisaligned);
     const int64_t rows = o == 0 ? aRows : m, cols = o == 0 ? aCols : n;
     if (rows > 0 && cols > 0 && count > 0) {
       i128 last = static_cast<i128>(ops[o].off) + static_cast<i128>(rows - 1) * ops[o].rs + static_cast<i128>(cols - 1) * ops[o].cs;
       for (int t = 0; t < nb; t++) last += static_cast<i128>(ext[t] - 1) * ops[o].bs[t];
-      if ((last + 1) * el > static_cast<i128>(v.len)) return status(o == 0 ? kStatusOutOfBoundsA : kStatusOutOfBoundsB);
+      if ((last + 1) * el > static_cast<i128>(v.bytes)) return status(o == 0 ? kStatusOutOfBoundsA : kStatusOutOfBoundsB);
     }
-    ops[o].data = v.data;
+    ops[o].data = static_cast<const uint8_t*>(v.data);
   }
   if (!hasB) ops[1] = ops[0];
   // Outputs: each descriptor (offset, rows, cols) against its buffer — (offset + rows·cols·count)·es
   // within it, the pointer at the offset aligned — then against what its routine writes.
   Out outs[3];
   for (int o = 0; o < 3; o++) {
-    Bytes v = bytes_of(info[3 + o]);
+    TypedView v = bytes_of(info[3 + o]);
     if (!v.ok) return status(kStatusBadArguments);
     const double* p = d + kOutWords + 3 * o;
     if (p[0] == -1 && p[1] == 0 && p[2] == 0) continue;  // no output in this slot
@@ -780,18 +767,18 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
     const int64_t es = kind == 0 ? el : kind == 1 ? comp : kind == 2 ? 4 : 2 * comp;
     const i128 first = static_cast<i128>(static_cast<int64_t>(p[0])) * es;
     const int64_t rows = static_cast<int64_t>(p[1]), cols = static_cast<int64_t>(p[2]);
-    if (first + static_cast<i128>(rows) * cols * count * es > static_cast<i128>(v.len)) return status(kStatusOutOfBoundsC);
-    uint8_t* at = v.data + static_cast<size_t>(first);
+    if (first + static_cast<i128>(rows) * cols * count * es > static_cast<i128>(v.bytes)) return status(kStatusOutOfBoundsC);
+    uint8_t* at = static_cast<uint8_t*>(v.data) + static_cast<size_t>(first);
     if (reinterpret_cast<uintptr_t>(at) % static_cast<uintptr_t>(kind == 2 ? 4 : comp) != 0) return status(kStatusMisaligned);
     outs[o] = Out{at, rows, cols, true};
   }
   if (!outputs_fit(op, flags, m, n, outs)) return status(kStatusBadDescriptor);
-  Bytes inf = bytes_of(info[6]);
+  TypedView inf = bytes_of(info[6]);
   if (!inf.ok) return status(kStatusBadArguments);
   if (!is_int(d[kInfoWord], 0, maxIdx) || d[14] != 0 || d[15] != 0) return status(kStatusBadDescriptor);
   const i128 infoFirst = static_cast<i128>(static_cast<int64_t>(d[kInfoWord])) * 4;
   if (reinterpret_cast<uintptr_t>(inf.data) % 4 != 0) return status(kStatusMisaligned);
-  if (infoFirst + count * 4 > static_cast<i128>(inf.len)) return status(kStatusOutOfBoundsC);
+  if (infoFirst + count * 4 > static_cast<i128>(inf.bytes)) return status(kStatusOutOfBoundsC);
   const unsigned need = needs(op, flags);
   for (int r = 0; r < kRoutines; r++)
     if ((need & (1u << r)) && L->fn[r][dt] == nullptr) return status(kStatusNotLoaded);
@@ -805,7 +792,7 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   } trim;
   // Runs on the engine worker's own stack: core creates engine workers with a 64 MiB stack, as
   // OpenBLAS's ?getrf_parallel needs more than a Node worker's default 4 MiB (engine-worker.ts).
-  int32_t* infoOut = reinterpret_cast<int32_t*>(inf.data + static_cast<size_t>(infoFirst));
+  int32_t* infoOut = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(inf.data) + static_cast<size_t>(infoFirst));
   const int64_t c = static_cast<int64_t>(count);
   int s = kStatusBadDType;
   switch (dt) {

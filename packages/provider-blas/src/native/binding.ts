@@ -4,6 +4,9 @@
  * Loading the addon loads no BLAS: `load()` dlopen()s the runtime (once per process).
  * No function throws: failures are status codes ({@link BlasStatus}).
  */
+import { ABI } from '../../native/src/abi.mjs';
+
+export { ABI };
 
 /** What `load()` was asked. */
 export interface RawLoadRequest {
@@ -90,6 +93,8 @@ export interface BlasBinding {
   callThreads?(): number[];
   /** The CBLAS code tenferro uses for "conjugate without transpose" (OpenBLAS extension). */
   readonly conjNoTrans: number;
+  /** The hash of native/src/abi.mjs the addon was built from (defineAddon compares it with the table's, #40). */
+  readonly abiHash: string;
   /** Which LAPACK routines the loaded runtime exports (dlsym in its handle); null before it is loaded. */
   /** Keys: the routine without its trailing underscore (`dpotrf`, `zgeev`, `cungqr`, …; potrf, getrf, getrs, trsm, geqrf, orgqr/ungqr, gesdd, syevd/heevd, geev, getc2, gesv in s, d, c, z). */
   lapackSymbols(): Readonly<Record<string, boolean>> | null;
@@ -97,50 +102,26 @@ export interface BlasBinding {
   lapack(words: Float64Array, a: Uint8Array, b: Uint8Array, out0: Uint8Array, out1: Uint8Array, out2: Uint8Array, info: Int32Array): number;
 }
 
+// The transpose codes, the gemm descriptor and the status codes are native/src/abi.mjs's, which the
+// addon compiles through the generated native/src/abi.generated.h (#40). (`abiCodes` of
+// @tenferro/core, inlined: the identification child imports this file and never core.)
+const codes = <const N extends readonly string[]>(names: N) => Object.freeze(Object.fromEntries(names.map((n, i) => [n, i]))) as { readonly [K in N[number]]: number };
+
 /** CBLAS transpose codes. */
-export const Trans = Object.freeze({ No: 111, T: 112, ConjT: 113, ConjNo: 114 });
+export const Trans = Object.freeze({ No: ABI.constants.TransNo, T: ABI.constants.TransT, ConjT: ABI.constants.TransConjT, ConjNo: ABI.constants.TransConjNo });
 
-/** Indices of the gemm descriptor (a Float64Array), mirrored from native/src/gemm.cc. */
-export const Desc = Object.freeze({
-  DType: 0,
-  TransA: 1,
-  TransB: 2,
-  M: 3,
-  N: 4,
-  K: 5,
-  Lda: 6,
-  Ldb: 7,
-  Ldc: 8,
-  OffA: 9,
-  OffB: 10,
-  OffC: 11,
-  AlphaRe: 12,
-  AlphaIm: 13,
-  BetaRe: 14,
-  BetaIm: 15,
-  Threads: 16,
-  BatchRank: 17,
-  Header: 18,
-});
+/** Indices of the gemm descriptor (a Float64Array); from `Header` on: the batch extents and strides. */
+export const Desc = Object.freeze({ ...codes(ABI.enums.Desc), Header: ABI.enums.Desc.length });
 
-export const MAX_BATCH_RANK = 32;
+export const MAX_BATCH_RANK = ABI.constants.MaxBatchRank;
 
-/** Status codes of `gemm` and `setThreads`. */
-export const BlasStatus = Object.freeze({
-  Ok: 0,
-  BadArguments: 1,
-  BadDescriptor: 2,
-  OutOfBoundsA: 3,
-  OutOfBoundsB: 4,
-  OutOfBoundsC: 5,
-  TooLarge: 6,
-  BadDType: 7,
-  BadTranspose: 8,
-  /** A used operand's data is not aligned to its element's component (4 bytes for s/c, 8 for d/z). */
-  Misaligned: 9,
-  /** The call would reach BLAS but no runtime is loaded in this process yet. */
-  NotLoaded: 10,
-});
+/**
+ * Status codes of `gemm` and `setThreads`: `Ok` 0, `BadArguments`, `BadDescriptor`, `OutOfBoundsA`,
+ * `OutOfBoundsB`, `OutOfBoundsC`, `TooLarge`, `BadDType`, `BadTranspose`, `Misaligned` (a used
+ * operand's data is not aligned to its element's component: 4 bytes for s/c, 8 for d/z),
+ * `NotLoaded` (the call would reach BLAS but no runtime is loaded in this process yet).
+ */
+export const BlasStatus = codes(ABI.enums.Status);
 
 export type BlasStatusName = keyof typeof BlasStatus;
 

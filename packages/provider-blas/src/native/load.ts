@@ -3,7 +3,7 @@ import { debuglog } from 'node:util';
 import { type AddonLoad, defineAddon } from '@tenferro/core';
 import { APT_INSTALL_LINE } from '../../scripts/detect-blas.mjs';
 import { addonOverride } from './addon-path.js';
-import type { BlasBinding } from './binding.js';
+import { ABI, type BlasBinding } from './binding.js';
 
 export type BlasLoad = AddonLoad<BlasBinding>;
 /** `1` makes the provider unavailable at run time too (the build already skips the addon). */
@@ -24,6 +24,7 @@ const blasAddon = defineAddon<BlasBinding>({
   override: addonOverride, // TENFERRO_BLAS_ADDON: another build (e.g. a sanitizer build); its build record is not this one's
   exports: ['gemm', 'load', 'info', 'getThreads', 'setThreads', 'lapackSymbols', 'lapack'],
   disableEnv: IGNORE_ENV,
+  abi: ABI,
   platforms: ['linux'],
   advice: (failure) => ({ possibleSolutions: ADVICE[failure] ?? [] }),
 });

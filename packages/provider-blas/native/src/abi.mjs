@@ -1,0 +1,26 @@
+// The ABI of tenferro_blas.node's gemm (#40): the one table that src/native/binding.ts (TypeScript)
+// and the addon (through the generated abi.generated.h) share. After editing it, regenerate the
+// header and the declaration:
+//   node node_modules/@tenferro/native/abi/generate.mjs native/src/abi.mjs
+// (test/abi.test.ts fails while they are stale; the addon exports the table's hash as abiHash).
+export const ABI = {
+  namespace: 'blas',
+  enums: {
+    // Status codes of gemm and setThreads (C++: kStatusOk ...).
+    Status: ['Ok', 'BadArguments', 'BadDescriptor', 'OutOfBoundsA', 'OutOfBoundsB', 'OutOfBoundsC', 'TooLarge', 'BadDType', 'BadTranspose', 'Misaligned', 'NotLoaded'],
+    // The Float64Array gemm descriptor (C++: kDescDType ...); from DescCount on: rank extents, then
+    // the batch strides of A, of B and of C (rank each). DType: 0 s, 1 d, 2 c, 3 z; Threads 0: leave
+    // the runtime's thread count alone.
+    Desc: ['DType', 'TransA', 'TransB', 'M', 'N', 'K', 'Lda', 'Ldb', 'Ldc', 'OffA', 'OffB', 'OffC', 'AlphaRe', 'AlphaIm', 'BetaRe', 'BetaIm', 'Threads', 'BatchRank'],
+  },
+  prefixed: ['Status', 'Desc'],
+  constants: {
+    // Batch axes a gemm descriptor may have.
+    MaxBatchRank: 32,
+    // CBLAS transpose codes (ConjNo is OpenBLAS's extension).
+    TransNo: 111,
+    TransT: 112,
+    TransConjT: 113,
+    TransConjNo: 114,
+  },
+};
