@@ -28,6 +28,7 @@
 #include "arbiter.h"
 #include "machine_arbiter.h"
 #include "os_addon.h"
+#include "tenferro/napi_args.h"
 
 namespace os {
 namespace js {
@@ -51,7 +52,7 @@ constexpr double kMaxOwner = 9007199254740991.0;  // 2^53 - 1
 uint64_t read_id(const Napi::Value& v, double max = kMaxId) {
   if (!v.IsNumber()) return 0;
   const double d = v.As<Napi::Number>().DoubleValue();
-  if (!(d >= 1 && d <= max) || std::floor(d) != d) return 0;
+  if (!tenferro::napi_args::is_int(d, 1, max)) return 0;
   return static_cast<uint64_t>(d);
 }
 
@@ -156,12 +157,9 @@ Napi::Value arbiter_acquire(const Napi::CallbackInfo& info) {
   const uint64_t owner = info.Length() >= 4 ? read_id(info[2], kMaxOwner) : 0;
   if (h == nullptr || request == 0 || owner == 0) return Napi::Number::New(env, arbiter::kInvalid);
   if (info[3].IsNull()) return Napi::Number::New(env, h->api->acquire(h->client, request, owner, 1, nullptr, 0));
-  if (!info[3].IsTypedArray()) return Napi::Number::New(env, arbiter::kInvalid);
-  napi_typedarray_type type;
   size_t length = 0;
   void* data = nullptr;
-  if (napi_get_typedarray_info(env, info[3], &type, &length, &data, nullptr, nullptr) != napi_ok || type != napi_uint32_array ||
-      length % 2 != 0 || length / 2 > arbiter::kMaxPairs || length == 0) {
+  if (!tenferro::napi_args::typed(info[3], napi_uint32_array, &data, &length) || length % 2 != 0 || length / 2 > arbiter::kMaxPairs || length == 0) {
     return Napi::Number::New(env, arbiter::kInvalid);
   }
   const uint32_t npairs = static_cast<uint32_t>(length / 2);
@@ -223,7 +221,7 @@ Napi::Value arbiter_reserve_owners(const Napi::CallbackInfo& info) {
   if (r.api == nullptr || info.Length() < 2 || !info[0].IsNumber() || !info[1].IsNumber()) return Napi::Number::New(env, 0);
   const double count = info[0].As<Napi::Number>().DoubleValue();
   const double floor = info[1].As<Napi::Number>().DoubleValue();
-  if (!(count >= 1 && count <= 1048576) || std::floor(count) != count || !(floor >= 0 && floor <= kMaxId) || std::floor(floor) != floor) {
+  if (!tenferro::napi_args::is_int(count, 1, 1048576) || !tenferro::napi_args::is_int(floor, 0, kMaxId)) {
     return Napi::Number::New(env, 0);
   }
   return Napi::Number::New(env, static_cast<double>(r.api->reserve_owners(static_cast<uint64_t>(count), static_cast<uint64_t>(floor))));

@@ -21,20 +21,16 @@
 #include <cstdint>
 
 #include "os_addon.h"
+#include "tenferro/napi_args.h"
 
 namespace os {
 namespace js {
 
 Napi::Value typed_array_range(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 1 || !info[0].IsTypedArray()) return env.Null();
-  napi_typedarray_type type;
   size_t length = 0;
   void* data = nullptr;
-  napi_value arraybuffer;
-  size_t byte_offset = 0;
-  if (napi_get_typedarray_info(env, info[0], &type, &length, &data, &arraybuffer, &byte_offset) != napi_ok) return env.Null();
-  if (type != napi_uint8_array) return env.Null();
+  if (info.Length() < 1 || !tenferro::napi_args::typed(info[0], napi_uint8_array, &data, &length)) return env.Null();
   // A zero-length view may have no memory behind it: report address 0 (it reaches nothing).
   const uint64_t address = length == 0 ? 0 : static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data));
   Napi::Object result = Napi::Object::New(env);
@@ -53,7 +49,7 @@ Napi::Value adjust_external_memory(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (info.Length() < 1 || !info[0].IsNumber()) return Napi::Number::New(env, 0);
   const double d = info[0].As<Napi::Number>().DoubleValue();
-  if (!(d > -9007199254740992.0 && d < 9007199254740992.0) || d != static_cast<double>(static_cast<int64_t>(d))) return Napi::Number::New(env, 0);
+  if (!tenferro::napi_args::is_int(d, -9007199254740991.0, 9007199254740991.0)) return Napi::Number::New(env, 0);
   int64_t total = 0;
   if (napi_adjust_external_memory(env, static_cast<int64_t>(d), &total) != napi_ok) return Napi::Number::New(env, 0);
   return Napi::Number::New(env, static_cast<double>(total));
@@ -74,14 +70,9 @@ constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
 Napi::Value advise_huge_pages(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const auto answer = [&env](double v) { return Napi::Number::New(env, v); };
-  if (info.Length() < 1 || !info[0].IsTypedArray()) return answer(-EINVAL);
-  napi_typedarray_type type;
   size_t length = 0;
   void* data = nullptr;
-  napi_value arraybuffer;
-  size_t byte_offset = 0;
-  if (napi_get_typedarray_info(env, info[0], &type, &length, &data, &arraybuffer, &byte_offset) != napi_ok) return answer(-EINVAL);
-  if (type != napi_uint8_array) return answer(-EINVAL);
+  if (info.Length() < 1 || !tenferro::napi_args::typed(info[0], napi_uint8_array, &data, &length)) return answer(-EINVAL);
   if (length == 0 || data == nullptr) return answer(0);
   const uintptr_t start = reinterpret_cast<uintptr_t>(data);
   uintptr_t end = 0;
