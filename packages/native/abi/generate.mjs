@@ -24,9 +24,9 @@
 //   node node_modules/@tenferro/native/abi/generate.mjs native/src/abi.mjs          (writes)
 //   node node_modules/@tenferro/native/abi/generate.mjs native/src/abi.mjs --check  (exit 1 when stale)
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The canonical JSON of a value: object keys sorted at every level (as @tenferro/os's abiHash). */
 function canonicalJson(value) {
@@ -152,7 +152,16 @@ export async function generateAbi(tablePath, { check = false } = {}) {
   return stale;
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(new URL(import.meta.url).pathname)) {
+/** Whether this module is the script Node was started with (also through node_modules' symlink). */
+function isMain() {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMain()) {
   const args = process.argv.slice(2);
   const check = args.includes('--check');
   const table = args.find((a) => !a.startsWith('--'));

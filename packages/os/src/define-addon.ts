@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { debuglog } from 'node:util';
 import { type AddonAdvice, type AddonAvailable, type AddonFailure, type AddonUnavailable, findAddon, loadAddon, validateOptions } from './load-addon.js';
 import { OsError, describeValue } from './os-error.js';
 
@@ -128,6 +129,7 @@ export function abiCodes<const N extends readonly string[]>(names: N): { readonl
 }
 
 const OP = 'defineAddon';
+const debug = debuglog('tenferro');
 
 /**
  * Define a package's native addon: nothing is loaded until `load()` or `status()` is called.
@@ -199,6 +201,8 @@ export function defineAddon<B extends object, I = undefined>(options: DefineAddo
     } else {
       cached = Object.freeze({ ...result, reason: result.reasons.join('; ') });
     }
+    // NODE_DEBUG=tenferro: what was loaded, or why not (once per realm).
+    debug(cached.available ? `tenferro: ${label}: loaded ${cached.path}` : `tenferro: ${label}: unavailable: ${cached.reasons.join('; ')}`);
     return cached;
   };
 

@@ -1,11 +1,13 @@
 // defineAddon (#40): one load per definition, the ABI-table check, the ISA report in status(), and
 // options checked at the definition. The "addons" are small CommonJS files (loadAddon requires
 // whatever file it is given), so each test controls exactly what the binding exports.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { type DefineAddonOptions, OsError, abiHash, defineAddon, loadOs } from '../src/index.js';
+import { type DefineAddonOptions, OsError, abiCodes, abiHash, defineAddon, loadOs } from '../src/index.js';
+import { DIST_INDEX, requireDist } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tenferro-define-addon-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -161,6 +163,26 @@ describe('defineAddon', () => {
       }
       expect(OsError.is(error) && error.code === 'InvalidArgument' && (error.detail as { param: string }).param).toBe(param);
     }
+  });
+});
+
+describe('NODE_DEBUG=tenferro', () => {
+  it('logs what a definition loaded, or why not, once per realm', () => {
+    requireDist();
+    const script = `const os = await import(${JSON.stringify(DIST_INDEX)}); os.loadOs(); os.loadOs();
+      os.defineAddon({ packageName: 'x', native: '/nonexistent', file: 'x.node', exports: [], disableEnv: 'X_OFF', label: 'demo' }).load();`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, NODE_DEBUG: 'tenferro' }, timeout: 15_000 });
+    const lines = r.stderr.split('\n').filter((l) => l.includes('tenferro: '));
+    expect(lines.filter((l) => l.includes('tenferro: @tenferro/os: loaded ')).length).toBe(1);
+    expect(lines.filter((l) => l.includes('tenferro: demo: unavailable: cannot load the native addon /nonexistent/build/Release/x.node')).length).toBe(1);
+  });
+});
+
+describe('abiCodes', () => {
+  it("numbers an enum's names in table order, frozen", () => {
+    const codes = abiCodes(['Ok', 'Bad', 'Worse'] as const);
+    expect(codes).toEqual({ Ok: 0, Bad: 1, Worse: 2 });
+    expect(Object.isFrozen(codes)).toBe(true);
   });
 });
 

@@ -1,11 +1,9 @@
 /** The addon through `defineAddon` (#40), loaded on the first `loadBlas()` of each realm. It links no BLAS: `binding.load()` dlopen()s one later, on an engine worker (src/kernels/gemm.ts). */
-import { debuglog } from 'node:util';
-import { type AddonLoad, defineAddon } from '@tenferro/core';
+import { defineAddon } from '@tenferro/core';
 import { APT_INSTALL_LINE } from '../../scripts/detect-blas.mjs';
 import { addonOverride } from './addon-path.js';
 import { ABI, type BlasBinding } from './binding.js';
 
-export type BlasLoad = AddonLoad<BlasBinding>;
 /** `1` makes the provider unavailable at run time too (the build already skips the addon). */
 export const IGNORE_ENV = 'TENFERRO_IGNORE_SYSTEM_BLAS';
 export { ADDON_ENV } from './addon-path.js';
@@ -26,15 +24,9 @@ const blasAddon = defineAddon<BlasBinding>({
   disableEnv: IGNORE_ENV,
   abi: ABI,
   platforms: ['linux'],
+  label: 'blas',
   advice: (failure) => ({ possibleSolutions: ADVICE[failure] ?? [] }),
 });
 
-const debug = debuglog('tenferro');
-let logged = false;
-/** Load the addon once per realm and cache the outcome; never throws. */
-export function loadBlas(): BlasLoad {
-  const load = blasAddon.load();
-  if (!logged) debug(load.available ? `tenferro: blas: loaded ${load.path}` : `tenferro: blas: unavailable: ${load.reasons.join('; ')}`);
-  logged = true;
-  return load;
-}
+/** Load the addon once per realm and cache the outcome; never throws (NODE_DEBUG=tenferro logs it). */
+export const loadBlas = blasAddon.load;
