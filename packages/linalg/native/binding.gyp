@@ -18,6 +18,7 @@
   "target_defaults": {
     "include_dirs": [
       "<!(node -p \"require('node-addon-api').include_dir\")",
+      "<!(node -p \"require('@tenferro/native').includeDir\")",
       "<!(node eigen-include.cjs)"
     ],
     "defines": [
@@ -43,10 +44,14 @@
         ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx2==1", {
           "dependencies": ["tenferro_linalg_avx2"],
           "defines": ["TFL_HAVE_AVX2"]
+        }, {
+          "defines": ["TENFERRO_NO_AVX2"]
         }],
         ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx512==1", {
           "dependencies": ["tenferro_linalg_avx512"],
           "defines": ["TFL_HAVE_AVX512"]
+        }, {
+          "defines": ["TENFERRO_NO_AVX512"]
         }]
       ]
     },

@@ -1,6 +1,7 @@
 // tenferro_linalg.node: the built-in linear-algebra kernels (contract: src/native/binding.ts).
 //   run(words: Float64Array, a, b, out0, out1, out2: TypedArray, info: Int32Array, abort?: Int32Array): number
 //   info(): { eigen: string, isa: string, notBuilt: string, runsNotBuilt: boolean, descHeader: number, maxBatchAxes: number }
+//   abiHash: string -- the hash of native/src/abi.mjs (defineAddon compares it, #40)
 // Every word is copied once, then checked in overflow-safe (128-bit) arithmetic: op, dtype, flags,
 // extents below 2^31, the batch range inside the batch count, every input offset the job reaches
 // inside its buffer, every output (from its offset: #35) and the info words (from theirs) inside
@@ -14,6 +15,7 @@
 #include <cstring>
 
 #include "linalg.h"
+#include "tenferro/napi_args.h"
 
 namespace {
 
@@ -23,35 +25,10 @@ using i128 = __int128;
 
 constexpr double kMaxExtent = 2147483647.0;
 
-struct View {
-  void* data = nullptr;
-  size_t bytes = 0;
-  bool ok = false;
-};
-
-View view_of(const Napi::Value& v) {
-  View out;
-  if (!v.IsTypedArray()) return out;
-  napi_typedarray_type type;
-  size_t len = 0;
-  void* ptr = nullptr;
-  napi_value ab;
-  size_t byte_offset = 0;
-  if (napi_get_typedarray_info(v.Env(), v, &type, &len, &ptr, &ab, &byte_offset) != napi_ok) return out;
-  size_t el = 1;
-  switch (type) {
-    case napi_int16_array: case napi_uint16_array: el = 2; break;
-    case napi_int32_array: case napi_uint32_array: case napi_float32_array: el = 4; break;
-    case napi_float64_array: case napi_bigint64_array: case napi_biguint64_array: el = 8; break;
-    default: el = 1;
-  }
-  out.data = ptr;
-  out.bytes = len * el;
-  out.ok = true;
-  return out;
-}
-
-bool is_int(double x, double lo, double hi) { return std::isfinite(x) && std::floor(x) == x && x >= lo && x <= hi; }
+// Typed-array views and exact-integer checks: tenferro/napi_args.h (#40).
+using tenferro::napi_args::TypedView;
+using tenferro::napi_args::is_int;
+inline TypedView view_of(const Napi::Value& v) { return tenferro::napi_args::typed_view(v); }
 
 int64_t real_size(int dtype) { return (dtype == tfl::kF32 || dtype == tfl::kC64) ? 4 : 8; }
 int64_t scalar_size(int dtype) { return dtype == tfl::kF32 ? 4 : dtype == tfl::kF64 ? 8 : dtype == tfl::kC64 ? 8 : 16; }
@@ -71,7 +48,7 @@ void input_shape(const Job& j, bool isB, int64_t* rows, int64_t* cols, bool* use
   switch (j.op) {
     case tfl::kCholesky: case tfl::kEigh: case tfl::kEig: case tfl::kLuFullPivot:
       *rows = *cols = j.m; *used = !isB; return;
-    case tfl::kTrsm:
+    case tfl::kSolveTriangular:
       if (isB) { *rows = j.m; *cols = j.n; } else { *rows = *cols = (j.flags & tfl::kFlagLeft) ? j.m : j.n; }
       return;
     case tfl::kSolve:
@@ -82,7 +59,7 @@ void input_shape(const Job& j, bool isB, int64_t* rows, int64_t* cols, bool* use
   }
 }
 
-bool operand_fits(const Job& j, const Operand& o, int64_t rows, int64_t cols, int64_t count, const View& v, int64_t el) {
+bool operand_fits(const Job& j, const Operand& o, int64_t rows, int64_t cols, int64_t count, const TypedView& v, int64_t el) {
   if (o.off < 0 || o.rs < 0 || o.cs < 0) return false;
   if (reinterpret_cast<uintptr_t>(v.data) % static_cast<uintptr_t>(el == 16 ? 8 : el) != 0) return false;
   if (rows == 0 || cols == 0 || count == 0) return true;
@@ -103,7 +80,7 @@ constexpr double kMaxIdx = 9007199254740991.0;
 // looked at.
 int parse_output(const Napi::CallbackInfo& info, const double* d, Job& j, int o, int64_t per, int64_t es, int64_t count) {
   if (per < 0) return tfl::kOk;
-  View v = view_of(info[3 + o]);
+  TypedView v = view_of(info[3 + o]);
   if (!v.ok) return tfl::kBadArguments;
   const double off = d[tfl::kOffOut + o];
   if (!is_int(off, 0, kMaxIdx)) return tfl::kOutOfBounds;
@@ -118,16 +95,15 @@ int parse_output(const Napi::CallbackInfo& info, const double* d, Job& j, int o,
 // The info words (at least `count` from int32 word d[kOffInfo] of the Int32Array's buffer view) and
 // the optional abort word of a job.
 int parse_info_abort(const Napi::CallbackInfo& info, const double* d, Job& j, int64_t count, double abortAt) {
-  View iv = view_of(info[6]);
-  if (!iv.ok || !info[6].IsTypedArray() || info[6].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
+  TypedView iv = view_of(info[6]);
+  if (!iv.ok || iv.type != napi_int32_array) return tfl::kBadArguments;
   const double off = d[tfl::kOffInfo];
   if (!is_int(off, 0, kMaxIdx)) return tfl::kOutOfBounds;
   if ((static_cast<i128>(static_cast<int64_t>(off)) + count) * 4 > static_cast<i128>(iv.bytes)) return tfl::kOutOfBounds;
   j.info = static_cast<int32_t*>(iv.data) + static_cast<int64_t>(off);
-  if (abortAt >= 0 && info.Length() > 7 && info[7].IsTypedArray()) {
-    if (info[7].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array) return tfl::kBadArguments;
-    View av = view_of(info[7]);
-    if (!av.ok || av.bytes < 4) return tfl::kBadArguments;
+  const TypedView av = abortAt >= 0 && info.Length() > 7 ? view_of(info[7]) : TypedView{};
+  if (av.ok) {  // anything but a typed array: no abort word
+    if (av.type != napi_int32_array || av.bytes < 4) return tfl::kBadArguments;
     j.abort = static_cast<const int32_t*>(av.data);
   }
   return tfl::kOk;
@@ -158,7 +134,7 @@ int parse_step(const Napi::CallbackInfo& info, const double* d, Job& j) {
   j.a.rs = static_cast<int64_t>(d[11]);
   j.a.cs = static_cast<int64_t>(d[12]);
   const int64_t el = scalar_size(j.dtype);
-  View av = view_of(info[1]);
+  TypedView av = view_of(info[1]);
   if (!av.ok) return tfl::kBadArguments;
   if (!operand_fits(j, j.a, n, n, 1, av, el)) return tfl::kOutOfBounds;
   j.a.data = av.data;
@@ -171,12 +147,12 @@ int parse_step(const Napi::CallbackInfo& info, const double* d, Job& j) {
 }
 
 int parse(const Napi::CallbackInfo& info, Job& j) {
-  if (info.Length() < 7 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) return tfl::kBadArguments;
-  Napi::Float64Array w = info[0].As<Napi::Float64Array>();
-  const size_t wl = w.ElementLength();
+  const TypedView w = info.Length() < 7 ? TypedView{} : view_of(info[0]);
+  if (!w.ok || w.type != napi_float64_array) return tfl::kBadArguments;
+  const size_t wl = w.length;
   if (wl < static_cast<size_t>(tfl::kHeader) || wl > 256) return tfl::kBadArguments;
   double d[256];
-  std::memcpy(d, w.Data(), wl * sizeof(double));  // read once: the shared words could change meanwhile
+  std::memcpy(d, w.data, wl * sizeof(double));  // read once: the shared words could change meanwhile
   if (is_int(d[0], tfl::kLuStep, tfl::kStepOpEnd - 1)) return parse_step(info, d, j);
   if (!is_int(d[0], 0, tfl::kOpCount - 1)) return tfl::kBadOp;
   if (!is_int(d[1], 0, 3)) return tfl::kBadDtype;
@@ -225,7 +201,7 @@ int parse(const Napi::CallbackInfo& info, Job& j) {
     bool used = false;
     input_shape(j, o == 1, &rows, &cols, &used);
     if (!used) continue;
-    View v = view_of(info[1 + o]);
+    TypedView v = view_of(info[1 + o]);
     if (!v.ok) return tfl::kBadArguments;
     if (!operand_fits(j, *ops[o], rows, cols, n, v, el)) return tfl::kOutOfBounds;
     ops[o]->data = v.data;
@@ -262,6 +238,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("run", Napi::Function::New(env, run, "run"));
   exports.Set("info", Napi::Function::New(env, info_fn, "info"));
   exports.Set("descHeader", Napi::Number::New(env, tfl::kHeader));
+  exports.Set("abiHash", Napi::String::New(env, tfl::kAbiHash));
   return exports;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "linalg.h"
+#include "tenferro/isa.h"
 
 namespace tfl {
 
@@ -34,43 +35,13 @@ int run_f64(const Job& j);
 
 namespace {
 
-#if defined(__x86_64__)
-bool cpu_avx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-bool cpu_avx512() {
-  return cpu_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl");
-}
-#endif
+// The paths' ids are tenferro/isa.h's; TENFERRO_NO_AVX2 / TENFERRO_NO_AVX512 (binding.gyp) mark
+// the libraries this build leaves out, as TFL_HAVE_* mark those it links.
+static_assert(kIsaGeneric == static_cast<int>(tenferro::isa::kPortable) && kIsaAvx2 == static_cast<int>(tenferro::isa::kAvx2) &&
+                  kIsaAvx512 == static_cast<int>(tenferro::isa::kAvx512) && static_cast<int>(kIsaCount) == static_cast<int>(tenferro::isa::kCount),
+              "linalg's ISA ids are tenferro/isa.h's paths");
 
-#if defined(TFL_HAVE_AVX2)
-constexpr bool kBuiltAvx2 = true;
-#else
-constexpr bool kBuiltAvx2 = false;
-#endif
-#if defined(TFL_HAVE_AVX512)
-constexpr bool kBuiltAvx512 = true;
-#else
-constexpr bool kBuiltAvx512 = false;
-#endif
-
-Isa detect() {
-  Isa best = kIsaGeneric;
-#if defined(__x86_64__)
-  const bool avx2 = kBuiltAvx2 && cpu_avx2();
-  const bool avx512 = kBuiltAvx512 && cpu_avx512();
-  best = avx512 ? kIsaAvx512 : avx2 ? kIsaAvx2 : kIsaGeneric;
-#endif
-  const char* want = std::getenv("TENFERRO_LINALG_ISA");
-  if (want != nullptr) {
-    if (std::strcmp(want, "generic") == 0) best = kIsaGeneric;
-    // Lowered to a path this build left out (best on an AVX-512 CPU): the baseline below it.
-    else if (std::strcmp(want, "avx2") == 0 && best > kIsaAvx2) best = kBuiltAvx2 ? kIsaAvx2 : kIsaGeneric;
-  }
-  return best;
-}
+const char* const kIsaNames[kIsaCount] = {"generic", "avx2", "avx512"};
 
 using Runner = int (*)(const Job&);
 // [isa][dtype]; a row whose path is not built is never chosen by detect() and holds the baseline.
@@ -91,35 +62,21 @@ const Runner kRunners[kIsaCount][4] = {
 }  // namespace
 
 Isa isa() {
-  static const Isa chosen = detect();  // thread-safe static initialisation
+  // TENFERRO_LINALG_ISA=generic|avx2 lowers (never raises) the set, for tests.
+  static const Isa chosen = static_cast<Isa>(tenferro::isa::pick("TENFERRO_LINALG_ISA"));  // thread-safe static initialisation
   return chosen;
 }
 
 const char* not_built() {
-#if defined(__x86_64__)
-  if (!kBuiltAvx2 && !kBuiltAvx512) return "avx2, avx512";  // a sanitizer build, or best on a CPU without AVX2
-  if (!kBuiltAvx512) return "avx512";                       // host (or best) on a CPU without AVX-512
-  if (!kBuiltAvx2) return "avx2";                           // best on an AVX-512 CPU
-#endif
-  return "";
+  static char names[32];
+  static const char* const list = tenferro::isa::not_built(kIsaNames, names, sizeof names);
+  return list;
 }
 
 // Whether this CPU runs a path this build left out that is faster than every built one it runs.
-bool not_built_runs_here() {
-#if defined(__x86_64__)
-  if (!kBuiltAvx512 && cpu_avx512()) return true;
-  if (!kBuiltAvx2 && cpu_avx2() && !(kBuiltAvx512 && cpu_avx512())) return true;
-#endif
-  return false;
-}
+bool not_built_runs_here() { return tenferro::isa::any_runs_not_built(); }
 
-const char* isa_name(Isa i) {
-  switch (i) {
-    case kIsaAvx2: return "avx2";
-    case kIsaAvx512: return "avx512";
-    default: return "generic";
-  }
-}
+const char* isa_name(Isa i) { return i > kIsaGeneric && i < kIsaCount ? kIsaNames[i] : kIsaNames[kIsaGeneric]; }
 
 int run(const Job& j) {
   if (j.dtype < kF32 || j.dtype > kC128) return kBadDtype;

@@ -4,9 +4,11 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace tfl {
+// The status codes, op and dtype codes, task words (kWordOp ...), flags (kFlagUpper ...) and the
+// team tasks' op codes: abi.mjs, shared with src/native/binding.ts (#40).
+#include "abi.generated.h"
 
-enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQr = 5, kSvd = 6, kEigh = 7, kEig = 8, kLuFullPivot = 9, kOpCount = 10 };
+namespace tfl {
 
 // A blocked, right-looking factorisation of one square n×n matrix in place in out[0], shared by the
 // lanes of the context's worker pool (src/builtin.ts runs one identical "team" task per lane): the
@@ -33,37 +35,18 @@ enum Op : int { kCholesky = 0, kTrsm = 1, kLuFactor = 2, kLu = 3, kSolve = 4, kQ
 // Words of a team task (addon.cc checks them): 0 op, 1 dtype, 2 n, 3 n, 4 nb, 5 flags, 6..8 0,
 // 9 abort offset, 10..12 A's offset and strides, 13..15 0, 16..18 the offsets of out[0..2] (the
 // sync words' in int32), 19 info's. P ≤ kMaxPanels.
-enum StepOp : int { kLuStep = 10, kCholStep = 11, kStepOpEnd = 12 };
+enum StepOp : int { kLuStep = kStepLuFactor, kCholStep = kStepCholesky, kStepOpEnd = kStepCholesky + 1 };
 constexpr int kSyncHeader = 8;
 constexpr int64_t kMaxPanels = 4096;
-enum Dtype : int { kF32 = 0, kF64 = 1, kC64 = 2, kC128 = 3 };
+static_assert(kStepLuFactor >= kOpCount && kStepCholesky == kStepLuFactor + 1, "the team tasks' op codes follow the ops'");
 
-enum Status : int {
-  kOk = 0,
-  kBadArguments = 1,
-  kOutOfBounds = 2,
-  kBadDtype = 3,
-  kBadRange = 4,
-  kAborted = 5,
-  kBadOp = 6,
-};
-
-// Flags (word 5).
-constexpr int kFlagUpper = 1;        // cholesky: return U = L^H; trsm: A upper; eigh: read the upper triangle
-constexpr int kFlagLeft = 2;         // trsm: A X = B (else X A = B)
-constexpr int kFlagUnit = 4;         // trsm: unit diagonal
-constexpr int kFlagFull = 8;         // svd: full U/V; qr: complete
-constexpr int kFlagVectors = 16;     // svd: compute U/Vh; eigh/eig: eigenvectors
-constexpr int kFlagROnly = 32;       // qr: R only
-
-constexpr int kMaxBatchAxes = 16;
 // Words 0..19 (src/native/binding.ts W): 0 op, 1 dtype, 2 m, 3 n, 4 k, 5 flags, 6 b0, 7 b1, 8 batch
 // axes, 9 abort offset, 10..12 A's offset and strides, 13..15 B's, 16..18 each output's offset in
 // elements of its type (-1: none; outputs are dense and batch-contiguous from there: #35), 19 the
 // info words' offset in int32; then the batch extents, A's and B's batch strides.
-constexpr int kHeader = 20;
-constexpr int kOffOut = 16;
-constexpr int kOffInfo = 19;
+constexpr int kHeader = kWordCount;
+constexpr int kOffOut = kWordOffOut0;
+constexpr int kOffInfo = kWordOffInfo;
 
 struct Operand {
   const void* data = nullptr;  // input: base pointer of the buffer

@@ -125,7 +125,7 @@ struct Runner {
       if (j.m == 0 || j.n == 0) { empty(b); continue; }
       switch (j.op) {
         case kCholesky: cholesky(b); break;
-        case kTrsm: trsm(b); break;
+        case kSolveTriangular: trsm(b); break;
         case kLuFactor: lu(b, false); break;
         case kLu: lu(b, true); break;
         case kSolve: solve(b); break;

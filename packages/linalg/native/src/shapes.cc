@@ -16,7 +16,7 @@ int64_t out_elems(const Job& j, int which) {
   const bool vec = (j.flags & kFlagVectors) != 0, full = (j.flags & kFlagFull) != 0;
   switch (j.op) {
     case kCholesky: return which == 0 ? m * m : -1;
-    case kTrsm:
+    case kSolveTriangular:
     case kSolve: return which == 0 ? m * n : -1;
     case kLuFactor: return which == 0 ? m * n : which == 1 ? k : -1;
     case kLu: return which == 0 ? m * m : which == 1 ? m * k : k * n;

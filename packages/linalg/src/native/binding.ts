@@ -1,4 +1,8 @@
 /** The addon's exports (native/src/addon.cc) and the layout of its task words. */
+import { abiCodes } from '@tenferro/core';
+import { ABI } from '../../native/src/abi.mjs';
+
+export { ABI };
 
 export interface LinalgBinding {
   run(words: Float64Array, a: ArrayBufferView, b: ArrayBufferView, out0: ArrayBufferView, out1: ArrayBufferView, out2: ArrayBufferView, info: Int32Array, abort?: Int32Array): number;
@@ -13,24 +17,27 @@ export interface LinalgBinding {
     readonly maxBatchAxes: number;
   };
   readonly descHeader: number;
+  /** The hash of native/src/abi.mjs the addon was built from (defineAddon compares it with the table's, #40). */
+  readonly abiHash: string;
 }
+
+// Every code, word and flag below is native/src/abi.mjs's, which the addon compiles through the
+// generated native/src/abi.generated.h (#40).
+const C = ABI.constants;
 
 /**
  * Words 0..19 of a task, then batch extents, A's batch strides, B's batch strides. offOut0..2: each
  * output's offset in elements of its type (-1: no output); offInfo: info's offset in int32 words (#35).
  */
-export const W = Object.freeze({
-  op: 0, dtype: 1, m: 2, n: 3, k: 4, flags: 5, b0: 6, b1: 7, nb: 8, abortAt: 9,
-  offA: 10, rsA: 11, csA: 12, offB: 13, rsB: 14, csB: 15, offOut0: 16, offOut1: 17, offOut2: 18, offInfo: 19, HEADER: 20,
-});
+export const W = Object.freeze({ ...abiCodes(ABI.enums.Word), HEADER: ABI.enums.Word.length });
 
-export const MAX_BATCH_AXES = 16;
+export const MAX_BATCH_AXES = C.MaxBatchAxes;
 
-export const OP_CODE = Object.freeze({ cholesky: 0, solveTriangular: 1, luFactor: 2, lu: 3, solve: 4, qr: 5, svd: 6, eigh: 7, eig: 8, luFullPivot: 9 });
-export const DTYPE_CODE = Object.freeze({ f32: 0, f64: 1, c64: 2, c128: 3 });
-export const FLAG = Object.freeze({ upper: 1, left: 2, unit: 4, full: 8, vectors: 16, rOnly: 32 });
+export const OP_CODE = abiCodes(ABI.enums.Op);
+export const DTYPE_CODE = abiCodes(ABI.enums.Dtype);
+export const FLAG = Object.freeze({ upper: C.FlagUpper, left: C.FlagLeft, unit: C.FlagUnit, full: C.FlagFull, vectors: C.FlagVectors, rOnly: C.FlagROnly });
 
 /** The team tasks of a blocked factorisation (native/src/linalg.h): op codes. */
-export const STEP_OP = Object.freeze({ luFactor: 10, cholesky: 11 });
+export const STEP_OP = Object.freeze({ luFactor: C.StepLuFactor, cholesky: C.StepCholesky });
 
-export const STATUS_NAMES = ['Ok', 'BadArguments', 'OutOfBounds', 'BadDtype', 'BadRange', 'Aborted', 'BadOp'] as const;
+export const STATUS_NAMES = ABI.enums.Status;

@@ -1,18 +1,16 @@
 /** The built-in kernels' addon through `defineAddon` (#40): nothing loads at import; `loadLinalg()` loads it once per realm. */
-import { type DefinedAddonLoad, defineAddon } from '@tenferro/core';
-import { type LinalgBinding, W } from './binding.js';
+import { defineAddon } from '@tenferro/core';
+import { ABI, type LinalgBinding, W } from './binding.js';
 
-export type LinalgLoadStatus = DefinedAddonLoad<LinalgBinding, ReturnType<LinalgBinding['info']>>;
-
-/** Setting this environment variable to `1` makes the addon unavailable (to test fallbacks). */
+/** `1` makes the addon unavailable (to test fallbacks). */
 export const DISABLE_ENV = 'TENFERRO_LINALG_DISABLE';
-
 export const linalgAddon = defineAddon<LinalgBinding, ReturnType<LinalgBinding['info']>>({
   packageName: '@tenferro/linalg',
   native: new URL('../../native/', import.meta.url),
   file: 'tenferro_linalg.node',
   exports: ['run', 'info'],
   disableEnv: DISABLE_ENV,
+  abi: ABI,
   platforms: ['linux-x64', 'linux-arm64'],
   check: (b) =>
     b.descHeader !== W.HEADER
@@ -23,4 +21,5 @@ export const linalgAddon = defineAddon<LinalgBinding, ReturnType<LinalgBinding['
   advice: { possibleSolutions: ['apt-get install libeigen3-dev (Eigen 3.4 headers, needed to build from source), then npm rebuild @tenferro/linalg'] },
 });
 
-export const loadLinalg = (): LinalgLoadStatus => linalgAddon.load();
+/** Load the addon once per realm and cache the outcome; never throws. */
+export const loadLinalg = linalgAddon.load;
