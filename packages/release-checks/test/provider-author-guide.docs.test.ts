@@ -3,12 +3,12 @@
 // and the guide's own commands run there — `npm run abi && npm run build:native && npm test` (the
 // ABI generator, node-gyp, tsc, the GEMM conformance kit at budgets 1 and 2 and the linalg kit),
 // then `npm pack` (prepack: tsc and tenferro-prebuild), whose prebuilt binary must load. The
-// folder's node_modules holds the workspace's packages (@tenferro/native copied, as npm would
-// install it; the others linked) and the third-party tools from the workspace's store, so nothing
+// folder's node_modules holds the workspace's packages (@tenferro/native unpacked from its packed
+// tarball, as npm would install it; the others linked) and the third-party tools from the workspace's store, so nothing
 // is downloaded. Before #40 the guide's provider, copied verbatim, failed the kit: its unit-stride
 // check declined core's canonical retry of a 1×1 operand whose strides were (0, 0).
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const setup = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8')) as { path: string; nodedir?: string };
+const setup = JSON.parse(readFileSync(join(root, '.tenferro-setup.json'), 'utf8')) as { pnpm: string; path: string; nodedir?: string };
 const guide = readFileSync(join(root, 'docs/contracts/provider-author-guide.md'), 'utf8');
 const work = mkdtempSync(join(tmpdir(), 'tenferro-guide-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -50,8 +50,14 @@ function nodeModules(app: string): void {
     symlinkSync(target, join(modules, name), 'dir');
   };
   for (const p of ['core', 'os', 'linalg']) link(`@tenferro/${p}`, join(root, 'packages', p));
-  // A copy, as npm installs it (its bins resolve their own paths; a linked copy would be outside the app).
-  cpSync(join(root, 'packages/native'), join(modules, '@tenferro/native'), { recursive: true, filter: (src) => !src.includes('node_modules') });
+  // @tenferro/native as npm installs it: its packed tarball, unpacked — so the guide's `npm run abi`
+  // finds the generator only when the published files hold it.
+  const tgz = join(work, 'tgz');
+  const packed = run(`${JSON.stringify(setup.pnpm)} pack --pack-destination ${JSON.stringify(tgz)}`, join(root, 'packages/native'));
+  expect(packed.status, packed.out).toBe(0);
+  mkdirSync(join(modules, '@tenferro/native'), { recursive: true });
+  const unpacked = run(`tar xzf ${JSON.stringify(join(tgz, readdirSync(tgz).find((f) => f.startsWith('tenferro-native-'))!))} --strip-components=1 -C ${JSON.stringify(join(modules, '@tenferro/native'))}`, app);
+  expect(unpacked.status, unpacked.out).toBe(0);
   const fromOs = createRequire(join(root, 'packages/os/package.json'));
   const fromChecks = createRequire(join(root, 'packages/release-checks/package.json'));
   const dir = (req: NodeJS.Require, name: string) => dirname(req.resolve(`${name}/package.json`));
