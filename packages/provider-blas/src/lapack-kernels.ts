@@ -16,8 +16,9 @@
  * Each output is a descriptor with an offset (`{ buffer, offset, dtype, shape }`): it is checked
  * here against its buffer and the request before the task is posted, and again natively.
  */
-import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type ExtensionKey, type KernelArgs, TenferroError, Unsupported, defineExtensionKey, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
+import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type ExtensionKey, type KernelArgs, TenferroError, Unsupported, abiCodes, defineExtensionKey, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
 import type { BlasSession } from './gemm-provider.js';
+import { ABI } from './native/binding.js';
 import type { BlasBinding } from './native/binding.js';
 
 const lapackKernel = defineKernel<KernelArgs, void>(new URL('./kernels/lapack.js', import.meta.url), 'blasLapack');
@@ -61,15 +62,17 @@ export interface LapackRequest {
   readonly info: Int32Array;
 }
 
-/** `@tenferro/linalg`'s op codes (its native/src/linalg.h), mirrored in native/src/lapack.cc. */
-const OP = { cholesky: 0, solveTriangular: 1, luFactor: 2, lu: 3, solve: 4, qr: 5, svd: 6, eigh: 7, eig: 8, luFullPivot: 9 } as const;
+/** `@tenferro/linalg`'s op codes; the words and flags below: the ABI table native/src/abi.mjs, which lapack.cc compiles (#40). */
+const OP = abiCodes(ABI.enums.LapackOp);
+const LW = abiCodes(ABI.enums.LapackWord);
+const FLAG = ABI.constants;
 type Op = keyof typeof OP;
 const DTYPE: Readonly<Record<string, number>> = { f32: 0, f64: 1, c64: 2, c128: 3 };
 const PREFIX = ['s', 'd', 'c', 'z'] as const;
-/** Words: 0..12 as before, 13 info's offset (int32), 14, 15 zero, 16 + 3o: output o's offset (-1: none), rows, cols; native/src/lapack.cc. */
-const HEADER = 25;
-const INFO_WORD = 13;
-const OUT_WORDS = 16;
+/** Words: LapackWord, then the batch extents and strides; output o's offset (-1: none), rows, cols from OUT_WORDS + 3o. */
+const HEADER = ABI.enums.LapackWord.length;
+const INFO_WORD = LW.offInfo;
+const OUT_WORDS = LW.out0Offset;
 const INT_MAX = 0x7fffffff;
 /** Bytes of an element of each output dtype. */
 const ELEMENT_BYTES: Readonly<Record<string, number>> = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4 };
@@ -138,19 +141,20 @@ function pack(r: LapackRequest, op: number, dtype: number, threads: number): Ker
   const a = r.a;
   const b = r.b ?? a;
   const f = r.flags;
-  w[0] = op;
-  w[1] = dtype;
-  w[2] = r.m;
-  w[3] = r.n;
-  w[4] = (f.upper ? 1 : 0) | (f.left ? 2 : 0) | (f.unitDiagonal ? 4 : 0) | (f.full ? 8 : 0) | (f.vectors ? 16 : 0) | (f.rOnly ? 32 : 0);
-  w[5] = threads;
-  w[6] = nb;
-  w[7] = a.offset;
-  w[8] = a.rowStride;
-  w[9] = a.colStride;
-  w[10] = b.offset;
-  w[11] = b.rowStride;
-  w[12] = b.colStride;
+  w[LW.op] = op;
+  w[LW.dtype] = dtype;
+  w[LW.m] = r.m;
+  w[LW.n] = r.n;
+  w[LW.flags] =
+    (f.upper ? FLAG.FlagUpper : 0) | (f.left ? FLAG.FlagLeft : 0) | (f.unitDiagonal ? FLAG.FlagUnit : 0) | (f.full ? FLAG.FlagFull : 0) | (f.vectors ? FLAG.FlagVectors : 0) | (f.rOnly ? FLAG.FlagROnly : 0);
+  w[LW.threads] = threads;
+  w[LW.nb] = nb;
+  w[LW.offA] = a.offset;
+  w[LW.rsA] = a.rowStride;
+  w[LW.csA] = a.colStride;
+  w[LW.offB] = b.offset;
+  w[LW.rsB] = b.rowStride;
+  w[LW.csB] = b.colStride;
   w[INFO_WORD] = r.info.byteOffset >>> 2;
   // Words 14 and 15 stay zero (kernelWords hands out zeroed words; the native side checks them).
   const buffers: SharedArrayBuffer[] = [a.buffer, b.buffer];

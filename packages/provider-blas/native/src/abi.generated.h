@@ -6,7 +6,7 @@
 
 namespace blas {
 
-constexpr char kAbiHash[] = "80948f14ecd492c8";
+constexpr char kAbiHash[] = "f57304345ca24adc";
 
 enum Status : int {
   kStatusOk = 0,
@@ -45,11 +45,61 @@ enum Desc : int {
 };
 constexpr int kDescCount = 18;
 
+enum LapackOp : int {
+  kLapackOpCholesky = 0,
+  kLapackOpSolveTriangular = 1,
+  kLapackOpLuFactor = 2,
+  kLapackOpLu = 3,
+  kLapackOpSolve = 4,
+  kLapackOpQr = 5,
+  kLapackOpSvd = 6,
+  kLapackOpEigh = 7,
+  kLapackOpEig = 8,
+  kLapackOpLuFullPivot = 9,
+};
+constexpr int kLapackOpCount = 10;
+
+enum LapackWord : int {
+  kLapackWordOp = 0,
+  kLapackWordDtype = 1,
+  kLapackWordM = 2,
+  kLapackWordN = 3,
+  kLapackWordFlags = 4,
+  kLapackWordThreads = 5,
+  kLapackWordNb = 6,
+  kLapackWordOffA = 7,
+  kLapackWordRsA = 8,
+  kLapackWordCsA = 9,
+  kLapackWordOffB = 10,
+  kLapackWordRsB = 11,
+  kLapackWordCsB = 12,
+  kLapackWordOffInfo = 13,
+  kLapackWordZero14 = 14,
+  kLapackWordZero15 = 15,
+  kLapackWordOut0Offset = 16,
+  kLapackWordOut0Rows = 17,
+  kLapackWordOut0Cols = 18,
+  kLapackWordOut1Offset = 19,
+  kLapackWordOut1Rows = 20,
+  kLapackWordOut1Cols = 21,
+  kLapackWordOut2Offset = 22,
+  kLapackWordOut2Rows = 23,
+  kLapackWordOut2Cols = 24,
+};
+constexpr int kLapackWordCount = 25;
+
 constexpr int kMaxBatchRank = 32;
 constexpr int kTransNo = 111;
 constexpr int kTransT = 112;
 constexpr int kTransConjT = 113;
 constexpr int kTransConjNo = 114;
+constexpr int kLapackMaxAxes = 16;
+constexpr int kFlagUpper = 1;
+constexpr int kFlagLeft = 2;
+constexpr int kFlagUnit = 4;
+constexpr int kFlagFull = 8;
+constexpr int kFlagVectors = 16;
+constexpr int kFlagROnly = 32;
 
 }  // namespace blas
 

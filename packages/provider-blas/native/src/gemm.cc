@@ -119,7 +119,7 @@ int32_t run_gemm(const double* d, size_t dlen, const TypedView& a, const TypedVi
   int64_t off_a = 0, off_b = 0, off_c = 0, rank64 = 0;
   if (!as_index(d[kDescOffA], &off_a) || !as_index(d[kDescOffB], &off_b) || !as_index(d[kDescOffC], &off_c)) return kStatusBadDescriptor;
   const double threads_value = d[kDescThreads];
-  if (!(threads_value >= 0 && threads_value <= kMaxThreads) || std::floor(threads_value) != threads_value) return kStatusBadDescriptor;
+  if (!tenferro::napi_args::is_int(threads_value, 0, kMaxThreads)) return kStatusBadDescriptor;
   const int threads = static_cast<int>(threads_value);
   if (!as_index(d[kDescBatchRank], &rank64) || rank64 > kMaxBatchRank || dlen < static_cast<size_t>(kDescCount + 4 * rank64)) {
     return kStatusBadDescriptor;

@@ -160,11 +160,14 @@ struct Arena {
 };
 thread_local Arena t_arena;
 
-constexpr int kHeader = 25;
-constexpr int kInfoWord = 13;  // the info words' offset (int32)
-constexpr int kOutWords = 16;  // per output o: [16 + 3o] offset (elements of its type; -1: none), rows, cols
-constexpr int kMaxAxes = 16;
-constexpr int kFlagUpper = 1, kFlagLeft = 2, kFlagUnit = 4, kFlagVectors = 16, kFlagROnly = 32;  // 8 (full): read from the descriptors
+// The request words, op codes and flags: native/src/abi.mjs (#40). Words 0..12 are read by index below.
+constexpr int kHeader = kLapackWordCount;
+constexpr int kInfoWord = kLapackWordOffInfo;  // the info words' offset (int32)
+constexpr int kOutWords = kLapackWordOut0Offset;  // per output o: [kOutWords + 3o] offset (elements of its type; -1: none), rows, cols
+constexpr int kMaxAxes = kLapackMaxAxes;
+static_assert(kLapackWordOp == 0 && kLapackWordDtype == 1 && kLapackWordM == 2 && kLapackWordN == 3 && kLapackWordFlags == 4 && kLapackWordThreads == 5 &&
+                  kLapackWordNb == 6 && kLapackWordOffA == 7 && kLapackWordOffB == 10 && kLapackWordZero14 == 14 && kLapackWordZero15 == 15,
+              "lapack() reads these words by index");
 
 using tenferro::napi_args::is_int;
 using tenferro::napi_args::TypedView;
@@ -691,12 +694,12 @@ Napi::Value lapack_run(const Napi::CallbackInfo& info) {
   auto status = [&](int s) { return Napi::Number::New(env, s); };
   const Lapack* L = lapack();
   if (L == nullptr) return status(kStatusNotLoaded);
-  if (info.Length() < 7 || !info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) return status(kStatusBadArguments);
-  Napi::Float64Array w = info[0].As<Napi::Float64Array>();
-  const size_t wl = w.ElementLength();
+  const TypedView w = info.Length() < 7 ? TypedView{} : tenferro::napi_args::typed_view(info[0]);
+  if (!w.ok || w.type != napi_float64_array) return status(kStatusBadArguments);
+  const size_t wl = w.length;
   if (wl < static_cast<size_t>(kHeader) || wl > 256) return status(kStatusBadDescriptor);
   double d[256];
-  memcpy(d, w.Data(), wl * sizeof(double));  // read once: the shared words could change meanwhile
+  memcpy(d, w.data, wl * sizeof(double));  // read once: the shared words could change meanwhile
   const double maxIdx = 9007199254740991.0, maxDim = 2147483647.0;
   if (!is_int(d[0], 0, 9)) return status(kStatusBadDescriptor);
   if (!is_int(d[1], 0, 3)) return status(kStatusBadDType);
