@@ -37,6 +37,7 @@ using namespace tprims;  // the ABI table's codes and descriptor fields (abi.gen
 
 constexpr size_t kDescMax = kDescCount + 4 * kMaxRank;
 using tenferro::napi_args::as_index;
+using tenferro::napi_args::is_int;
 using tenferro::napi_args::kMaxSafeIndex;
 using tenferro::napi_args::reach_bytes;
 using tenferro::napi_args::typed;
@@ -57,10 +58,10 @@ int parse(const double* d, size_t len, Parsed* p) {
   if (!(kind == 0 || kind == 1 || kind == 2)) return tprims::kBadArguments;
   t.kind = static_cast<int>(kind);
   const int nops = t.kind == tprims::kUnary ? tprims::kUnaryCount : t.kind == tprims::kBinary ? tprims::kBinaryCount : tprims::kReduceCount;
-  if (!(op >= 0 && op < nops) || std::floor(op) != op) return tprims::kBadArguments;
+  if (!is_int(op, 0, nops - 1)) return tprims::kBadArguments;
   t.op = static_cast<int>(op);
-  if (!(din >= 0 && din < tprims::kDtypeCount) || std::floor(din) != din) return tprims::kBadDtype;
-  if (!(dout >= 0 && dout < tprims::kDtypeCount) || std::floor(dout) != dout) return tprims::kBadDtype;
+  if (!is_int(din, 0, tprims::kDtypeCount - 1)) return tprims::kBadDtype;
+  if (!is_int(dout, 0, tprims::kDtypeCount - 1)) return tprims::kBadDtype;
   t.din = static_cast<int>(din);
   t.dout = static_cast<int>(dout);
   idx rank = 0;
@@ -163,7 +164,7 @@ Napi::Value supports(const Napi::CallbackInfo& info) {
   for (int i = 0; i < 4; ++i) {
     if (!info[i].IsNumber()) return Napi::Boolean::New(env, false);
     const double x = info[i].As<Napi::Number>().DoubleValue();
-    if (!(x >= 0 && x < 64) || std::floor(x) != x) return Napi::Boolean::New(env, false);
+    if (!is_int(x, 0, 63)) return Napi::Boolean::New(env, false);
     v[i] = static_cast<int>(x);
   }
   return Napi::Boolean::New(env, engine(best_isa()).supports(v[0], v[1], v[2], v[3]));
