@@ -19,9 +19,13 @@ import { OsError, describeValue } from './os-error.js';
  * left out, and whether this CPU could run one of those faster than every built one.
  */
 export interface AddonIsaInfo {
+  /** The path the kernels run (e.g. `avx2`). */
   readonly isa: string;
+  /** Each path, slowest first: whether this build runs it here. */
   readonly supported?: Readonly<Record<string, boolean>>;
+  /** The paths this build left out (a list, or their names joined with `, `). */
   readonly notBuilt: readonly string[] | string;
+  /** Whether this CPU runs a left-out path faster than every built one. */
   readonly runsNotBuilt: boolean;
 }
 
@@ -82,18 +86,42 @@ export type AddonPackageStatus =
 
 /** What a package says about its loaded addon in `status()`; the ISA report is added in front of `details`. */
 export interface AddonDescription {
+  /** The package's diagnostic name for what it runs (e.g. `tenferro faer GEMM (avx2)`). */
   readonly name: string;
+  /** Facts after the ISA report, in display order. */
   readonly details?: Readonly<Record<string, string | number | boolean | null>>;
+  /** Things that work but not as well as they could, each with its fix (the not-built warning follows). */
   readonly warnings?: readonly string[];
 }
 
 /** A defined addon: `load()` (memoised, never throws) and `status()` (a provider package's status). */
 export interface DefinedAddon<B, I> {
+  /**
+   * Load the addon on the first call of this realm; later calls answer the same frozen outcome.
+   *
+   * @example
+   * ```ts
+   * import { defineAddon } from '@tenferro/os';
+   *
+   * const addon = defineAddon<{ hello(): string }>({ packageName: 'example-addon', native: '/nonexistent/native', file: 'example.node', exports: ['hello'], disableEnv: 'EXAMPLE_ADDON_DISABLE' });
+   * const load = addon.load();
+   * console.log(load.available ? load.binding.hello() : load.reason); // e.g. cannot load the native addon /nonexistent/native/build/Release/example.node: ...
+   * ```
+   */
   load(): DefinedAddonLoad<B, I>;
   /**
    * The package's status: unavailable with the loader's reasons and solutions (plus
    * `unavailableSolutions`), or available with the package's description, the ISA report in
    * front of its details and the not-built warning after its warnings.
+   *
+   * @example
+   * ```ts
+   * import { defineAddon } from '@tenferro/os';
+   *
+   * const addon = defineAddon<{ hello(): string }>({ packageName: 'example-addon', native: '/nonexistent/native', file: 'example.node', exports: ['hello'], disableEnv: 'EXAMPLE_ADDON_DISABLE' });
+   * const s = addon.status(() => ({ name: 'example' }), ['do without it']);
+   * console.log(s.available ? s.name : s.possibleSolutions.at(-1)); // prints: do without it
+   * ```
    */
   status(describe: (addon: DefinedAddonAvailable<B, I>) => AddonDescription, unavailableSolutions?: readonly string[]): AddonPackageStatus;
 }
@@ -102,6 +130,15 @@ export interface DefinedAddon<B, I> {
  * The hash of an ABI table that the generated C header carries (`TENFERRO_ABI_HASH`) and the
  * addon exports as `abiHash`: the first 16 hex digits of the SHA-256 of its canonical JSON (keys
  * sorted at every level). `@tenferro/native`'s generator computes the same.
+ *
+ * @example
+ * ```ts
+ * import { abiHash } from '@tenferro/os';
+ *
+ * const table = { namespace: 'demo::abi', enums: { Status: ['Ok', 'Bad'] } };
+ * console.log(abiHash(table).length); // prints: 16
+ * console.log(abiHash({ enums: table.enums, namespace: table.namespace }) === abiHash(table)); // prints: true
+ * ```
  */
 export function abiHash(table: object): string {
   return createHash('sha256').update(canonicalJson(table)).digest('hex').slice(0, 16);
@@ -122,7 +159,14 @@ function canonicalJson(value: unknown): string {
 
 /**
  * The codes of an ABI table's enum — its names in code order — as `{ name: code }` (frozen), the
- * way the generated C++ header numbers them (`abiCodes(['Ok', 'Bad'])` is `{ Ok: 0, Bad: 1 }`).
+ * way the generated C++ header numbers them.
+ *
+ * @example
+ * ```ts
+ * import { abiCodes } from '@tenferro/os';
+ *
+ * console.log(abiCodes(['Ok', 'Bad'])); // prints: { Ok: 0, Bad: 1 }
+ * ```
  */
 export function abiCodes<const N extends readonly string[]>(names: N): { readonly [K in N[number]]: number } {
   return Object.freeze(Object.fromEntries(names.map((name, code) => [name, code]))) as { readonly [K in N[number]]: number };

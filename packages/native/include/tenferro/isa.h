@@ -18,9 +18,12 @@ namespace isa {
 
 enum Path : int { kPortable = 0, kAvx2 = 1, kAvx512 = 2, kCount = 3 };
 
-// Whether this CPU (and OS) runs `path`; decided once per process.
+// Whether this CPU (and OS) runs `path`; decided once per process. (TENFERRO_ISA_TEST_CPU=<n>, a
+// compile-time test seam, stands for a CPU that runs paths 0..n.)
 inline bool runs_here(Path path) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(TENFERRO_ISA_TEST_CPU)
+  return path >= kPortable && path <= TENFERRO_ISA_TEST_CPU;
+#elif defined(__x86_64__) || defined(__i386__)
   static const bool avx2 = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   static const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
                              __builtin_cpu_supports("avx512bw");
