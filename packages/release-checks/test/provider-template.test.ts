@@ -115,6 +115,15 @@ describe('examples/provider-template (a native provider)', () => {
     // 3. The ABI header is the table's; the README's build line: the addon, tsc and the kit.
     const abi = sh('npm run abi -- --check', dev);
     expect(abi.status, abi.out).toBe(0);
+    // The same script through a symlinked @tenferro/native (pnpm's node_modules layout): it still
+    // writes the generated files (it once compared process.argv[1] with its real path, and did nothing).
+    const scratch = join(work, 'abi-through-a-link');
+    mkdirSync(join(scratch, 'node_modules', '@tenferro'), { recursive: true });
+    symlinkSync(join(dev, 'node_modules', '@tenferro', 'native'), join(scratch, 'node_modules', '@tenferro', 'native'), 'dir');
+    cpSync(join(dev, 'native', 'src', 'abi.mjs'), join(scratch, 'abi.mjs'));
+    const linked = sh('node node_modules/@tenferro/native/abi/generate.mjs abi.mjs', scratch);
+    expect(linked.status, linked.out).toBe(0);
+    expect(readFileSync(join(scratch, 'abi.generated.h'), 'utf8')).toBe(readFileSync(join(dev, 'native', 'src', 'abi.generated.h'), 'utf8'));
     // The README's build line, after its tarball line (and wherever else it gives it): this one, run in two halves to time them.
     const lines = readme.split('\n');
     expect(lines[lines.indexOf(line!) + 1]).toBe('npm run abi && npm run build:native && npm test');
