@@ -5,6 +5,11 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildAddon } from '@tenferro/native-build';
+import { generateAbi } from '@tenferro/native/abi';
+
+// The addon's ABI header and the TypeScript's declaration, from the one table (native/src/abi.mjs, #40):
+// regenerated before every build; both are committed and packed (a build from the tarball needs neither).
+for (const file of await generateAbi(resolve(dirname(fileURLToPath(import.meta.url)), '../native/src/abi.mjs'))) console.log(`build:native: regenerated ${file}`);
 
 buildAddon({
   packageDir: resolve(dirname(fileURLToPath(import.meta.url)), '..'),

@@ -7,6 +7,9 @@
  * CPU outside the process mask recorded at load answers `outsideAllowedSet`, before any system
  * call.
  */
+import { ABI } from '../native/src/abi.mjs';
+
+export { ABI };
 
 /** The answer of a `sched_getaffinity` call: `errno` is 0 on success, then `cpus` is sorted ascending. */
 export interface RawAffinity {
@@ -351,6 +354,8 @@ export interface OsBinding {
   readonly outsideAllowedSet: number;
   /** The largest mask size the addon handles: 2^20 CPUs (ids 0 .. maxCpus - 1). */
   readonly maxCpus: number;
+  /** The hash of native/src/abi.mjs the addon was built from (defineAddon compares it with the table's, #40). */
+  readonly abiHash: string;
 }
 
 declare const ARBITER_CLIENT: unique symbol;
@@ -394,5 +399,11 @@ export interface ArbiterInfo {
   readonly otherAbi: number;
 }
 
-/** The bits `arbiterAcquire`, `arbiterRelease` and `arbiterCancel` answer (native/src/arbiter.h). */
-export const ARBITER_FLAGS = Object.freeze({ admitted: 1, reentrant: 2, grantsPending: 4, removed: 8, invalid: -1 });
+/** The bits `arbiterAcquire`, `arbiterRelease` and `arbiterCancel` answer (the ABI table native/src/abi.mjs, #40). */
+export const ARBITER_FLAGS = Object.freeze({
+  admitted: ABI.constants.Admitted,
+  reentrant: ABI.constants.Reentrant,
+  grantsPending: ABI.constants.GrantsPending,
+  removed: ABI.constants.Removed,
+  invalid: ABI.constants.Invalid,
+});

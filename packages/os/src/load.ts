@@ -3,7 +3,7 @@
  * the addon is loaded on the first `loadOs()` call (per JavaScript realm: the main thread and
  * each worker load it once) and the outcome is cached.
  */
-import type { OsBinding } from './binding.js';
+import { ABI, type OsBinding } from './binding.js';
 import { type DefinedAddonLoad, defineAddon } from './define-addon.js';
 
 /**
@@ -24,6 +24,7 @@ const addon = defineAddon<OsBinding>({
   exports: ['gettid', 'yieldThread', 'getThreadAffinity', 'getProcessAffinity', 'setThreadAffinity', 'typedArrayRange', 'adjustExternalMemory',
     'arbiterInfo', 'arbiterOpen', 'arbiterAcquire', 'arbiterRelease', 'arbiterCancel', 'arbiterTakeGrants', 'arbiterRef', 'arbiterStats', 'arbiterReserveOwners'],
   disableEnv: DISABLE_ENV,
+  abi: ABI,
   platforms: ['linux'],
 });
 

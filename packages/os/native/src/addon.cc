@@ -5,6 +5,7 @@
 // per environment), so it can be used from the main thread and from worker_threads.
 #include <napi.h>
 
+#include "abi.generated.h"
 #include "os_addon.h"
 
 namespace {
@@ -35,6 +36,7 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("machineCensus", Napi::Function::New(env, os::js::machine_census, "machineCensus"));
   exports.Set("outsideAllowedSet", Napi::Number::New(env, os::kOutsideAllowedSet));
   exports.Set("maxCpus", Napi::Number::New(env, static_cast<double>(os::kMaxCpus)));
+  exports.Set("abiHash", Napi::String::New(env, os::arbiter::kAbiHash));  // native/src/abi.mjs (#40)
   return exports;
 }
 

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "abi.generated.h"
+
 namespace os {
 namespace arbiter {
 
@@ -27,12 +29,8 @@ struct Client;
 /** How the state wakes a client whose waiters were admitted by another client (any thread). Called with the state's lock held; must not block. */
 using WakeFn = void (*)(void* ctx);
 
-// acquire() answers (bit flags).
-constexpr int kAdmitted = 1;       // the permit is held now (else it was queued)
-constexpr int kReentrant = 2;      // with kAdmitted: the owner already held a permit
-constexpr int kGrantsPending = 4;  // this client has admitted waiters to collect (take_grants)
-constexpr int kRemoved = 8;        // cancel(): the waiter was still queued and is gone
-constexpr int kInvalid = -1;       // a malformed request (never admitted, nothing changed)
+// acquire() answers (bit flags kAdmitted, kReentrant, kGrantsPending, kRemoved; kInvalid): the ABI
+// table native/src/abi.mjs, shared with src/binding.ts's ARBITER_FLAGS (#40), in abi.generated.h.
 
 /** The C ABI every copy of the addon shares (field order and types are frozen for kArbiterAbi). */
 struct ArbiterApi {
