@@ -10,10 +10,16 @@
   # tenferro_avx512=0 / tenferro_avx2=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build
   # passes them from TENFERRO_NATIVE_ISA: `host` on a CPU without AVX-512, `best` on one with it,
   # packages/native-build/isa-paths.mjs) leave the AVX-512 or AVX2 library out.
+  # tenferro_linalg_f64_only=1 (-Dtenferro_linalg_f64_only=1; the sanitizer build of
+  # packages/native-build/asan.mjs, #39: the whole ASan build does not fit CI's time) compiles the
+  # f64 kernels only (src/ops_f64.cc) and defines TFL_F64_ONLY: src/dispatch.cc refuses f32, c64 and
+  # c128 jobs with kBadDtype before anything is read or written, and info() reports them in
+  # dtypesNotBuilt. The default (0) builds every dtype.
   "variables": {
     "tfl_isas%": "<!(node -p \"/-fsanitize/.test(process.env.CXXFLAGS || '') ? 'baseline' : 'all'\")",
     "tenferro_avx2%": 1,
-    "tenferro_avx512%": 1
+    "tenferro_avx512%": 1,
+    "tenferro_linalg_f64_only%": 0
   },
   "target_defaults": {
     "include_dirs": [
@@ -52,6 +58,9 @@
           "defines": ["TFL_HAVE_AVX512"]
         }, {
           "defines": ["TENFERRO_NO_AVX512"]
+        }],
+        ["tenferro_linalg_f64_only==1", {
+          "defines": ["TFL_F64_ONLY"]
         }]
       ]
     },
@@ -59,7 +68,12 @@
       "target_name": "tenferro_linalg_generic",
       "type": "static_library",
       "sources": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f64.cc", "src/ops_f32.cc"],
-      "defines": ["TFL_ISA=generic", "Eigen=tfl_eigen_generic"]
+      "defines": ["TFL_ISA=generic", "Eigen=tfl_eigen_generic"],
+      "conditions": [
+        ["tenferro_linalg_f64_only==1", {
+          "sources!": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f32.cc"]
+        }]
+      ]
     }
   ],
   "conditions": [
@@ -70,6 +84,11 @@
           "type": "static_library",
           "sources": ["src/ops_f32.cc", "src/ops_f64.cc"],
           "defines": ["TFL_ISA=avx2", "Eigen=tfl_eigen_avx2"],
+          "conditions": [
+            ["tenferro_linalg_f64_only==1", {
+              "sources!": ["src/ops_f32.cc"]
+            }]
+          ],
           "cflags": ["-mavx2", "-mfma"]
         }
       ]
@@ -81,6 +100,11 @@
           "type": "static_library",
           "sources": ["src/ops_f32.cc", "src/ops_f64.cc"],
           "defines": ["TFL_ISA=avx512", "Eigen=tfl_eigen_avx512"],
+          "conditions": [
+            ["tenferro_linalg_f64_only==1", {
+              "sources!": ["src/ops_f32.cc"]
+            }]
+          ],
           "cflags": ["-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl", "-mavx2", "-mfma", "-Wno-maybe-uninitialized"]
         }
       ]

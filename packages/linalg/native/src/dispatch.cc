@@ -44,20 +44,32 @@ static_assert(kIsaGeneric == static_cast<int>(tenferro::isa::kPortable) && kIsaA
 const char* const kIsaNames[kIsaCount] = {"generic", "avx2", "avx512"};
 
 using Runner = int (*)(const Job&);
+
+#if defined(TFL_F64_ONLY)
+// binding.gyp's tenferro_linalg_f64_only=1 (the sanitizer build, #39) compiles the f64 kernels only:
+// a job of another dtype — checked like any other by addon.cc — is refused here with kBadDtype
+// before any of its buffers is read or written (info().dtypesNotBuilt names them).
+int dtype_not_built(const Job&) { return kBadDtype; }
+#define TFL_RUNNERS(f32, f64, c64, c128) {dtype_not_built, f64, dtype_not_built, dtype_not_built}
+#else
+#define TFL_RUNNERS(f32, f64, c64, c128) {f32, f64, c64, c128}
+#endif
+
 // [isa][dtype]; a row whose path is not built is never chosen by detect() and holds the baseline.
 const Runner kRunners[kIsaCount][4] = {
-    {generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128},
+    TFL_RUNNERS(generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128),
 #if defined(TFL_HAVE_AVX2)
-    {avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128},
+    TFL_RUNNERS(avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128),
 #else
-    {generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128},
+    TFL_RUNNERS(generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128),
 #endif
 #if defined(TFL_HAVE_AVX512)
-    {avx512::run_f32, avx512::run_f64, generic::run_c64, generic::run_c128},
+    TFL_RUNNERS(avx512::run_f32, avx512::run_f64, generic::run_c64, generic::run_c128),
 #else
-    {generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128},
+    TFL_RUNNERS(generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128),
 #endif
 };
+#undef TFL_RUNNERS
 
 }  // namespace
 

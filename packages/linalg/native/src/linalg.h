@@ -94,6 +94,12 @@ const char* not_built();
 /** Whether this CPU could run a path left out of this build. */
 bool not_built_runs_here();
 
+#if defined(TFL_F64_ONLY)
+// The dtypes a tenferro_linalg_f64_only=1 build (binding.gyp: the sanitizer build, #39) leaves out:
+// run() refuses their jobs with kBadDtype; info() reports them as dtypesNotBuilt.
+constexpr const char* kDtypesNotBuilt = "f32,c64,c128";
+#endif
+
 // Sizes (in elements of each output's type) one batch of output `which` needs; -1: unused.
 int64_t out_elems(const Job& j, int which);
 // Whether output `which` holds real values of the dtype's real type (S, eigenvalues of eigh),

@@ -13,6 +13,8 @@ export interface LinalgBinding {
     readonly notBuilt: string;
     /** Whether this CPU could run a path left out of this build (the kernels then run slower than they could). */
     readonly runsNotBuilt: boolean;
+    /** Only a reduced build (binding.gyp's tenferro_linalg_f64_only=1: the sanitizer build, #39) has it: the dtypes it left out ('f32,c64,c128'), whose jobs run() refuses with BadDtype. */
+    readonly dtypesNotBuilt?: string;
     readonly descHeader: number;
     readonly maxBatchAxes: number;
   };

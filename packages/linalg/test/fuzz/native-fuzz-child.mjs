@@ -7,8 +7,13 @@
 // buffers, wrong argument kinds; and `info()` once. A well-formed job with large enough buffers
 // must succeed; any other must return a documented status; no guard byte may change, and a
 // refusal must leave every buffer untouched. Matrices are at most 12×12, batches at most 8.
+// A reduced build (binding.gyp's tenferro_linalg_f64_only=1, the sanitizer build of #39) says in
+// info().dtypesNotBuilt which dtypes it left out: nine jobs in ten are then of a built dtype, and a
+// well-formed job of another must be refused with BadDtype (counted; none seen fails the run).
+// --dtypes f64 states which dtypes the build under test must have (packages/native-build/asan.mjs):
+// a build that disagrees fails the run.
 //
-//   node native-fuzz-child.mjs [--addon path] --seed S --count N --trace file
+//   node native-fuzz-child.mjs [--addon path] [--dtypes f32,f64,c64,c128] --seed S --count N --trace file
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Guarded, NASTY, fuzzArgs, num, runFuzz } from '@tenferro/native-build/fuzz';
@@ -20,12 +25,36 @@ const args = fuzzArgs(process.argv.slice(2), {
   trace: '/dev/null',
 });
 const binding = createRequire(import.meta.url)(args.addon);
-
 // native/src/linalg.h
 const S = { Ok: 0, BadArguments: 1, OutOfBounds: 2, BadDtype: 3, BadRange: 4, Aborted: 5, BadOp: 6 };
 const DOCUMENTED = Object.values(S);
 const H = 20; // words 16..18: the outputs' offsets (elements of their type), 19: info's (int32) — #35
 const FLAG = { upper: 1, left: 2, unit: 4, full: 8, vectors: 16, rOnly: 32 };
+
+const about = binding.info();
+
+// The dtypes this build compiled (codes 0..3 = f32, f64, c64, c128) and those it left out.
+const DTYPES = ['f32', 'f64', 'c64', 'c128'];
+const notBuiltNames = about.dtypesNotBuilt === undefined || about.dtypesNotBuilt === '' ? [] : String(about.dtypesNotBuilt).split(',');
+const notBuilt = notBuiltNames.map((n) => DTYPES.indexOf(n));
+const built = [0, 1, 2, 3].filter((dt) => !notBuilt.includes(dt));
+if (notBuilt.includes(-1) || built.length === 0) {
+  process.stderr.write(`tenferro_linalg.info().dtypesNotBuilt is ${JSON.stringify(about.dtypesNotBuilt)}: not a list of dtypes\n`);
+  process.exit(1);
+}
+if (args.dtypes !== undefined && args.dtypes !== built.map((dt) => DTYPES[dt]).join(',')) {
+  process.stderr.write(`--dtypes ${args.dtypes}, but the addon ${args.addon} has ${built.map((dt) => DTYPES[dt]).join(',')} (info().dtypesNotBuilt ${JSON.stringify(about.dtypesNotBuilt)})\n`);
+  process.exit(1);
+}
+/** A job's dtype: any of the four on a full build (the same draws as ever); else a built one nine times in ten. */
+const pickDtype = (r) => (notBuilt.length === 0 ? r.int(0, 3) : r.chance(0.9) ? r.pick(built) : r.pick(notBuilt));
+let refusedNotBuilt = 0;
+/** The statuses a job may end with: a well-formed job of a dtype this build left out is refused with BadDtype. */
+function expectation(dt, wellFormed, okStatus) {
+  if (!wellFormed) return { expect: DOCUMENTED };
+  if (!notBuilt.includes(dt)) return { expect: [okStatus] };
+  return { expect: [S.BadDtype], after: () => { refusedNotBuilt += 1; } };
+}
 
 // Per-batch output sizes in bytes (native/src/shapes.cc), scalar size s, real size r.
 function outBytes(op, m, n, flags, s, r) {
@@ -77,7 +106,7 @@ function outElem(op, which, s, r) {
 // by the gathers, pivots in out1 (LU; written by the panels before any update reads them), the sync
 // words in out2 — zeroed, as the caller must give them (one lane alone runs every task).
 function makeStepCase(r) {
-  const op = r.pick([10, 11]), dt = r.int(0, 3);
+  const op = r.pick([10, 11]), dt = pickDtype(r);
   const s = [4, 8, 8, 16][dt];
   const n = r.int(1, 12), nb = r.int(1, n);
   const panels = Math.ceil(n / nb);
@@ -113,13 +142,13 @@ function makeStepCase(r) {
     describe: { words: d.map(num), lens, argc: argv.length, abort: abort === undefined ? null : abort[0] },
     operands: ops,
     call: () => binding.run(...argv),
-    expect: wellFormed ? [aborts ? S.Aborted : S.Ok] : DOCUMENTED,
+    ...expectation(dt, wellFormed, aborts ? S.Aborted : S.Ok),
   };
 }
 
 function makeCase(r) {
   if (r.chance(0.2)) return makeStepCase(r);
-  const op = r.int(0, 9), dt = r.int(0, 3);
+  const op = r.int(0, 9), dt = pickDtype(r);
   const s = [4, 8, 8, 16][dt], rs = dt === 0 || dt === 2 ? 4 : 8;
   let m = r.chance(0.05) ? 0 : r.int(1, 12), n = r.chance(0.05) ? 0 : r.int(1, 12);
   if (op === 0 || op === 7 || op === 8 || op === 9) n = m;
@@ -183,14 +212,21 @@ function makeCase(r) {
     describe: { words: d.map(num), lens, argc: argv.length, abort: abort === undefined ? null : abort[0] },
     operands: ops,
     call: () => binding.run(...argv),
-    expect: wellFormed ? [aborts ? S.Aborted : S.Ok] : DOCUMENTED,
+    ...expectation(dt, wellFormed, aborts ? S.Aborted : S.Ok),
   };
 }
 
-const about = binding.info();
 if (typeof about.eigen !== 'string' || typeof about.isa !== 'string' || about.descHeader !== H) {
   process.stderr.write(`tenferro_linalg.info() returned ${JSON.stringify(about)}\n`);
   process.exit(1);
 }
 
 runFuzz({ name: 'tenferro_linalg.run', seed: args.seed, count: args.count, trace: args.trace, makeCase, documented: DOCUMENTED });
+if (notBuilt.length > 0) {
+  process.stderr.write(`tenferro_linalg.run: ${refusedNotBuilt} well-formed jobs of the dtypes this build left out (${notBuiltNames.join(',')}) refused with BadDtype\n`);
+  // A tenth of the jobs are of those dtypes: a run of 100 with none refused means the model is off.
+  if (args.count >= 100 && refusedNotBuilt === 0) {
+    process.stderr.write('tenferro_linalg.run: no well-formed job of a dtype left out was refused\n');
+    process.exit(1);
+  }
+}
