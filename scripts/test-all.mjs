@@ -204,7 +204,8 @@ async function runPackage(pkg, tier, buffered) {
 
 /** The sanitizer tier: asan.mjs; each of its steps counts as one test. */
 async function sanitizer() {
-  const keys = ['os', 'faer', 'blas', 'tprims'];
+  // linalg: its baseline-ISA, f64-only sanitizer build (asan.mjs says why, #39).
+  const keys = ['os', 'faer', 'blas', 'linalg', 'tprims'];
   const args = [join(root, 'packages', 'native-build', 'asan.mjs'), '--only', keys.join(',')];
   if (asanBuildsCurrent(keys)) {
     args.push('--skip-build');
@@ -231,7 +232,7 @@ async function sanitizer() {
 
 /** True when every ASan addon exists and is newer than every file of its native sources. */
 function asanBuildsCurrent(keys) {
-  const dirs = { os: ['packages/os', 'tenferro_os.node'], faer: ['packages/provider-faer', 'tenferro_faer.node'], blas: ['packages/provider-blas', 'tenferro_blas.node'], tprims: ['packages/provider-tprims', 'tenferro_tprims.node'] };
+  const dirs = { os: ['packages/os', 'tenferro_os.node'], faer: ['packages/provider-faer', 'tenferro_faer.node'], blas: ['packages/provider-blas', 'tenferro_blas.node'], linalg: ['packages/linalg', 'tenferro_linalg.node'], tprims: ['packages/provider-tprims', 'tenferro_tprims.node'] };
   const newest = (p) => {
     if (!existsSync(p)) return 0;
     const s = statSync(p);
