@@ -94,10 +94,10 @@ export class CpuEngine implements LaneRunner {
   /**
    * An execution on this engine must wait for CPUs another holds: if none of this engine's runs,
    * its workers stop spinning for a next task that cannot come before the holder is done, instead
-   * of taking CPU time from the holder's lanes (#41: two joined processes streaming n = 64 matmuls
-   * on the same CPUs made 3,540–3,830 calls/s together against 2,660–3,470 with the spin; see
-   * docs/performance.md). While one of its own executions runs, the workers keep spinning: the
-   * waiter is likely its next task (a `Promise.all` on one backend).
+   * of taking CPU time from the holder's lanes (#41; two joined processes streaming n = 64 matmuls
+   * on the same CPUs gained within the noise of a shared machine, see docs/performance.md). While
+   * one of its own executions runs, the workers keep spinning: the waiter is likely its next task
+   * (a `Promise.all` on one backend).
    */
   parkIdleWorkers(): void {
     if (this.#pool !== undefined && Atomics.load(this.state, EngineState.ACTIVE_OWNER) === 0) this.#pool.parkSpinning();
