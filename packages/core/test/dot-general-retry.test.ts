@@ -13,7 +13,7 @@ import {
   Unsupported,
 } from '../src/index.js';
 import { naiveDotGeneral, randomValues, relativeError, seededRandom, toleranceFor } from '../src/testing/index.js';
-import { expectCode } from './helpers.js';
+import { blasExpressible, expectCode } from './helpers.js';
 
 /** A GEMM provider wrapping the reference one, recording every request and deciding per call. */
 function scriptedGemm(decide: (req: CpuGemmRequest, call: number) => ReturnType<typeof Unsupported.layout> | 'run' | 'throw') {
@@ -44,12 +44,6 @@ function countedLayout() {
     },
   };
   return { provider, sources };
-}
-
-/** Whether a GEMM operand is one a BLAS addresses: column- or row-major with a leading dimension covering it. */
-function blasExpressible(rows: number, cols: number, rs: number, cs: number): boolean {
-  const colMajor = (r: number, c: number, unit: number, ld: number) => (r <= 1 || unit === 1) && (c <= 1 || ld >= Math.max(1, r));
-  return colMajor(rows, cols, rs, cs) || colMajor(cols, rows, cs, rs);
 }
 
 let base: CpuBackend;

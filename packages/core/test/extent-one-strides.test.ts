@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, type CpuGemmProvider, type CpuGemmRequest, CpuProviderBundle, type GemmOperand, referenceGemmProvider, referenceLayoutProvider, Tensor, Unsupported } from '../src/index.js';
 import { naiveDotGeneral, relativeError } from '../src/testing/index.js';
+import { blasExpressible } from './helpers.js';
 
 /** The guide's decline rule over the reference kernel: dense-ish operands only, every request recorded. */
 function unitStrideGemm(declineFirst = false): { provider: CpuGemmProvider; calls: CpuGemmRequest[] } {
@@ -25,12 +26,6 @@ function unitStrideGemm(declineFirst = false): { provider: CpuGemmProvider; call
     },
   };
   return { provider, calls };
-}
-
-/** Column- or row-major with a leading dimension covering the matrix (what a BLAS accepts). */
-function blasExpressible(rows: number, cols: number, rs: number, cs: number): boolean {
-  const colMajor = (r: number, c: number, unit: number, ld: number) => (r <= 1 || unit === 1) && (c <= 1 || ld >= Math.max(1, r));
-  return colMajor(rows, cols, rs, cs) || colMajor(cols, rows, cs, rs);
 }
 
 let base: CpuBackend;

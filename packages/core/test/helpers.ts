@@ -162,3 +162,9 @@ export function runCoreChild(
   if (r.status !== 0) throw new Error(`child failed (${r.status ?? r.signal}): ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
+
+/** Whether a GEMM operand is one a BLAS addresses: column- or row-major with a leading dimension covering it. */
+export function blasExpressible(rows: number, cols: number, rs: number, cs: number): boolean {
+  const colMajor = (r: number, c: number, unit: number, ld: number) => (r <= 1 || unit === 1) && (c <= 1 || ld >= Math.max(1, r));
+  return colMajor(rows, cols, rs, cs) || colMajor(cols, rows, cs, rs);
+}
