@@ -9,7 +9,8 @@
 //      system's libblas.so.3, and installs `libmkl-rt` (MKL's single dynamic library with every
 //      layer's libraries; the addon links nothing at build time, so no -dev package and no rebuild
 //      is needed) and `libomp5-14` (LLVM's OpenMP runtime, which implements Intel's ABI: Debian has
-//      no `libiomp5`); GNU OpenMP is `libgomp1`, already there with gcc;
+//      no `libiomp5`) and `libtbb12` (oneTBB without MKL's TBB layer, which Debian lacks: the refusal
+//      is tested); GNU OpenMP is `libgomp1`, already there with gcc;
 //   4. runs the whole suite (vitest, JSON report per layer) with TENFERRO_BLAS_LIBRARY=mkl and
 //      MKL_THREADING_LAYER = SEQUENTIAL, GNU and INTEL (each only when its runtime is present),
 //      TENFERRO_BLAS_EXPECT=mkl, and prints passed / failed / skipped per layer;
@@ -24,7 +25,8 @@ import { fileURLToPath } from 'node:url';
 const packageDir = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const results = join(packageDir, 'test-results');
 const SOURCE = '/etc/apt/sources.list.d/tenferro-mkl-non-free.sources';
-const PACKAGES = ['libmkl-rt', 'libomp5-14'];
+// libtbb12: the TBB runtime without MKL's TBB layer (Debian has none), the case MKL would exit on.
+const PACKAGES = ['libmkl-rt', 'libomp5-14', 'libtbb12'];
 const ALTERNATIVES = ['libblas.so.3-x86_64-linux-gnu', 'liblapack.so.3-x86_64-linux-gnu'];
 const LAYERS = [
   { env: 'SEQUENTIAL', runtime: () => true },

@@ -34,7 +34,9 @@ export function identifyInChild(candidates?: readonly string[]): Identification 
   }
   if (parsed?.report !== undefined) return { ok: true, report: parsed.report };
   const why = parsed?.error ?? (r.error !== undefined ? r.error.message : r.signal !== null ? `killed by ${r.signal}` : `exit ${r.status}`);
-  const stderr = (r.stderr ?? '').trim().split('\n').slice(-3).join(' | ');
+  // A runtime that gives up prints its reason on either stream (MKL: "Intel MKL FATAL ERROR" on stdout).
+  const printed = [...lines.filter((l) => l.trim() !== '' && !l.startsWith('{')), ...(r.stderr ?? '').trim().split('\n')].filter((l) => l.trim() !== '');
+  const stderr = printed.slice(-3).join(' | ');
   return {
     ok: false,
     reasons: [`probing the BLAS runtime in a child process (${script}) failed: ${why}${stderr !== '' ? `: ${stderr}` : ''}`],

@@ -23,6 +23,8 @@ const haveMkl = /\blibmkl_rt\.so(\.2)?\b/.test(libs);
 const haveGomp = /\blibgomp\.so\.1\b/.test(libs);
 const haveIomp = /\blib(iomp5|omp)\.so(\.5)?\b/.test(libs);
 const haveTbb = /\blibtbb\.so(\.12|\.2)?\b/.test(libs);
+/** MKL's TBB threading layer (Intel's oneMKL packages; Debian 12 has none). */
+const haveTbbLayer = /\blibmkl_tbb_thread\.so\b/.test(libs);
 /** The system's libblas.so.3 (Debian's update-alternatives choice). */
 const systemBlas = (() => {
   try {
@@ -226,17 +228,46 @@ describe.skipIf(!haveMkl)(`Intel MKL (#42)${haveMkl ? '' : ' (skipped: MKL is no
     if (!mklIsSystem) expect(out.solutions.join(' ')).toMatch(/the system's BLAS loads: (OpenBLAS|the reference BLAS|BLIS)/);
   });
 
-  it.skipIf(haveTbb)(`a layer whose runtime is missing (TBB) says why and which library works${haveTbb ? ' (skipped: libtbb is installed)' : ''}`, () => {
-    const r = runChild(
-      `const { status } = await import(${JSON.stringify(DIST_INDEX)});
-       console.log(JSON.stringify(status()));`,
-      env({ TENFERRO_BLAS_LIBRARY: 'mkl', MKL_THREADING_LAYER: 'TBB' }),
-      60_000,
-    );
-    expect(r.status, r.stderr).toBe(0);
-    const s = r.json as { available: boolean; reasons: string[]; possibleSolutions: string[] };
-    expect(s.available).toBe(false);
-    expect(s.reasons.join(' ')).toMatch(/MKL_THREADING_LAYER=TBB needs its runtime.*libtbb/);
-    if (!mklIsSystem) expect(s.possibleSolutions.join(' ')).toMatch(/the system's BLAS loads/);
-  });
+  it.skipIf(haveTbb && haveTbbLayer)(
+    `a layer MKL cannot load (TBB) is refused with why — never MKL's exit — and names the library that works${haveTbb && haveTbbLayer ? ' (skipped: MKL\'s TBB layer and libtbb are installed)' : ''}`,
+    () => {
+      // Debian 12 ships no libmkl_tbb_thread.so: MKL itself answers that with "Intel MKL FATAL
+      // ERROR" and exit(2) on its first call, so the addon must look before MKL does.
+      const why = haveTbbLayer ? /MKL_THREADING_LAYER=TBB needs its runtime.*libtbb/ : /MKL_THREADING_LAYER=TBB needs MKL's libmkl_tbb_thread\.so.*GNU or SEQUENTIAL/;
+      const r = runChild(
+        `const { createBlasProvider } = await import(${JSON.stringify(DIST_INDEX)});
+         try { createBlasProvider({ library: 'mkl' }); console.log(JSON.stringify({ threw: false })); }
+         catch (e) { console.log(JSON.stringify({ threw: true, code: e.code, message: e.message })); }`,
+        env({ MKL_THREADING_LAYER: 'TBB' }),
+        60_000,
+      );
+      expect(r.status, r.stdout + r.stderr).toBe(0);
+      expect(r.json).toMatchObject({ threw: true, code: 'ProviderUnavailable' });
+      expect((r.json as { message: string }).message).toMatch(why);
+      // The addon itself, loaded in this process with no child probe in front: load() refuses and
+      // the process lives on to say so.
+      const direct = runChild(
+        `import { createRequire } from 'node:module';
+         const b = createRequire(import.meta.url)(${JSON.stringify(ADDON)});
+         const o = b.load({ candidates: ['libmkl_rt.so'] });
+         console.log(JSON.stringify({ loaded: o.loaded, errors: o.errors }));`,
+        env({ MKL_THREADING_LAYER: 'TBB' }),
+        60_000,
+      );
+      expect(direct.status, direct.stdout + direct.stderr).toBe(0);
+      expect(direct.json).toMatchObject({ loaded: false });
+      expect((direct.json as { errors: string[] }).errors.join(' ')).toMatch(why);
+      const asked = runChild(
+        `const { status } = await import(${JSON.stringify(DIST_INDEX)});
+         console.log(JSON.stringify(status()));`,
+        env({ TENFERRO_BLAS_LIBRARY: 'mkl', MKL_THREADING_LAYER: 'TBB' }),
+        60_000,
+      );
+      expect(asked.status, asked.stderr).toBe(0);
+      const a = asked.json as { available: boolean; reasons: string[]; possibleSolutions: string[] };
+      expect(a.available).toBe(false);
+      expect(a.reasons.join(' ')).toMatch(why);
+      if (!mklIsSystem) expect(a.possibleSolutions.join(' ')).toMatch(/the system's BLAS loads/);
+    },
+  );
 });

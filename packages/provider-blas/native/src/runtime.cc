@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <initializer_list>
 #include <iterator>
 #include <mutex>
 #include <string>
@@ -62,14 +63,20 @@ struct MklLayer {
   // them as NEEDED), tried in order; none for sequential.
   const char* runtimes[4];
   const char* package;  // the Debian package that provides it
+  // MKL's own library for the layer, which libmkl_rt loads on its first call (from its own
+  // directory, else by name) — and exits the process when it cannot (#42).
+  const char* library;
+  const char* library_package;  // where it comes from (Debian 12 ships no libmkl_tbb_thread)
 };
 
 const MklLayer kMklLayers[] = {
-    {kMklThreadingSequential, "SEQUENTIAL", "sequential", {nullptr}, ""},
-    {kMklThreadingGnu, "GNU", "gnu-openmp", {"libgomp.so.1", nullptr}, "libgomp1"},
+    {kMklThreadingSequential, "SEQUENTIAL", "sequential", {nullptr}, "", "libmkl_sequential.so", "libmkl-sequential"},
+    {kMklThreadingGnu, "GNU", "gnu-openmp", {"libgomp.so.1", nullptr}, "libgomp1", "libmkl_gnu_thread.so", "libmkl-gnu-thread"},
     // Intel's OpenMP runtime, or LLVM's libomp, which implements the same ABI (Debian: libomp5-14).
-    {kMklThreadingIntel, "INTEL", "intel-openmp", {"libiomp5.so", "libomp.so.5", "libomp.so", nullptr}, "libomp5-14 (LLVM's libomp.so.5, Intel-compatible)"},
-    {kMklThreadingTbb, "TBB", "tbb", {"libtbb.so.12", "libtbb.so.2", "libtbb.so", nullptr}, "libtbb12"},
+    {kMklThreadingIntel, "INTEL", "intel-openmp", {"libiomp5.so", "libomp.so.5", "libomp.so", nullptr}, "libomp5-14 (LLVM's libomp.so.5, Intel-compatible)",
+     "libmkl_intel_thread.so", "libmkl-intel-thread"},
+    {kMklThreadingTbb, "TBB", "tbb", {"libtbb.so.12", "libtbb.so.2", "libtbb.so", nullptr}, "libtbb12", "libmkl_tbb_thread.so",
+     "Intel's oneMKL distribution (Debian 12 has no MKL TBB layer package)"},
 };
 
 template <typename F>
@@ -100,6 +107,31 @@ void promote_mkl_to_global_scope() {
     Dl_info info;
     if (symbol != nullptr && dladdr(symbol, &info) != 0 && info.dli_fname != nullptr) dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
   }
+}
+
+// Where libmkl_rt will look for `library` when MKL initialises: its own directory first, then the
+// dynamic loader's search (LD_LIBRARY_PATH, or a library already mapped). MKL answers a missing
+// one with "Intel MKL FATAL ERROR" and exit(), so it is looked for before MKL is asked anything.
+bool mkl_library_present(void* h, const char* library) {
+  void* symbol = dlsym(h, "MKL_Get_Version_String");
+  Dl_info info;
+  if (symbol != nullptr && dladdr(symbol, &info) != 0 && info.dli_fname != nullptr) {
+    std::string dir = info.dli_fname;
+    const size_t slash = dir.rfind('/');
+    if (slash != std::string::npos && access((dir.substr(0, slash + 1) + library).c_str(), R_OK) == 0) return true;
+  }
+  if (dlopen(library, RTLD_LAZY | RTLD_NOLOAD) != nullptr) return true;
+  const char* path = getenv("LD_LIBRARY_PATH");
+  if (path == nullptr) return false;
+  std::string rest = path;
+  for (size_t guard = 0; !rest.empty() && guard < 256; guard++) {
+    const size_t colon = rest.find(':');
+    const std::string dir = rest.substr(0, colon);
+    if (!dir.empty() && access((dir + "/" + library).c_str(), R_OK) == 0) return true;
+    if (colon == std::string::npos) break;
+    rest = rest.substr(colon + 1);
+  }
+  return false;
 }
 
 std::string upper(const char* v) {
@@ -137,6 +169,13 @@ bool setup_mkl(void* h, const std::string& name) {
                                "); tenferro calls BLAS and LAPACK with 32-bit integers");
     return false;
   }
+  // MKL's core and the LP64 interface library it will load for that choice.
+  for (const char* library : {"libmkl_core.so", wanted == kMklInterfaceGnu ? "libmkl_gf_lp64.so" : "libmkl_intel_lp64.so"}) {
+    if (!mkl_library_present(h, library)) {
+      g_outcome.errors.push_back(name + ": MKL's " + library + " is not installed beside it (MKL would stop the process when it looks for it): install MKL completely (Debian: libmkl-rt)");
+      return false;
+    }
+  }
   // The threading layer.
   const char* layer_env = getenv("MKL_THREADING_LAYER");
   const MklLayer* layer = nullptr;
@@ -171,12 +210,25 @@ bool setup_mkl(void* h, const std::string& name) {
     }
     return false;
   };
+  auto layer_missing = [&](const MklLayer& l) {
+    return name + ": MKL_THREADING_LAYER=" + l.env + " needs MKL's " + l.library + ", which is not installed beside it (" + l.library_package +
+           "); MKL would stop the process when it looks for it. Choose MKL_THREADING_LAYER=GNU or SEQUENTIAL";
+  };
   if (layer != nullptr) {
+    if (!mkl_library_present(h, layer->library)) {
+      g_outcome.errors.push_back(layer_missing(*layer));
+      return false;
+    }
     if (!load_runtime(*layer)) return false;
   } else {
-    // GNU OpenMP when libgomp is there, else sequential; Intel's layer only when asked for.
+    // GNU OpenMP when libgomp and MKL's GNU layer are there, else sequential; Intel's layer only
+    // when asked for.
     layer = &kMklLayers[1];
-    if (!load_runtime(*layer)) layer = &kMklLayers[0];
+    if (!mkl_library_present(h, layer->library) || !load_runtime(*layer)) layer = &kMklLayers[0];
+    if (!mkl_library_present(h, layer->library)) {
+      g_outcome.errors.push_back(layer_missing(*layer));
+      return false;
+    }
   }
   const int set = r.mkl_set_threading_layer(layer->code);
   if (set != layer->code) {
