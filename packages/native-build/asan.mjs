@@ -33,6 +33,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isaGypArgs } from './isa-paths.mjs';
+import { filesInTier } from '../../scripts/test-tiers.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const argv = process.argv.slice(2);
@@ -103,6 +104,7 @@ function step(label, fn) {
     console.error(error);
   }
   record(label, t, ok);
+  return ok;
 }
 async function stepAsync(label, fn) {
   const t = Date.now();
@@ -113,6 +115,7 @@ async function stepAsync(label, fn) {
     console.error(error);
   }
   record(label, t, ok);
+  return ok;
 }
 
 /** Whether a finished command passed (exit 0, no signal, no sanitizer report); prints its output unless quiet and clean. */
@@ -123,13 +126,7 @@ function judge(out, status, signal, quiet) {
   return status === 0 && signal === null && !report;
 }
 
-/** Run a command; its output streams through; true when it exited 0 without a sanitizer report. */
-function run(command, args, { cwd = root, env = {}, quiet = false } = {}) {
-  const r = spawnSync(command, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-  return judge(`${r.stdout ?? ''}${r.stderr ?? ''}`, r.status, r.signal, quiet);
-}
-
-/** run() without blocking the event loop (the builds run two at a time). */
+/** Run a command without blocking the event loop (two lanes run side by side); true when it exited 0 without a sanitizer report. */
 function runAsync(command, args, { cwd = root, env = {}, quiet = false } = {}) {
   return new Promise((resolvePromise) => {
     const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -141,19 +138,17 @@ function runAsync(command, args, { cwd = root, env = {}, quiet = false } = {}) {
   });
 }
 
-// --- build ---------------------------------------------------------------------------------------
-// Two builds at a time, linalg's and tprims's first: linalg's is one long translation unit
-// (src/ops_f64.cc), which alone would leave the second CPU idle for minutes, and every build ends
-// on a single compile or link; side by side they keep both CPUs busy (the same coverage, less wall
-// time, #39). Each build is quiet unless it fails.
+// --- build and run, one addon after another in each of two lanes -----------------------------------
+// Each lane takes the next addon, builds it (quiet unless it fails), checks the build is
+// instrumented and runs its steps; linalg's and tprims's builds start first: linalg's is one long
+// translation unit (src/ops_f64.cc) and every build ends on a single compile or link, so while one
+// lane compiles the other builds or tests the next addon and both CPUs stay busy (the same
+// coverage, less wall time, #39). What must run with nothing beside it (provider-blas's serial
+// test files: they count threads and pin workers on every CPU) waits for both lanes to finish.
 const BUILD_FIRST = ['linalg', 'tprims'];
 const rank = (a) => (BUILD_FIRST.includes(a.key) ? BUILD_FIRST.indexOf(a.key) : BUILD_FIRST.length);
-const buildQueue = [];
-for (const a of ADDONS) {
-  a.addon = join(root, a.dir, 'native', 'build', 'asan', 'build', 'Release', a.file);
-  if (!(skipBuild && existsSync(a.addon))) buildQueue.push(a);
-}
-buildQueue.sort((x, y) => rank(x) - rank(y));
+for (const a of ADDONS) a.addon = join(root, a.dir, 'native', 'build', 'asan', 'build', 'Release', a.file);
+const queue = [...ADDONS].sort((x, y) => rank(x) - rank(y));
 async function build(a) {
   const native = join(root, a.dir, 'native');
   const asanDir = join(native, 'build', 'asan');
@@ -175,46 +170,34 @@ async function build(a) {
     env: { CFLAGS: `${SAN} ${a.san ?? ''}`, CXXFLAGS: `${SAN} ${a.san ?? ''}`, LDFLAGS: '-fsanitize=address,undefined,float-cast-overflow', npm_config_build_from_source: 'true' },
   });
 }
-if (buildQueue.length > 0) {
-  const t = Date.now();
-  const lane = async () => {
-    for (let a = buildQueue.shift(); a !== undefined; a = buildQueue.shift()) await stepAsync(`build ${a.key} with -fsanitize=address,undefined`, () => build(a));
-  };
-  await Promise.all([lane(), lane()]);
-  console.log(`test:asan: the builds took ${((Date.now() - t) / 1000).toFixed(1)} s of wall time, two at a time`);
-}
-// The builds really are instrumented (and link the sanitizer runtimes), or the runs prove nothing.
-for (const a of ADDONS) {
-  if (!existsSync(a.addon)) continue;
-  step(`${a.key}: the build is instrumented (ASan and UBSan calls, libasan and libubsan linked)`, () => {
-    const symbols = spawnSync('nm', ['-D', '--undefined-only', a.addon], { encoding: 'utf8' }).stdout ?? '';
-    const libs = spawnSync('ldd', [a.addon], { encoding: 'utf8' }).stdout ?? '';
-    return /__asan_report_(load|store)/.test(symbols) && /__ubsan_handle_/.test(symbols) && /libasan\.so/.test(libs) && /libubsan\.so/.test(libs);
-  });
-}
-if (failures.length > 0) finish();
 
-// --- run -----------------------------------------------------------------------------------------
 const node = process.execPath;
-for (const a of ADDONS) {
+const vitest = join(root, 'node_modules', '.bin', 'vitest');
+/** Steps that run after both lanes, alone: [label, () => Promise<boolean>]. */
+const alone = [];
+
+/** An addon's steps under the sanitizers, in order: [label, () => Promise<boolean>]. */
+function stepsOf(a) {
+  const steps = [];
   const child = join(root, a.dir, 'test', 'fuzz', 'native-fuzz-child.mjs');
   const count = Number(countArg ?? a.count ?? 20000);
   const restricted = a.fuzzArgs === undefined ? '' : ` (${a.fuzzArgs.join(' ')})`;
-  step(`${a.key}: fuzz, ${count} cases${restricted}`, () => run(node, [child, '--addon', a.addon, ...(a.fuzzArgs ?? []), '--seed', '20260401', '--count', String(count), '--trace', join(dirname(a.addon), 'fuzz-trace.json')], { env: sanitizerEnv }));
+  steps.push([`${a.key}: fuzz, ${count} cases${restricted}`, () => runAsync(node, [child, '--addon', a.addon, ...(a.fuzzArgs ?? []), '--seed', '20260401', '--count', String(count), '--trace', join(dirname(a.addon), 'fuzz-trace.json')], { env: sanitizerEnv })]);
   const probeFn = a.key === 'os' ? 'getThreadAffinity' : 'info';
-  step(`${a.key}: worker termination during ${probeFn}()`, () =>
-    run(node, ['--input-type=module', '-e', `import { spawnTerminationProbe } from '@tenferro/native-build/fuzz'; const r = spawnTerminationProbe({ addon: ${JSON.stringify(a.addon)}, fn: '${probeFn}', rounds: 10 }); process.stdout.write(r.stdout + r.stderr); process.exit(r.status === 0 && r.stdout.trim() === 'ok' ? 0 : 1);`], {
-      cwd: join(root, a.dir),
-      env: sanitizerEnv,
-    }),
-  );
+  steps.push([
+    `${a.key}: worker termination during ${probeFn}()`,
+    () =>
+      runAsync(node, ['--input-type=module', '-e', `import { spawnTerminationProbe } from '@tenferro/native-build/fuzz'; const r = spawnTerminationProbe({ addon: ${JSON.stringify(a.addon)}, fn: '${probeFn}', rounds: 10 }); process.stdout.write(r.stdout + r.stderr); process.exit(r.status === 0 && r.stdout.trim() === 'ok' ? 0 : 1);`], {
+        cwd: join(root, a.dir),
+        env: sanitizerEnv,
+      }),
+  ]);
   if (a.key === 'os') {
-    step('os: process-wide arbiter stress across isolates (terminated workers included)', () =>
-      run(node, [join(root, a.dir, 'test', 'fuzz', 'arbiter-stress-child.mjs'), '--addon', a.addon, '--ops', '20000', '--workers', '4'], { env: sanitizerEnv }));
-    step('os: never widen under taskset -c <one cpu>', () => run('taskset', ['-c', '0', node, join(root, a.dir, 'test', 'fuzz', 'native-fuzz-child.mjs'), '--addon', a.addon, '--seed', '7', '--count', '2000', '--trace', join(dirname(a.addon), 'fuzz-trace-taskset.json')], { env: sanitizerEnv }));
+    steps.push(['os: process-wide arbiter stress across isolates (terminated workers included)', () => runAsync(node, [join(root, a.dir, 'test', 'fuzz', 'arbiter-stress-child.mjs'), '--addon', a.addon, '--ops', '20000', '--workers', '4'], { env: sanitizerEnv })]);
+    steps.push(['os: never widen under taskset -c <one cpu>', () => runAsync('taskset', ['-c', '0', node, join(root, a.dir, 'test', 'fuzz', 'native-fuzz-child.mjs'), '--addon', a.addon, '--seed', '7', '--count', '2000', '--trace', join(dirname(a.addon), 'fuzz-trace-taskset.json')], { env: sanitizerEnv })]);
   }
   if (a.key === 'faer') {
-    step('faer: abort word raised before and during a GEMM', () => run(node, [join(root, 'packages/native-build/asan-faer-abort.mjs'), a.addon], { env: sanitizerEnv }));
+    steps.push(['faer: abort word raised before and during a GEMM', () => runAsync(node, [join(root, 'packages/native-build/asan-faer-abort.mjs'), a.addon], { env: sanitizerEnv })]);
   }
   if (a.key === 'blas') {
     // Every file that reaches the ASan addon's native code (load and the runtime's identification,
@@ -224,15 +207,38 @@ for (const a of ADDONS) {
     // the ASan build) and whose sabotaged run dies of SIGSEGV on purpose — without it ASan's SEGV
     // handler stays on for the whole suite —, and default-kind.test.ts, which checks core's
     // provider discovery in temporary apps (TypeScript; its 2×2 GEMMs are gemm.test.ts's path).
-    step('blas: the vitest suite against the ASan addon (system BLAS), but the Release-build fuzz and the discovery apps', () =>
-      run(join(root, 'node_modules', '.bin', 'vitest'), ['run', '--reporter=dot', '--exclude', 'test/native-fuzz.test.ts', '--exclude', 'test/default-kind.test.ts'], {
-        cwd: join(root, a.dir),
-        env: { ...sanitizerEnv, TENFERRO_BLAS_ADDON: a.addon },
-        quiet: true,
-      }),
-    );
+    // The files of the serial tier (scripts/test-tiers.mjs) run at the end, alone; the others two
+    // files at a time, as in the native tier.
+    const left = ['test/native-fuzz.test.ts', 'test/default-kind.test.ts'];
+    const serial = filesInTier('provider-blas', join(root, a.dir), 'serial');
+    const options = { cwd: join(root, a.dir), env: { ...sanitizerEnv, TENFERRO_BLAS_ADDON: a.addon }, quiet: true };
+    const exclude = (files) => files.flatMap((f) => ['--exclude', f]);
+    steps.push(['blas: the vitest suite against the ASan addon (system BLAS), but its serial files, the Release-build fuzz and the discovery apps', () => runAsync(vitest, ['run', '--reporter=dot', '--maxWorkers=2', ...exclude([...left, ...serial])], options)]);
+    alone.push([`blas: the vitest suite's serial files against the ASan addon, alone (${serial.length} files)`, () => runAsync(vitest, ['run', '--reporter=dot', '--maxWorkers=1', ...exclude(left), ...serial], options)]);
   }
+  return steps;
 }
+
+async function pipeline(a) {
+  if (!(skipBuild && existsSync(a.addon))) {
+    if (!(await stepAsync(`build ${a.key} with -fsanitize=address,undefined`, () => build(a)))) return;
+  }
+  // The build really is instrumented (and links the sanitizer runtimes), or the runs prove nothing.
+  const instrumented = step(`${a.key}: the build is instrumented (ASan and UBSan calls, libasan and libubsan linked)`, () => {
+    const symbols = spawnSync('nm', ['-D', '--undefined-only', a.addon], { encoding: 'utf8' }).stdout ?? '';
+    const libs = spawnSync('ldd', [a.addon], { encoding: 'utf8' }).stdout ?? '';
+    return /__asan_report_(load|store)/.test(symbols) && /__ubsan_handle_/.test(symbols) && /libasan\.so/.test(libs) && /libubsan\.so/.test(libs);
+  });
+  if (!instrumented) return;
+  for (const [label, fn] of stepsOf(a)) await stepAsync(label, fn);
+}
+const lane = async () => {
+  for (let a = queue.shift(); a !== undefined; a = queue.shift()) await pipeline(a);
+};
+const lanesStarted = Date.now();
+await Promise.all([lane(), lane()]);
+console.log(`test:asan: builds and runs took ${((Date.now() - lanesStarted) / 1000).toFixed(1)} s of wall time in two lanes`);
+for (const [label, fn] of alone) await stepAsync(label, fn);
 finish();
 
 function finish() {

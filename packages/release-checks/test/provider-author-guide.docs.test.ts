@@ -1,14 +1,14 @@
 // docs/contracts/provider-author-guide.md, followed as written (#40): every code block that names
 // a file (```ts file=src/index.ts) is copied verbatim into an empty folder outside the repository,
 // and the guide's own commands run there — `npm run abi && npm run build:native && npm test` (the
-// ABI generator, node-gyp, tsc, the GEMM conformance kit at budgets 1 and 2 and the linalg kit),
-// then `npm pack` (prepack: tsc and tenferro-prebuild), whose prebuilt binary must load. The
+// ABI generator, node-gyp, tsc, the GEMM conformance kit at budgets 1 and 2 and the linalg kit)
+// (step 5, `npm pack`, is provider-template.test.ts's: the template is these blocks). The
 // folder's node_modules holds the workspace's packages (@tenferro/native unpacked from its packed
 // tarball, as npm would install it; the others linked) and the third-party tools from the workspace's store, so nothing
 // is downloaded. Before #40 the guide's provider, copied verbatim, failed the kit: its unit-stride
 // check declined core's canonical retry of a 1×1 operand whose strides were (0, 0).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -79,7 +79,7 @@ function nodeModules(app: string): void {
 }
 
 describe('docs/contracts/provider-author-guide.md, copied into an empty folder', () => {
-  it('builds, passes the GEMM and linalg conformance kits, and packs a prebuilt binary that loads', () => {
+  it('builds and passes the GEMM and linalg conformance kits', () => {
     const files = filesOf(guide);
     expect([...files.keys()].sort()).toEqual(
       [
@@ -118,18 +118,10 @@ describe('docs/contracts/provider-author-guide.md, copied into an empty folder',
     // 10 GEMM conformance cases and the linalg kit's 40, none skipped.
     expect(built.out).toMatch(/Tests\s+50 passed \(50\)/);
 
-    // Step 5: prepack builds the prebuilt binary into the tarball.
-    const packed = run('npm pack', app);
-    expect(packed.status, packed.out).toBe(0);
-    expect(packed.out).toMatch(/native\/prebuilds\/linux-x64\/tenferro-x-gemm\.glibc\.node/);
-    expect(packed.out).toMatch(/native\/src\/abi\.generated\.h/);
-    // Without the local build, the loader takes the prebuilt binary.
-    renameSync(join(app, 'native/build'), join(app, 'native/build-local'));
-    const status = run(`node -e "import('./dist/index.js').then((m) => console.log(JSON.stringify(m.status())))"`, app);
-    expect(status.status, status.out).toBe(0);
-    const s = JSON.parse(status.out.trim().split('\n').pop()!) as { available: boolean; name: string; addonPath: string };
-    expect(s.available, status.out).toBe(true);
-    expect(s.name).toBe('x GEMM');
-    expect(s.addonPath).toMatch(/native\/prebuilds\/linux-x64\/tenferro-x-gemm\.glibc\.node$/);
+    // Step 5 (`npm pack`: prepack's tenferro-prebuild puts the prebuilt binary in the tarball) is
+    // not repeated here: its files, package.json included, are examples/provider-template's byte for
+    // byte (provider-template-guide.unit.test.ts), and provider-template.test.ts packs that template
+    // and installs the tarball into an application with no toolchain. The guide gives the same command.
+    expect(guide).toMatch(/^npm pack {2,}# runs prepack \(tsc, then tenferro-prebuild\)/m);
   }, 600_000);
 });
