@@ -8,6 +8,7 @@ import { realpathSync } from 'node:fs';
 import type { CpuProviderExecutionCapabilities } from '@tenferro/core';
 import { type IsaLevel, cpuIsa, isaOfOpenblasCore, isaRank, recommendedOpenblasCore } from './cpu-isa.js';
 import { type CoretypePlan, describeCoretype } from './coretype.js';
+import { LIBRARY_ALIASES } from './native/candidates.js';
 import type { LoadReport, ThreadMask } from './native/probe.js';
 
 /** The BLAS implementation the runtime was identified as. */
@@ -209,7 +210,11 @@ function diagnose(
       `Intel MKL runs its generic kernels on this CPU (${cpu.vendor}) (MKL 2020 selects its optimised code paths on Intel CPUs only: about half of OpenBLAS's f64 GEMM speed was measured on AMD EPYC). The system's OpenBLAS is usually faster here: leave the library option and TENFERRO_BLAS_LIBRARY unset.`,
     );
   }
-  const skipped = report.outcome.loaded ? report.outcome.errors : [];
+  // A library tried under another name of the same choice and not installed under it (`'mkl'`:
+  // libmkl_rt.so.2 of oneMKL, then Debian's libmkl_rt.so) was not skipped for a reason: left out.
+  const sameChoice = Object.values(LIBRARY_ALIASES).find((names) => names.includes(report.outcome.library)) ?? [];
+  const otherName = (e: string) => sameChoice.some((n) => n !== report.outcome.library && e.startsWith(`${n}: `) && e.includes('cannot open shared object file'));
+  const skipped = report.outcome.loaded ? report.outcome.errors.filter((e) => !otherName(e)) : [];
   if (report.outcome.refused === 'ILP64') warnings.push(`MKL was not used: its ILP64 interface (MKL_INTERFACE_LAYER) was refused (${skipped.find((e) => e.includes('ILP64')) ?? 'ILP64'}).`);
   const envThreads = raw.envThreads ?? undefined;
   return Object.freeze({

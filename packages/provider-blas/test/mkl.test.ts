@@ -78,7 +78,7 @@ async function work(library) {
     return {
       gemmErr, cholErr, solveErr, kernels,
       vendor: s.details?.vendor, layer: s.details?.threadingLayer, layerSource: s.details?.threadingLayerSource, threadsPerCall: s.details?.threadsPerCall,
-      envThreads: s.details?.envThreads, library: s.details?.library, librarySource: s.details?.librarySource,
+      envThreads: s.details?.envThreads, library: s.details?.library, librarySource: s.details?.librarySource, skipped: s.details?.skippedLibraries,
       diagnostic: backend.executionInfo().providerDiagnostic,
       mklThreads: mklThreads.map((t) => t.owner.role), outside: census.outsideDomain,
       others: census.threads.filter((t) => t.owner.kind === 'other').length,
@@ -118,6 +118,7 @@ interface Work {
   envThreads: string | null;
   library: string;
   librarySource: string;
+  skipped: string | null;
   diagnostic: string;
   mklThreads: string[];
   outside: number[];
@@ -169,6 +170,8 @@ describe.skipIf(!haveMkl)(`Intel MKL (#42)${haveMkl ? '' : ' (skipped: MKL is no
           expect(w.solveErr, what).toBeLessThan(1e-9);
           expect(w.kernels, what).toEqual(['extension', 'extension']); // MKL's LAPACK ran, not the built-in kernels
           expect(w.outside, what).toEqual([]);
+          // 'mkl' tries libmkl_rt.so.2 (oneMKL) before Debian's libmkl_rt.so: not a library skipped for a reason.
+          expect(w.skipped, what).toBeNull();
           if (layer.name === 'sequential') {
             expect(w.threadsPerCall, what).toMatch(/^1: a sequential runtime/);
             expect(w.diagnostic, what).toContain('1 thread per call whatever the thread budget');
