@@ -51,17 +51,19 @@ export function fixedSplitMinWork(isaId: number, componentBytes: 4 | 8): number 
 
 /**
  * The default `parallelMinWork` of ISA path `isaId` (0 portable, 1 avx2, 2 avx512f) for a dtype
- * whose real component takes `componentBytes`. AVX-512: `DEFAULT_PARALLEL_MIN_WORK`. The narrower
- * paths: the same time of one task as 300³ f64 multiply-adds take on the AVX-512 path, scaled by
- * the vector's lanes of that component (never above 300³). A narrower path takes longer over the
- * same work, so the split pays sooner: on a Zen 3 (avx2), f64 n = 256 on 2 threads ran 0.64 of
- * OpenBLAS split against 0.49 as one task, f32 n = 256 0.60 against 0.63 (bench/split.mjs, best)
- * — avx2 f64 splits from 238³, f32 from 300³.
+ * whose real component takes `componentBytes`. AVX-512: `DEFAULT_PARALLEL_MIN_WORK`. AVX2: half of
+ * 300³ (238³) for f32 and f64 alike. On a Zen 3 (avx2) f64 n = 256 on 2 threads ran 0.64 of
+ * OpenBLAS split against 0.49 as one task and f32 n = 256 0.60 against 0.63 (bench/split.mjs, best),
+ * so f32 once split only from 300³; on the 2-vCPU AMD EPYC guest of #38 (avx2, a lane wakes
+ * sooner) f32 n = 256 split ran 150 GFLOP/s against 89 as one task (1.05 against 0.65 of OpenBLAS,
+ * medians), n = 192 122 against 86, and f64 n = 192 72 against 44 — one task left faer's 2-thread
+ * f32 n = 256 at 0.6 of onnxruntime-node there. The portable path: the same time of one task,
+ * scaled by the vector's lanes of that component (never above 300³).
  */
 export function defaultParallelMinWork(isaId: number, componentBytes: 4 | 8): number {
   if (isaId === 2) return DEFAULT_PARALLEL_MIN_WORK;
-  const vectorBytes = isaId === 1 ? 32 : 8;
-  return NARROW_PATH_MIN_WORK * Math.min(1, (vectorBytes / 64) * (8 / componentBytes));
+  if (isaId === 1) return NARROW_PATH_MIN_WORK / 2;
+  return NARROW_PATH_MIN_WORK * Math.min(1, (8 / 64) * (8 / componentBytes));
 }
 
 /**
