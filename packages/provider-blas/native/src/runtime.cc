@@ -120,7 +120,10 @@ bool mkl_library_present(void* h, const char* library) {
     const size_t slash = dir.rfind('/');
     if (slash != std::string::npos && access((dir.substr(0, slash + 1) + library).c_str(), R_OK) == 0) return true;
   }
-  if (dlopen(library, RTLD_LAZY | RTLD_NOLOAD) != nullptr) return true;
+  if (void* mapped = dlopen(library, RTLD_LAZY | RTLD_NOLOAD)) {
+    dlclose(mapped);  // only the reference RTLD_NOLOAD took
+    return true;
+  }
   const char* path = getenv("LD_LIBRARY_PATH");
   if (path == nullptr) return false;
   std::string rest = path;
@@ -211,7 +214,8 @@ bool setup_mkl(void* h, const std::string& name) {
     return false;
   };
   auto layer_missing = [&](const MklLayer& l) {
-    return name + ": MKL_THREADING_LAYER=" + l.env + " needs MKL's " + l.library + ", which is not installed beside it (" + l.library_package +
+    const std::string who = source == "environment" ? std::string("MKL_THREADING_LAYER=") + l.env : std::string("MKL's ") + l.env + " layer (chosen by tenferro)";
+    return name + ": " + who + " needs MKL's " + l.library + ", which is not installed beside it (" + l.library_package +
            "); MKL would stop the process when it looks for it. Choose MKL_THREADING_LAYER=GNU or SEQUENTIAL";
   };
   if (layer != nullptr) {
