@@ -64,3 +64,10 @@ export function kernelRecorder(): { take(): LinalgKernelCall[]; stop(): void } {
     stop: () => channel.unsubscribe(handlers),
   };
 }
+
+/** A symmetric positive definite n×n f64 (column-major). */
+export function spd(n: number): Float64Array {
+  const d = new Float64Array(n * n);
+  for (let j = 0; j < n; j++) for (let i = 0; i < n; i++) d[i + j * n] = (i === j ? n : 0) + 1 / (1 + Math.abs(i - j)) + 0.01 * Math.sin(Math.min(i, j) * 7 + Math.max(i, j) * 13);
+  return d;
+}

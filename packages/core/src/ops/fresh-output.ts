@@ -34,21 +34,30 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * memory — so its pool needs 64 MiB in circulation before it stops missing: 16 fresh outputs of
  * 4 MiB (a 1024² f32), each a page-faulting allocation (#38 measured 56 % pool hits in the 16
  * calls after 10 warm-up calls). So when an output of at least {@link NUDGE_MIN_BYTES} is about to
- * take the pool's last fitting buffer (or finds none), and this pool gave away eight such outputs
- * since it last asked (16 MiB at least, 64 MiB at most), it asks V8 to collect now
- * (`nudgeCollection`): marking finishes while the operation runs, and the dropped outputs are
- * home for the next call. A dropping loop then keeps about nine outputs in circulation and its
- * pool stops missing within its first ten calls. Each collection costs the whole heap's marking
+ * take one of the pool's last {@link NUDGE_SLACK} fitting buffers (or finds none), and this pool
+ * gave away six such outputs since it last asked (16 MiB at least, 64 MiB at most), it asks V8 to
+ * collect now (`nudgeCollection`): marking finishes while the operation runs, and the dropped
+ * outputs are home before the pool runs dry. Each collection costs the whole heap's marking
  * (5–10 ms of CPU on the 2-vCPU guest, taken from the kernels' CPUs): after every fourth output
  * (the first setting) a 1024² f64 cholesky's drop loop ran 1.13–1.35× its dispose loop, after
  * every eighth 1.09–1.23× (four interleaved rounds each, load 3.8–5.4; f32 GEMM n = 1024, 1 thread,
- * `into`/drop 0.80–0.93 against 0.87–1.03), for 12–28 MiB more resident memory. A nudge that
- * brought nothing home doubles the distance to the next (up to four times:
+ * `into`/drop 0.80–0.93 against 0.87–1.03), for 12–28 MiB more resident memory.
+ *
+ * Asked only at the last buffer (eight outputs apart), the collection came too late whenever the
+ * pool's circulation was no larger than the outputs between two asks — a 1024² f64 takes a 10 MiB
+ * buffer (huge-page alignment), so seven of them passed 64 MiB just as the pool ran dry — and a
+ * loaded machine then missed once per cycle: 28 of 32 hits for a 1024² f64 luFactor beside two
+ * busy CPUs (a clean-clone CI run of `4adc2b9`). Six outputs apart with two buffers of slack, the
+ * same test's worst of 14 runs beside two busy loops was 30 of 32 (29 with eight and one); four
+ * apart gave 31, but a 1024² f32 faer drop loop ran 0.94–0.96 of `into` against 0.98–1.00 (#38).
+ * A nudge that brought nothing home doubles the distance to the next (up to four times:
  * `BufferPool.nudgeBackoff`), so a program that keeps its outputs pays no more collections than at
  * V8's own cadence (64 MiB).
  */
 const NUDGE_MIN_BYTES = 2 * 1024 * 1024;
-const NUDGE_OUTPUTS = 8;
+const NUDGE_OUTPUTS = 6;
+/** Buffers still lendable when a nudge may be asked: the collection gets that many kernels' time to finish. */
+const NUDGE_SLACK = 2;
 const NUDGE_LEAST_BYTES = 16 * 1024 * 1024;
 const NUDGE_MOST_BYTES = 64 * 1024 * 1024;
 
@@ -56,7 +65,7 @@ function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   const bytes = length * DTYPE_INFO[dtype].bytes;
   if (bytes < NUDGE_MIN_BYTES || !collectionMayReturnStorage()) return;
   if (pool.detachedSinceNudge < pool.nudgeBackoff * Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes))) return;
-  if (pool.lendable(dtype, length) > 1) return;
+  if (pool.lendable(dtype, length) > NUDGE_SLACK) return;
   pool.nudged();
   nudgeCollection();
 }
