@@ -425,10 +425,13 @@ static inline void transpose4x4(const double* a, idx sa, __m256d& c0, __m256d& c
 static inline void block8x8(const void* src, idx sa, void* dst, idx so, bool nt) {
   const double* a = static_cast<const double*>(src);
   double* o = static_cast<double*>(dst);
+  // Unrolled in full, so that lo and hi stay in registers (-O2 would keep both loops: #39).
+#pragma GCC unroll 2
   for (int lb = 0; lb < 8; lb += 4) {  // source columns lb..lb+3 → output rows lb..lb+3
     __m256d lo[4], hi[4];              // output columns 0..3 (source rows 0..3) and 4..7
     transpose4x4(a + lb, sa, lo[0], lo[1], lo[2], lo[3]);
     transpose4x4(a + 4 * sa + lb, sa, hi[0], hi[1], hi[2], hi[3]);
+#pragma GCC unroll 4
     for (int l = 0; l < 4; ++l) {
       double* q = o + (lb + l) * so;
       if (nt) {
