@@ -18,7 +18,7 @@ describe('a loop that drops its outputs gets their storage back without gc() (#3
   // for, ≥ 2 MiB). What fails here when broken is the return of collected storage to the pool and
   // its reuse; the collection nudge (`ops/fresh-output.ts`) is not what this size needs — V8's own
   // cadence, a collection per 64 MiB of external memory, is seven such buffers: without the nudge
-  // this file saw 29–32 hits of 32 against 30–32 with it (f32 alike). The nudge pays at f32
+  // this file saw 29–32 hits of 32 against 30–32 with it (f32 outputs: 28–32 without, 32 with). The nudge pays at f32
   // matmul (`fresh-memory.bench.mjs`: faer f32 n = 1024, 94 % hits against 75 % without).
   const n = 1024;
   const kinds = haveBlas ? (['faer', 'blas'] as const) : (['faer'] as const);

@@ -47,9 +47,10 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * pool's circulation was no larger than the outputs between two asks — a 1024² f64 takes a 10 MiB
  * buffer (huge-page alignment), so seven of them passed 64 MiB just as the pool ran dry — and a
  * loaded machine then missed once per cycle: 28 of 32 hits for a 1024² f64 luFactor beside two
- * busy CPUs (a clean-clone CI run of `4adc2b9`). Six outputs apart with two buffers of slack, the
- * same test's worst of 14 runs beside two busy loops was 30 of 32 (29 with eight and one); four
- * apart gave 31, but a 1024² f32 faer drop loop ran 0.94–0.96 of `into` against 0.98–1.00 (#38).
+ * busy CPUs (a clean-clone CI run of `4adc2b9`; the same in 14 runs beside two busy loops). Six
+ * outputs apart with two buffers of slack, its worst of 22 such runs was 29 of 32 (the misses left
+ * are the warm-up's: a pool grows only by missing); four apart was no better (29 of 32 in 16) and
+ * a 1024² f32 faer drop loop ran 0.94–0.96 of `into` against 0.98–1.00 (docs/performance.md).
  * A nudge that brought nothing home doubles the distance to the next (up to four times:
  * `BufferPool.nudgeBackoff`), so a program that keeps its outputs pays no more collections than at
  * V8's own cadence (64 MiB).
