@@ -189,7 +189,7 @@ async function breakdown() {
     const c = operands(dtype, [n, n], 2);
     const out = Tensor.zeros(dtype, [n, n]);
     const dims = { contracting: [[1], [0]] };
-    const spec = validateDotGeneral('bench', a, c, dims, {}, out);
+    const spec = validateDotGeneral('bench', a, c, dims, {}, { out });
     const operand = (t) => Object.freeze({ buffer: t.buffer, offset: t.offset, rowStride: 1, colStride: n, batchStrides: Object.freeze([]) });
     // As core hands it to the provider: frozen and marked as checked, so the provider's validation answers at once.
     const request = trustedGemmRequest({ dtype, m: n, n, k: n, batch: Object.freeze([]), lhs: operand(a), rhs: operand(c), out: operand(out), alpha: 1, beta: 0, conjLhs: false, conjRhs: false });

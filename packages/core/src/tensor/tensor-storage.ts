@@ -26,14 +26,60 @@ interface StorageCell {
 /**
  * V8 does not count SharedArrayBuffers towards when to collect: engine storage handed to tensors,
  * and storage tenferro allocates for the caller (`fromArray`, `zeros`, `from`'s copy), is reported
- * as external memory while they may hold it, so that a loop dropping large outputs or inputs
- * triggers the collections that bring them back (without it, none ever happens: #35 measured
+ * as external memory while they may hold it (storage under 2 MiB in bulk: {@link BULK_BELOW}), so
+ * that a loop dropping large outputs or inputs triggers the collections that bring them back (without it, none ever happens: #35 measured
  * 2.4 GB of dropped 200×200 inputs after 4,000 calls without a forced `gc()`).
  */
 function unreport(cell: StorageCell): void {
   if (cell.reported === 0) return;
-  adjustExternalMemory(-cell.reported);
+  if (cell.reported < BULK_BELOW) holdBulk(-cell.reported);
+  else adjustExternalMemory(-cell.reported);
   cell.reported = 0;
+}
+
+/**
+ * Storage below this size is reported in bulk (#37, #38): V8 is told only how far the total of
+ * such storage alive exceeds {@link BULK_ALLOWANCE}. Told of every 32 KiB output, V8 ran a full
+ * collection per ~10 MiB of them — one per ~300 calls of a 64×64 f64 loop that drops its outputs,
+ * 1–3 ms each (5–7 µs per call, and an event-loop gap each time) — while the pool could have
+ * lent far more. Larger storage is reported one by one: a few outputs are worth a collection, and
+ * `fresh-output.ts`'s nudge is tuned against V8's cadence for them.
+ */
+const BULK_BELOW = 2 * 1024 * 1024;
+/** Small storage alive that V8 is not told of: what a loop dropping small outputs keeps in circulation before collections start. */
+const BULK_ALLOWANCE = 8 * 1024 * 1024;
+/** V8 is told in steps of this size (one native call per MiB of change, not per storage). */
+const BULK_STEP = 1024 * 1024;
+/** Bytes of small storage alive (reported kind: pooled, or allocated for the caller). */
+let bulkHeld = 0;
+/** What of it V8 has been told. */
+let bulkTold = 0;
+
+function holdBulk(delta: number): void {
+  bulkHeld += delta;
+  const want = Math.max(0, Math.floor((bulkHeld - BULK_ALLOWANCE) / BULK_STEP) * BULK_STEP);
+  if (want !== bulkTold) {
+    adjustExternalMemory(want - bulkTold);
+    bulkTold = want;
+  }
+}
+
+/** Bytes of small storage alive, and how many of them V8 was told of. @internal test seam */
+export function bulkExternalMemory(): { readonly held: number; readonly told: number; readonly allowance: number } {
+  return { held: bulkHeld, told: bulkTold, allowance: BULK_ALLOWANCE };
+}
+
+/** Whether reports reach V8 (the OS binding loaded), asked once. */
+let canReport: boolean | undefined;
+
+/** Count `bytes` of new storage as external memory: in bulk below {@link BULK_BELOW}. Returns what was counted (0 without the OS binding). */
+function report(bytes: number): number {
+  if (bytes === 0) return 0;
+  canReport ??= adjustExternalMemory(0) !== undefined;
+  if (!canReport) return 0;
+  if (bytes < BULK_BELOW) holdBulk(bytes);
+  else adjustExternalMemory(bytes);
+  return bytes;
 }
 
 /**
@@ -138,7 +184,7 @@ export class TensorStorage {
   constructor(dtype: DType, buffer: SharedArrayBuffer, home?: StorageHome, allocated = false) {
     this.#cell = { dtype, buffer, home, escaped: false, returned: false, reported: 0, watched: false };
     if (home !== undefined || allocated) {
-      if (buffer.byteLength > 0 && adjustExternalMemory(buffer.byteLength) !== undefined) this.#cell.reported = buffer.byteLength;
+      this.#cell.reported = report(buffer.byteLength);
       unregistered.push(this);
       unregisteredBytes += buffer.byteLength;
       if (unregistered.length >= MAX_DEFERRED || unregisteredBytes >= MAX_DEFERRED_BYTES) registerDeferred();
