@@ -523,6 +523,26 @@ describe('warm storage first', () => {
   });
 });
 
+describe('of collected storage, the most recently lent first (#38)', () => {
+  it('lends collected storage newest first, whatever order the finalizers bring it home in, and evicts the oldest first', () => {
+    const pool = poolOf(4 * held('f64', 100) * 8);
+    const made = [5, 9, 2, 7].map((stamp) => ({ stamp, buffer: new SharedArrayBuffer(held('f64', 100) * 8) }));
+    // V8 runs finalizers newest first, and batches interleave: any order must come out newest first.
+    for (const m of [made[1]!, made[3]!, made[0]!, made[2]!]) pool.returnStorage('f64', m.buffer, 'collected', m.stamp);
+    const byStamp = (stamp: number) => made.find((m) => m.stamp === stamp)!.buffer;
+    expect(pool.acquire('f64', 100).buffer).toBe(byStamp(9));
+    // Over the cap the one lent longest ago goes: of a fifth and a sixth buffer, stamps 10 and 1, stamp 1.
+    const newest = new SharedArrayBuffer(held('f64', 100) * 8);
+    const oldest = new SharedArrayBuffer(held('f64', 100) * 8);
+    pool.returnStorage('f64', newest, 'collected', 10);
+    pool.returnStorage('f64', oldest, 'collected', 1);
+    expect(pool.stats().buffers).toBe(4);
+    const lent = [1, 2, 3, 4].map(() => pool.acquire('f64', 100).buffer);
+    expect(lent).toEqual([newest, byStamp(7), byStamp(5), byStamp(2)]);
+  });
+
+});
+
 describe('collected storage under the cap', () => {
   const sab = (dtype: DType, n: number) => new SharedArrayBuffer(held(dtype, n) * DTYPE_INFO[dtype].bytes);
 

@@ -229,6 +229,28 @@ describe('a loop that never yields to the event loop', () => {
   });
 });
 
+describe('collected outputs come back newest first (#38)', () => {
+  it('a dropping loop gets back the output it dropped last, first', async () => {
+    const backend = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const x = Tensor.zeros('f64', [32, 32]);
+      const buffers: SharedArrayBuffer[] = [];
+      await (async () => {
+        for (let i = 0; i < 4; i++) buffers.push(tensorInternals.storage(await backend.matmul(x, x)).buffer);
+      })();
+      // The four outputs are unreachable now: collect them and let the finalizers run.
+      for (let i = 0; i < 3; i++) {
+        gc();
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      const again = tensorInternals.storage(await backend.matmul(x, x)).buffer;
+      expect(again).toBe(buffers[3]);
+    } finally {
+      await backend.close();
+    }
+  });
+});
+
 describe('external memory reported to V8', () => {
   // The readings are taken synchronously around what they measure: a finalizer of an earlier
   // test's storage may run during any await and change the totals.

@@ -282,10 +282,11 @@ export class BufferPool implements PoolLimitListener, StorageHome {
 
   /**
    * Storage of a fresh output coming back (its last tensor was disposed, or collected): retained
-   * for reuse within the cap. Each storage comes back at most once and is never lent out at the
+   * for reuse within the cap (`made`: when its storage was made, i.e. lent — of collected storage
+   * the most recently lent goes out first). Each storage comes back at most once and is never lent out at the
    * time (it was detached when its tensor was made), so nothing is checked here.
    */
-  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected'): void {
+  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected', made?: number): void {
     if (how === 'disposed') this.#returnedByDispose++;
     else this.#returnedByCollection++;
     if (buffer.byteLength === 0 || this.#closed) return;
@@ -293,7 +294,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     // first (the end of its run of equal sizes). Storage that was collected has not been touched
     // since it became unreachable: it is lent only when no disposed buffer of its size is left,
     // and it is the first to go when the cap is exceeded.
-    if (how === 'collected') this.#collected.add(dtype, buffer);
+    if (how === 'collected') this.#collected.add(dtype, buffer, made);
     else {
       const list = this.#free.get(dtype)!;
       list.splice(upperBound(list, buffer.byteLength), 0, buffer);

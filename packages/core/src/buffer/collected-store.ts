@@ -5,6 +5,10 @@ interface Run {
   readonly dtype: DType;
   readonly bytes: number;
   readonly buffers: SharedArrayBuffer[];
+  /** When each buffer was last lent (the storage's `made` stamp), parallel to `buffers`. */
+  readonly made: number[];
+  /** `made` ascends (the most recently lent buffer last): false after an out-of-order add. */
+  sorted: boolean;
 }
 
 /** A buffer leaving the store by eviction. */
@@ -17,6 +21,19 @@ function keyOf(dtype: DType, bytes: number): string {
   return `${dtype}:${bytes}`;
 }
 
+/** Order a run's buffers by when they were last lent, the most recent last. */
+function sortRun(run: Run): void {
+  if (run.sorted) return;
+  const order = run.made.map((_, i) => i).sort((x, y) => run.made[x]! - run.made[y]!);
+  const buffers = order.map((i) => run.buffers[i]!);
+  const made = order.map((i) => run.made[i]!);
+  for (let i = 0; i < order.length; i++) {
+    run.buffers[i] = buffers[i]!;
+    run.made[i] = made[i]!;
+  }
+  run.sorted = true;
+}
+
 /**
  * The part of a {@link BufferPool}'s retained storage that came home by collection: cold (nothing
  * touched it since it became unreachable) and of no size anyone asked to keep. It fills whatever
@@ -26,7 +43,9 @@ function keyOf(dtype: DType, bytes: number): string {
  * out behind the sizes still in use.
  *
  * Runs are kept in a `Map` whose order is least recently touched first: touching a run moves
- * it to the end.
+ * it to the end. Within a run the buffer lent most recently goes out first (#38): it is the one
+ * most likely still in cache — a dropping loop's last output — while V8 runs finalizers newest
+ * first, so the order of arrival is the reverse of that.
  */
 export class CollectedStore {
   readonly #runs = new Map<string, Run>();
@@ -37,10 +56,13 @@ export class CollectedStore {
     return this.#count;
   }
 
-  add(dtype: DType, buffer: SharedArrayBuffer): void {
-    const run = this.#touch(dtype, buffer.byteLength) ?? { dtype, bytes: buffer.byteLength, buffers: [] };
+  /** Hold `buffer`, last lent at `made` (a stamp that grows with time; 0 when unknown). */
+  add(dtype: DType, buffer: SharedArrayBuffer, made = 0): void {
+    const run = this.#touch(dtype, buffer.byteLength) ?? { dtype, bytes: buffer.byteLength, buffers: [], made: [], sorted: true };
     this.#runs.set(keyOf(dtype, run.bytes), run);
+    if (run.made.length > 0 && made < run.made[run.made.length - 1]!) run.sorted = false;
     run.buffers.push(buffer);
+    run.made.push(made);
     this.#count += 1;
   }
 
@@ -56,6 +78,8 @@ export class CollectedStore {
   /** Take a buffer of exactly `bytes` bytes (a size {@link fit} returned). */
   take(dtype: DType, bytes: number): SharedArrayBuffer {
     const run = this.#touch(dtype, bytes)!;
+    sortRun(run);
+    run.made.pop();
     const buffer = run.buffers.pop()!;
     if (run.buffers.length > 0) this.#runs.set(keyOf(dtype, bytes), run); // now the most recent
     this.#count -= 1;
@@ -74,10 +98,12 @@ export class CollectedStore {
     return false;
   }
 
-  /** Drop one buffer of the least recently touched size, or undefined when empty. */
+  /** Drop one buffer of the least recently touched size — of those, the one lent longest ago — or undefined when empty. */
   evictOne(): Evicted | undefined {
     for (const [key, run] of this.#runs) {
-      const buffer = run.buffers.pop()!;
+      sortRun(run);
+      run.made.shift();
+      const buffer = run.buffers.shift()!;
       if (run.buffers.length === 0) this.#runs.delete(key);
       this.#count -= 1;
       return { dtype: run.dtype, buffer };

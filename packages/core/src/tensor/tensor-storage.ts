@@ -5,7 +5,7 @@ import type { DType } from './dtype.js';
 /** Where storage made by an engine goes back to (its buffer pool). */
 export interface StorageHome {
   /** Take `buffer` back for reuse; `how` says whether a dispose or the collection of every tensor over it returned it. */
-  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected'): void;
+  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected', made?: number): void;
 }
 
 /** What outlives the storage object for its finalizer: never a reference back to the storage. */
@@ -21,7 +21,12 @@ interface StorageCell {
   reported: number;
   /** Counted in `watched`: pooled storage watched for collection. */
   watched: boolean;
+  /** When the storage was made (a count of storages made): collected storage made last is lent first, it is the likeliest in cache. */
+  readonly made: number;
 }
+
+/** Storages made so far (the `made` stamp). */
+let storagesMade = 0;
 
 /**
  * V8 does not count SharedArrayBuffers towards when to collect: engine storage handed to tensors,
@@ -134,7 +139,7 @@ const collected = new FinalizationRegistry<StorageCell>((cell) => {
   unreport(cell);
   if (cell.escaped || cell.returned || cell.home === undefined) return;
   cell.returned = true;
-  cell.home.returnStorage(cell.dtype, cell.buffer, 'collected');
+  cell.home.returnStorage(cell.dtype, cell.buffer, 'collected', cell.made);
 });
 
 /**
@@ -182,7 +187,7 @@ export class TensorStorage {
 
   /** `allocated`: storage without a home that tenferro allocated for the caller (reported to V8 like pooled storage). */
   constructor(dtype: DType, buffer: SharedArrayBuffer, home?: StorageHome, allocated = false) {
-    this.#cell = { dtype, buffer, home, escaped: false, returned: false, reported: 0, watched: false };
+    this.#cell = { dtype, buffer, home, escaped: false, returned: false, reported: 0, watched: false, made: ++storagesMade };
     if (home !== undefined || allocated) {
       this.#cell.reported = report(buffer.byteLength);
       unregistered.push(this);
