@@ -1,6 +1,8 @@
 {
   # The sources are listed longest build first (make starts them in this order: the long complex
-  # translation units do not end the build alone on one CPU, #39).
+  # translation units do not end the build alone on one CPU, #39). c128's SVD retry in
+  # complex<long double> is its own unit (src/ops_c128_wide.cc: ops_c128.cc took 135 CPU s alone,
+  # now ~75 + ~45 side by side).
   # The kernels (src/ops_*.cc) are compiled once per instruction set into static libraries —
   # baseline (x86-64 SSE2, or arm64), and on x64 the real types (f32, f64) also for AVX2+FMA and
   # AVX-512 (complex types: baseline only for now, a third less build time) — each with Eigen renamed
@@ -67,11 +69,11 @@
     {
       "target_name": "tenferro_linalg_generic",
       "type": "static_library",
-      "sources": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f64.cc", "src/ops_f32.cc"],
+      "sources": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f64.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"],
       "defines": ["TFL_ISA=generic", "Eigen=tfl_eigen_generic"],
       "conditions": [
         ["tenferro_linalg_f64_only==1", {
-          "sources!": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f32.cc"]
+          "sources!": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"]
         }]
       ]
     }
