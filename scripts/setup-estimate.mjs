@@ -7,29 +7,41 @@
 /** The native packages, in the order they are reported. */
 export const NATIVE_PACKAGES = ['os', 'provider-blas', 'provider-faer', 'provider-tprims', 'linalg'];
 
-/** CPU seconds per package: `base` always, plus each optional instruction-set path it builds. */
-// (linalg after b26b36b: ops_c64.cc no longer compiles the complex<double> SVD; AVX-512 figures are
-// estimates — this machine has no AVX-512.)
+/**
+ * CPU seconds per package: `base` always, plus each optional instruction-set path it builds, plus
+ * `portable` — the baseline copy of kernels that also have a vector copy — unless the mode leaves it
+ * out (isa-paths.mjs `portable: false`: `best` on a CPU with AVX2 or AVX-512). linalg's `f64`: the
+ * same for its f64-only build (TENFERRO_LINALG_DTYPES=f64, set-up under `npm run demo`).
+ */
+// (linalg measured per translation unit with a timing g++ wrapper during a 2-job build, #39:
+// base = the baseline complex units — ops_c128.cc 75, ops_c128_wide.cc 47 (the complex<long double>
+// SVD retry, split out of ops_c128.cc, which took 135 alone), ops_c64.cc 84 — and addon/shapes/
+// dispatch 3; portable = baseline ops_f64.cc 66 + ops_f32.cc 60; avx2 = ops_f64.cc ~60 + ops_f32.cc
+// ~63. AVX-512 figures are estimates — this machine has no AVX-512.)
 const CPU_SECONDS = {
   os: { base: 6 },
   'provider-blas': { base: 8 },
   'provider-faer': { base: 26, avx2: 33, avx512: 35 },
   'provider-tprims': { base: 58, avx2: 52, avx512: 55 }, // at -O2 (c34f8cf): 110 CPU s for base + avx2, was 232
-  linalg: { base: 360, avx2: 126, avx512: 140 },
+  linalg: { base: 210, portable: 126, avx2: 123, avx512: 140, f64: { base: 3, portable: 66, avx2: 60, avx512: 70 } },
 };
 /** The TypeScript builds (tsgo) and turbo's own start, in wall seconds. */
 const TYPESCRIPT_SECONDS = 15;
 
 /**
  * Seconds of wall time to build `packages` for `mode` ('all' | 'host' | 'best') on `cpuCount` CPUs.
- * `paths` ({ avx2, avx512 }) is what the mode builds here (isa-paths.mjs isaPaths).
+ * `paths` ({ avx2, avx512, portable }) is what the mode builds here (isa-paths.mjs isaPaths).
+ * `options.linalgDtypes` 'f64': linalg's f64 kernels only (set-up under `npm run demo`);
+ * `options.linalgPaths`: the paths linalg is built for, when not `paths` (set-up builds it in `best`).
  */
-export function estimateBuildSeconds(packages, paths, cpuCount) {
+export function estimateBuildSeconds(packages, paths, cpuCount, options = {}) {
   let cpu = 0;
   for (const p of packages) {
-    const c = CPU_SECONDS[p];
+    let c = CPU_SECONDS[p];
     if (c === undefined) continue;
-    cpu += c.base + (paths.avx2 ? (c.avx2 ?? 0) : 0) + (paths.avx512 ? (c.avx512 ?? 0) : 0);
+    const q = p === 'linalg' ? (options.linalgPaths ?? paths) : paths;
+    if (p === 'linalg' && options.linalgDtypes === 'f64') c = c.f64;
+    cpu += c.base + (q.portable === false ? 0 : (c.portable ?? 0)) + (q.avx2 ? (c.avx2 ?? 0) : 0) + (q.avx512 ? (c.avx512 ?? 0) : 0);
   }
   // make runs 2 jobs per package and five packages build at once: at most 10 compilers in parallel.
   return cpu / Math.max(1, Math.min(cpuCount, 10)) + TYPESCRIPT_SECONDS;

@@ -11,8 +11,13 @@
 //   best  the best path this CPU runs plus the portable baseline (AVX-512 and baseline on an
 //         AVX-512 CPU, AVX2 and baseline on an AVX2 CPU, the baseline alone otherwise): the
 //         fastest build for a machine that only runs the result — `npm run demo`'s set-up (#39).
+//         Where that best path is AVX2 or AVX-512, the baseline copy of a kernel that also has a
+//         vector copy is dead code on this machine and may be left out too (`portable: false`, gyp
+//         `tenferro_portable=0`: linalg's f32/f64 kernels, #39); kernels with no vector copy
+//         (linalg's complex ones; provider-faer's and provider-tprims's baselines) are still built.
 // A path left out is reported by the addon (status() details `isaNotBuilt`), with a warning once
-// if this CPU could have run a faster one. The sanitizer builds always use `host`.
+// if this CPU could have run a faster one (or, for a left-out baseline, runs none of the built
+// vector paths: those dtypes are then refused cleanly). The sanitizer builds always use `host`.
 import { readFileSync } from 'node:fs';
 
 const AVX2 = ['avx2', 'fma'];
@@ -40,8 +45,10 @@ export function hostHasAvx512(flags = cpuFlags()) {
 }
 
 /**
- * The optional x86-64 paths `mode` builds, beside the portable baseline that is always built:
- * { avx2, avx512 } booleans. `cpu` ({ avx2, avx512 }, default this machine's) is for tests.
+ * The optional x86-64 paths `mode` builds, beside the portable baseline: { avx2, avx512, portable }
+ * booleans. `portable` false: the baseline copy of kernels that also have a built vector copy is
+ * left out (only `best` on a CPU with AVX2 or AVX-512); the baseline of every other kernel is always
+ * built. `cpu` ({ avx2, avx512 }, default this machine's) is for tests.
  */
 export function isaPaths(mode = buildIsaMode(), cpu) {
   if (!ISA_MODES.includes(mode)) {
@@ -49,14 +56,15 @@ export function isaPaths(mode = buildIsaMode(), cpu) {
       `TENFERRO_NATIVE_ISA=${mode}: expected 'all' (every instruction-set path, the default), 'host' (every path this CPU runs) or 'best' (this CPU's best path and the portable baseline)`,
     );
   }
-  if (mode === 'all') return { avx2: true, avx512: true };
+  if (mode === 'all') return { avx2: true, avx512: true, portable: true };
   const flags = cpu === undefined ? cpuFlags() : undefined;
   const avx2 = cpu?.avx2 ?? hostHasAvx2(flags);
   const avx512 = cpu?.avx512 ?? hostHasAvx512(flags);
   // `host` keeps AVX2 even where the CPU lacks it: the paths' own dispatchers never pick it there,
   // and building it keeps its compile errors visible on every machine (as before #39).
-  if (mode === 'host') return { avx2: true, avx512 };
-  return { avx2: avx2 && !avx512, avx512 };
+  if (mode === 'host') return { avx2: true, avx512, portable: true };
+  // `best`: a CPU that runs a vector path never runs the baseline copy of a kernel that has one.
+  return { avx2: avx2 && !avx512, avx512, portable: !avx2 && !avx512 };
 }
 
 /**
@@ -77,17 +85,18 @@ export function setupIsaMode(env = process.env, argv = process.argv) {
   return arg ?? env.TENFERRO_NATIVE_ISA ?? (env.npm_lifecycle_event === 'demo' ? 'best' : 'host');
 }
 
-/** The paths `mode` builds, for messages: e.g. 'portable + avx2'. */
+/** The paths `mode` builds, for messages: e.g. 'portable + avx2', 'portable (only where no vector path) + avx2'. */
 export function describeIsaPaths(mode, cpu) {
   const p = isaPaths(mode, cpu);
-  return ['portable', ...(p.avx2 ? ['avx2'] : []), ...(p.avx512 ? ['avx512'] : [])].join(' + ');
+  return [p.portable ? 'portable' : 'portable (only where no vector path)', ...(p.avx2 ? ['avx2'] : []), ...(p.avx512 ? ['avx512'] : [])].join(' + ');
 }
 
 /**
  * The gyp variables (`node-gyp rebuild -- <these>`) for `mode` ('all' | 'host' | 'best'; default
- * from TENFERRO_NATIVE_ISA, else 'all'). Throws on an unknown mode.
+ * from TENFERRO_NATIVE_ISA, else 'all'). Throws on an unknown mode. An addon whose binding.gyp does
+ * not use one of them ignores it (tenferro_portable: linalg only).
  */
 export function isaGypArgs(mode = buildIsaMode(), cpu) {
   const p = isaPaths(mode, cpu);
-  return [`-Dtenferro_avx2=${p.avx2 ? 1 : 0}`, `-Dtenferro_avx512=${p.avx512 ? 1 : 0}`];
+  return [`-Dtenferro_avx2=${p.avx2 ? 1 : 0}`, `-Dtenferro_avx512=${p.avx512 ? 1 : 0}`, `-Dtenferro_portable=${p.portable ? 1 : 0}`];
 }

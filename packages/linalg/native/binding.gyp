@@ -12,6 +12,12 @@
   # tenferro_avx512=0 / tenferro_avx2=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build
   # passes them from TENFERRO_NATIVE_ISA: `host` on a CPU without AVX-512, `best` on one with it,
   # packages/native-build/isa-paths.mjs) leave the AVX-512 or AVX2 library out.
+  # tenferro_portable=0 (TENFERRO_NATIVE_ISA=best on a CPU with AVX2 or AVX-512, isa-paths.mjs, #39)
+  # leaves the baseline f32/f64 units (src/ops_f32.cc, src/ops_f64.cc of tenferro_linalg_generic) out
+  # when a vector library of the real types is built: a CPU that runs that library never runs them,
+  # and they are ~40 % of the baseline's compile time. It defines TFL_NO_GENERIC_REAL: src/dispatch.cc
+  # then refuses f32/f64 jobs with kBadDtype on a CPU that runs none of the built vector paths (or
+  # under TENFERRO_LINALG_ISA=generic), and info() reports them in dtypesNotBuilt and notBuilt.
   # tenferro_linalg_f64_only=1 (-Dtenferro_linalg_f64_only=1; the sanitizer build of
   # packages/native-build/asan.mjs, #39: the whole ASan build does not fit CI's time) compiles the
   # f64 kernels only (src/ops_f64.cc) and defines TFL_F64_ONLY: src/dispatch.cc refuses f32, c64 and
@@ -21,6 +27,7 @@
     "tfl_isas%": "<!(node -p \"/-fsanitize/.test(process.env.CXXFLAGS || '') ? 'baseline' : 'all'\")",
     "tenferro_avx2%": 1,
     "tenferro_avx512%": 1,
+    "tenferro_portable%": 1,
     "tenferro_linalg_f64_only%": 0
   },
   "target_defaults": {
@@ -47,8 +54,11 @@
     {
       "target_name": "tenferro_linalg",
       "sources": ["src/addon.cc", "src/shapes.cc", "src/dispatch.cc"],
-      "dependencies": ["tenferro_linalg_generic"],
       "conditions": [
+        # The baseline library is empty (and left out) when both reductions apply.
+        ["not (tenferro_linalg_f64_only==1 and target_arch=='x64' and tfl_isas=='all' and tenferro_portable==0 and (tenferro_avx2==1 or tenferro_avx512==1))", {
+          "dependencies": ["tenferro_linalg_generic"]
+        }],
         ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx2==1", {
           "dependencies": ["tenferro_linalg_avx2"],
           "defines": ["TFL_HAVE_AVX2"]
@@ -61,24 +71,34 @@
         }, {
           "defines": ["TENFERRO_NO_AVX512"]
         }],
+        ["target_arch=='x64' and tfl_isas=='all' and tenferro_portable==0 and (tenferro_avx2==1 or tenferro_avx512==1)", {
+          "defines": ["TFL_NO_GENERIC_REAL"]
+        }],
         ["tenferro_linalg_f64_only==1", {
           "defines": ["TFL_F64_ONLY"]
-        }]
-      ]
-    },
-    {
-      "target_name": "tenferro_linalg_generic",
-      "type": "static_library",
-      "sources": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f64.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"],
-      "defines": ["TFL_ISA=generic", "Eigen=tfl_eigen_generic"],
-      "conditions": [
-        ["tenferro_linalg_f64_only==1", {
-          "sources!": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"]
         }]
       ]
     }
   ],
   "conditions": [
+    ["not (tenferro_linalg_f64_only==1 and target_arch=='x64' and tfl_isas=='all' and tenferro_portable==0 and (tenferro_avx2==1 or tenferro_avx512==1))", {
+      "targets": [
+        {
+          "target_name": "tenferro_linalg_generic",
+          "type": "static_library",
+          "sources": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f64.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"],
+          "defines": ["TFL_ISA=generic", "Eigen=tfl_eigen_generic"],
+          "conditions": [
+            ["tenferro_linalg_f64_only==1", {
+              "sources!": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"]
+            }],
+            ["target_arch=='x64' and tfl_isas=='all' and tenferro_portable==0 and (tenferro_avx2==1 or tenferro_avx512==1)", {
+              "sources!": ["src/ops_f32.cc", "src/ops_f64.cc"]
+            }]
+          ]
+        }
+      ]
+    }],
     ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx2==1", {
       "targets": [
         {

@@ -3,6 +3,7 @@
 // tfl::avx2 (AVX2 + FMA) and tfl::avx512 (AVX-512 F/DQ/BW/VL); this file, compiled for the baseline, picks
 // the best set the CPU supports (__builtin_cpu_supports also checks that the OS saves the YMM/ZMM
 // state), so that a prebuilt binary runs on any x86-64 and uses the vector units it finds.
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,9 +12,14 @@
 
 namespace tfl {
 
+// TFL_NO_GENERIC_REAL (binding.gyp's tenferro_portable=0: TENFERRO_NATIVE_ISA=best on a CPU with
+// AVX2 or AVX-512, #39): the baseline f32/f64 units are not built — the library links only the
+// baseline complex kernels, and a real job that would run on the baseline is refused (below).
 namespace generic {
+#if !defined(TFL_NO_GENERIC_REAL)
 int run_f32(const Job& j);
 int run_f64(const Job& j);
+#endif
 int run_c64(const Job& j);
 int run_c128(const Job& j);
 }  // namespace generic
@@ -32,6 +38,9 @@ int run_f32(const Job& j);
 int run_f64(const Job& j);
 }  // namespace avx512
 #endif
+#if defined(TFL_NO_GENERIC_REAL) && !defined(TFL_HAVE_AVX2) && !defined(TFL_HAVE_AVX512)
+#error "TFL_NO_GENERIC_REAL needs a vector library of the real types (binding.gyp)"
+#endif
 
 namespace {
 
@@ -45,31 +54,42 @@ const char* const kIsaNames[kIsaCount] = {"generic", "avx2", "avx512"};
 
 using Runner = int (*)(const Job&);
 
+// A dtype this build (or, for the baseline's real types, this CPU's path) has no kernel for: its
+// job — checked like any other by addon.cc — is refused with kBadDtype before any of its buffers is
+// read or written (info().dtypesNotBuilt names such dtypes).
+[[maybe_unused]] int dtype_not_built(const Job&) { return kBadDtype; }
+
 #if defined(TFL_F64_ONLY)
-// binding.gyp's tenferro_linalg_f64_only=1 (the sanitizer build, #39) compiles the f64 kernels only:
-// a job of another dtype — checked like any other by addon.cc — is refused here with kBadDtype
-// before any of its buffers is read or written (info().dtypesNotBuilt names them).
-int dtype_not_built(const Job&) { return kBadDtype; }
+// binding.gyp's tenferro_linalg_f64_only=1 (the sanitizer build, #39) compiles the f64 kernels only.
 #define TFL_RUNNERS(f32, f64, c64, c128) {dtype_not_built, f64, dtype_not_built, dtype_not_built}
 #else
 #define TFL_RUNNERS(f32, f64, c64, c128) {f32, f64, c64, c128}
 #endif
+#if defined(TFL_NO_GENERIC_REAL)
+#define TFL_GENERIC_F32 dtype_not_built
+#define TFL_GENERIC_F64 dtype_not_built
+#else
+#define TFL_GENERIC_F32 generic::run_f32
+#define TFL_GENERIC_F64 generic::run_f64
+#endif
 
-// [isa][dtype]; a row whose path is not built is never chosen by detect() and holds the baseline.
+// [isa][dtype]; a row whose path is not built is never chosen by isa() and holds the baseline's.
 const Runner kRunners[kIsaCount][4] = {
-    TFL_RUNNERS(generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128),
+    TFL_RUNNERS(TFL_GENERIC_F32, TFL_GENERIC_F64, generic::run_c64, generic::run_c128),
 #if defined(TFL_HAVE_AVX2)
     TFL_RUNNERS(avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128),
 #else
-    TFL_RUNNERS(generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128),
+    TFL_RUNNERS(TFL_GENERIC_F32, TFL_GENERIC_F64, generic::run_c64, generic::run_c128),
 #endif
 #if defined(TFL_HAVE_AVX512)
     TFL_RUNNERS(avx512::run_f32, avx512::run_f64, generic::run_c64, generic::run_c128),
 #else
-    TFL_RUNNERS(generic::run_f32, generic::run_f64, generic::run_c64, generic::run_c128),
+    TFL_RUNNERS(TFL_GENERIC_F32, TFL_GENERIC_F64, generic::run_c64, generic::run_c128),
 #endif
 };
 #undef TFL_RUNNERS
+#undef TFL_GENERIC_F32
+#undef TFL_GENERIC_F64
 
 }  // namespace
 
@@ -80,13 +100,46 @@ Isa isa() {
 }
 
 const char* not_built() {
-  static char names[32];
-  static const char* const list = tenferro::isa::not_built(kIsaNames, names, sizeof names);
+  static char names[64];
+  static const char* const list = [] {
+    char paths[32];
+    tenferro::isa::not_built(kIsaNames, paths, sizeof paths);
+#if defined(TFL_NO_GENERIC_REAL)
+    std::snprintf(names, sizeof names, "generic f32/f64%s%s", paths[0] != '\0' ? ", " : "", paths);
+#else
+    std::snprintf(names, sizeof names, "%s", paths);
+#endif
+    return names;
+  }();
   return list;
 }
 
-// Whether this CPU runs a path this build left out that is faster than every built one it runs.
-bool not_built_runs_here() { return tenferro::isa::any_runs_not_built(); }
+// Whether this CPU runs a path this build left out that is faster than every built one it runs —
+// or, without the baseline real kernels, none of the vector paths built in their place.
+bool not_built_runs_here() {
+#if defined(TFL_NO_GENERIC_REAL)
+  if (!tenferro::isa::supported(tenferro::isa::kAvx2) && !tenferro::isa::supported(tenferro::isa::kAvx512)) return true;
+#endif
+  return tenferro::isa::any_runs_not_built();
+}
+
+const char* dtypes_not_built() {
+#if defined(TFL_NO_GENERIC_REAL)
+  // This process runs the baseline, whose real kernels this build left out.
+  if (isa() == kIsaGeneric) {
+#if defined(TFL_F64_ONLY)
+    return "f32,f64,c64,c128";
+#else
+    return "f32,f64";
+#endif
+  }
+#endif
+#if defined(TFL_F64_ONLY)
+  return "f32,c64,c128";
+#else
+  return nullptr;
+#endif
+}
 
 const char* isa_name(Isa i) { return i > kIsaGeneric && i < kIsaCount ? kIsaNames[i] : kIsaNames[kIsaGeneric]; }
 

@@ -89,16 +89,17 @@ enum Isa : int { kIsaGeneric = 0, kIsaAvx2 = 1, kIsaAvx512 = 2, kIsaCount = 3 };
 // TENFERRO_LINALG_ISA=generic|avx2 (tests; an unknown or unsupported value changes nothing). Decided once.
 Isa isa();
 const char* isa_name(Isa i);
-/** The instruction-set paths left out of this build ("" when none; "avx512" for TENFERRO_NATIVE_ISA=host on a CPU without it). */
+/** The instruction-set paths left out of this build ("" when none; "avx512" for TENFERRO_NATIVE_ISA=host on a CPU without it; "generic f32/f64, avx512" for best on an AVX2 CPU). */
 const char* not_built();
-/** Whether this CPU could run a path left out of this build. */
+/** Whether this CPU could run a path left out of this build (or, with the baseline reals left out, runs no built vector path). */
 bool not_built_runs_here();
 
-#if defined(TFL_F64_ONLY)
-// The dtypes a tenferro_linalg_f64_only=1 build (binding.gyp: the sanitizer build, #39) leaves out:
-// run() refuses their jobs with kBadDtype; info() reports them as dtypesNotBuilt.
-constexpr const char* kDtypesNotBuilt = "f32,c64,c128";
-#endif
+// The dtypes this process has no kernels for, comma-separated ("f32,c64,c128" in a
+// tenferro_linalg_f64_only=1 build, the sanitizer build; "f32,f64" in a tenferro_portable=0 build —
+// TENFERRO_NATIVE_ISA=best on an AVX2/AVX-512 CPU — on a CPU or under a TENFERRO_LINALG_ISA that uses
+// the baseline, #39), nullptr when every dtype is built: run() refuses their jobs with kBadDtype;
+// info() reports them as dtypesNotBuilt.
+const char* dtypes_not_built();
 
 // Sizes (in elements of each output's type) one batch of output `which` needs; -1: unused.
 int64_t out_elems(const Job& j, int which);
