@@ -5,6 +5,7 @@
 // JavaScript figure is measured here. Then one line per capability beyond matmul (linear algebra,
 // the native strided primitives), measured in this process. Anything that cannot run on this
 // machine is said so.
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mustRun } from './demo-steps.mjs';
@@ -160,6 +161,14 @@ async function capabilityLines() {
         await backend.close();
       }
     }
+    // The set-up of `npm run demo` builds linalg's f64 kernels only (scripts/setup.mjs, #39): say so.
+    const dtypes = linalgBuiltDtypes();
+    if (dtypes !== undefined) {
+      line(
+        'linalg dtypes',
+        `built for ${dtypes} only (what this demo runs; a shorter first set-up): other dtypes are refused until \`node scripts/setup.mjs\` (or \`npm test\`) builds them all`,
+      );
+    }
   }
 
   // Strided primitives: a transposing copy of a 2048² f64 (32 MiB) into a warm output, beside a
@@ -236,6 +245,16 @@ async function capabilityLines() {
       await withT.close();
       await without.close();
     }
+  }
+}
+
+/** The dtypes linalg's native build was limited to (native/build/status.json `dtypes`), if it was. */
+function linalgBuiltDtypes() {
+  try {
+    const status = JSON.parse(readFileSync(join(root, 'packages', 'linalg', 'native', 'build', 'status.json'), 'utf8'));
+    return status.ok === true && typeof status.dtypes === 'string' ? status.dtypes : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -15,6 +15,14 @@
 // `node scripts/setup.mjs`: every path this CPU can execute, so all of them are tested). An explicit
 // TENFERRO_NATIVE_ISA or `--isa=<mode>` wins.
 //
+// linalg (#39: its Eigen units are most of a first build) is built by this script itself, beside
+// turbo's run, in two cases: `best` (it then also leaves out its baseline f32/f64 kernels, dead code
+// on a CPU with AVX2 or AVX-512: isa-paths.mjs `portable`), and under `npm run demo` with the f64
+// kernels only (TENFERRO_LINALG_DTYPES=f64, the demo's default: the demo runs f64 solves; `all`
+// builds every dtype). Such a build is never stored in turbo's cache, and its status.json says what
+// it left out (`isa: best`, `dtypes: f64`), so the next `node scripts/setup.mjs` or `npm test`
+// rebuilds linalg in full.
+//
 // Output (#39): under `npm run demo` first what tenferro is; before a first build what it is about
 // to build and about how long that takes here; during the build one updating line on a terminal,
 // otherwise one line per finished native package; at the end the time of each step.
@@ -38,6 +46,11 @@ const lifecycle = process.env.npm_lifecycle_event;
 const isaMode = setupIsaMode(process.env, process.argv);
 if (!ISA_MODES.includes(isaMode)) {
   console.error(`[setup] TENFERRO_NATIVE_ISA=${isaMode}: expected one of ${ISA_MODES.join(', ')} (packages/native-build/isa-paths.mjs)`);
+  process.exit(1);
+}
+const linalgDtypes = process.env.TENFERRO_LINALG_DTYPES ?? (lifecycle === 'demo' ? 'f64' : 'all');
+if (!['f64', 'all'].includes(linalgDtypes)) {
+  console.error(`[setup] TENFERRO_LINALG_DTYPES=${linalgDtypes}: expected 'f64' (linalg's f64 kernels only, the default of \`npm run demo\`) or 'all'`);
   process.exit(1);
 }
 const cpuModel = cpus()[0]?.model?.trim() || process.arch;
@@ -175,7 +188,14 @@ const natives = NATIVE_PACKAGES.filter((p) => existsSync(join(root, 'packages', 
 const built = (p) => {
   try {
     const status = JSON.parse(readFileSync(join(root, 'packages', p, 'native', 'build', 'status.json'), 'utf8'));
-    return status.ok === true && status.abi === process.versions.modules && (status.isa === undefined || status.isa === buildMode);
+    if (status.ok !== true || status.abi !== process.versions.modules) return false;
+    if (p === 'linalg' && linalgDirect) {
+      // A reduced build (dtypes) serves only a run that wants that reduction; a full build of
+      // every path this CPU runs (host, all) serves `best` too.
+      if (status.dtypes !== undefined && status.dtypes !== linalgDtypes) return false;
+      return status.isa === undefined || status.isa === linalgMode || (linalgMode === 'best' && status.dtypes === undefined && ['host', 'all'].includes(status.isa));
+    }
+    return status.dtypes === undefined && (status.isa === undefined || status.isa === buildMode);
   } catch {
     return false;
   }
@@ -184,12 +204,17 @@ const built = (p) => {
 // says `host`, so that `npm run demo` and `npm test` share one build (turbo's key and status.json).
 const samePaths = (a, b) => a.avx2 === b.avx2 && a.avx512 === b.avx512;
 const buildMode = isaMode === 'best' && samePaths(isaPaths('best'), isaPaths('host')) ? 'host' : isaMode;
+// linalg built by this script (the comment at the top), in `best` (the real one: without the
+// baseline f32/f64 kernels where a vector path runs) or in turbo's mode.
+const linalgDirect = natives.includes('linalg') && (isaMode === 'best' || linalgDtypes !== 'all');
+const linalgMode = isaMode === 'best' ? 'best' : buildMode;
 const toBuild = natives.filter((p) => !built(p));
+const linalgNow = linalgDirect && toBuild.includes('linalg');
 if (toBuild.length > 0 && !quiet) {
-  const estimate = estimateBuildSeconds(toBuild, isaPaths(isaMode), cpuCount);
+  const estimate = estimateBuildSeconds(toBuild, isaPaths(isaMode), cpuCount, { linalgDtypes, linalgPaths: isaPaths(linalgMode) });
   log(
     `building ${toBuild.length} native addon${toBuild.length === 1 ? '' : 's'} (${toBuild.join(', ')}) for ${describeIsaPaths(isaMode)} ` +
-      `(TENFERRO_NATIVE_ISA=${isaMode}${buildMode !== isaMode ? `: the same paths as ${buildMode} here` : ''}) and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
+      `(TENFERRO_NATIVE_ISA=${isaMode}${buildMode !== isaMode ? `: the same paths as ${buildMode} here` : ''})${linalgNow && linalgDtypes === 'f64' ? ', linalg for f64 only (what the demo runs)' : ''} and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
       `(${cpuCount} CPU${cpuCount === 1 ? '' : 's'}, ${cpuModel}); later runs take seconds.`,
   );
 } else {
@@ -204,9 +229,18 @@ const env = {
   TENFERRO_NODE_ABI: `${process.versions.modules}-${process.version}-${process.arch}`,
 };
 if (!tty) env.NO_COLOR = '1';
-const code = await timed('build', () =>
-  runWithProgress(pnpm, ['exec', 'turbo', 'run', 'build:native', 'build', '--output-logs=errors-only', '--log-prefix=none'], env, natives),
-);
+const turboArgs = ['exec', 'turbo', 'run', 'build:native', 'build', '--output-logs=errors-only', '--log-prefix=none'];
+const code = await timed('build', async () => {
+  if (!linalgDirect) return runWithProgress(pnpm, turboArgs, env, natives);
+  // turbo builds every package but linalg's native addon (its TypeScript still: the second run),
+  // while linalg's is built here beside it.
+  const linalg = linalgNow ? buildLinalg({ ...env, TENFERRO_NATIVE_ISA: linalgMode, TENFERRO_LINALG_DTYPES: linalgDtypes }) : Promise.resolve(0);
+  const progress = natives.filter((p) => p !== 'linalg' || linalgNow);
+  const [turboCode, linalgCode] = await Promise.all([runWithProgress(pnpm, [...turboArgs, '--filter=!@tenferro/linalg'], env, progress), linalg]);
+  if (turboCode !== 0) return turboCode;
+  const tsCode = await runWithProgress(pnpm, ['exec', 'turbo', 'run', 'build', '--filter=@tenferro/linalg', '--output-logs=errors-only', '--log-prefix=none'], env, []);
+  return tsCode !== 0 ? tsCode : linalgCode;
+});
 const nativeFailures = readNativeStatus();
 for (const f of nativeFailures) {
   console.error(`[setup] ${requireNative ? 'ERROR' : 'WARNING'}: ${f.name}: native addon not built: ${f.reason}`);
@@ -220,6 +254,14 @@ if (code !== 0 || (requireNative && nativeFailures.length > 0)) {
 if (nativeFailures.length > 0) {
   console.warn('[setup] continuing in compatibility mode for those packages (set TENFERRO_REQUIRE_NATIVE=1 to make this an error).');
 }
+const linalgStatus = readStatus('linalg');
+if (linalgStatus?.ok === true && linalgStatus.dtypes !== undefined) {
+  const rest = estimateBuildSeconds(['linalg'], isaPaths('host'), cpuCount);
+  log(
+    `linalg was built for ${linalgStatus.dtypes} only${lifecycle === 'demo' ? ' (what the demo runs: a shorter first set-up)' : ''}: its other dtypes' jobs are refused (BadDtype). ` +
+      `\`node scripts/setup.mjs\` (or \`npm test\`) builds every dtype, about ${formatSeconds(rest)} here; TENFERRO_LINALG_DTYPES=all npm run demo builds them up front.`,
+  );
+}
 writeFileSync(join(root, '.tenferro-setup.json'), JSON.stringify({ pnpm, path: process.env.PATH, nodedir, isa: isaMode }, null, 2));
 const total = (Date.now() - setupStarted) / 1000;
 if (!quiet && total >= 5) {
@@ -231,14 +273,45 @@ if (!quiet && total >= 5) {
   log('ready');
 }
 
-/** A package's last native build time (native/build/status.json `seconds`), when recorded. */
-function nativeSeconds(p) {
+/** A package's native/build/status.json, when readable. */
+function readStatus(p) {
   try {
-    const seconds = JSON.parse(readFileSync(join(root, 'packages', p, 'native', 'build', 'status.json'), 'utf8')).seconds;
-    return typeof seconds === 'number' ? seconds : undefined;
+    return JSON.parse(readFileSync(join(root, 'packages', p, 'native', 'build', 'status.json'), 'utf8'));
   } catch {
     return undefined;
   }
+}
+
+/** A package's last native build time (native/build/status.json `seconds`), when recorded. */
+function nativeSeconds(p) {
+  const seconds = readStatus(p)?.seconds;
+  return typeof seconds === 'number' ? seconds : undefined;
+}
+
+/**
+ * linalg's native build, run by this script beside turbo (the comment at the top): its output is
+ * shown only when it fails (build-addon.mjs then says why, and status.json records it).
+ */
+function buildLinalg(childEnv) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [join(root, 'packages', 'linalg', 'scripts', 'build-native.mjs')], {
+      cwd: join(root, 'packages', 'linalg'),
+      env: childEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let text = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+    child.on('error', (error) => {
+      console.error(`[setup] failed to run linalg's native build: ${error.message}`);
+      resolvePromise(1);
+    });
+    child.on('close', (status, signal) => {
+      const failed = status !== 0 || signal !== null || readStatus('linalg')?.ok !== true;
+      if (failed && text.trim() !== '') process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+      resolvePromise(status ?? 1);
+    });
+  });
 }
 
 /**

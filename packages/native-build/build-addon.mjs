@@ -28,6 +28,8 @@ import { isaGypArgs } from './isa-paths.mjs';
  *   system library): a `reason` fails the build; `status` fields are recorded either way
  * @param {(binding: any) => object | void} o.verify  throws unless the loaded addon is right;
  *   returns extra status fields
+ * @param {string[]} [o.gypArgs]  gyp variables after the instruction-set ones (e.g. linalg's
+ *   -Dtenferro_linalg_f64_only=1 for `npm run demo`'s set-up, #39)
  */
 export function buildAddon(o) {
   const nativeDir = join(o.packageDir, 'native');
@@ -100,7 +102,7 @@ export function buildAddon(o) {
   } catch (error) {
     fail(error.message);
   }
-  args.push('--', ...isaArgs);
+  args.push('--', ...isaArgs, ...(o.gypArgs ?? []));
 
   const started = Date.now();
   const result = spawnSync(process.execPath, args, {
