@@ -214,7 +214,7 @@ if (toBuild.length > 0 && !quiet) {
   const estimate = estimateBuildSeconds(toBuild, isaPaths(isaMode), cpuCount, { linalgDtypes, linalgPaths: isaPaths(linalgMode) });
   log(
     `building ${toBuild.length} native addon${toBuild.length === 1 ? '' : 's'} (${toBuild.join(', ')}) for ${describeIsaPaths(isaMode)} ` +
-      `(TENFERRO_NATIVE_ISA=${isaMode}${buildMode !== isaMode ? `: the same paths as ${buildMode} here` : ''})${linalgNow && linalgDtypes === 'f64' ? ', linalg for f64 only (what the demo runs)' : ''} and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
+      `(TENFERRO_NATIVE_ISA=${isaMode}${buildMode !== isaMode ? `: the same paths as ${buildMode} here${linalgNow ? ', but for linalg' : ''}` : ''})${linalgNow && linalgDtypes === 'f64' ? ', linalg for f64 only (what the demo runs)' : ''} and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
       `(${cpuCount} CPU${cpuCount === 1 ? '' : 's'}, ${cpuModel}); later runs take seconds.`,
   );
 } else {
@@ -235,7 +235,7 @@ const code = await timed('build', async () => {
   // turbo builds every package but linalg's native addon (its TypeScript still: the second run),
   // while linalg's is built here beside it.
   const linalg = linalgNow ? buildLinalg({ ...env, TENFERRO_NATIVE_ISA: linalgMode, TENFERRO_LINALG_DTYPES: linalgDtypes }) : Promise.resolve(0);
-  const progress = natives.filter((p) => p !== 'linalg' || linalgNow);
+  const progress = natives.filter((p) => p !== 'linalg'); // buildLinalg says when linalg is done
   const [turboCode, linalgCode] = await Promise.all([runWithProgress(pnpm, [...turboArgs, '--filter=!@tenferro/linalg'], env, progress), linalg]);
   if (turboCode !== 0) return turboCode;
   const tsCode = await runWithProgress(pnpm, ['exec', 'turbo', 'run', 'build', '--filter=@tenferro/linalg', '--output-logs=errors-only', '--log-prefix=none'], env, []);
@@ -293,6 +293,7 @@ function nativeSeconds(p) {
  * shown only when it fails (build-addon.mjs then says why, and status.json records it).
  */
 function buildLinalg(childEnv) {
+  const started = Date.now();
   return new Promise((resolvePromise) => {
     const child = spawn(process.execPath, [join(root, 'packages', 'linalg', 'scripts', 'build-native.mjs')], {
       cwd: join(root, 'packages', 'linalg'),
@@ -309,6 +310,10 @@ function buildLinalg(childEnv) {
     child.on('close', (status, signal) => {
       const failed = status !== 0 || signal !== null || readStatus('linalg')?.ok !== true;
       if (failed && text.trim() !== '') process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
+      if (!failed && !quiet) {
+        const s = nativeSeconds('linalg');
+        process.stdout.write(`${tty ? '\r\x1b[2K' : ''}[setup]   native linalg done at ${formatSeconds((Date.now() - started) / 1000)}${s !== undefined ? ` (its build: ${formatSeconds(s)})` : ''}\n`);
+      }
       resolvePromise(status ?? 1);
     });
   });
