@@ -13,17 +13,18 @@ export const NATIVE_PACKAGES = ['os', 'provider-blas', 'provider-faer', 'provide
  * out (isa-paths.mjs `portable: false`: `best` on a CPU with AVX2 or AVX-512). linalg's `f64`: the
  * same for its f64-only build (TENFERRO_LINALG_DTYPES=f64, set-up under `npm run demo`).
  */
-// (linalg measured per translation unit with a timing g++ wrapper during a 2-job build, #39:
-// base = the baseline complex units — ops_c128.cc 75, ops_c128_wide.cc 47 (the complex<long double>
-// SVD retry, split out of ops_c128.cc, which took 135 alone), ops_c64.cc 84 — and addon/shapes/
-// dispatch 3; portable = baseline ops_f64.cc 66 + ops_f32.cc 60; avx2 = ops_f64.cc ~60 + ops_f32.cc
-// ~63. AVX-512 figures are estimates — this machine has no AVX-512.)
+// (linalg measured per translation unit with a timing g++ wrapper in a 2-job host build at 6e93520,
+// 424 CPU s in all, #39: base = the baseline complex units — ops_c128.cc 75, ops_c128_wide.cc 43
+// (c128's complex<long double> SVD retry, split out of ops_c128.cc, which took 135–146 alone),
+// ops_c64.cc 75 — and addon/shapes/dispatch 3; portable = baseline ops_f64.cc 44 + ops_f32.cc 51;
+// avx2 = ops_f64.cc 62 + ops_f32.cc 70; f64 only: the avx2 ops_f64.cc and the addon took 51 CPU s
+// alone. AVX-512 figures are estimates — this machine has no AVX-512.)
 const CPU_SECONDS = {
   os: { base: 6 },
   'provider-blas': { base: 8 },
   'provider-faer': { base: 26, avx2: 33, avx512: 35 },
   'provider-tprims': { base: 58, avx2: 52, avx512: 55 }, // at -O2 (c34f8cf): 110 CPU s for base + avx2, was 232
-  linalg: { base: 210, portable: 126, avx2: 123, avx512: 140, f64: { base: 3, portable: 66, avx2: 60, avx512: 70 } },
+  linalg: { base: 196, portable: 95, avx2: 132, avx512: 140, f64: { base: 3, portable: 44, avx2: 48, avx512: 55 } },
 };
 /** The TypeScript builds (tsgo) and turbo's own start, in wall seconds. */
 const TYPESCRIPT_SECONDS = 15;

@@ -1,8 +1,8 @@
 {
   # The sources are listed longest build first (make starts them in this order: the long complex
   # translation units do not end the build alone on one CPU, #39). c128's SVD retry in
-  # complex<long double> is its own unit (src/ops_c128_wide.cc: ops_c128.cc took 135 CPU s alone,
-  # now ~75 + ~45 side by side).
+  # complex<long double> is its own unit (src/ops_c128_wide.cc: ops_c128.cc took 135–146 CPU s
+  # alone, now 58–75 + ~45 side by side).
   # The kernels (src/ops_*.cc) are compiled once per instruction set into static libraries —
   # baseline (x86-64 SSE2, or arm64), and on x64 the real types (f32, f64) also for AVX2+FMA and
   # AVX-512 (complex types: baseline only for now, a third less build time) — each with Eigen renamed
@@ -15,11 +15,14 @@
   # tenferro_portable=0 (TENFERRO_NATIVE_ISA=best on a CPU with AVX2 or AVX-512, isa-paths.mjs, #39)
   # leaves the baseline f32/f64 units (src/ops_f32.cc, src/ops_f64.cc of tenferro_linalg_generic) out
   # when a vector library of the real types is built: a CPU that runs that library never runs them,
-  # and they are ~40 % of the baseline's compile time. It defines TFL_NO_GENERIC_REAL: src/dispatch.cc
-  # then refuses f32/f64 jobs with kBadDtype on a CPU that runs none of the built vector paths (or
-  # under TENFERRO_LINALG_ISA=generic), and info() reports them in dtypesNotBuilt and notBuilt.
+  # and they are a third of the baseline's compile time (95 of 288 CPU s). It defines
+  # TFL_NO_GENERIC_REAL: src/dispatch.cc then refuses f32/f64 jobs with kBadDtype on a CPU that runs
+  # none of the built vector paths (or under TENFERRO_LINALG_ISA=generic), and info() reports them
+  # in dtypesNotBuilt and notBuilt. With tenferro_linalg_f64_only=1 as well, the baseline library is
+  # empty and left out.
   # tenferro_linalg_f64_only=1 (-Dtenferro_linalg_f64_only=1; the sanitizer build of
-  # packages/native-build/asan.mjs, #39: the whole ASan build does not fit CI's time) compiles the
+  # packages/native-build/asan.mjs, #39: the whole ASan build does not fit CI's time; and
+  # TENFERRO_LINALG_DTYPES=f64 of scripts/build-native.mjs, `npm run demo`'s set-up) compiles the
   # f64 kernels only (src/ops_f64.cc) and defines TFL_F64_ONLY: src/dispatch.cc refuses f32, c64 and
   # c128 jobs with kBadDtype before anything is read or written, and info() reports them in
   # dtypesNotBuilt. The default (0) builds every dtype.
