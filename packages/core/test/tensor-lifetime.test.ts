@@ -307,7 +307,8 @@ describe('external memory reported to V8', () => {
   });
 
   it('a loop that drops small fresh tensors, never calling gc(), still gets them collected: the bulk count comes back down (#35)', async () => {
-    // 4,000 dropped 128×128 f64 tensors are 512 MiB; told in bulk, V8 collects them as they go.
+    // 4,000 dropped 128×128 f64 tensors are 512 MiB; told in bulk, V8 collects them as they go (the
+    // peak measured 131–138 MiB: the 32 MiB allowance plus V8's own cadence; never told, 512).
     const start = bulkExternalMemory().held;
     let most = 0;
     for (let i = 0; i < 4000; i++) {
@@ -317,7 +318,7 @@ describe('external memory reported to V8', () => {
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    expect(most).toBeLessThan(192 * 1024 * 1024);
+    expect(most).toBeLessThan(256 * 1024 * 1024);
   });
 
   it('storage tenferro allocates for the caller (zeros, fromArray, from of an unshared array) counts until it is collected, disposed or not (#35)', async () => {

@@ -44,15 +44,22 @@ function unreport(cell: StorageCell): void {
 
 /**
  * Storage below this size is reported in bulk (#37, #38): V8 is told only how far the total of
- * such storage alive exceeds {@link BULK_ALLOWANCE}. Told of every 32 KiB output, V8 ran a full
- * collection per ~10 MiB of them — one per ~300 calls of a 64×64 f64 loop that drops its outputs,
- * 1–3 ms each (5–7 µs per call, and an event-loop gap each time) — while the pool could have
- * lent far more. Larger storage is reported one by one: a few outputs are worth a collection, and
- * `fresh-output.ts`'s nudge is tuned against V8's cadence for them.
+ * such storage alive exceeds {@link BULK_ALLOWANCE}. Dropped storage comes home only through full
+ * collections (a minor one runs no finalizer), and on 2 CPUs each one cost a dropping loop of
+ * small outputs ~20–30 ms: its pauses, and V8's helper threads marking beside the kernels (four of
+ * them at ~10 % of a CPU each through a 128² f32 loop). Told of every 32 KiB output one by one, V8
+ * ran one per ~300 calls of a 64×64 f64 loop; counted in bulk with 32 MiB allowed, one per
+ * ~1,700 (a 128² f32 loop: per ~600). Larger storage is reported one by one: a few outputs are
+ * worth a collection, and `fresh-output.ts`'s nudge is tuned against V8's cadence for them.
  */
 const BULK_BELOW = 2 * 1024 * 1024;
-/** Small storage alive that V8 is not told of: what a loop dropping small outputs keeps in circulation before collections start. */
-const BULK_ALLOWANCE = 8 * 1024 * 1024;
+/**
+ * Small storage alive that V8 is not told of: what a loop dropping small outputs keeps in
+ * circulation before collections start (a third of the pool's default cap). 64 MiB halved the
+ * collections again at n ≤ 128 but made a 256² f64 dropping loop 20–30 % slower: its 512 KiB
+ * outputs then circulate through more than the last-level cache.
+ */
+const BULK_ALLOWANCE = 32 * 1024 * 1024;
 /** V8 is told in steps of this size (one native call per MiB of change, not per storage). */
 const BULK_STEP = 1024 * 1024;
 /** Bytes of small storage alive (reported kind: pooled, or allocated for the caller). */
