@@ -204,7 +204,7 @@ export function defineAddon<B extends object, I = undefined>(options: DefineAddo
   let cached: DefinedAddonLoad<B, I> | undefined;
   const label = o.label ?? o.packageName;
   const notBuiltWarning = (notBuilt: string) =>
-    `this CPU runs the ${notBuilt} path, which this build of the addon left out (TENFERRO_NATIVE_ISA=host on another machine, or a sanitizer build): rebuild it here (npm rebuild ${o.packageName}) for the faster kernels`;
+    `this CPU runs the ${notBuilt} path, which this build of the addon left out (TENFERRO_NATIVE_ISA=host or best on another machine, or a sanitizer build): rebuild it here (npm rebuild ${o.packageName}) for the faster kernels`;
 
   const load = (): DefinedAddonLoad<B, I> => {
     if (cached !== undefined) return cached;

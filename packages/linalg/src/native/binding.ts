@@ -13,7 +13,12 @@ export interface LinalgBinding {
     readonly notBuilt: string;
     /** Whether this CPU could run a path left out of this build (the kernels then run slower than they could). */
     readonly runsNotBuilt: boolean;
-    /** Only a reduced build (binding.gyp's tenferro_linalg_f64_only=1: the sanitizer build, #39) has it: the dtypes it left out ('f32,c64,c128'), whose jobs run() refuses with BadDtype. */
+    /**
+     * Only a reduced build has it: the dtypes it left out, whose jobs run() refuses with BadDtype —
+     * 'f32,c64,c128' for binding.gyp's tenferro_linalg_f64_only=1 (the sanitizer build and
+     * `npm run demo`'s set-up, #39), 'f32,f64' when a `best` build left the portable real kernels
+     * out and this CPU runs none of the vector paths built.
+     */
     readonly dtypesNotBuilt?: string;
     readonly descHeader: number;
     readonly maxBatchAxes: number;
