@@ -46,13 +46,25 @@ export const DEFAULT_PARALLEL_MIN_WORK = 200 * 200 * 200;
  * 0.83–0.86 ms in the median, against 0.54 / 0.60 ms on one lane.
  */
 export function fixedSplitMinWork(isaId: number, componentBytes: 4 | 8): number {
-  return isaId === 2 ? NARROW_PATH_MIN_WORK : defaultParallelMinWork(isaId, componentBytes);
+  if (isaId === 2) return NARROW_PATH_MIN_WORK;
+  if (isaId === 1) return NARROW_PATH_MIN_WORK / 2;
+  return defaultParallelMinWork(isaId, componentBytes);
 }
 
 /**
+ * The AVX2 path's dynamic split threshold: 150³. On the 2-vCPU AMD EPYC guest (AVX2, Linux 6.18)
+ * `bench/split.mjs 5 96,128,160,192,224 2 split,seq` (2026-12-05, medians ÷ OpenBLAS on 2 threads)
+ * measured split against one task: n = 160 f32 1.16 / 1.01, f64 1.23 / 0.88; n = 192 f32
+ * 1.13 / 0.90, f64 1.30 / 0.81; n = 224 f32 1.28 / 0.84, f64 1.48 / 0.88 — and at n = 128 f32
+ * 0.83 / 0.90, f64 0.85 / 0.83, n = 96 0.53–0.71 / 0.94–1.02. So from 150³ the call splits.
+ */
+const AVX2_MIN_WORK = 150 * 150 * 150;
+
+/**
  * The default `parallelMinWork` of ISA path `isaId` (0 portable, 1 avx2, 2 avx512f) for a dtype
- * whose real component takes `componentBytes`. AVX-512: `DEFAULT_PARALLEL_MIN_WORK`. AVX2: half of
- * 300³ (238³) for f32 and f64 alike. On a Zen 3 (avx2) f64 n = 256 on 2 threads ran 0.64 of
+ * whose real component takes `componentBytes`. AVX-512: `DEFAULT_PARALLEL_MIN_WORK`. AVX2:
+ * `AVX2_MIN_WORK` (150³) for f32 and f64 alike; until 2026-12-05 half of 300³ (238³), from the
+ * measurements that follow. On a Zen 3 (avx2) f64 n = 256 on 2 threads ran 0.64 of
  * OpenBLAS split against 0.49 as one task and f32 n = 256 0.60 against 0.63 (bench/split.mjs, best),
  * so f32 once split only from 300³; on the 2-vCPU AMD EPYC guest of #38 (avx2, a lane wakes
  * sooner) f32 n = 256 split ran 150 GFLOP/s against 89 as one task (1.05 against 0.65 of OpenBLAS,
@@ -62,7 +74,7 @@ export function fixedSplitMinWork(isaId: number, componentBytes: 4 | 8): number 
  */
 export function defaultParallelMinWork(isaId: number, componentBytes: 4 | 8): number {
   if (isaId === 2) return DEFAULT_PARALLEL_MIN_WORK;
-  if (isaId === 1) return NARROW_PATH_MIN_WORK / 2;
+  if (isaId === 1) return AVX2_MIN_WORK;
   return NARROW_PATH_MIN_WORK * Math.min(1, (8 / 64) * (8 / componentBytes));
 }
 

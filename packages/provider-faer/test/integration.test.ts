@@ -245,28 +245,32 @@ describe('partitioning', () => {
     }
   });
 
-  it('the default split threshold follows the ISA path and dtype: 200³ on AVX-512; on AVX2 300³/2 (238³) for f32 and f64', () => {
+  it('the default split threshold follows the ISA path and dtype: 200³ on AVX-512; on AVX2 150³ for f32 and f64', () => {
     expect(DEFAULT_PARALLEL_MIN_WORK).toBe(200 ** 3);
     expect(defaultParallelMinWork(2, 8)).toBe(DEFAULT_PARALLEL_MIN_WORK);
     expect(defaultParallelMinWork(2, 4)).toBe(DEFAULT_PARALLEL_MIN_WORK);
-    expect(defaultParallelMinWork(1, 4)).toBe(300 ** 3 / 2);
-    expect(defaultParallelMinWork(1, 8)).toBe(300 ** 3 / 2);
+    expect(defaultParallelMinWork(1, 4)).toBe(150 ** 3);
+    expect(defaultParallelMinWork(1, 8)).toBe(150 ** 3);
     expect(defaultParallelMinWork(0, 8)).toBe(300 ** 3 / 8);
     // A split into fixed parts (summed requests, batch ranges, large GEMMs) starts at 300³ on AVX-512.
     expect(fixedSplitMinWork(2, 8)).toBe(300 ** 3);
     expect(fixedSplitMinWork(2, 4)).toBe(300 ** 3);
-    expect(fixedSplitMinWork(1, 8)).toBe(defaultParallelMinWork(1, 8));
+    // ...and at 300³/2 (238³) on AVX2: every part waits for the latest lane.
+    expect(fixedSplitMinWork(1, 8)).toBe(300 ** 3 / 2);
+    expect(fixedSplitMinWork(1, 4)).toBe(300 ** 3 / 2);
     // On AVX-512, n = 224 and 256 split, n = 192 stays one task.
     const wide = { mr: 24, nr: 8 };
     expect(planParts({ m: 224, n: 224, k: 224, batch: [], dtype: 'f64' }, 2, wide, defaultParallelMinWork(2, 8))).toHaveLength(2);
     expect(planParts({ m: 256, n: 256, k: 256, batch: [], dtype: 'f32' }, 2, wide, defaultParallelMinWork(2, 4))).toHaveLength(2);
     expect(planParts({ m: 192, n: 192, k: 192, batch: [], dtype: 'f32' }, 2, wide, defaultParallelMinWork(2, 4))).toHaveLength(1);
-    // n = 256 on the avx2 path splits, f32 as f64; n = 192 stays one task.
+    // On the avx2 path n = 160 and up split, f32 as f64; n = 144 and below stay one task.
     const shape = { mr: 8, nr: 6 };
     expect(planParts({ m: 256, n: 256, k: 256, batch: [], dtype: 'f64' }, 2, shape, defaultParallelMinWork(1, 8))).toHaveLength(2);
     expect(planParts({ m: 256, n: 256, k: 256, batch: [], dtype: 'f32' }, 2, shape, defaultParallelMinWork(1, 4))).toHaveLength(2);
-    expect(planParts({ m: 192, n: 192, k: 192, batch: [], dtype: 'f32' }, 2, shape, defaultParallelMinWork(1, 4))).toHaveLength(1);
-    expect(planParts({ m: 192, n: 192, k: 192, batch: [], dtype: 'f64' }, 2, shape, defaultParallelMinWork(1, 8))).toHaveLength(1);
+    expect(planParts({ m: 160, n: 160, k: 160, batch: [], dtype: 'f32' }, 2, shape, defaultParallelMinWork(1, 4))).toHaveLength(2);
+    expect(planParts({ m: 160, n: 160, k: 160, batch: [], dtype: 'f64' }, 2, shape, defaultParallelMinWork(1, 8))).toHaveLength(2);
+    expect(planParts({ m: 144, n: 144, k: 144, batch: [], dtype: 'f32' }, 2, shape, defaultParallelMinWork(1, 4))).toHaveLength(1);
+    expect(planParts({ m: 128, n: 128, k: 128, batch: [], dtype: 'f64' }, 2, shape, defaultParallelMinWork(1, 8))).toHaveLength(1);
   });
 
   it('planParts: one task when small or one lane; batches, N or M otherwise', () => {
