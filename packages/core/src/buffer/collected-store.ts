@@ -4,11 +4,15 @@ import type { DType } from '../tensor/dtype.js';
 interface Run {
   readonly dtype: DType;
   readonly bytes: number;
-  readonly buffers: SharedArrayBuffer[];
-  /** When each buffer was last lent (the storage's `made` stamp), parallel to `buffers`. */
-  readonly made: number[];
-  /** `made` ascends (the most recently lent buffer last): false after an out-of-order add. */
+  /** Each buffer with when it was last lent (the storage's `made` stamp). */
+  readonly held: Held[];
+  /** `held` ascends by `made` (the most recently lent buffer last): false after an out-of-order add. */
   sorted: boolean;
+}
+
+interface Held {
+  readonly buffer: SharedArrayBuffer;
+  readonly made: number;
 }
 
 /** A buffer leaving the store by eviction. */
@@ -24,13 +28,7 @@ function keyOf(dtype: DType, bytes: number): string {
 /** Order a run's buffers by when they were last lent, the most recent last. */
 function sortRun(run: Run): void {
   if (run.sorted) return;
-  const order = run.made.map((_, i) => i).sort((x, y) => run.made[x]! - run.made[y]!);
-  const buffers = order.map((i) => run.buffers[i]!);
-  const made = order.map((i) => run.made[i]!);
-  for (let i = 0; i < order.length; i++) {
-    run.buffers[i] = buffers[i]!;
-    run.made[i] = made[i]!;
-  }
+  run.held.sort((x, y) => x.made - y.made);
   run.sorted = true;
 }
 
@@ -58,11 +56,10 @@ export class CollectedStore {
 
   /** Hold `buffer`, last lent at `made` (a stamp that grows with time; 0 when unknown). */
   add(dtype: DType, buffer: SharedArrayBuffer, made = 0): void {
-    const run = this.#touch(dtype, buffer.byteLength) ?? { dtype, bytes: buffer.byteLength, buffers: [], made: [], sorted: true };
+    const run = this.#touch(dtype, buffer.byteLength) ?? { dtype, bytes: buffer.byteLength, held: [], sorted: true };
     this.#runs.set(keyOf(dtype, run.bytes), run);
-    if (run.made.length > 0 && made < run.made[run.made.length - 1]!) run.sorted = false;
-    run.buffers.push(buffer);
-    run.made.push(made);
+    if (run.held.length > 0 && made < run.held[run.held.length - 1]!.made) run.sorted = false;
+    run.held.push({ buffer, made });
     this.#count += 1;
   }
 
@@ -79,9 +76,8 @@ export class CollectedStore {
   take(dtype: DType, bytes: number): SharedArrayBuffer {
     const run = this.#touch(dtype, bytes)!;
     sortRun(run);
-    run.made.pop();
-    const buffer = run.buffers.pop()!;
-    if (run.buffers.length > 0) this.#runs.set(keyOf(dtype, bytes), run); // now the most recent
+    const { buffer } = run.held.pop()!;
+    if (run.held.length > 0) this.#runs.set(keyOf(dtype, bytes), run); // now the most recent
     this.#count -= 1;
     return buffer;
   }
@@ -89,12 +85,12 @@ export class CollectedStore {
   /** How many held buffers of `dtype` have at least `bytes` bytes. */
   countFitting(dtype: DType, bytes: number): number {
     let n = 0;
-    for (const run of this.#runs.values()) if (run.dtype === dtype && run.bytes >= bytes) n += run.buffers.length;
+    for (const run of this.#runs.values()) if (run.dtype === dtype && run.bytes >= bytes) n += run.held.length;
     return n;
   }
 
   has(buffer: SharedArrayBuffer): boolean {
-    for (const run of this.#runs.values()) if (run.bytes === buffer.byteLength && run.buffers.includes(buffer)) return true;
+    for (const run of this.#runs.values()) if (run.bytes === buffer.byteLength && run.held.some((h) => h.buffer === buffer)) return true;
     return false;
   }
 
@@ -102,9 +98,8 @@ export class CollectedStore {
   evictOne(): Evicted | undefined {
     for (const [key, run] of this.#runs) {
       sortRun(run);
-      run.made.shift();
-      const buffer = run.buffers.shift()!;
-      if (run.buffers.length === 0) this.#runs.delete(key);
+      const { buffer } = run.held.shift()!;
+      if (run.held.length === 0) this.#runs.delete(key);
       this.#count -= 1;
       return { dtype: run.dtype, buffer };
     }
@@ -114,7 +109,7 @@ export class CollectedStore {
   /** Byte lengths of the held buffers of `dtype`, in no particular order. */
   sizes(dtype: DType): number[] {
     const out: number[] = [];
-    for (const run of this.#runs.values()) if (run.dtype === dtype) for (let i = 0; i < run.buffers.length; i++) out.push(run.bytes);
+    for (const run of this.#runs.values()) if (run.dtype === dtype) for (let i = 0; i < run.held.length; i++) out.push(run.bytes);
     return out;
   }
 
