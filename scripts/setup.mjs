@@ -186,20 +186,17 @@ stepTimes.push(['pnpm install', (Date.now() - installStarted) / 1000]);
 // status files (native/build/status.json, written when a package's build ends).
 const natives = NATIVE_PACKAGES.filter((p) => existsSync(join(root, 'packages', p, 'native', 'binding.gyp')));
 const built = (p) => {
-  try {
-    const status = JSON.parse(readFileSync(join(root, 'packages', p, 'native', 'build', 'status.json'), 'utf8'));
-    if (status.ok !== true || status.abi !== process.versions.modules) return false;
-    if (p === 'linalg' && linalgDirect) {
-      // A reduced build (dtypes) serves only a run that wants that reduction; a full build of
-      // every path this CPU runs (host, all) serves `best` too.
-      if (status.dtypes !== undefined && status.dtypes !== linalgDtypes) return false;
-      return status.isa === undefined || status.isa === linalgMode || (linalgMode === 'best' && status.dtypes === undefined && ['host', 'all'].includes(status.isa));
-    }
-    return status.dtypes === undefined && (status.isa === undefined || status.isa === buildMode);
-  } catch {
-    return false;
+  const status = readStatus(p);
+  if (status?.ok !== true || status.abi !== process.versions.modules) return false;
+  if (p === 'linalg' && linalgDirect) {
+    // A reduced build (dtypes) serves only a run that wants that reduction; a full build of
+    // every path this CPU runs (host, all) serves `best` too.
+    if (status.dtypes !== undefined && status.dtypes !== linalgDtypes) return false;
+    return status.isa === undefined || status.isa === linalgMode || (linalgMode === 'best' && status.dtypes === undefined && ['host', 'all'].includes(status.isa));
   }
+  return status.dtypes === undefined && (status.isa === undefined || status.isa === buildMode);
 };
+
 // `best` builds the same paths as `host` on a CPU with AVX2 and without AVX-512: the build then
 // says `host`, so that `npm run demo` and `npm test` share one build (turbo's key and status.json).
 const samePaths = (a, b) => a.avx2 === b.avx2 && a.avx512 === b.avx512;
