@@ -22,7 +22,10 @@
 //     ÷ the phase's wall time: the main thread, tenferro's helper threads (a thread named
 //     `tf-*`), the engine workers (`backend.census()`), and every other thread that appeared with
 //     the backend (a provider's runtime threads, e.g. OpenBLAS helpers, which may spin after a call).
-// onnxruntime-node's MatMul runs beside, the same way, when bench/peers is installed.
+// onnxruntime-node's MatMul runs beside, the same way, when bench/peers is installed. So does a
+// control with no tenferro in it: worker_threads that busy-loop as long as tenferro's calls took
+// (f64, per n and thread count) — the gaps any worker_thread offload sees on this machine, from
+// V8's own collector and helper threads and the kernel scheduler.
 import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -79,7 +82,20 @@ async function child(cfg) {
   let op;
   let close = async () => undefined;
   let census = () => undefined;
-  if (peer === 'onnxruntime') {
+  if (peer === 'control') {
+    // No tenferro: `threads` worker_threads that each busy-loop for `callMs` per call, the
+    // tenferro stream's mean call time — the floor any worker_thread offload has on this machine.
+    const { Worker } = await import('node:worker_threads');
+    const spin = `const { parentPort } = require('node:worker_threads');
+      parentPort.on('message', (ms) => { const end = performance.now() + ms; while (performance.now() < end); parentPort.postMessage(0); });`;
+    const workers = Array.from({ length: threads }, () => new Worker(spin, { eval: true }));
+    const one = (w) => new Promise((r) => {
+      w.once('message', r);
+      w.postMessage(cfg.callMs);
+    });
+    op = () => Promise.all(workers.map(one));
+    close = () => Promise.all(workers.map((w) => w.terminate()));
+  } else if (peer === 'onnxruntime') {
     const { loadOrt, ortMatmul } = await import(pathToFileURL(`${tree}/bench/peers/onnx-matmul.mjs`).href);
     const ort = loadOrt();
     const r = await ortMatmul(ort, dtype, [], n, threads);
@@ -108,7 +124,11 @@ async function child(cfg) {
   });
   obs.observe({ entryTypes: ['gc'] });
   const eld = monitorEventLoopDelay({ resolution: 1 });
-  const gaps = [];
+  // The heartbeat keeps no per-beat garbage (a beat is ~1 µs: an array of every gap would grow to
+  // millions of entries and its own collections would show as gaps): a histogram of 10 µs bins.
+  const bins = new Float64Array(10_001);
+  let beats = 0;
+  let longestGap = 0;
   const long = [];
   let beating = true;
   let last = performance.now();
@@ -116,12 +136,14 @@ async function child(cfg) {
   const beat = () => {
     const t = performance.now();
     const gap = t - last;
-    gaps.push(gap);
+    bins[Math.min(10_000, Math.floor(gap * 100))]++;
+    beats++;
+    if (gap > longestGap) longestGap = gap;
     if (gap > 2) {
       const wait = main.read()[1];
       long.push({ at: last, gap, runQueueMs: (wait - lastWait) / 1e6 });
       lastWait = wait;
-    } else if ((gaps.length & 63) === 0) lastWait = main.read()[1];
+    } else if ((beats & 63) === 0) lastWait = main.read()[1];
     last = t;
     if (beating) setImmediate(beat);
   };
@@ -138,8 +160,10 @@ async function child(cfg) {
   await new Promise((r) => setTimeout(r, 20));
   obs.disconnect();
   for (const g of long) g.gc = gcs.some(([s, e]) => s < g.at + g.gap && e > g.at);
-  const sorted = [...gaps].sort((x, y) => x - y);
-  const q = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? 0;
+  const q = (p) => {
+    for (let i = 0, seen = 0; i < bins.length; i++) if ((seen += bins[i]) >= p * beats) return i / 100;
+    return longestGap;
+  };
   const longest = long.reduce((m, g) => (g.gap > (m?.gap ?? 0) ? g : m), undefined);
   const gcMax = gcs.reduce((m, [s, e]) => Math.max(m, e - s), 0);
 
@@ -173,7 +197,7 @@ async function child(cfg) {
     `${JSON.stringify({
       calls: callsA,
       p99: q(0.99),
-      longest: longest?.gap ?? sorted.at(-1) ?? 0,
+      longest: longestGap,
       longestRunQueue: longest?.runQueueMs ?? 0,
       longestGc: longest?.gc ?? false,
       over5: long.filter((g) => g.gap > 5).length,
@@ -215,14 +239,19 @@ async function parent() {
         if (dtype !== 'f64' && n < 512) continue;
         for (const kind of kinds) streams.push({ peer: 'tenferro', kind, n, threads, dtype });
         if (ortInstalled && dtype === 'f64') streams.push({ peer: 'onnxruntime', kind: 'onnxruntime', n, threads, dtype });
+        if (dtype === 'f64') streams.push({ peer: 'control', kind: 'control', n, threads, dtype });
       }
   const rows = [];
   let round = 0;
   for (const s of streams) {
     const order = round++ % 2 === 0 ? trees : [...trees].reverse();
     for (const [label, tree] of order) {
-      if (s.peer === 'onnxruntime' && label === 'base') continue;
-      const cfg = { ...s, tree, seconds };
+      if (s.peer !== 'tenferro' && label === 'base') continue;
+      // The control's calls last as long as this tree's tenferro calls of the same n and threads did.
+      const mates = rows.filter((r) => r.peer === 'tenferro' && r.tree === 'this' && r.n === s.n && r.threads === s.threads && r.dtype === s.dtype);
+      const callMs = mates.reduce((sum, r) => sum + (seconds * 1000) / r.calls, 0) / Math.max(1, mates.length);
+      if (s.peer === 'control' && mates.length === 0) continue;
+      const cfg = { ...s, tree, seconds, callMs };
       const r = spawnSync(process.execPath, [...nodeFlags, fileURLToPath(import.meta.url), '--child', JSON.stringify(cfg)], {
         encoding: 'utf8',
         maxBuffer: 64 << 20,
