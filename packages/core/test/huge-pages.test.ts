@@ -109,7 +109,20 @@ describe('huge pages back a 16 MiB pooled buffer', () => {
   });
 });
 
-describe('collection nudges back off while they bring nothing home (#38)', () => {
+describe('collection nudges (#38)', () => {
+  it('report their pressure to V8 at the next event-loop turn, once for several asks: never in front of the kernel of the operation that asked', async () => {
+    const { nudgeCollection, pressureReports } = await import('../src/tensor/tensor-storage.js');
+    const before = pressureReports();
+    nudgeCollection();
+    nudgeCollection();
+    expect(pressureReports()).toBe(before);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pressureReports()).toBe(before + 1);
+    nudgeCollection();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pressureReports()).toBe(before + 2);
+  });
+
   it('doubles the distance after each futile nudge, up to 4×, and resets once storage came back by collection', async () => {
     const { BufferPool } = await import('../src/buffer/buffer-pool.js');
     const { PoolLimit } = await import('../src/buffer/pool-limit.js');
