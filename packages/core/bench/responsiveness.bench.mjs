@@ -2,7 +2,7 @@
 // Does the event loop stay free while tenferro computes, and how much CPU do tenferro's own
 // non-worker threads take meanwhile (#37)?
 //
-//   node bench/responsiveness.bench.mjs [--base <built checkout>] [--quick] [--json] [--seconds 1.5]
+//   node bench/responsiveness.bench.mjs [--base <built checkout>] [--quick] [--json] [--seconds 1.5] [--warmup 0.3]
 //       [--kinds faer,blas] [--sizes 64,256,512,1024] [--threads 1,2] [--dtypes f64,f32] [--trace-gc]
 //       [--this <built checkout>]
 //
@@ -112,9 +112,11 @@ async function child(cfg) {
     close = () => backend.close();
     census = () => backend.census();
   }
-  // Warm-up: three calls, then 0.3 s for the moving averages and the JIT.
+  // Warm-up: three calls, then `--warmup` seconds (0.3) for the moving averages and the JIT. V8
+  // still compiles tenferro's hot path on its helper threads for a few seconds after that: with 3 s
+  // the longest gaps of faer/blas n = 256 on 1 thread fell from 10–25 ms to 5–9 ms (2-vCPU Xeon).
   for (let i = 0; i < 3; i++) await op();
-  for (const end = performance.now() + 300; performance.now() < end; ) await op();
+  for (const end = performance.now() + cfg.warmup * 1000; performance.now() < end; ) await op();
 
   // Phase A: heartbeat.
   const main = schedstatReader(process.pid);
@@ -219,6 +221,7 @@ async function parent() {
   const json = args.includes('--json');
   const base = arg('--base') === undefined ? undefined : resolve(arg('--base'));
   const seconds = Number(arg('--seconds') ?? (quick ? 0.6 : 1.5));
+  const warmup = Number(arg('--warmup') ?? 0.3);
   const list = (name, dflt) => (arg(name) ?? dflt).split(',');
   const kinds = list('--kinds', 'faer,blas');
   const sizes = list('--sizes', quick ? '64,512,1024' : '64,256,512,1024').map(Number);
@@ -251,7 +254,7 @@ async function parent() {
       const mates = rows.filter((r) => r.peer === 'tenferro' && r.tree === 'this' && r.n === s.n && r.threads === s.threads && r.dtype === s.dtype);
       const callMs = mates.reduce((sum, r) => sum + (seconds * 1000) / r.calls, 0) / Math.max(1, mates.length);
       if (s.peer === 'control' && mates.length === 0) continue;
-      const cfg = { ...s, tree, seconds, callMs };
+      const cfg = { ...s, tree, seconds, warmup, callMs };
       const r = spawnSync(process.execPath, [...nodeFlags, fileURLToPath(import.meta.url), '--child', JSON.stringify(cfg)], {
         encoding: 'utf8',
         maxBuffer: 64 << 20,
