@@ -139,7 +139,7 @@ export function pressureReports(): number {
 export function nudgeCollection(): void {
   if (nudgeQueued) return;
   nudgeQueued = true;
-  setImmediate(reportPressure);
+  setImmediate(reportPressure).unref(); // never what keeps a finished program alive
 }
 
 function reportPressure(): void {
