@@ -7,15 +7,26 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CpuBackend, Tensor, discoverCpuTopology, processArbiter } from '../src/index.js';
 import { EngineWorkerPool } from '../src/runtime/workers/engine-worker-pool.js';
-import { kernel, until } from './helpers.js';
+import { gate, kernel, until } from './helpers.js';
 
 const noop = kernel('noop');
+const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
 const linux = process.platform === 'linux';
 
 /** The scheduler state of thread `tid` of this process ('R' running or runnable, 'S' asleep, …). */
 function threadState(tid: number): string {
   const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+}
+
+/**
+ * Resolves once thread `tid` is seen asleep on 2,000 reads in a row, one event-loop turn apart
+ * (tens of milliseconds). A parked worker stays asleep; a spinning one is running or runnable but
+ * for a few milliseconds now and then (a collection of its heap waits for V8's helper threads).
+ */
+async function asleep(tid: number): Promise<void> {
+  let inRow = 0;
+  await until(() => (inRow = threadState(tid) === 'S' ? inRow + 1 : 0) >= 2_000);
 }
 
 afterEach(() => {
@@ -32,10 +43,28 @@ describe.skipIf(!linux)('a worker spinning for its next task', () => {
       // After its task the worker spins for 60 s (yielding now and then: running or runnable).
       await until(() => threadState(worker!.tid) === 'R');
       pool.parkSpinning();
-      await until(() => threadState(worker!.tid) === 'S');
+      await asleep(worker!.tid);
       // Parked, it still takes the next task.
       await pool.runOn(0, noop, undefined, 'test');
       expect(threadState(worker!.tid)).not.toBe('Z');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('sleeps after its task when the park was asked while the task ran (before its spin began)', { timeout: 20_000 }, async () => {
+    const pool = await EngineWorkerPool.create({ cpus: undefined, workerCount: 1, spinMicros: { lane0: 60_000_000, others: 60_000_000 } });
+    try {
+      const [worker] = pool.observations();
+      const g = gate();
+      const held = pool.runOn(0, holdUntil, g.payload, 'test');
+      await g.whenEntered();
+      pool.parkSpinning();
+      g.open();
+      expect(await held).toBe(true);
+      // A spin that took the park as its starting point would last 60 s, past the test's timeout.
+      await asleep(worker!.tid);
+      await pool.runOn(0, noop, undefined, 'test');
     } finally {
       await pool.close();
     }

@@ -182,18 +182,19 @@ async function serve(tid: number): Promise<never> {
   /** A spin for the next task is due (after a task), or the current one ends then (0n: none). */
   let spinFresh = true;
   let spinUntil = 0n;
-  /** `EngineState.PARK` as the spin began: a change ends the spin (the engine waits for CPUs another execution holds). */
-  let parkSeen = 0;
+  /**
+   * `EngineState.PARK` as the last task was taken: a change ends the spin that follows it (the engine
+   * waits for CPUs another execution holds). Read when the task is taken, not when the spin begins, so
+   * that a park asked while the task ran or its answer was on its way is not missed.
+   */
+  let parkSeen = Atomics.load(engineState, EngineState.PARK);
   for (;;) {
     // Spin briefly for back-to-back tasks, then sleep. When the main thread shares this CPU the
     // spin yields it every few checks, so that it runs at once; on a CPU of our own only now and
     // then (it may have moved here unseen): a system call just before a kernel slows the kernel.
     // Ids to forget that ring the bell during the spin do not end it.
     if (spinNs > 0n && (spinFresh || spinUntil !== 0n) && Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
-      if (spinFresh) {
-        spinUntil = process.hrtime.bigint() + spinNs;
-        parkSeen = Atomics.load(engineState, EngineState.PARK);
-      }
+      if (spinFresh) spinUntil = process.hrtime.bigint() + spinNs;
       spinFresh = false;
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === bell; i++) {
         if ((i & 63) === 0) {
@@ -223,6 +224,7 @@ async function serve(tid: number): Promise<never> {
     if (posted === seen) continue; // the bell rang for ids to forget only
     seen = posted;
     spinFresh = true;
+    parkSeen = Atomics.load(engineState, EngineState.PARK);
     const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
     const timed = (taskFlags & TaskFlag.TIMED) !== 0;
     if (timed) times[0] = Number(process.hrtime.bigint());
