@@ -18,13 +18,16 @@ export const NATIVE_PACKAGES = ['os', 'provider-blas', 'provider-faer', 'provide
 // (c128's complex<long double> SVD retry, split out of ops_c128.cc, which took 135–146 alone),
 // ops_c64.cc 75 — and addon/shapes/dispatch 3; portable = baseline ops_f64.cc 44 + ops_f32.cc 51;
 // avx2 = ops_f64.cc 62 + ops_f32.cc 70; f64 only: the avx2 ops_f64.cc and the addon took 51 CPU s
-// alone. AVX-512 figures are estimates — this machine has no AVX-512.)
+// alone. AVX-512 figures are estimates — this machine has no AVX-512. Since then (2-vCPU Xeon,
+// AVX-512, the same wrapper): ops_c128_wide.cc's retry instantiates JacobiSVD alone, 53 → 9 CPU s;
+// the AVX-512 units leave svd and eig to the AVX2 ones where both are built (binding.gyp), 114 →
+// 35 CPU s for f32 + f64 — `avx512BesideAvx2`.)
 const CPU_SECONDS = {
   os: { base: 6 },
   'provider-blas': { base: 8 },
   'provider-faer': { base: 26, avx2: 33, avx512: 35 },
   'provider-tprims': { base: 58, avx2: 52, avx512: 55 }, // at -O2 (c34f8cf): 110 CPU s for base + avx2, was 232
-  linalg: { base: 196, portable: 95, avx2: 132, avx512: 140, f64: { base: 3, portable: 44, avx2: 48, avx512: 55 } },
+  linalg: { base: 163, portable: 95, avx2: 132, avx512: 140, avx512BesideAvx2: 35, f64: { base: 3, portable: 44, avx2: 48, avx512: 55, avx512BesideAvx2: 17 } },
 };
 /** The TypeScript builds (tsgo) and turbo's own start, in wall seconds. */
 const TYPESCRIPT_SECONDS = 15;
@@ -42,7 +45,8 @@ export function estimateBuildSeconds(packages, paths, cpuCount, options = {}) {
     if (c === undefined) continue;
     const q = p === 'linalg' ? (options.linalgPaths ?? paths) : paths;
     if (p === 'linalg' && options.linalgDtypes === 'f64') c = c.f64;
-    cpu += c.base + (q.portable === false ? 0 : (c.portable ?? 0)) + (q.avx2 ? (c.avx2 ?? 0) : 0) + (q.avx512 ? (c.avx512 ?? 0) : 0);
+    const avx512 = q.avx2 ? (c.avx512BesideAvx2 ?? c.avx512) : c.avx512;
+    cpu += c.base + (q.portable === false ? 0 : (c.portable ?? 0)) + (q.avx2 ? (c.avx2 ?? 0) : 0) + (q.avx512 ? (avx512 ?? 0) : 0);
   }
   // make runs 2 jobs per package and five packages build at once: at most 10 compilers in parallel.
   return cpu / Math.max(1, Math.min(cpuCount, 10)) + TYPESCRIPT_SECONDS;

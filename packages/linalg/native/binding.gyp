@@ -2,13 +2,17 @@
   # The sources are listed longest build first (make starts them in this order: the long complex
   # translation units do not end the build alone on one CPU, #39). c128's SVD retry in
   # complex<long double> is its own unit (src/ops_c128_wide.cc: ops_c128.cc took 135–146 CPU s
-  # alone, now 58–75 + ~45 side by side).
+  # alone, then 58–75 + ~45 side by side; the retry now instantiates JacobiSVD alone, ~10 s).
   # The kernels (src/ops_*.cc) are compiled once per instruction set into static libraries —
   # baseline (x86-64 SSE2, or arm64), and on x64 the real types (f32, f64) also for AVX2+FMA and
   # AVX-512 (complex types: baseline only for now, a third less build time) — each with Eigen renamed
   # (-DEigen=tfl_eigen_<isa>) so that no inline function compiled for one set can replace another's
   # at link time; src/dispatch.cc picks one per process. Sanitizer builds (CXXFLAGS with -fsanitize,
   # packages/native-build/asan.mjs) compile the baseline only: the same source, a third of the build.
+  # Where both vector libraries are built, the AVX-512 one leaves svd and eig out
+  # (TFL_SVD_EIG_ON_AVX2; dispatch.cc runs those jobs on the AVX2 kernels, TFL_AVX512_SVD_EIG_ON_AVX2):
+  # Eigen's BDCSVD and EigenSolver are ~70 % of a real unit's compile time (f64 at AVX-512: 50 CPU s,
+  # 18 without them), and at n = 512 the AVX2 build runs them within 3–7 % of the AVX-512 one.
   # tenferro_avx512=0 / tenferro_avx2=0 (node-gyp rebuild -- -Dtenferro_avx512=0; @tenferro/native-build
   # passes them from TENFERRO_NATIVE_ISA: `host` on a CPU without AVX-512, `best` on one with it,
   # packages/native-build/isa-paths.mjs) leave the AVX-512 or AVX2 library out.
@@ -74,6 +78,9 @@
         }, {
           "defines": ["TENFERRO_NO_AVX512"]
         }],
+        ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx512==1 and tenferro_avx2==1", {
+          "defines": ["TFL_AVX512_SVD_EIG_ON_AVX2"]
+        }],
         ["target_arch=='x64' and tfl_isas=='all' and tenferro_portable==0 and (tenferro_avx2==1 or tenferro_avx512==1)", {
           "defines": ["TFL_NO_GENERIC_REAL"]
         }],
@@ -128,6 +135,9 @@
           "conditions": [
             ["tenferro_linalg_f64_only==1", {
               "sources!": ["src/ops_f32.cc"]
+            }],
+            ["tenferro_avx2==1", {
+              "defines": ["TFL_SVD_EIG_ON_AVX2"]
             }]
           ],
           "cflags": ["-mavx512f", "-mavx512dq", "-mavx512bw", "-mavx512vl", "-mavx2", "-mfma", "-Wno-maybe-uninitialized"]

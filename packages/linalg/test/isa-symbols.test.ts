@@ -35,7 +35,9 @@ describe.skipIf(!hasNm || perIsa.length === 0)('instruction-set objects', () => 
     const shared = (a: Set<string>, b: Set<string>) => [...a].filter((s) => b.has(s));
     const objects = perIsa.map((t) => [t, weakSymbols(t)] as const);
     for (const [target, symbols] of objects) {
-      expect(symbols.size, target).toBeGreaterThan(100); // Eigen's templates are there, under their own namespace
+      // Eigen's templates are there, under their own namespace (the AVX-512 objects hold ~90 where the
+      // AVX2 ones are built too: svd and eig run on those, binding.gyp).
+      expect(symbols.size, target).toBeGreaterThan(50);
       expect(shared(symbols, baseline), target).toEqual([]);
     }
     if (objects.length === 2) expect(shared(objects[0]![1], objects[1]![1])).toEqual([]);

@@ -93,7 +93,7 @@ static inline void wake(int32_t* sync) {
 template <typename S>
 struct Runner;
 // c128's SVD retry in complex<long double> (Runner::svd), compiled in its own translation unit
-// (ops_c128_wide.cc, #39: a third of ops_c128.cc's build, now beside it on the other CPU).
+// (ops_c128_wide.cc, #39: it compiles beside ops_c128.cc on the other CPU; a JacobiSVD only, ~10 s).
 void svd_c128_wide(Runner<std::complex<double>>& r, int64_t b, const Eigen::Matrix<std::complex<double>, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>& a);
 
 template <typename S>
@@ -136,9 +136,15 @@ struct Runner {
         case kLu: lu(b, true); break;
         case kSolve: solve(b); break;
         case kQr: qr(b); break;
+#if defined(TFL_SVD_EIG_ON_AVX2)
+        // Not compiled here: dispatch.cc runs these jobs on the AVX2 kernels (binding.gyp).
+        case kSvd:
+        case kEig: trim_scratch(); return kBadOp;
+#else
         case kSvd: svd(b); break;
-        case kEigh: eigh(b); break;
         case kEig: eig(b); break;
+#endif
+        case kEigh: eigh(b); break;
         case kLuFullPivot: lu_full(b); break;
         default: trim_scratch(); return kBadOp;
       }
@@ -641,7 +647,10 @@ struct Runner {
     const bool vec = (j.flags & kFlagVectors) != 0, full = (j.flags & kFlagFull) != 0;
     WMat a = a0.template cast<W>();
     int opts = (vec || verify) ? (full ? (Eigen::ComputeFullU | Eigen::ComputeFullV) : (Eigen::ComputeThinU | Eigen::ComputeThinV)) : 0;
-    Eigen::BDCSVD<WMat> f(a, opts);
+    // A retry in a wider type (W ≠ S) only ever factors fewer than kJacobiColumns columns, which
+    // BDCSVD hands to JacobiSVD as it is: JacobiSVD directly, the same factorisation without
+    // BDCSVD's divide-and-conquer instantiated for W (#39: build time).
+    std::conditional_t<std::is_same_v<W, S>, Eigen::BDCSVD<WMat>, Eigen::JacobiSVD<WMat>> f(a, opts);
     if (f.info() != Eigen::Success) {
       if (verify) return false;
       j.info[b] = 1;

@@ -2,10 +2,9 @@
 // ops.h; one translation unit per scalar type: Eigen's templates compile in parallel).
 #include "ops.h"
 
-// The complex<double> SVD that c64's wide retry factors in (ops.h, svd) is compiled once, in
-// ops_c128.cc, where c128's own SVD instantiates it: this file only refers to it (#39: a third of
+// The complex<double> JacobiSVD that c64's wide retry factors in (ops.h, svd_in) is compiled once,
+// in ops_c128.cc, where c128's own SVD instantiates it: this file only refers to it (#39: a third of
 // this translation unit's build time).
-extern template class Eigen::BDCSVD<Eigen::Matrix<std::complex<double>, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>>;
 extern template class Eigen::JacobiSVD<Eigen::Matrix<std::complex<double>, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>>;
 
 namespace tfl {
