@@ -25,8 +25,10 @@
 // comes first: every child runs with LD_PRELOAD=$(gcc -print-file-name=libasan.so). Node itself
 // leaks at exit by design, so ASAN_OPTIONS has detect_leaks=0.
 //
-//   node packages/native-build/asan.mjs [--count N] [--skip-build] [--only KEY[,KEY…]]   (keys: os faer blas linalg tprims)
-//   (--count: the fuzz cases of every addon; default 20,000, linalg 5,000)
+//   node packages/native-build/asan.mjs [--count N] [--skip-build | --build-only] [--only KEY[,KEY…]]   (keys: os faer blas linalg tprims)
+//   (--count: the fuzz cases of every addon; default 20,000, linalg 5,000; --build-only: the builds
+//   and nothing else — scripts/test-all.mjs runs them in the background while the tiers before the
+//   sanitizer tier run, then this script with --skip-build)
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -44,6 +46,7 @@ const opt = (name, fallback) => {
 const countArg = opt('count', undefined);
 const only = opt('only', undefined);
 const skipBuild = argv.includes('--skip-build');
+const buildOnly = argv.includes('--build-only');
 
 const ADDONS = [
   { key: 'os', dir: 'packages/os', file: 'tenferro_os.node', copy: ['binding.gyp', 'src'] },
@@ -225,6 +228,7 @@ async function pipeline(a) {
   if (!(skipBuild && existsSync(a.addon))) {
     if (!(await stepAsync(`build ${a.key} with -fsanitize=address,undefined`, () => build(a)))) return;
   }
+  if (buildOnly) return;
   // The build really is instrumented (and links the sanitizer runtimes), or the runs prove nothing.
   const instrumented = step(`${a.key}: the build is instrumented (ASan and UBSan calls, libasan and libubsan linked)`, () => {
     const symbols = spawnSync('nm', ['-D', '--undefined-only', a.addon], { encoding: 'utf8' }).stdout ?? '';
@@ -240,7 +244,7 @@ const lane = async () => {
 const lanesStarted = Date.now();
 await Promise.all([lane(), lane()]);
 console.log(`test:asan: builds and runs took ${((Date.now() - lanesStarted) / 1000).toFixed(1)} s of wall time in two lanes`);
-for (const [label, fn] of alone) await stepAsync(label, fn);
+if (!buildOnly) for (const [label, fn] of alone) await stepAsync(label, fn);
 finish();
 
 function finish() {
