@@ -216,7 +216,7 @@ async function runPackage(pkg, tier, buffered) {
  * and its builds are not current: `asan.mjs --build-only` under SCHED_IDLE (`chrt --idle 0`, else
  * nice 19), so that the compilers take only the CPU time the tiers before leave idle — a test
  * process that wakes takes its CPU back at once — and the sanitizer tier then mostly runs. Resolves
- * to { text, code, ms }; undefined when not started.
+ * to { text, code, ms, chrt }; undefined when not started.
  */
 function startAsanBuilds() {
   const at = tiers.indexOf('sanitizer');
@@ -261,10 +261,13 @@ async function sanitizer() {
       console.log(`test-all: asan.mjs --build-only exited ${built.code} with no failed step — counted as 1 failed`);
       failed += 1;
     }
-    if (built.code !== 0) return;
   }
   const args = [join(root, 'packages', 'native-build', 'asan.mjs'), '--only', keys.join(',')];
-  if (asanBuildsCurrent(keys)) {
+  if (asanInBackground !== undefined) {
+    // Each addon the background built is reused; one whose build failed (its addon missing) is built
+    // again here and reported again.
+    args.push('--skip-build');
+  } else if (asanBuildsCurrent(keys)) {
     args.push('--skip-build');
     console.log('test-all: the ASan builds are newer than their native sources: reused (--skip-build)');
   }
