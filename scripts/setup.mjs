@@ -259,7 +259,9 @@ if (linalgStatus?.ok === true && linalgStatus.dtypes !== undefined) {
       `\`node scripts/setup.mjs\` (or \`npm test\`) builds every dtype, about ${formatSeconds(rest)} here; TENFERRO_LINALG_DTYPES=all npm run demo builds them up front.`,
   );
 }
-writeFileSync(join(root, '.tenferro-setup.json'), JSON.stringify({ pnpm, path: process.env.PATH, nodedir, isa: isaMode }, null, 2));
+// buildIsa: the TENFERRO_NATIVE_ISA turbo ran with (part of its cache key): scripts/test-all.mjs runs
+// turbo with the same one, or every native package would be built again (`all` when unset).
+writeFileSync(join(root, '.tenferro-setup.json'), JSON.stringify({ pnpm, path: process.env.PATH, nodedir, isa: isaMode, buildIsa: buildMode }, null, 2));
 const total = (Date.now() - setupStarted) / 1000;
 if (!quiet && total >= 5) {
   const steps = stepTimes.filter(([, t]) => t >= 0.5).map(([name, t]) => `${name} ${formatSeconds(t)}`);
