@@ -45,10 +45,16 @@ function startChild(job: Record<string, unknown>, machine: string | undefined): 
   let stderr = '';
   proc.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  // 'close', not 'exit': 'exit' may come before the child's last stdout chunk is read (under load
+  // the result line was missing, JSON.parse threw in the handler and the test hung to its timeout).
   const done = new Promise<Record<string, unknown>>((resolve, reject) => {
-    proc.once('exit', (code, signal) => {
-      if (code !== 0) reject(new Error(`child ${String(job.id)} failed (${code ?? signal}): ${stderr}`));
-      else resolve(JSON.parse(stdout.trim().split('\n').pop()!));
+    proc.once('close', (code, signal) => {
+      if (code !== 0) return reject(new Error(`child ${String(job.id)} failed (${code ?? signal}): ${stderr}`));
+      try {
+        resolve(JSON.parse(stdout.trim().split('\n').pop()!));
+      } catch (e) {
+        reject(new Error(`child ${String(job.id)} printed no result (${String(e)}): stdout ${JSON.stringify(stdout)}, stderr ${stderr}`));
+      }
     });
   });
   return { proc, done };
