@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { CpuBackend, DIAGNOSTICS_CHANNELS, Tensor, discoverCpuTopology, type TaskEvent } from '../src/index.js';
+import { EventLoopTurns, SYNC_ANSWER_BUDGET, TURN_BUDGET_NS } from '../src/runtime/workers/event-loop-turns.js';
+import { LANE_PARK_NS, lanePollNs } from '../src/runtime/workers/engine-worker.js';
 import { gate, kernel, until } from './helpers.js';
 
 const noop = kernel('noop');
@@ -161,5 +163,56 @@ describe('the main thread never blocks in Atomics.wait', () => {
     } finally {
       await b.close();
     }
+  });
+});
+
+describe('the run of answers without a turn is timed to the answer, not to the post', () => {
+  // The rule itself (engine-worker.ts keeps one per isolate), on a clock of our own: a poll that
+  // yields its CPU to a lane sharing it can see the answer a whole scheduler slice after the post.
+  const us = (n: number) => BigInt(n) * 1000n;
+
+  it('an answer seen 900 µs into the run waits for a turn, though its task was posted 100 µs in', () => {
+    const turns = new EventLoopTurns();
+    turns.taken(0n);
+    turns.answered(0n);
+    expect(turns.due(us(50), us(500))).toBe(false);
+    turns.answered(us(500));
+    expect(turns.due(us(520), us(900))).toBe(true);
+    expect(TURN_BUDGET_NS).toBe(us(750));
+  });
+
+  it('a post long after the last answer starts a new run; a turn starts one too', () => {
+    const turns = new EventLoopTurns();
+    turns.taken(0n);
+    turns.answered(us(100));
+    // The caller was away for 1 ms: its own work is not tenferro's.
+    expect(turns.due(us(1100), us(1300))).toBe(false);
+    turns.answered(us(1300));
+    expect(turns.due(us(1310), us(2200))).toBe(true);
+    turns.taken(us(2200));
+    turns.answered(us(2200));
+    expect(turns.due(us(2210), us(2400))).toBe(false);
+  });
+
+  it('the 129th answer without a turn waits for one, however quick', () => {
+    const turns = new EventLoopTurns();
+    turns.taken(0n);
+    for (let i = 0; i < SYNC_ANSWER_BUDGET; i++) {
+      expect(turns.due(BigInt(i), BigInt(i))).toBe(false);
+      turns.counted();
+      turns.answered(BigInt(i));
+    }
+    expect(turns.due(200n, 200n)).toBe(true);
+  });
+});
+
+describe('a long fan-out parks at once', () => {
+  it('lanes expected to outlast LANE_PARK_NS are not polled for: a yield to a lane on this CPU would last its whole slice', () => {
+    expect(lanePollNs(LANE_PARK_NS + 1)).toBe(0);
+    expect(lanePollNs(40_000_000)).toBe(0);
+    // Shorter ones still poll: briefly once they outlast the poll budget, else for their expected time.
+    expect(lanePollNs(LANE_PARK_NS)).toBeGreaterThan(0);
+    expect(lanePollNs(2_000_000)).toBeGreaterThan(0);
+    expect(lanePollNs(150_000)).toBe(150_000);
   });
 });

@@ -11,6 +11,7 @@ import { kernelFailed } from './kernel-error.js';
 import { lanePosted } from './lane-spread.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, DEAD, ForgetRing, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
+import { EventLoopTurns } from './event-loop-turns.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { workerEntryUrl } from './worker-url.js';
 
@@ -71,36 +72,8 @@ const TURN_POLL_MAX_NS = 1_000_000;
 const EARLY_WAKE_MIN_NS = 24_000_000;
 const EARLY_WAKE_NS = 2_000_000;
 
-/**
- * The main isolate's run of answers since its event loop last turned for tenferro (#37): an answer
- * seen in the blocking poll settles as a microtask, so a tight `await` loop of short tasks (or a
- * `Promise.all` of hundreds on one worker) would never give the event loop a turn. After
- * `SYNC_ANSWER_BUDGET` answers, or once the run has lasted `TURN_BUDGET_NS`, the next answer
- * settles through a macrotask (`setImmediate`), and its worker is handed on only then: every
- * timer, I/O callback and immediate waiting runs first. The count is strict (it restarts only at
- * such a turn); the time restarts also when the caller posts a task more than `RUN_GAP_NS` after
- * the last answer (it was away: its own work is not tenferro's). At n = 64 (~25 µs a call) a turn
- * every 0.75 ms keeps the heartbeat's gaps under 1 ms; a turn costs a few µs, ~0.1 µs a call.
- */
-const SYNC_ANSWER_BUDGET = 128;
-const TURN_BUDGET_NS = 750_000n;
-const RUN_GAP_NS = 100_000n;
-let syncAnswers = 0;
-let runStartNs = 0n;
-/** When the last answer was taken (`#result`). */
-let lastAnsweredNs = 0n;
-
-/** Whether the answer of a task posted at `started` waits for an event-loop turn first. */
-function turnDue(started: bigint): boolean {
-  if (started - lastAnsweredNs > RUN_GAP_NS) runStartNs = started;
-  return syncAnswers >= SYNC_ANSWER_BUDGET || started - runStartNs > TURN_BUDGET_NS;
-}
-
-/** The event loop just turned (an immediate ran): a new run of answers starts. */
-function turnTaken(): void {
-  syncAnswers = 0;
-  runStartNs = process.hrtime.bigint();
-}
+/** This isolate's run of answers since its event loop last turned for tenferro (see event-loop-turns.ts). */
+const turns = new EventLoopTurns();
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -228,6 +201,27 @@ function pollAmongLanes(m: Int32Array, seq: number, budgetNs: number): number {
     }
   }
 }
+
+/**
+ * How long the main thread polls among the lanes of a fan-out (or for a task with native helper
+ * threads) whose expected time is `expectedNs`, before it parks. Short ones poll for their
+ * expected time (at most `MAX_POLL_NS`). Ones that usually outlast that budget poll only briefly:
+ * a poll up front only takes a CPU from the lanes (two 300 µs polls per 2.5 ms fan-out at n = 512,
+ * #37); their end is awaited after the first lane answers (`awaitParked`). And ones expected to
+ * take longer than `LANE_PARK_NS` park at once: the poll's first yield to a lane sharing this CPU
+ * lasts that lane's scheduler slice (2–4 ms on a 2-vCPU guest), all of it without an event-loop
+ * turn, and a long kernel gains nothing from the early look. Measured with a `setImmediate`
+ * heartbeat beside 2-thread faer streams (1.5 s, gaps over 5 ms brief poll / parked at once):
+ * n = 768 f64 179 / 17, n = 1024 f64 50 / 17, f32 122 / 26; the same streams without the heartbeat
+ * ran 6.8–16.9 ms a call either way (within the run-to-run spread).
+ */
+export function lanePollNs(expectedNs: number): number {
+  if (expectedNs > LANE_PARK_NS) return 0;
+  return expectedNs > 3 * MAX_POLL_NS ? MIN_POLL_NS : Math.min(expectedNs, MAX_POLL_NS);
+}
+
+/** Fan-outs expected to take longer than this park at once (`lanePollNs`). */
+export const LANE_PARK_NS = 6_000_000;
 
 /** How many response checks the main thread makes between yields while the lanes of a fan-out run. */
 const FAN_OUT_YIELD_EVERY = 16;
@@ -596,13 +590,9 @@ export class EngineWorker {
     let r: number;
     try {
       const expected = pending.expectedNs;
-      // A lane of a fan-out, or a task with native helper threads, polls yielding the CPU to them
-      // between checks — unless such tasks usually outlast the whole budget: then a poll up front
-      // only takes a CPU from the lanes (two 300 µs polls per 2.5 ms fan-out at n = 512, #37);
-      // their end is awaited after the first lane answers (`awaitParked`).
       r =
         inFlight !== 1 || task.threads > 1
-          ? pollAmongLanes(m, seq, expected > 3 * MAX_POLL_NS ? MIN_POLL_NS : Math.min(expected, MAX_POLL_NS))
+          ? pollAmongLanes(m, seq, lanePollNs(expected))
           : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
     } catch (e) {
       this.#taskEnded(m);
@@ -610,8 +600,8 @@ export class EngineWorker {
       throw e;
     }
     if (r !== seq && r !== DEAD) return this.#answerLater(task, kernel, op, r);
-    if (turnDue(task.started)) return this.#answerAfterTurn(task, kernel, op, r);
-    syncAnswers++;
+    if (turns.due(task.started, process.hrtime.bigint())) return this.#answerAfterTurn(task, kernel, op, r);
+    turns.counted();
     try {
       this.#taskEnded(m);
       return this.#result(task, kernel, op, r);
@@ -626,7 +616,7 @@ export class EngineWorker {
       this.#taskEnded(task.pending.mailbox);
       return await this.#settle(task, kernel, op, r, false);
     } finally {
-      syncAnswers++;
+      turns.counted();
       this.#handOn();
     }
   }
@@ -636,10 +626,10 @@ export class EngineWorker {
    * (the budget of answers without one is spent), at once when one of ours just ran (`turned`).
    */
   async #settle<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, turned: boolean): Promise<R> {
-    if (turned) turnTaken();
-    else if (turnDue(task.started)) {
+    if (turned) turns.taken(process.hrtime.bigint());
+    else if (turns.due(task.started, process.hrtime.bigint())) {
       await nextTurn();
-      turnTaken();
+      turns.taken(process.hrtime.bigint());
     }
     return this.#result(task, kernel, op, r);
   }
@@ -692,7 +682,7 @@ export class EngineWorker {
       // Settled from a macrotask, but after the immediates only if one of ours ran: else the budget applies too.
       return await this.#settle(task, kernel, op, r, turned);
     } finally {
-      syncAnswers++;
+      turns.counted();
       this.#handOn();
     }
   }
@@ -711,8 +701,9 @@ export class EngineWorker {
     if (parked.size > 0) awaitParked();
     if (!this.#dead) this.#worker.unref();
     if (r === DEAD) throw this.#deadError(op);
-    lastAnsweredNs = process.hrtime.bigint();
-    this.#averageNs += (Number(lastAnsweredNs - task.started) - this.#averageNs) / 8;
+    const answeredNs = process.hrtime.bigint();
+    turns.answered(answeredNs);
+    this.#averageNs += (Number(answeredNs - task.started) - this.#averageNs) / 8;
     const m = task.pending.mailbox;
     const resultFlags = m[Mailbox.RESULT_FLAGS]!;
     if ((resultFlags & ResultFlag.HAS_MESSAGE) === 0) return undefined as R;
