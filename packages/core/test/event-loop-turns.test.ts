@@ -216,3 +216,21 @@ describe('a long fan-out parks at once', () => {
     expect(lanePollNs(150_000)).toBe(150_000);
   });
 });
+
+describe('an answer waited for asleep starts the run’s time again', () => {
+  const us = (n: number) => BigInt(n) * 1000n;
+  it('a 10 ms task answered through the event loop settles without another turn; the count still holds', () => {
+    const turns = new EventLoopTurns();
+    turns.taken(0n);
+    turns.answered(0n);
+    // Posted 500 µs after the last answer (a new run), parked, answered 10 ms later.
+    turns.resumed(us(10_500));
+    expect(turns.due(us(500), us(10_510))).toBe(false);
+    turns.answered(us(10_510));
+    const fresh = new EventLoopTurns();
+    fresh.taken(0n);
+    for (let i = 0; i < SYNC_ANSWER_BUDGET; i++) fresh.counted();
+    fresh.resumed(us(5));
+    expect(fresh.due(us(1), us(6))).toBe(true);
+  });
+});

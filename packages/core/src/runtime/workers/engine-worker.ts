@@ -642,6 +642,8 @@ export class EngineWorker {
     let r = seen;
     /** Whether an immediate of this task's ran (`pollOverTurns`): the event loop turned meanwhile. */
     let turned = false;
+    /** Whether it waited for the answer asynchronously (the event loop had control meanwhile). */
+    let waited = false;
     try {
       try {
         const expected = pending.expectedNs;
@@ -657,7 +659,10 @@ export class EngineWorker {
             if (sleepNs > 0) {
               mainSleeps();
               const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r, sleepNs / 1e6);
-              if (wait.async) await wait.value;
+              if (wait.async) {
+                await wait.value;
+                waited = true;
+              }
               r = Atomics.load(m, Mailbox.RESPONSE);
             }
             if (r !== seq && r !== DEAD) {
@@ -672,13 +677,17 @@ export class EngineWorker {
         }
         while (r !== seq && r !== DEAD) {
           const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
-          if (wait.async) await wait.value;
+          if (wait.async) {
+            await wait.value;
+            waited = true;
+          }
           r = Atomics.load(m, Mailbox.RESPONSE);
         }
       } finally {
         parked.delete(pending);
         this.#taskEnded(m);
       }
+      if (waited && !turned) turns.resumed(process.hrtime.bigint());
       // Settled from a macrotask, but after the immediates only if one of ours ran: else the budget applies too.
       return await this.#settle(task, kernel, op, r, turned);
     } finally {

@@ -30,13 +30,24 @@ export class EventLoopTurns {
 
   /** Whether the answer of a task posted at `startedNs`, seen at `nowNs`, waits for an event-loop turn first. */
   due(startedNs: bigint, nowNs: bigint): boolean {
-    if (startedNs - this.#lastAnsweredNs > RUN_GAP_NS) this.#runStartNs = startedNs;
+    if (startedNs - this.#lastAnsweredNs > RUN_GAP_NS && startedNs > this.#runStartNs) this.#runStartNs = startedNs;
     return this.#answers >= SYNC_ANSWER_BUDGET || nowNs - this.#runStartNs > TURN_BUDGET_NS;
   }
 
   /** The event loop just turned (an immediate ran, at `nowNs`): a new run of answers starts. */
   taken(nowNs: bigint): void {
     this.#answers = 0;
+    this.#runStartNs = nowNs;
+  }
+
+  /**
+   * The main thread handed the event loop control while it waited for an answer (an asynchronous
+   * `Atomics.waitAsync`), and the answer came at `nowNs`: the run's time starts again — a 10 ms
+   * kernel waited for asleep is not 10 ms of tenferro holding the loop. Its count does not: the
+   * loop may have run the answer's wake-up before any immediate (a `Promise.all` of hundreds of
+   * short parked tasks still gets a turn every `SYNC_ANSWER_BUDGET` answers).
+   */
+  resumed(nowNs: bigint): void {
     this.#runStartNs = nowNs;
   }
 
