@@ -600,11 +600,12 @@ export class EngineWorker {
       throw e;
     }
     if (r !== seq && r !== DEAD) return this.#answerLater(task, kernel, op, r);
-    if (turns.due(task.started, process.hrtime.bigint())) return this.#answerAfterTurn(task, kernel, op, r);
+    const seenNs = process.hrtime.bigint();
+    if (turns.due(task.started, seenNs)) return this.#answerAfterTurn(task, kernel, op, r);
     turns.counted();
     try {
       this.#taskEnded(m);
-      return this.#result(task, kernel, op, r);
+      return this.#result(task, kernel, op, r, seenNs);
     } finally {
       this.#handOn();
     }
@@ -702,15 +703,19 @@ export class EngineWorker {
     inFlight--;
   }
 
-  /** What the worker answered (`r`: the task's sequence number, or DEAD). */
-  #result<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number): R {
+  /** What the worker answered (`r`: the task's sequence number, or DEAD), seen at `seenNs` when the caller has read the clock already. */
+  #result<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, seenNs?: bigint): R {
     if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, task.threads, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started);
     // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
     // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
-    if (parked.size > 0) awaitParked();
+    let answeredNs = seenNs;
+    if (parked.size > 0) {
+      awaitParked();
+      answeredNs = undefined; // the clock read before that wait is stale now
+    }
     if (!this.#dead) this.#worker.unref();
     if (r === DEAD) throw this.#deadError(op);
-    const answeredNs = process.hrtime.bigint();
+    answeredNs ??= process.hrtime.bigint();
     turns.answered(answeredNs);
     this.#averageNs += (Number(answeredNs - task.started) - this.#averageNs) / 8;
     const m = task.pending.mailbox;
