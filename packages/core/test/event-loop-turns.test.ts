@@ -13,6 +13,9 @@ const noop = kernel('noop');
 const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
 const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
 
+/** Microseconds as the nanosecond bigints of `process.hrtime.bigint()`. */
+const us = (n: number) => BigInt(n) * 1000n;
+
 /** The budget of answers between two event-loop turns (engine-worker.ts `SYNC_ANSWER_BUDGET`). */
 const BUDGET = 128;
 
@@ -169,7 +172,6 @@ describe('the main thread never blocks in Atomics.wait', () => {
 describe('the run of answers without a turn is timed to the answer, not to the post', () => {
   // The rule itself (engine-worker.ts keeps one per isolate), on a clock of our own: a poll that
   // yields its CPU to a lane sharing it can see the answer a whole scheduler slice after the post.
-  const us = (n: number) => BigInt(n) * 1000n;
 
   it('an answer seen 900 µs into the run waits for a turn, though its task was posted 100 µs in', () => {
     const turns = new EventLoopTurns();
@@ -204,21 +206,7 @@ describe('the run of answers without a turn is timed to the answer, not to the p
     }
     expect(turns.due(200n, 200n)).toBe(true);
   });
-});
 
-describe('a long fan-out parks at once', () => {
-  it('lanes expected to outlast LANE_PARK_NS are not polled for: a yield to a lane on this CPU would last its whole slice', () => {
-    expect(lanePollNs(LANE_PARK_NS + 1)).toBe(0);
-    expect(lanePollNs(40_000_000)).toBe(0);
-    // Shorter ones still poll: briefly once they outlast the poll budget, else for their expected time.
-    expect(lanePollNs(LANE_PARK_NS)).toBeGreaterThan(0);
-    expect(lanePollNs(2_000_000)).toBeGreaterThan(0);
-    expect(lanePollNs(150_000)).toBe(150_000);
-  });
-});
-
-describe('an answer waited for asleep starts the run’s time again', () => {
-  const us = (n: number) => BigInt(n) * 1000n;
   it('a 10 ms task answered through the event loop settles without another turn; the count still holds', () => {
     const turns = new EventLoopTurns();
     turns.taken(0n);
@@ -232,5 +220,16 @@ describe('an answer waited for asleep starts the run’s time again', () => {
     for (let i = 0; i < SYNC_ANSWER_BUDGET; i++) fresh.counted();
     fresh.resumed(us(5));
     expect(fresh.due(us(1), us(6))).toBe(true);
+  });
+});
+
+describe('a long fan-out parks at once', () => {
+  it('lanes expected to outlast LANE_PARK_NS are not polled for: a yield to a lane on this CPU would last its whole slice', () => {
+    expect(lanePollNs(LANE_PARK_NS + 1)).toBe(0);
+    expect(lanePollNs(40_000_000)).toBe(0);
+    // Shorter ones still poll: briefly once they outlast the poll budget, else for their expected time.
+    expect(lanePollNs(LANE_PARK_NS)).toBeGreaterThan(0);
+    expect(lanePollNs(2_000_000)).toBeGreaterThan(0);
+    expect(lanePollNs(150_000)).toBe(150_000);
   });
 });
