@@ -11,7 +11,7 @@
  * (`pollAmongLanes`) can come back a whole scheduler slice later with the answer in hand, and that
  * slice kept the event loop from turning as surely as a busy poll would (measured on a 2-vCPU
  * guest with a `setImmediate` heartbeat beside 2-thread faer n = 512 f64 streams: 50–55 gaps over
- * 5 ms and the longest 15–26 ms per 1.5 s when the run was timed to the post, 3–6 and 6–9 ms timed
+ * 5 ms and the longest 15–26 ms per 1.5 s when the run was timed to the post, 4–6 and 5.8–8.6 ms timed
  * to the answer). The run restarts also when the caller posts a task more than `RUN_GAP_NS` after
  * the last answer (it was away: its own work is not tenferro's). At n = 64 (~25 µs a call) a turn
  * every 0.75 ms keeps the heartbeat's gaps under 1 ms; a turn costs a few µs, ~0.1 µs a call.
