@@ -108,7 +108,7 @@ export class LaneSpreader {
     Atomics.store(this.#table, this.#at + LaneTable.BUSY, 0);
   }
 
-  /** After the answer: give a narrowed worker the whole domain set back. */
+  /** As the task ends, before its answer is published: give a narrowed worker the whole domain set back. */
   widen(): void {
     if (Atomics.load(this.#table, this.#at + LaneTable.NARROWED) === 0) return;
     try {

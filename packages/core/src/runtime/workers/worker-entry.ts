@@ -277,10 +277,14 @@ async function serve(tid: number): Promise<never> {
     }
     if (timed) times[1] = Number(process.hrtime.bigint()); // published by the RESPONSE store
     spreader?.idle();
+    // Widened before the answer, not after it: once the main thread sees the answer, this worker
+    // has its whole domain set back, so a placement check right after the operation reports it so
+    // (after, a worker preempted between its notify and the widening was seen narrowed). Only a
+    // task that was narrowed pays the system call.
+    spreader?.widen();
     Atomics.store(mailbox, Mailbox.RESULT_FLAGS, flags);
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
-    spreader?.widen();
     if (dropped >= COLLECT_BYTES || (garbage >= COLLECT_BYTES && process.hrtime.bigint() - collectedAt >= collectCost * COLLECT_DUTY)) collect();
   }
 }
