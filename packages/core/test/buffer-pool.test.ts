@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BufferLoan, BufferPool } from '../src/buffer/buffer-pool.js';
+import { SLAB_BLOCK_MAX_BYTES, SLAB_BYTES, blockBytes, isSlab } from '../src/buffer/storage-slab.js';
 import { DEFAULT_RETAINED_BYTES, PoolLimit, retainedBytesFromEnv } from '../src/buffer/pool-limit.js';
 import { TenferroError } from '../src/errors/tenferro-error.js';
 import { ALIGN_MIN_BYTES, STORAGE_ALIGNMENT, paddedBytes } from '../src/buffer/storage-alignment.js';
@@ -18,11 +19,14 @@ function expectCode(fn: () => unknown, code: string) {
 }
 
 const MiB = 1024 * 1024;
-const poolOf = (bytes = MiB) => new BufferPool(new PoolLimit(bytes));
+/** A pool whose every loan is a buffer of its own (the slab-carving tests below say `slabs: true`). */
+const poolOf = (bytes = MiB, slabs = false) => new BufferPool(new PoolLimit(bytes), { slabs });
 const bytesOf = (loan: BufferLoan) => loan.buffer.byteLength;
-const garbage = (loan: BufferLoan) => new Uint8Array(loan.buffer).fill(0xab);
+/** Overwrite everything the loan holds (its block: only its own part of a slab). */
+const garbage = (loan: BufferLoan) => new Uint8Array(loan.buffer, loan.blockStart, loan.blockBytes).fill(0xab);
 const allZero = (loan: BufferLoan, elements = loan.length) =>
   new Uint8Array(loan.buffer, loan.offset * DTYPE_INFO[loan.dtype].bytes, elements * DTYPE_INFO[loan.dtype].bytes).every((b) => b === 0);
+const lineOf = (buffer: SharedArrayBuffer, byteOffset: number) => Number((sharedMemoryRange(buffer).address + BigInt(byteOffset)) % BigInt(STORAGE_ALIGNMENT));
 /** Elements a fresh buffer for `n` elements of `dtype` holds: padded from 256 bytes on, so that its data can start on a 64-byte line. */
 const held = (dtype: DType, n: number) => paddedBytes(n * DTYPE_INFO[dtype].bytes) / DTYPE_INFO[dtype].bytes;
 
@@ -183,8 +187,8 @@ describe('retention cap (R113, R114)', () => {
 
   it('a shared PoolLimit change evicts in every registered pool and applies to later pools', () => {
     const limit = new PoolLimit(MiB);
-    const p1 = new BufferPool(limit);
-    const p2 = new BufferPool(limit);
+    const p1 = new BufferPool(limit, { slabs: false });
+    const p2 = new BufferPool(limit, { slabs: false });
     for (const [p, n] of [[p1, 10], [p1, 20], [p2, 5], [p2, 40]] as const) p.release(p.acquire('f64', n));
     expect(p1.stats().retainedBytes).toBe(240);
     expect(p2.stats().retainedBytes).toBe(40 + 368); // 320 bytes, padded by 48
@@ -192,7 +196,7 @@ describe('retention cap (R113, R114)', () => {
     expect(p1.retained('f64')).toEqual([20]);
     expect(p2.retained('f64')).toEqual([]);
     expect(p1.stats().limitBytes).toBe(200);
-    const p3 = new BufferPool(limit);
+    const p3 = new BufferPool(limit, { slabs: false });
     p3.release(p3.acquire('f64', 30));
     expect(p3.stats()).toMatchObject({ buffers: 0, limitBytes: 200 });
     limit.set(0, 'op');
@@ -303,11 +307,20 @@ interface ModelEntry {
 
 const runKey = (e: { dtype: DType; bytes: number }) => `${e.dtype}:${e.bytes}`;
 
+/** A loan's block, as an identity: its buffer and where in it the block starts. */
+const bufferIds = new WeakMap<SharedArrayBuffer, number>();
+let nextBufferId = 0;
+const blockKey = (loan: BufferLoan) => {
+  let id = bufferIds.get(loan.buffer);
+  if (id === undefined) bufferIds.set(loan.buffer, (id = ++nextBufferId));
+  return `${id}@${loan.blockStart}`;
+};
+
 class ModelPool {
   retained: ModelEntry[] = [];
-  /** Buffers given back and not lent since (a superset of what the real pool retains). */
-  candidates = new Set<SharedArrayBuffer>();
-  lent = new Set<SharedArrayBuffer>();
+  /** Blocks given back and not lent since (a superset of what the real pool retains). */
+  candidates = new Set<string>();
+  lent = new Set<string>();
   outstanding = new Set<BufferLoan>();
   released: BufferLoan[] = [];
   hits = 0;
@@ -370,12 +383,15 @@ function checkInvariants(pool: BufferPool, model: ModelPool, cap: number) {
   }
 }
 
-describe('BufferPool model', () => {
+describe.each([false, true])('BufferPool model (slabs: %s)', (slabs) => {
+  /** Bytes a fresh loan of `padded` bytes holds: a block of whole lines carved from a slab, or a buffer of its own. */
+  const freshBytes = (padded: number) => (slabs && padded <= SLAB_BLOCK_MAX_BYTES ? blockBytes(padded) : padded);
+
   it('agrees with a reference model over random operation sequences', () => {
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 1200 }), fc.array(opArb, { maxLength: 80 }), (initialCap, ops) => {
         const limit = new PoolLimit(initialCap);
-        const pools = [new BufferPool(limit), new BufferPool(limit)];
+        const pools = [new BufferPool(limit, { slabs }), new BufferPool(limit, { slabs })];
         const models = [new ModelPool(), new ModelPool()];
         let cap = initialCap;
         for (const op of ops) {
@@ -387,25 +403,28 @@ describe('BufferPool model', () => {
             const loan = pool.acquire(op.dtype, op.length, { zeroed: op.zeroed });
             expect(loan.length).toBe(op.length);
             expect(loan.dtype).toBe(op.dtype);
-            expect((loan.offset + loan.capacity) * bytes).toBeLessThanOrEqual(loan.buffer.byteLength);
+            expect((loan.offset + loan.capacity) * bytes).toBeLessThanOrEqual(loan.blockStart + loan.blockBytes);
+            expect(loan.offset * bytes).toBeGreaterThanOrEqual(loan.blockStart);
+            expect(loan.blockStart + loan.blockBytes).toBeLessThanOrEqual(loan.buffer.byteLength);
             expect(loan.capacity).toBeGreaterThanOrEqual(loan.length);
             if (op.length === 0) {
               expect(loan.capacity).toBe(0);
             } else {
-              expect(model.lent.has(loan.buffer)).toBe(false);
+              const key = blockKey(loan);
+              expect(models.some((m) => m.lent.has(key))).toBe(false);
               if (fit >= 0) {
                 const entry = model.retained.splice(fit, 1)[0]!;
                 model.touch(entry);
-                expect(loan.buffer.byteLength).toBe(entry.bytes);
-                expect(model.candidates.has(loan.buffer)).toBe(true);
+                expect(loan.blockBytes).toBe(entry.bytes);
+                expect(model.candidates.has(key)).toBe(true);
                 model.hits += 1;
               } else {
-                expect(loan.buffer.byteLength).toBe(paddedBytes(op.length * bytes));
-                expect(models.some((m) => m.candidates.has(loan.buffer))).toBe(false);
+                expect(loan.blockBytes).toBe(freshBytes(paddedBytes(op.length * bytes)));
+                expect(models.some((m) => m.candidates.has(key))).toBe(false);
                 model.misses += 1;
               }
-              model.candidates.delete(loan.buffer);
-              model.lent.add(loan.buffer);
+              model.candidates.delete(key);
+              model.lent.add(key);
               model.outstanding.add(loan);
               if (op.zeroed) expect(allZero(loan)).toBe(true);
               garbage(loan);
@@ -424,10 +443,10 @@ describe('BufferPool model', () => {
               expectCode(() => otherPool.release(loan), 'InvalidArgument');
               pool.release(loan);
               model.outstanding.delete(loan);
-              model.lent.delete(loan.buffer);
-              model.candidates.add(loan.buffer);
+              model.lent.delete(blockKey(loan));
+              model.candidates.add(blockKey(loan));
               model.released.push(loan);
-              model.retained.push({ dtype: loan.dtype, bytes: loan.buffer.byteLength, collected: false });
+              model.retained.push({ dtype: loan.dtype, bytes: loan.blockBytes, collected: false });
               model.trim(cap);
             }
           } else if (op.kind === 'return') {
@@ -438,11 +457,11 @@ describe('BufferPool model', () => {
             if (live.length > 0) {
               const loan = live[op.pick % live.length]!;
               pool.detach(loan);
-              pool.returnStorage(loan.dtype, loan.buffer, op.how);
+              pool.returnStorage(loan.dtype, loan.buffer, op.how, 0, loan.blockStart, loan.blockBytes);
               model.outstanding.delete(loan);
-              model.lent.delete(loan.buffer);
-              model.candidates.add(loan.buffer);
-              const entry = { dtype: loan.dtype, bytes: loan.buffer.byteLength, collected: op.how === 'collected' };
+              model.lent.delete(blockKey(loan));
+              model.candidates.add(blockKey(loan));
+              const entry = { dtype: loan.dtype, bytes: loan.blockBytes, collected: op.how === 'collected' };
               model.retained.push(entry);
               model.touch(entry);
               model.trim(cap);
@@ -468,20 +487,19 @@ describe('BufferPool model', () => {
 });
 
 describe('storage alignment', () => {
-  const lineOf = (buffer: SharedArrayBuffer, byteOffset: number) => Number((sharedMemoryRange(buffer).address + BigInt(byteOffset)) % BigInt(STORAGE_ALIGNMENT));
 
-  it('loans of 256 bytes or more start on a 64-byte line, inside their buffer, for every dtype', () => {
+  it.each([false, true])('loans of 256 bytes or more start on a 64-byte line, inside their block, for every dtype (slabs: %s)', (slabs) => {
     fc.assert(
       fc.property(dtypeArb, fc.integer({ min: 1, max: 5000 }), fc.boolean(), (dtype, length, zeroed) => {
-        const pool = poolOf();
+        const pool = poolOf(MiB, slabs);
         const bytes = DTYPE_INFO[dtype].bytes;
         for (let round = 0; round < 2; round++) {
-          // round 1 takes the buffer back from the pool
+          // round 1 takes the block back from the pool
           const loan = pool.acquire(dtype, length, { zeroed });
           expect(Number.isInteger(loan.offset)).toBe(true);
-          expect((loan.offset + loan.length) * bytes).toBeLessThanOrEqual(loan.buffer.byteLength);
+          expect((loan.offset + loan.length) * bytes).toBeLessThanOrEqual(loan.blockStart + loan.blockBytes);
           if (length * bytes >= ALIGN_MIN_BYTES) expect(lineOf(loan.buffer, loan.offset * bytes)).toBe(0);
-          else expect(loan.offset).toBe(0);
+          else expect(loan.offset * bytes).toBe(loan.blockStart);
           if (zeroed) expect(allZero(loan)).toBe(true);
           garbage(loan);
           pool.release(loan);
@@ -560,7 +578,7 @@ describe('collected storage under the cap', () => {
 
   it('collected storage never evicts released storage: it goes itself when nothing else fits', () => {
     const limit = new PoolLimit(MiB);
-    const pool = new BufferPool(limit);
+    const pool = new BufferPool(limit, { slabs: false });
     const loans = [pool.acquire('f32', 500), pool.acquire('f32', 500)];
     loans.forEach((l) => pool.release(l));
     limit.set(pool.stats().retainedBytes, 'test');
@@ -593,5 +611,73 @@ describe('collected storage under the cap', () => {
     used.returnStorage('i32', sab('i32', 2000), 'disposed');
     expect([used.retained('f32').length, used.retained('f64').length, used.retained('i32').length]).toEqual([2, 1, 1]);
     expect(used.stats().retainedBytes).toBe(4 * U);
+  });
+});
+
+describe('small storage carved from slabs (#38)', () => {
+  const f64Block = blockBytes(paddedBytes(64 * 64 * 8));
+  const overlap = (a: BufferLoan, b: BufferLoan) =>
+    a.buffer === b.buffer && a.blockStart < b.blockStart + b.blockBytes && b.blockStart < a.blockStart + a.blockBytes;
+
+  it('fresh small loans share one slab in disjoint, line-aligned, zeroed blocks', () => {
+    const pool = poolOf(64 * MiB, true);
+    const loans = Array.from({ length: 40 }, (_, i) => pool.acquire(i % 2 === 0 ? 'f64' : 'f32', 64 * 64, { zeroed: i % 3 !== 0 }));
+    expect(new Set(loans.map((l) => l.buffer)).size).toBe(1);
+    expect(isSlab(loans[0]!.buffer)).toBe(true);
+    for (let i = 0; i < loans.length; i++) {
+      const loan = loans[i]!;
+      expect(lineOf(loan.buffer, loan.blockStart)).toBe(0);
+      expect(lineOf(loan.buffer, loan.offset * DTYPE_INFO[loan.dtype].bytes)).toBe(0);
+      expect(allZero(loan)).toBe(true);
+      for (let j = 0; j < i; j++) expect(overlap(loan, loans[j]!)).toBe(false);
+      garbage(loan);
+    }
+    // what one loan wrote is still there: no other loan's block covers it
+    for (const loan of loans) expect(new Uint8Array(loan.buffer, loan.blockStart, loan.blockBytes).every((b) => b === 0xab)).toBe(true);
+    expect(pool.stats()).toMatchObject({ misses: 40, hits: 0, outstanding: 40 });
+  });
+
+  it('a slab holds as many blocks as fit: 1,000 fresh 64×64 f64 loans take ⌈1,000 / ⌊2 MiB / block⌋⌉ slabs', () => {
+    const pool = poolOf(64 * MiB, true);
+    const buffers = new Set(Array.from({ length: 1000 }, () => pool.acquire('f64', 64 * 64).buffer));
+    expect(buffers.size).toBe(Math.ceil(1000 / Math.floor(SLAB_BYTES / f64Block)));
+  });
+
+  it('a released block is lent again, cleared; storage past the block limit gets a buffer of its own', () => {
+    const pool = poolOf(64 * MiB, true);
+    const first = pool.acquire('f64', 64 * 64);
+    const second = pool.acquire('f64', 64 * 64);
+    garbage(first);
+    garbage(second);
+    pool.release(first);
+    const again = pool.acquire('f64', 64 * 64);
+    expect([again.buffer, again.blockStart, again.offset]).toEqual([first.buffer, first.blockStart, first.offset]);
+    expect(allZero(again)).toBe(true);
+    expect(new Uint8Array(second.buffer, second.blockStart, second.blockBytes).every((b) => b === 0xab)).toBe(true);
+    const large = pool.acquire('f32', SLAB_BLOCK_MAX_BYTES / 4);
+    expect(isSlab(large.buffer)).toBe(false);
+    expect([large.blockStart, large.blockBytes]).toEqual([0, large.buffer.byteLength]);
+    expect(pool.stats()).toMatchObject({ hits: 1, misses: 3 });
+  });
+
+  it('a block that comes home is kept as storage of its own size, never its whole slab', () => {
+    const pool = poolOf(64 * MiB, true);
+    const loan = pool.acquire('f32', 1000);
+    pool.detach(loan);
+    pool.returnStorage('f32', loan.buffer, 'collected', 1, loan.blockStart, loan.blockBytes);
+    expect(pool.stats()).toMatchObject({ buffers: 1, retainedBytes: loan.blockBytes });
+    // caller-made storage over a whole slab (its buffer handed out, wrapped, reclaimed) is not kept
+    pool.returnStorage('f32', loan.buffer, 'disposed');
+    expect(pool.stats()).toMatchObject({ buffers: 1, retainedBytes: loan.blockBytes });
+    expectCode(() => pool.adopt('f32', loan.buffer), 'InvalidArgument');
+    const again = pool.acquire('f32', 1000);
+    expect([again.buffer, again.blockStart]).toEqual([loan.buffer, loan.blockStart]);
+  });
+
+  it('without slabs, every loan has a buffer of its own', () => {
+    const pool = poolOf(64 * MiB, false);
+    const loans = Array.from({ length: 8 }, () => pool.acquire('f64', 64 * 64));
+    expect(new Set(loans.map((l) => l.buffer)).size).toBe(8);
+    for (const l of loans) expect([l.blockStart, l.blockBytes, isSlab(l.buffer)]).toEqual([0, l.buffer.byteLength, false]);
   });
 });

@@ -188,7 +188,9 @@ describe('storage that came home by collection under the retention cap', () => {
     try {
       const x = square(64);
       const y = Tensor.fromArray('f32', [64, 64], Array.from({ length: 64 * 64 }, (_, i) => (i % 5) - 2));
-      const f64Bytes = (await b.matmul(x, x)).buffer.byteLength; // escaped: never comes home by collection
+      const first = await b.matmul(x, x);
+      const f64Bytes = tensorInternals.storage(first).bytes;
+      expect(first.buffer).toBeInstanceOf(SharedArrayBuffer); // escaped: never comes home by collection
       b.setBufferPoolLimitBytes(4 * f64Bytes);
       for (let i = 0; i < 8; i++) await b.matmul(x, x); // dropped
       expect(await collectUntil(() => b.bufferPoolStats().retainedBytes === 4 * f64Bytes)).toBe(true);
@@ -254,7 +256,7 @@ describe('collected outputs come back newest first (#38)', () => {
 describe('external memory reported to V8', () => {
   // The readings are taken synchronously around what they measure: a finalizer of an earlier
   // test's storage may run during any await and change the totals.
-  const bytesOf = (t: Tensor) => tensorInternals.storage(t).buffer.byteLength;
+  const bytesOf = (t: Tensor) => tensorInternals.storage(t).bytes;
 
   it('storage of 2 MiB or more is reported on its own while a tensor may hold it (V8 does not count SharedArrayBuffers), and not after dispose', async () => {
     const { adjustExternalMemory } = await import('@tenferro/os');

@@ -7,6 +7,7 @@ import { poolChannel, publishPool } from '../diagnostics/channels.js';
 import { alignmentSkip, allocateStorage, paddedBytes } from './storage-alignment.js';
 import { SmallSet } from '../util/small-set.js';
 import { CollectedStore } from './collected-store.js';
+import { SLAB_BLOCK_MAX_BYTES, SlabCarver, type StorageBlock, isSlab, wholeBlock } from './storage-slab.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
 export interface BufferLoan {
@@ -16,8 +17,15 @@ export interface BufferLoan {
   readonly offset: number;
   /** Elements requested. */
   readonly length: number;
-  /** Elements the buffer holds from `offset` on, ≥ `length`. */
+  /** Elements the loan holds from `offset` on, ≥ `length`. */
   readonly capacity: number;
+  /**
+   * Byte offset in `buffer` of the block the loan holds: 0 for a buffer of its own, else where it
+   * was carved from a slab shared with other storage (small storage, `storage-slab.ts`).
+   */
+  readonly blockStart: number;
+  /** Bytes of `buffer` the loan holds from `blockStart` on (what the pool counts when it is retained). */
+  readonly blockBytes: number;
 }
 
 /** What the buffer pools of a backend's engines retain and how they were used (`backend.bufferPoolStats()`). */
@@ -45,11 +53,18 @@ export interface AcquireOptions {
   readonly zeroed?: boolean;
   /** The public operation the storage is for, named by allocation errors. */
   readonly op?: string;
-  /** Start the loan's data on a 64-byte line when it is 256 bytes or more (default true); false: at offset 0. */
-  readonly aligned?: boolean;
 }
 
 export type TakeLoan = (dtype: DType, length: number, options?: AcquireOptions) => BufferLoan;
+
+/** How a pool gets fresh storage. */
+export interface BufferPoolOptions {
+  /**
+   * Carve small storage (≤ `SLAB_BLOCK_MAX_BYTES` after padding, aligned loans) from shared 2 MiB
+   * slabs instead of a buffer per loan (default true; `storage-slab.ts`).
+   */
+  readonly slabs?: boolean;
+}
 
 const EMPTY = new SharedArrayBuffer(0);
 
@@ -61,14 +76,21 @@ class PoolLoan implements BufferLoan {
   readonly offset: number;
   readonly length: number;
   readonly capacity: number;
+  readonly blockStart: number;
+  readonly blockBytes: number;
   /** Freshly allocated for this loan (never touched: its pages are not yet faulted in), not a retained buffer. */
   readonly fresh: boolean;
+  /** The block the loan holds, as the pool keeps it. */
+  readonly block: StorageBlock;
 
-  constructor(pool: BufferPool, dtype: DType, buffer: SharedArrayBuffer, offset: number, length: number, capacity: number, fresh: boolean) {
+  constructor(pool: BufferPool, dtype: DType, block: StorageBlock, offset: number, length: number, capacity: number, fresh: boolean) {
     this.pool = pool;
     this.fresh = fresh;
     this.dtype = dtype;
-    this.buffer = buffer;
+    this.block = block;
+    this.buffer = block.buffer;
+    this.blockStart = block.start;
+    this.blockBytes = block.bytes;
     this.offset = offset;
     this.length = length;
     this.capacity = capacity;
@@ -81,13 +103,13 @@ export function loanIsFresh(loan: BufferLoan): boolean {
   return loan instanceof PoolLoan && loan.fresh;
 }
 
-/** Index of the first buffer with `byteLength > bytes` in an ascending array (where a returned buffer goes: after its equals). */
-function upperBound(list: readonly SharedArrayBuffer[], bytes: number): number {
+/** Index of the first block with more than `bytes` bytes in an ascending array (where a returned block goes: after its equals). */
+function upperBound(list: readonly StorageBlock[], bytes: number): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (list[mid]!.byteLength <= bytes) lo = mid + 1;
+    if (list[mid]!.bytes <= bytes) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -99,18 +121,18 @@ function upperBound(list: readonly SharedArrayBuffer[], bytes: number): number {
  * and, as equal buffers are appended after their equals, the end of its run: O(1) for a loop over
  * one size.
  */
-function takeBestFit(list: SharedArrayBuffer[], at: number): SharedArrayBuffer {
-  const last = upperBound(list, list[at]!.byteLength) - 1;
+function takeBestFit(list: StorageBlock[], at: number): StorageBlock {
+  const last = upperBound(list, list[at]!.bytes) - 1;
   return last === list.length - 1 ? list.pop()! : list.splice(last, 1)[0]!;
 }
 
-/** Index of the first buffer with `byteLength ≥ bytes` in an ascending array. */
-function lowerBound(list: readonly SharedArrayBuffer[], bytes: number): number {
+/** Index of the first block with at least `bytes` bytes in an ascending array. */
+function lowerBound(list: readonly StorageBlock[], bytes: number): number {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (list[mid]!.byteLength < bytes) lo = mid + 1;
+    if (list[mid]!.bytes < bytes) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -128,8 +150,10 @@ function lowerBound(list: readonly SharedArrayBuffer[], bytes: number): number {
  */
 export class BufferPool implements PoolLimitListener, StorageHome {
   readonly #limit: PoolLimit;
-  /** Retained buffers per dtype (released, disposed or adopted), ascending by byte length. */
-  readonly #free = new Map<DType, SharedArrayBuffer[]>(DTYPES.map((d) => [d, []]));
+  /** Retained blocks per dtype (released, disposed or adopted), ascending by byte length. */
+  readonly #free = new Map<DType, StorageBlock[]>(DTYPES.map((d) => [d, []]));
+  /** Where fresh small storage is carved from (undefined: every loan gets a buffer of its own). */
+  readonly #slabs: SlabCarver | undefined;
   /** Retained storage that came home by collection. */
   readonly #collected = new CollectedStore();
   readonly #outstanding = new SmallSet<BufferLoan>();
@@ -144,16 +168,18 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   #returnedAtNudge = -1;
   #closed = false;
 
-  constructor(limit: PoolLimit) {
+  constructor(limit: PoolLimit, options?: BufferPoolOptions) {
     this.#limit = limit;
+    this.#slabs = options?.slabs === false ? undefined : new SlabCarver();
     limit.register(this);
   }
 
   /**
    * Borrow storage for `length` elements of `dtype`: the smallest retained capacity ≥ `length`
-   * (R111), else a fresh buffer of `length` elements — padded, from 256 bytes on, so that the
-   * loan's data starts on a 64-byte line at `offset`. `zeroed` (default) clears the `length`
-   * elements from `offset`. Length 0 returns an empty loan and never touches the pool (R112).
+   * (R111), else fresh storage of `length` elements — padded, from 256 bytes on, so that the
+   * loan's data starts on a 64-byte line at `offset`; small storage is carved from a shared slab
+   * (`storage-slab.ts`), larger storage is a buffer of its own. `zeroed` (default) clears the
+   * `length` elements from `offset`. Length 0 returns an empty loan and never touches the pool (R112).
    */
   acquire(dtype: DType, length: number, options?: AcquireOptions): BufferLoan {
     const op = 'BufferPool.acquire';
@@ -161,37 +187,46 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
       throw invalidArgument(op, 'length', 'a non-negative safe integer element count', length);
     }
-    if (length === 0) return Object.freeze({ dtype, buffer: EMPTY, offset: 0, length: 0, capacity: 0 });
+    if (length === 0) return Object.freeze({ dtype, buffer: EMPTY, offset: 0, length: 0, capacity: 0, blockStart: 0, blockBytes: 0 });
     const bytes = DTYPE_INFO[dtype].bytes;
     const needed = length * bytes;
     const caller = options?.op ?? op;
     const padded = paddedBytes(needed);
     const list = this.#free.get(dtype)!;
     const at = lowerBound(list, padded);
-    const warm = at < list.length ? list[at]!.byteLength : Infinity;
-    let buffer: SharedArrayBuffer | undefined;
-    if (warm === padded) buffer = takeBestFit(list, at);
+    const warm = at < list.length ? list[at]!.bytes : Infinity;
+    let block: StorageBlock | undefined;
+    if (warm === padded) block = takeBestFit(list, at);
     else if (this.#collected.count > 0 || warm !== Infinity) {
       const cold = this.#collected.fit(dtype, padded);
-      if (cold < warm) buffer = this.#collected.take(dtype, cold);
-      else if (warm !== Infinity) buffer = takeBestFit(list, at);
+      if (cold < warm) block = this.#collected.take(dtype, cold);
+      else if (warm !== Infinity) block = takeBestFit(list, at);
     }
     let skip: number;
     let fresh = false;
-    if (buffer !== undefined) {
-      this.#retainedBytes -= buffer.byteLength;
+    if (block !== undefined) {
+      this.#retainedBytes -= block.bytes;
       this.#buffers -= 1;
       this.#hits += 1;
-      skip = options?.aligned === false ? 0 : alignmentSkip(buffer, needed, bytes);
-      if (options?.zeroed !== false) new Uint8Array(buffer, skip, needed).fill(0);
-      if (poolChannel().hasSubscribers) publishPool('hit', dtype, buffer.byteLength, this.#retainedBytes);
+      skip = alignmentSkip(block.buffer, needed, bytes, block.start, block.start + block.bytes);
+      if (options?.zeroed !== false) new Uint8Array(block.buffer, block.start + skip, needed).fill(0);
+      if (poolChannel().hasSubscribers) publishPool('hit', dtype, block.bytes, this.#retainedBytes);
     } else {
-      ({ buffer, skip } = allocateStorage(needed, bytes, caller, options?.aligned !== false));
+      if (padded <= SLAB_BLOCK_MAX_BYTES && this.#slabs !== undefined) {
+        block = this.#slabs.carve(padded, caller);
+        skip = alignmentSkip(block.buffer, needed, bytes, block.start, block.start + block.bytes);
+        // Zero already, unless a caller wrote past its own storage through a shared `tensor.buffer`.
+        if (options?.zeroed !== false) new Uint8Array(block.buffer, block.start + skip, needed).fill(0);
+      } else {
+        let buffer: SharedArrayBuffer;
+        ({ buffer, skip } = allocateStorage(needed, bytes, caller));
+        block = wholeBlock(buffer);
+      }
       fresh = true;
       this.#misses += 1;
-      if (poolChannel().hasSubscribers) publishPool('miss', dtype, buffer.byteLength, this.#retainedBytes);
+      if (poolChannel().hasSubscribers) publishPool('miss', dtype, block.bytes, this.#retainedBytes);
     }
-    const loan = new PoolLoan(this, dtype, buffer, skip / bytes, length, Math.floor((buffer.byteLength - skip) / bytes), fresh);
+    const loan = new PoolLoan(this, dtype, block, (block.start + skip) / bytes, length, Math.floor((block.bytes - skip) / bytes), fresh);
     this.#outstanding.add(loan);
     return loan;
   }
@@ -225,16 +260,25 @@ export class BufferPool implements PoolLimitListener, StorageHome {
       throw invalidArgument('BufferPool.release', 'loan', 'a loan of this pool', `${loan.dtype}[${loan.capacity}]`);
     }
     if (this.#closed) return;
-    const list = this.#free.get(loan.dtype)!;
-    list.splice(upperBound(list, loan.buffer.byteLength), 0, loan.buffer);
-    this.#retainedBytes += loan.buffer.byteLength;
-    this.#buffers += 1;
+    this.#retain(loan.dtype, (loan as PoolLoan).block);
     this.trimToLimit();
   }
 
+  /** Add `block` to the retained blocks of `dtype` (after its equals) and count it. */
+  #retain(dtype: DType, block: StorageBlock): void {
+    const list = this.#free.get(dtype)!;
+    const at = upperBound(list, block.bytes);
+    if (at === list.length) list.push(block);
+    else list.splice(at, 0, block);
+    this.#retainedBytes += block.bytes;
+    this.#buffers += 1;
+  }
+
+
+
   /** Give a loan away for good (as a fresh output's storage): no longer outstanding, never retained; a later release is a no-op. */
   detach(loan: BufferLoan): void {
-    if (this.#outstanding.delete(loan)) this.#detachedSinceNudge += loan.buffer.byteLength;
+    if (this.#outstanding.delete(loan)) this.#detachedSinceNudge += loan.blockBytes;
   }
 
   /** Bytes of storage given away as fresh outputs since the last {@link nudged} (see `ops/fresh-output.ts`, #38). */
@@ -261,46 +305,47 @@ export class BufferPool implements PoolLimitListener, StorageHome {
 
   /**
    * Retain `buffer` as storage of `dtype` (a tensor's storage handed back by its owner). A buffer
-   * already retained is a no-op; one lent out right now is an `InvalidArgument` (it is in use).
+   * already retained is a no-op; one lent out right now, or a slab small storage is carved from,
+   * is an `InvalidArgument` (it is in use).
    */
   adopt(dtype: DType, buffer: SharedArrayBuffer): void {
     const op = 'BufferPool.adopt';
     if (!isDType(dtype)) throw invalidArgument(op, 'dtype', 'a dtype', dtype);
     if (!isSharedArrayBuffer(buffer)) throw invalidArgument(op, 'buffer', 'a SharedArrayBuffer', buffer);
     if (buffer.byteLength === 0 || this.#closed) return;
+    if (isSlab(buffer)) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a slab small storage is carved from');
     for (const loan of this.#outstanding) {
       if (loan.buffer === buffer) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a buffer an operation is using');
     }
-    for (const list of this.#free.values()) if (list.includes(buffer)) return;
+    for (const list of this.#free.values()) if (list.some((b) => b.buffer === buffer)) return;
     if (this.#collected.has(buffer)) return;
-    const list = this.#free.get(dtype)!;
-    list.splice(upperBound(list, buffer.byteLength), 0, buffer);
-    this.#retainedBytes += buffer.byteLength;
-    this.#buffers += 1;
+    this.#retain(dtype, wholeBlock(buffer));
     this.trimToLimit();
   }
 
   /**
-   * Storage of a fresh output coming back (its last tensor was disposed, or collected): retained
-   * for reuse within the cap (`made`: when its storage was made, i.e. lent — of collected storage
-   * the most recently lent goes out first). Each storage comes back at most once and is never lent out at the
-   * time (it was detached when its tensor was made), so nothing is checked here.
+   * Storage of a fresh output coming back (its last tensor was disposed, or collected): the block
+   * of `buffer` from byte `start` (`bytes` long; default the whole buffer), retained for reuse
+   * within the cap (`made`: when its storage was made, i.e. lent — of collected storage the most
+   * recently lent goes out first). Each storage comes back at most once and is never lent out at
+   * the time (it was detached when its tensor was made), so nothing is checked here — but a slab
+   * as a whole (caller-made storage over one, reclaimed) is never retained.
    */
-  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected', made?: number): void {
+  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected', made?: number, start = 0, bytes = buffer.byteLength): void {
     if (how === 'disposed') this.#returnedByDispose++;
     else this.#returnedByCollection++;
-    if (buffer.byteLength === 0 || this.#closed) return;
+    if (bytes === 0 || this.#closed) return;
+    if (bytes === buffer.byteLength && isSlab(buffer)) return;
+    const block: StorageBlock = { buffer, start, bytes };
     // Storage just disposed is likely still in cache: it goes where the next fitting acquire looks
     // first (the end of its run of equal sizes). Storage that was collected has not been touched
     // since it became unreachable: it is lent only when no disposed buffer of its size is left,
     // and it is the first to go when the cap is exceeded.
-    if (how === 'collected') this.#collected.add(dtype, buffer, made);
-    else {
-      const list = this.#free.get(dtype)!;
-      list.splice(upperBound(list, buffer.byteLength), 0, buffer);
-    }
-    this.#retainedBytes += buffer.byteLength;
-    this.#buffers += 1;
+    if (how === 'collected') {
+      this.#collected.add(dtype, block, made);
+      this.#retainedBytes += bytes;
+      this.#buffers += 1;
+    } else this.#retain(dtype, block);
     this.trimToLimit();
   }
 
@@ -311,26 +356,26 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   trimToLimit(): void {
     const cap = this.#limit.bytes;
     while (this.#retainedBytes > cap && this.#collected.count > 0) {
-      const { dtype, buffer } = this.#collected.evictOne()!;
-      this.#retainedBytes -= buffer.byteLength;
+      const { dtype, block } = this.#collected.evictOne()!;
+      this.#retainedBytes -= block.bytes;
       this.#buffers -= 1;
-      if (poolChannel().hasSubscribers) publishPool('evict', dtype, buffer.byteLength, this.#retainedBytes);
+      if (poolChannel().hasSubscribers) publishPool('evict', dtype, block.bytes, this.#retainedBytes);
     }
     while (this.#retainedBytes > cap) {
-      let victim: SharedArrayBuffer[] | undefined;
+      let victim: StorageBlock[] | undefined;
       let victimDtype: DType | undefined;
       for (const dtype of DTYPES) {
         const list = this.#free.get(dtype)!;
-        if (list.length > 0 && (victim === undefined || list[0]!.byteLength < victim[0]!.byteLength)) {
+        if (list.length > 0 && (victim === undefined || list[0]!.bytes < victim[0]!.bytes)) {
           victim = list;
           victimDtype = dtype;
         }
       }
       if (victim === undefined) break;
       const evicted = victim.shift()!;
-      this.#retainedBytes -= evicted.byteLength;
+      this.#retainedBytes -= evicted.bytes;
       this.#buffers -= 1;
-      if (poolChannel().hasSubscribers) publishPool('evict', victimDtype!, evicted.byteLength, this.#retainedBytes);
+      if (poolChannel().hasSubscribers) publishPool('evict', victimDtype!, evicted.bytes, this.#retainedBytes);
     }
   }
 
@@ -350,7 +395,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   /** Retained capacities (elements) per dtype, ascending — for diagnostics and tests. */
   retained(dtype: DType): number[] {
     const bytes = DTYPE_INFO[dtype].bytes;
-    const all = (this.#free.get(dtype) ?? []).map((b) => b.byteLength);
+    const all = (this.#free.get(dtype) ?? []).map((b) => b.bytes);
     if (this.#collected.count > 0) all.push(...this.#collected.sizes(dtype));
     return all.sort((x, y) => x - y).map((b) => b / bytes);
   }
@@ -359,6 +404,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   reset(): void {
     for (const list of this.#free.values()) list.length = 0;
     this.#collected.clear();
+    this.#slabs?.reset();
     this.#retainedBytes = 0;
     this.#buffers = 0;
   }

@@ -1,24 +1,25 @@
 import type { DType } from '../tensor/dtype.js';
+import type { StorageBlock } from './storage-slab.js';
 
-/** One size of one dtype: buffers of equal byte length. */
+/** One size of one dtype: blocks of equal byte length. */
 interface Run {
   readonly dtype: DType;
   readonly bytes: number;
-  /** Each buffer with when it was last lent (the storage's `made` stamp). */
+  /** Each block with when it was last lent (the storage's `made` stamp). */
   readonly held: Held[];
   /** `held` ascends by `made` (the most recently lent buffer last): false after an out-of-order add. */
   sorted: boolean;
 }
 
 interface Held {
-  readonly buffer: SharedArrayBuffer;
+  readonly block: StorageBlock;
   readonly made: number;
 }
 
-/** A buffer leaving the store by eviction. */
+/** A block leaving the store by eviction. */
 export interface Evicted {
   readonly dtype: DType;
-  readonly buffer: SharedArrayBuffer;
+  readonly block: StorageBlock;
 }
 
 function keyOf(dtype: DType, bytes: number): string {
@@ -54,16 +55,16 @@ export class CollectedStore {
     return this.#count;
   }
 
-  /** Hold `buffer`, last lent at `made` (a stamp that grows with time; 0 when unknown). */
-  add(dtype: DType, buffer: SharedArrayBuffer, made = 0): void {
-    const run = this.#touch(dtype, buffer.byteLength) ?? { dtype, bytes: buffer.byteLength, held: [], sorted: true };
+  /** Hold `block`, last lent at `made` (a stamp that grows with time; 0 when unknown). */
+  add(dtype: DType, block: StorageBlock, made = 0): void {
+    const run = this.#touch(dtype, block.bytes) ?? { dtype, bytes: block.bytes, held: [], sorted: true };
     this.#runs.set(keyOf(dtype, run.bytes), run);
     if (run.held.length > 0 && made < run.held[run.held.length - 1]!.made) run.sorted = false;
-    run.held.push({ buffer, made });
+    run.held.push({ block, made });
     this.#count += 1;
   }
 
-  /** The byte length of the smallest held buffer of `dtype` with at least `bytes` bytes, or `Infinity`. */
+  /** The byte length of the smallest held block of `dtype` with at least `bytes` bytes, or `Infinity`. */
   fit(dtype: DType, bytes: number): number {
     let best = Infinity;
     for (const run of this.#runs.values()) {
@@ -72,41 +73,42 @@ export class CollectedStore {
     return best;
   }
 
-  /** Take a buffer of exactly `bytes` bytes (a size {@link fit} returned). */
-  take(dtype: DType, bytes: number): SharedArrayBuffer {
+  /** Take a block of exactly `bytes` bytes (a size {@link fit} returned). */
+  take(dtype: DType, bytes: number): StorageBlock {
     const run = this.#touch(dtype, bytes)!;
     sortRun(run);
-    const { buffer } = run.held.pop()!;
+    const { block } = run.held.pop()!;
     if (run.held.length > 0) this.#runs.set(keyOf(dtype, bytes), run); // now the most recent
     this.#count -= 1;
-    return buffer;
+    return block;
   }
 
-  /** How many held buffers of `dtype` have at least `bytes` bytes. */
+  /** How many held blocks of `dtype` have at least `bytes` bytes. */
   countFitting(dtype: DType, bytes: number): number {
     let n = 0;
     for (const run of this.#runs.values()) if (run.dtype === dtype && run.bytes >= bytes) n += run.held.length;
     return n;
   }
 
+  /** Whether a held block is of `buffer`. */
   has(buffer: SharedArrayBuffer): boolean {
-    for (const run of this.#runs.values()) if (run.bytes === buffer.byteLength && run.held.some((h) => h.buffer === buffer)) return true;
+    for (const run of this.#runs.values()) if (run.held.some((h) => h.block.buffer === buffer)) return true;
     return false;
   }
 
-  /** Drop one buffer of the least recently touched size — of those, the one lent longest ago — or undefined when empty. */
+  /** Drop one block of the least recently touched size — of those, the one lent longest ago — or undefined when empty. */
   evictOne(): Evicted | undefined {
     for (const [key, run] of this.#runs) {
       sortRun(run);
-      const { buffer } = run.held.shift()!;
+      const { block } = run.held.shift()!;
       if (run.held.length === 0) this.#runs.delete(key);
       this.#count -= 1;
-      return { dtype: run.dtype, buffer };
+      return { dtype: run.dtype, block };
     }
     return undefined;
   }
 
-  /** Byte lengths of the held buffers of `dtype`, in no particular order. */
+  /** Byte lengths of the held blocks of `dtype`, in no particular order. */
   sizes(dtype: DType): number[] {
     const out: number[] = [];
     for (const run of this.#runs.values()) if (run.dtype === dtype) for (let i = 0; i < run.held.length; i++) out.push(run.bytes);

@@ -34,34 +34,36 @@ export function paddedBytes(bytes: number): number {
 }
 
 /**
- * Bytes from the start of `buffer` to where `bytes` of data of `elementBytes`-byte elements
- * should start: the first 64-byte line when the data fits after it and the skip is a whole number
- * of elements, else 0 (also without the OS binding, which tells the address, and for data below
- * {@link ALIGN_MIN_BYTES}). Always a valid start: `skip + bytes ≤ buffer.byteLength` when
- * `bytes ≤ buffer.byteLength`.
+ * Bytes from `start` (the start of the block of `buffer` the storage holds, up to `end`) to where
+ * `bytes` of data of `elementBytes`-byte elements should start: the first 64-byte line when the
+ * data fits after it and the skip is a whole number of elements, else 0 (also without the OS
+ * binding, which tells the address, and for data below {@link ALIGN_MIN_BYTES}). Always a valid
+ * start: `start + skip + bytes ≤ end` when `bytes ≤ end - start`.
  */
-export function alignmentSkip(buffer: SharedArrayBuffer, bytes: number, elementBytes: number): number {
+export function alignmentSkip(buffer: SharedArrayBuffer, bytes: number, elementBytes: number, start = 0, end = buffer.byteLength): number {
   if (bytes < ALIGN_MIN_BYTES) return 0;
-  const address = bufferAddress(buffer);
-  if (address === undefined) return 0;
+  const base = bufferAddress(buffer);
+  if (base === undefined) return 0;
+  const address = base + start;
+  const room = end - start;
   if (hugePlaced(bytes)) {
     // The first 2 MiB boundary when the data fits after it (a buffer allocated for it does).
     const huge = (HUGE_PAGE_BYTES - (address % HUGE_PAGE_BYTES)) % HUGE_PAGE_BYTES;
-    if (huge % elementBytes === 0 && huge + bytes <= buffer.byteLength) return huge;
+    if (huge % elementBytes === 0 && huge + bytes <= room) return huge;
   }
   const skip = (STORAGE_ALIGNMENT - (address % STORAGE_ALIGNMENT)) % STORAGE_ALIGNMENT;
-  return skip % elementBytes === 0 && skip + bytes <= buffer.byteLength ? skip : 0;
+  return skip % elementBytes === 0 && skip + bytes <= room ? skip : 0;
 }
 
 /**
  * Fresh zeroed storage for `bytes` of data of `elementBytes`-byte elements: the buffer (padded by
- * {@link paddedBytes}) and the byte offset where the data starts ({@link alignmentSkip}, or 0 when
- * `aligned` is false); the data's huge-page range advised where the policy says so (#38).
+ * {@link paddedBytes}) and the byte offset where the data starts ({@link alignmentSkip}); the
+ * data's huge-page range advised where the policy says so (#38).
  * `IntegerOverflow`/`AllocationFailed` as {@link allocateShared}.
  */
-export function allocateStorage(bytes: number, elementBytes: number, op: string, aligned = true): { buffer: SharedArrayBuffer; skip: number } {
+export function allocateStorage(bytes: number, elementBytes: number, op: string): { buffer: SharedArrayBuffer; skip: number } {
   const buffer = allocateShared(Number.isSafeInteger(bytes) ? paddedBytes(bytes) : bytes, op);
-  const skip = aligned ? alignmentSkip(buffer, bytes, elementBytes) : 0;
+  const skip = alignmentSkip(buffer, bytes, elementBytes);
   adviseFresh(buffer, skip, bytes);
   return { buffer, skip };
 }

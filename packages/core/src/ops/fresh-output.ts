@@ -130,7 +130,7 @@ export function holdOutput<D extends DType>(entry: CpuOperationEntry, dtype: D, 
     finish: () => {
       held = false;
       buffers.detach(loan);
-      return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, placement, loan.offset);
+      return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, placement, loan.offset, loan);
     },
     fail: () => {
       if (held) buffers.release(loan);
@@ -212,7 +212,7 @@ export function freshOutput<D extends DType>(
     // The storage belongs to the tensor from `finish` on; it comes back when its last tensor is disposed or collected.
     const finish = () => {
       buffers.detach(loan);
-      return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id }, loan.offset);
+      return tensorInternals.fresh(dtype, shape, loan.buffer, buffers, { cpuAffinity: entry.engine.domain.id }, loan.offset, loan);
     };
     const fail = (e: unknown): never => {
       buffers.release(loan);

@@ -112,7 +112,7 @@ export async function withMaterializedTensorRead<D extends DType, R>(
   const { pool, loan, domainId } = borrowed!;
   // The storage's home is its loan: disposing `dense` returns it unless a view of it is still alive.
   const home = new LoanHome(pool, loan);
-  const dense = tensorInternals.fresh(tensor.dtype, tensor.shape, loan.buffer, home, { cpuAffinity: domainId }, loan.offset);
+  const dense = tensorInternals.fresh(tensor.dtype, tensor.shape, loan.buffer, home, { cpuAffinity: domainId }, loan.offset, loan);
   abandoned.register(tensorInternals.storage(dense), home, home);
   try {
     return await fn(dense);

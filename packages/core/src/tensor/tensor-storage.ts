@@ -4,14 +4,21 @@ import type { DType } from './dtype.js';
 
 /** Where storage made by an engine goes back to (its buffer pool). */
 export interface StorageHome {
-  /** Take `buffer` back for reuse; `how` says whether a dispose or the collection of every tensor over it returned it. */
-  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected', made?: number): void;
+  /**
+   * Take the storage back for reuse: `bytes` of `buffer` from byte `start` (a block carved from a
+   * slab, or the whole buffer); `how` says whether a dispose or the collection of every tensor over
+   * it returned it.
+   */
+  returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected', made: number, start: number, bytes: number): void;
 }
 
 /** What outlives the storage object for its finalizer: never a reference back to the storage. */
 interface StorageCell {
   readonly dtype: DType;
   readonly buffer: SharedArrayBuffer;
+  /** The storage's block of `buffer`: its first byte and byte length (the whole buffer unless carved from a slab). */
+  readonly start: number;
+  readonly bytes: number;
   home: StorageHome | undefined;
   /** The buffer was handed to the caller (`tensor.buffer`, `descriptor()`): never recycled by collection. */
   escaped: boolean;
@@ -168,7 +175,7 @@ const collected = new FinalizationRegistry<StorageCell>((cell) => {
   unreport(cell);
   if (cell.escaped || cell.returned || cell.home === undefined) return;
   cell.returned = true;
-  cell.home.returnStorage(cell.dtype, cell.buffer, 'collected', cell.made);
+  cell.home.returnStorage(cell.dtype, cell.buffer, 'collected', cell.made, cell.start, cell.bytes);
 });
 
 /**
@@ -214,13 +221,17 @@ export class TensorStorage {
   #refs = 0;
   #registered = false;
 
-  /** `allocated`: storage without a home that tenferro allocated for the caller (reported to V8 like pooled storage). */
-  constructor(dtype: DType, buffer: SharedArrayBuffer, home?: StorageHome, allocated = false) {
-    this.#cell = { dtype, buffer, home, escaped: false, returned: false, reported: 0, watched: false, made: ++storagesMade };
+  /**
+   * `allocated`: storage without a home that tenferro allocated for the caller (reported to V8 like
+   * pooled storage). `start`, `bytes`: the block of `buffer` the storage holds (default the whole
+   * buffer; a block carved from a slab shares its buffer with other storage).
+   */
+  constructor(dtype: DType, buffer: SharedArrayBuffer, home?: StorageHome, allocated = false, start = 0, bytes = buffer.byteLength) {
+    this.#cell = { dtype, buffer, start, bytes, home, escaped: false, returned: false, reported: 0, watched: false, made: ++storagesMade };
     if (home !== undefined || allocated) {
-      this.#cell.reported = report(buffer.byteLength);
+      this.#cell.reported = report(bytes);
       unregistered.push(this);
-      unregisteredBytes += buffer.byteLength;
+      unregisteredBytes += bytes;
       if (unregistered.length >= MAX_DEFERRED || unregisteredBytes >= MAX_DEFERRED_BYTES) registerDeferred();
       else if (!flushScheduled) {
         flushScheduled = true;
@@ -243,6 +254,11 @@ export class TensorStorage {
 
   get buffer(): SharedArrayBuffer {
     return this.#cell.buffer;
+  }
+
+  /** Bytes of `buffer` the storage holds (its block: the whole buffer unless carved from a slab). */
+  get bytes(): number {
+    return this.#cell.bytes;
   }
 
   /** Where the storage goes back to (an engine pool, an allocation domain), if anywhere. */
@@ -298,6 +314,6 @@ export class TensorStorage {
       watched--;
     }
     unreport(cell);
-    cell.home.returnStorage(cell.dtype, cell.buffer, 'disposed');
+    cell.home.returnStorage(cell.dtype, cell.buffer, 'disposed', cell.made, cell.start, cell.bytes);
   }
 }

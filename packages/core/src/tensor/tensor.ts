@@ -163,9 +163,10 @@ export class Tensor<D extends DType = DType> {
       check: (t, op, param) => {
         if (t.#disposed) throw disposedError(op, param);
       },
-      fresh: (dtype, shape, buffer, home, placement, offset = 0) => {
+      fresh: (dtype, shape, buffer, home, placement, offset = 0, block) => {
         const s = [...shape];
-        return new Tensor(dtype, s, denseStrides(s, 'col'), offset, new TensorStorage(dtype, buffer, home), placement ?? EMPTY_PLACEMENT, elementCount(s, 'Tensor'));
+        const storage = new TensorStorage(dtype, buffer, home, false, block?.blockStart ?? 0, block?.blockBytes ?? buffer.byteLength);
+        return new Tensor(dtype, s, denseStrides(s, 'col'), offset, storage, placement ?? EMPTY_PLACEMENT, elementCount(s, 'Tensor'));
       },
     };
   }
@@ -746,8 +747,20 @@ export interface TensorInternals {
   view<D extends DType>(t: Tensor<D>, shape: readonly number[], strides: readonly number[], offset: number): Tensor<D>;
   /** `TensorDisposed` for `param` of `op` when `t` was disposed. */
   check(t: Tensor, op: string, param: string): void;
-  /** A fresh dense column-major tensor over engine storage that returns to `home`, its data from element `offset` on (a pool loan's, default 0). */
-  fresh<D extends DType>(dtype: D, shape: readonly number[], buffer: SharedArrayBuffer, home: StorageHome | undefined, placement?: TensorPlacement, offset?: number): Tensor<D>;
+  /**
+   * A fresh dense column-major tensor over engine storage that returns to `home`, its data from
+   * element `offset` on (a pool loan's, default 0); `block`: the part of `buffer` the storage holds
+   * (a pool loan's block; default the whole buffer).
+   */
+  fresh<D extends DType>(
+    dtype: D,
+    shape: readonly number[],
+    buffer: SharedArrayBuffer,
+    home: StorageHome | undefined,
+    placement?: TensorPlacement,
+    offset?: number,
+    block?: { readonly blockStart: number; readonly blockBytes: number },
+  ): Tensor<D>;
 }
 
 

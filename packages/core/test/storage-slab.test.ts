@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CpuBackend, Tensor } from '../src/index.js';
+import { tensorInternals } from '../src/tensor/tensor.js';
+import { SLAB_BYTES, blockBytes } from '../src/buffer/storage-slab.js';
+import { paddedBytes } from '../src/buffer/storage-alignment.js';
+
+// Small fresh outputs are carved from shared 2 MiB slabs (#38, `buffer/storage-slab.ts`): the
+// engine worker learns a slab once, not every output's buffer.
+
+let backend: CpuBackend;
+beforeAll(async () => {
+  backend = await CpuBackend.create({ threads: 1, providers: [] });
+});
+afterAll(async () => {
+  await backend.close();
+});
+
+/** An n×n f64 matrix whose entries depend on `seed`. */
+const matrix = (n: number, seed: number) => Tensor.fromArray('f64', [n, n], Array.from({ length: n * n }, (_, i) => ((i * 7 + seed * 13) % 11) - 5));
+const identity = (n: number) => Tensor.fromArray('f64', [n, n], Array.from({ length: n * n }, (_, i) => (i % (n + 1) === 0 ? 1 : 0)));
+const tableBuffers = () => backend.executionInfo().workers.reduce((sum, w) => sum + w.bufferTable.buffers, 0);
+
+describe('small outputs carved from slabs', () => {
+  it('a loop of fresh small outputs sends its worker one buffer per slab, not one per output', async () => {
+    const a = matrix(32, 1);
+    const before = tableBuffers();
+    const kept: Tensor[] = [];
+    const calls = 300;
+    for (let i = 0; i < calls; i++) kept.push(await backend.matmul(a, a)); // kept: every output is fresh storage
+    const perSlab = Math.floor(SLAB_BYTES / blockBytes(paddedBytes(32 * 32 * 8)));
+    expect(tableBuffers() - before).toBeLessThanOrEqual(Math.ceil(calls / perSlab) + 1);
+    expect(new Set(kept.map((t) => tensorInternals.buffer(t))).size).toBeLessThanOrEqual(Math.ceil(calls / perSlab) + 1);
+    for (const t of kept) t.dispose();
+    a.dispose();
+  });
+
+  it('outputs sharing a slab keep their own values while others are disposed and their blocks lent again', async () => {
+    const n = 24;
+    const eye = identity(n);
+    const inputs = Array.from({ length: 60 }, (_, i) => matrix(n, i));
+    const outputs = await Promise.all(inputs.map((x) => backend.matmul(x, eye)));
+    expect(new Set(outputs.map((t) => tensorInternals.buffer(t))).size).toBeLessThan(outputs.length);
+    // dispose every other output, and fill the freed blocks with other results
+    for (let i = 0; i < outputs.length; i += 2) outputs[i]!.dispose();
+    const refills = await Promise.all(inputs.filter((_, i) => i % 2 === 0).map((x) => backend.matmul(x, x)));
+    for (let i = 1; i < outputs.length; i += 2) expect(outputs[i]!.toArray()).toEqual(inputs[i]!.toArray());
+    for (let k = 0; k < refills.length; k++) {
+      const x = inputs[2 * k]!.toArray() as number[];
+      const got = refills[k]!.toArray() as number[];
+      // column-major: (x·x)[r, c] = Σ_j x[r, j] · x[j, c]
+      for (const [r, c] of [[0, 0], [n - 1, 3], [5, n - 1]] as const) {
+        let sum = 0;
+        for (let j = 0; j < n; j++) sum += x[r + j * n]! * x[j + c * n]!;
+        expect(got[r + c * n]).toBe(sum);
+      }
+    }
+    for (const t of [...outputs.filter((_, i) => i % 2 === 1), ...refills, ...inputs, eye]) t.dispose();
+  });
+
+  it("an output's buffer is the slab: its data is what offset and strides address there", async () => {
+    const x = matrix(8, 3);
+    const eye = identity(8);
+    const out = await backend.matmul(x, eye);
+    const view = new Float64Array(out.buffer, out.offset * 8, out.size);
+    expect(Array.from(view)).toEqual(x.toArray());
+    expect(out.buffer.byteLength).toBeGreaterThanOrEqual(SLAB_BYTES);
+    for (const t of [out, x, eye]) t.dispose();
+  });
+});
