@@ -15,6 +15,7 @@
  */
 import { setCallerStorageDisposedHook } from '../../tensor/tensor-storage.js';
 import { ForgetRing } from './shared-fields.js';
+import { SLAB_BYTES, isSlab } from '../../buffer/storage-slab.js';
 
 /** Most buffers one worker keeps (a bound on entries; the bound on memory is in bytes). */
 export const WORKER_TABLE_CAPACITY = 4096;
@@ -74,7 +75,7 @@ export interface TableUpdate {
 export interface WorkerBufferTableStats {
   /** Buffers the worker keeps (as the main isolate tracks it: ids it was told to forget are gone). */
   readonly buffers: number;
-  /** Their bytes. */
+  /** Their bytes, as the bound counts them: a slab small storage is carved from counts its 2 MiB (`buffer/storage-slab.ts`). */
   readonly bytes: number;
   /** The table's bound in bytes (`TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES`, default 128 MiB). */
   readonly limitBytes: number;
@@ -106,8 +107,16 @@ export interface WorkerBufferTableOptions {
 
 /** What one worker's table holds, as the main isolate tracks it. */
 export class WorkerBufferTable {
-  /** Ids the worker holds and their bytes, oldest first. */
+  /** Ids the worker holds and their buffers' byte lengths, oldest first. */
   readonly #known = new Map<number, number>();
+  /**
+   * Ids of slabs (`buffer/storage-slab.ts`) among them: the byte bound counts a slab as
+   * {@link SLAB_BYTES} — the rest of it is address space that places it on a huge page, never
+   * touched. Counted at its length, the ~37 slabs a 64×64 f64 dropping loop keeps in circulation
+   * passed the 128 MiB bound, and its worker forgot and relearned slabs every few calls.
+   */
+  readonly #slabs = new Set<number>();
+  /** Bytes as the bound counts them. */
   #bytes = 0;
   /** Ids to forget not yet handed to the worker (it was busy, or its ring was full). */
   #forget: number[] = [];
@@ -144,7 +153,10 @@ export class WorkerBufferTable {
       if (this.#known.has(id)) continue;
       const bytes = buffer.byteLength;
       this.#known.set(id, bytes);
-      this.#bytes += bytes;
+      if (isSlab(buffer)) {
+        this.#slabs.add(id);
+        this.#bytes += SLAB_BYTES;
+      } else this.#bytes += bytes;
       (register ??= []).push([id, buffer]);
     }
     if (register !== undefined && (this.#bytes > this.#limitBytes || this.#known.size > this.#capacity)) this.#evict(out, buffers.length);
@@ -161,9 +173,7 @@ export class WorkerBufferTable {
   forget(id: number): void {
     const bytes = this.#known.get(id);
     if (bytes === undefined) return;
-    this.#known.delete(id);
-    this.#bytes -= bytes;
-    this.#forgottenBytes += bytes;
+    this.#drop(id, bytes);
     this.#forget.push(id);
     if (this.#ring !== undefined && !this.#flushQueued) {
       this.#flushQueued = true;
@@ -209,8 +219,16 @@ export class WorkerBufferTable {
   close(): void {
     tables.delete(this);
     this.#known.clear();
+    this.#slabs.clear();
     this.#bytes = 0;
     this.#forget = [];
+  }
+
+  /** Stop tracking `id` (a buffer of `bytes` bytes): the worker is to forget it. */
+  #drop(id: number, bytes: number): void {
+    this.#known.delete(id);
+    this.#bytes -= this.#slabs.delete(id) ? SLAB_BYTES : bytes;
+    this.#forgottenBytes += bytes;
   }
 
   #evict(current: Int32Array, count: number): void {
@@ -218,9 +236,7 @@ export class WorkerBufferTable {
     for (const [id, bytes] of this.#known) {
       if (this.#bytes <= this.#limitBytes && this.#known.size <= this.#capacity) return;
       if (named.includes(id)) continue;
-      this.#known.delete(id);
-      this.#bytes -= bytes;
-      this.#forgottenBytes += bytes;
+      this.#drop(id, bytes);
       this.#forget.push(id);
     }
   }
