@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type BufferLoan, BufferPool } from '../src/buffer/buffer-pool.js';
-import { SLAB_BLOCK_MAX_BYTES, SLAB_BYTES, blockBytes, isSlab } from '../src/buffer/storage-slab.js';
+import { SLAB_BYTES, WIDE_SLAB_BLOCK_MAX_BYTES, WIDE_SLAB_BYTES, blockBytes, carvable, isSlab, slabBytes } from '../src/buffer/storage-slab.js';
 import { DEFAULT_RETAINED_BYTES, PoolLimit, retainedBytesFromEnv } from '../src/buffer/pool-limit.js';
 import { TenferroError } from '../src/errors/tenferro-error.js';
 import { ALIGN_MIN_BYTES, STORAGE_ALIGNMENT, paddedBytes } from '../src/buffer/storage-alignment.js';
@@ -385,11 +385,17 @@ function checkInvariants(pool: BufferPool, model: ModelPool, cap: number) {
 
 describe.each([false, true])('BufferPool model (slabs: %s)', (slabs) => {
   /** Bytes a fresh loan of `padded` bytes holds: a block of whole lines carved from a slab, or a buffer of its own. */
-  const freshBytes = (padded: number) => (slabs && padded <= SLAB_BLOCK_MAX_BYTES ? blockBytes(padded) : padded);
+  const freshBytes = (padded: number, cap: number) => (slabs && carvable(padded, cap) ? blockBytes(padded) : padded);
+  /**
+   * With slabs, every other cap is large enough to carve from slabs (four slabs at least): a
+   * sequence then lends carved blocks and whole buffers, and evicts both when the cap comes down.
+   */
+  const capOf = (bytes: number) => (slabs && bytes % 2 === 0 ? 32 * MiB + bytes : bytes);
 
   it('agrees with a reference model over random operation sequences', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 1200 }), fc.array(opArb, { maxLength: 80 }), (initialCap, ops) => {
+      fc.property(fc.integer({ min: 0, max: 1200 }), fc.array(opArb, { maxLength: 80 }), (initialBytes, ops) => {
+        const initialCap = capOf(initialBytes);
         const limit = new PoolLimit(initialCap);
         const pools = [new BufferPool(limit, { slabs }), new BufferPool(limit, { slabs })];
         const models = [new ModelPool(), new ModelPool()];
@@ -419,7 +425,7 @@ describe.each([false, true])('BufferPool model (slabs: %s)', (slabs) => {
                 expect(model.candidates.has(key)).toBe(true);
                 model.hits += 1;
               } else {
-                expect(loan.blockBytes).toBe(freshBytes(paddedBytes(op.length * bytes)));
+                expect(loan.blockBytes).toBe(freshBytes(paddedBytes(op.length * bytes), cap));
                 expect(models.some((m) => m.candidates.has(key))).toBe(false);
                 model.misses += 1;
               }
@@ -467,8 +473,8 @@ describe.each([false, true])('BufferPool model (slabs: %s)', (slabs) => {
               model.trim(cap);
             }
           } else if (op.kind === 'limit') {
-            limit.set(op.bytes, 'test');
-            cap = op.bytes;
+            cap = capOf(op.bytes);
+            limit.set(cap, 'test');
             models.forEach((m) => m.trim(cap));
           } else {
             pools[op.pool]!.reset();
@@ -654,10 +660,25 @@ describe('small storage carved from slabs (#38)', () => {
     expect([again.buffer, again.blockStart, again.offset]).toEqual([first.buffer, first.blockStart, first.offset]);
     expect(allZero(again)).toBe(true);
     expect(new Uint8Array(second.buffer, second.blockStart, second.blockBytes).every((b) => b === 0xab)).toBe(true);
-    const large = pool.acquire('f32', SLAB_BLOCK_MAX_BYTES / 4);
+    const large = pool.acquire('f32', (WIDE_SLAB_BLOCK_MAX_BYTES + 64) / 4);
     expect(isSlab(large.buffer)).toBe(false);
     expect([large.blockStart, large.blockBytes]).toEqual([0, large.buffer.byteLength]);
     expect(pool.stats()).toMatchObject({ hits: 1, misses: 3 });
+  });
+
+  it('storage from 256 KiB to just below 2 MiB is carved from 8 MiB slabs, apart from the smaller blocks', () => {
+    const pool = poolOf(64 * MiB, true);
+    const small = pool.acquire('f64', 64 * 64);
+    const wide = Array.from({ length: 20 }, () => pool.acquire('f64', 256 * 256)); // 512 KiB each
+    const perSlab = Math.floor(WIDE_SLAB_BYTES / blockBytes(paddedBytes(256 * 256 * 8)));
+    const buffers = [...new Set(wide.map((l) => l.buffer))];
+    expect(buffers).toHaveLength(Math.ceil(20 / perSlab));
+    expect(buffers.map((b) => slabBytes(b))).toEqual(buffers.map(() => WIDE_SLAB_BYTES));
+    expect(slabBytes(small.buffer)).toBe(SLAB_BYTES);
+    expect(buffers).not.toContain(small.buffer);
+    for (let i = 0; i < wide.length; i++) for (let j = 0; j < i; j++) expect(overlap(wide[i]!, wide[j]!)).toBe(false);
+    const largest = pool.acquire('bool', WIDE_SLAB_BLOCK_MAX_BYTES - 48); // padded by 48: the largest block carved
+    expect(slabBytes(largest.buffer)).toBe(WIDE_SLAB_BYTES);
   });
 
   it('a block that comes home is kept as storage of its own size, never its whole slab', () => {
@@ -672,6 +693,15 @@ describe('small storage carved from slabs (#38)', () => {
     expectCode(() => pool.adopt('f32', loan.buffer), 'InvalidArgument');
     const again = pool.acquire('f32', 1000);
     expect([again.buffer, again.blockStart]).toEqual([loan.buffer, loan.blockStart]);
+  });
+
+  it('a pool capped below four slabs of a size keeps a buffer per loan of that size', () => {
+    const pool = poolOf(4 * WIDE_SLAB_BYTES - 1, true);
+    expect(isSlab(pool.acquire('f64', 64 * 64).buffer)).toBe(true); // four 2 MiB slabs fit
+    expect(isSlab(pool.acquire('f64', 256 * 256).buffer)).toBe(false); // four 8 MiB slabs do not
+    const tiny = poolOf(4 * SLAB_BYTES - 1, true);
+    expect(isSlab(tiny.acquire('f64', 64 * 64).buffer)).toBe(false);
+    expect(isSlab(poolOf(0, true).acquire('f32', 1).buffer)).toBe(false);
   });
 
   it('without slabs, every loan has a buffer of its own', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, Tensor } from '../src/index.js';
 import { tensorInternals } from '../src/tensor/tensor.js';
-import { SLAB_BYTES, blockBytes } from '../src/buffer/storage-slab.js';
+import { SLAB_BYTES, WIDE_SLAB_BYTES, blockBytes, slabBytes } from '../src/buffer/storage-slab.js';
 import { paddedBytes } from '../src/buffer/storage-alignment.js';
 import { packedProviders } from './support/packed-providers.js';
 
@@ -42,6 +42,17 @@ describe('small outputs carved from slabs', () => {
     // The table's byte bound counts a slab as the 2 MiB it holds, not the address space around it
     // that places it on a huge page: what a dropping loop keeps in circulation stays in the table.
     expect(tableBytes() - beforeBytes).toBe(learned * SLAB_BYTES);
+    for (const t of kept) t.dispose();
+    a.dispose();
+  });
+
+  it('outputs from 256 KiB to just below 2 MiB share 8 MiB slabs', async () => {
+    const a = matrix(256, 2);
+    const kept: Tensor[] = [];
+    for (let i = 0; i < 20; i++) kept.push(await backend.matmul(a, a)); // 512 KiB each
+    const slabs = [...new Set(kept.map((t) => tensorInternals.buffer(t)))];
+    expect(slabs.map((b) => slabBytes(b))).toEqual(slabs.map(() => WIDE_SLAB_BYTES));
+    expect(slabs.length).toBeLessThanOrEqual(Math.ceil(20 / Math.floor(WIDE_SLAB_BYTES / blockBytes(paddedBytes(256 * 256 * 8)))) + 1);
     for (const t of kept) t.dispose();
     a.dispose();
   });

@@ -3,6 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, keep, TenferroError, Tensor, tidy } from '../src/index.js';
 import { tensorInternals } from '../src/tensor/tensor.js';
+import { paddedBytes } from '../src/buffer/storage-alignment.js';
 import { bulkExternalMemory, deferredRegistrations } from '../src/tensor/tensor-storage.js';
 import { expectCode } from './helpers.js';
 
@@ -188,10 +189,12 @@ describe('storage that came home by collection under the retention cap', () => {
     try {
       const x = square(64);
       const y = Tensor.fromArray('f32', [64, 64], Array.from({ length: 64 * 64 }, (_, i) => (i % 5) - 2));
-      const first = await b.matmul(x, x);
-      const f64Bytes = tensorInternals.storage(first).bytes;
-      expect(first.buffer).toBeInstanceOf(SharedArrayBuffer); // escaped: never comes home by collection
+      // A cap of four outputs (far below four slabs): every output gets a buffer of its own.
+      const f64Bytes = paddedBytes(64 * 64 * 8);
       b.setBufferPoolLimitBytes(4 * f64Bytes);
+      const first = await b.matmul(x, x);
+      expect(tensorInternals.storage(first).bytes).toBe(f64Bytes);
+      expect(first.buffer).toBeInstanceOf(SharedArrayBuffer); // escaped: never comes home by collection
       for (let i = 0; i < 8; i++) await b.matmul(x, x); // dropped
       expect(await collectUntil(() => b.bufferPoolStats().retainedBytes === 4 * f64Bytes)).toBe(true);
       // The pool is full of larger f64 storage; R113 alone would evict each smaller f32 output as it comes back.

@@ -14,6 +14,8 @@ const ROWS = 4096;
 const INNER = 8;
 const CALLS = 64;
 const MiB = 1024 * 1024;
+/** A pool cap below four 8 MiB slabs: outputs of 256 KiB are not carved from slabs. */
+const SLAB_CAPPED = 16 * MiB;
 
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -78,6 +80,9 @@ const CORNERS = [expected(0, 0), expected(ROWS - 1, INNER - 1)];
 let backend: CpuBackend;
 beforeAll(async () => {
   backend = await CpuBackend.create({ threads: LANES, providers: [packedProviders()] });
+  // A pool capped below four 8 MiB slabs gives the 256 KiB outputs buffers of their own
+  // (`buffer/storage-slab.ts`): the tables then hold exactly what the pool retains.
+  backend.setBufferPoolLimitBytes(SLAB_CAPPED);
 });
 afterAll(async () => {
   await backend?.close();
@@ -147,6 +152,7 @@ describe('worker buffer tables keep only storage the main isolate can still name
 
   it('structured-clone payloads (core reference kernels) are released by the worker too', async () => {
     const reference = await CpuBackend.create({ threads: 1, providers: [] });
+    reference.setBufferPoolLimitBytes(SLAB_CAPPED);
     try {
       const o = ops(reference);
       await collectHere();
@@ -185,6 +191,7 @@ describe('a worker buffer table is bounded in bytes (TENFERRO_WORKER_BUFFER_TABL
     const saved = process.env.TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES;
     process.env.TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES = String(limit);
     const bounded = await CpuBackend.create({ threads: LANES, providers: [packedProviders()] });
+    bounded.setBufferPoolLimitBytes(SLAB_CAPPED);
     try {
       const b = freshRhs();
       const live = Array.from({ length: 16 }, freshLhs); // 4 MiB kept alive by the caller

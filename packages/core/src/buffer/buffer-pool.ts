@@ -7,7 +7,7 @@ import { poolChannel, publishPool } from '../diagnostics/channels.js';
 import { alignmentSkip, allocateStorage, paddedBytes } from './storage-alignment.js';
 import { SmallSet } from '../util/small-set.js';
 import { CollectedStore } from './collected-store.js';
-import { SLAB_BLOCK_MAX_BYTES, SlabCarver, type StorageBlock, isSlab, wholeBlock } from './storage-slab.js';
+import { SlabCarver, type StorageBlock, carvable, isSlab, wholeBlock } from './storage-slab.js';
 
 /** A buffer checked out of a {@link BufferPool}; give it back with {@link BufferPool.release}. */
 export interface BufferLoan {
@@ -60,8 +60,8 @@ export type TakeLoan = (dtype: DType, length: number, options?: AcquireOptions) 
 /** How a pool gets fresh storage. */
 export interface BufferPoolOptions {
   /**
-   * Carve small storage (≤ `SLAB_BLOCK_MAX_BYTES` after padding, aligned loans) from shared 2 MiB
-   * slabs instead of a buffer per loan (default true; `storage-slab.ts`).
+   * Carve storage below 2 MiB from shared slabs of whole huge pages instead of a buffer per loan
+   * (default true; `storage-slab.ts`), while the cap holds four slabs of the size at least.
    */
   readonly slabs?: boolean;
 }
@@ -177,8 +177,8 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   /**
    * Borrow storage for `length` elements of `dtype`: the smallest retained capacity ≥ `length`
    * (R111), else fresh storage of `length` elements — padded, from 256 bytes on, so that the
-   * loan's data starts on a 64-byte line at `offset`; small storage is carved from a shared slab
-   * (`storage-slab.ts`), larger storage is a buffer of its own. `zeroed` (default) clears the
+   * loan's data starts on a 64-byte line at `offset`; storage below 2 MiB is carved from a shared
+   * slab (`storage-slab.ts`), larger storage is a buffer of its own. `zeroed` (default) clears the
    * `length` elements from `offset`. Length 0 returns an empty loan and never touches the pool (R112).
    */
   acquire(dtype: DType, length: number, options?: AcquireOptions): BufferLoan {
@@ -212,7 +212,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
       if (options?.zeroed !== false) new Uint8Array(block.buffer, block.start + skip, needed).fill(0);
       if (poolChannel().hasSubscribers) publishPool('hit', dtype, block.bytes, this.#retainedBytes);
     } else {
-      if (padded <= SLAB_BLOCK_MAX_BYTES && this.#slabs !== undefined) {
+      if (this.#slabs !== undefined && carvable(padded, this.#limit.bytes)) {
         block = this.#slabs.carve(padded, caller);
         skip = alignmentSkip(block.buffer, needed, bytes, block.start, block.start + block.bytes);
         // Zero already, unless a caller wrote past its own storage through a shared `tensor.buffer`.
@@ -313,7 +313,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     if (!isDType(dtype)) throw invalidArgument(op, 'dtype', 'a dtype', dtype);
     if (!isSharedArrayBuffer(buffer)) throw invalidArgument(op, 'buffer', 'a SharedArrayBuffer', buffer);
     if (buffer.byteLength === 0 || this.#closed) return;
-    if (isSlab(buffer)) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a slab small storage is carved from');
+    if (isSlab(buffer)) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a slab storage is carved from');
     for (const loan of this.#outstanding) {
       if (loan.buffer === buffer) throw invalidArgument(op, 'buffer', 'storage that is not lent out', 'a buffer an operation is using');
     }

@@ -15,7 +15,7 @@
  */
 import { setCallerStorageDisposedHook } from '../../tensor/tensor-storage.js';
 import { ForgetRing } from './shared-fields.js';
-import { SLAB_BYTES, isSlab } from '../../buffer/storage-slab.js';
+import { slabBytes } from '../../buffer/storage-slab.js';
 
 /** Most buffers one worker keeps (a bound on entries; the bound on memory is in bytes). */
 export const WORKER_TABLE_CAPACITY = 4096;
@@ -75,7 +75,7 @@ export interface TableUpdate {
 export interface WorkerBufferTableStats {
   /** Buffers the worker keeps (as the main isolate tracks it: ids it was told to forget are gone). */
   readonly buffers: number;
-  /** Their bytes, as the bound counts them: a slab small storage is carved from counts its 2 MiB (`buffer/storage-slab.ts`). */
+  /** Their bytes, as the bound counts them: a slab storage is carved from counts the 2 or 8 MiB blocks are carved from (`buffer/storage-slab.ts`). */
   readonly bytes: number;
   /** The table's bound in bytes (`TENFERRO_WORKER_BUFFER_TABLE_MAX_BYTES`, default 128 MiB). */
   readonly limitBytes: number;
@@ -110,12 +110,12 @@ export class WorkerBufferTable {
   /** Ids the worker holds and their buffers' byte lengths, oldest first. */
   readonly #known = new Map<number, number>();
   /**
-   * Ids of slabs (`buffer/storage-slab.ts`) among them: the byte bound counts a slab as
-   * {@link SLAB_BYTES} — the rest of it is address space that places it on a huge page, never
-   * touched. Counted at its length, the ~37 slabs a 64×64 f64 dropping loop keeps in circulation
+   * Slabs among them (`buffer/storage-slab.ts`), and the bytes the byte bound counts each as: the
+   * part blocks are carved from — the rest is address space that places it on huge pages, never
+   * touched. Counted at their length, the ~37 slabs a 64×64 f64 dropping loop keeps in circulation
    * passed the 128 MiB bound, and its worker forgot and relearned slabs every few calls.
    */
-  readonly #slabs = new Set<number>();
+  readonly #slabs = new Map<number, number>();
   /** Bytes as the bound counts them. */
   #bytes = 0;
   /** Ids to forget not yet handed to the worker (it was busy, or its ring was full). */
@@ -153,10 +153,9 @@ export class WorkerBufferTable {
       if (this.#known.has(id)) continue;
       const bytes = buffer.byteLength;
       this.#known.set(id, bytes);
-      if (isSlab(buffer)) {
-        this.#slabs.add(id);
-        this.#bytes += SLAB_BYTES;
-      } else this.#bytes += bytes;
+      const slab = slabBytes(buffer);
+      if (slab !== undefined) this.#slabs.set(id, slab);
+      this.#bytes += slab ?? bytes;
       (register ??= []).push([id, buffer]);
     }
     if (register !== undefined && (this.#bytes > this.#limitBytes || this.#known.size > this.#capacity)) this.#evict(out, buffers.length);
@@ -227,7 +226,8 @@ export class WorkerBufferTable {
   /** Stop tracking `id` (a buffer of `bytes` bytes): the worker is to forget it. */
   #drop(id: number, bytes: number): void {
     this.#known.delete(id);
-    this.#bytes -= this.#slabs.delete(id) ? SLAB_BYTES : bytes;
+    this.#bytes -= this.#slabs.get(id) ?? bytes;
+    this.#slabs.delete(id);
     this.#forgottenBytes += bytes;
   }
 
