@@ -499,8 +499,8 @@ export class CpuBackend {
    * const a = Tensor.fromArray('f64', [64, 64], new Float64Array(64 * 64));
    * (await backend.matmul(a, a)).dispose(); // the output's storage goes back to the pool
    * const stats = backend.bufferPoolStats();
-   * // 32,768 bytes of data, and 48 so that the data can start on a 64-byte line
-   * console.log(stats.buffers, stats.retainedBytes); // prints: 1 32816
+   * // 32,768 bytes of data and 48 so that the data can start on a 64-byte line, in whole lines of a slab
+   * console.log(stats.buffers, stats.retainedBytes); // prints: 1 32832
    * await backend.close();
    * ```
    */
