@@ -29,12 +29,15 @@ const SPD = (n: number, batch: number[] = []): Tensor<'f64'> => {
 };
 
 /** Put `count` buffers of every length 1..max elements of each dtype, all bytes 0xff (NaN, −1), into the pool. */
+const BYTES: Partial<Record<DType, number>> = { f32: 4, f64: 8, c64: 8, c128: 16, i32: 4 };
+
 async function poison(backend: CpuBackend, dtypes: readonly DType[], max: number, count = 3): Promise<void> {
   // Fresh pool storage through core's extension door (#35), filled with garbage, then given back.
   const outputs: [DType, number[]][] = [];
   for (const dtype of dtypes) for (let len = 1; len <= max; len++) for (let c = 0; c < count; c++) outputs.push([dtype, [len]]);
   const { outputs: held } = await runExtension(backend, defineExtensionKey('test.poison'), { op: 'test.poison', inputs: [], outputs }, (_ctx, { outputs: fresh }) => {
-    for (const d of fresh) new Uint8Array(d.buffer).fill(0xff);
+    // Each output's own bytes: a small output's buffer is a slab shared with other storage (core's storage-slab.ts).
+    for (const d of fresh) new Uint8Array(d.buffer, d.offset * BYTES[d.dtype]!, d.shape.reduce((p, e) => p * e, 1) * BYTES[d.dtype]!).fill(0xff);
   });
   for (const t of held) t.dispose();
 }
