@@ -172,7 +172,9 @@ export class Tensor<D extends DType = DType> {
   }
 
   /**
-   * The storage (a `SharedArrayBuffer`; `offset` and `strides` address it in elements). Reading it
+   * The storage (a `SharedArrayBuffer`; `offset` and `strides` address it in elements). A fresh
+   * output below 2 MiB is a block of a slab that other tensors share, as small Node `Buffer`s
+   * share a pool: read and write only what `offset`, `shape` and `strides` address. Reading it
    * hands the memory to the caller: the storage is then recycled only by an explicit `dispose()`
    * of its last tensor, never because the tensors became unreachable.
    *
