@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, keep, TenferroError, Tensor, tidy } from '../src/index.js';
 import { tensorInternals } from '../src/tensor/tensor.js';
 import { paddedBytes } from '../src/buffer/storage-alignment.js';
-import { bulkExternalMemory, deferredRegistrations } from '../src/tensor/tensor-storage.js';
+import { TensorStorage, bulkExternalMemory, deferredRegistrations, liveStorageBatches } from '../src/tensor/tensor-storage.js';
 import { expectCode } from './helpers.js';
 
 // `--expose-gc` for this process: collection is forced in the finalization tests below.
 setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
+const gc = runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => void;
 
 /** Force collections until `done()` holds (finalizers run as tasks after a collection); bounded, never timed. */
 async function collectUntil(done: () => boolean): Promise<boolean> {
@@ -253,6 +253,64 @@ describe('collected outputs come back newest first (#38)', () => {
     } finally {
       await backend.close();
     }
+  });
+});
+
+describe('dropped outputs come home after minor collections (#38)', () => {
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('dropped pooled outputs are watched by a death token, not only a registry that full collections alone clear: scavenges bring them back', async () => {
+    const own = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const x = Tensor.zeros('f64', [16, 16]);
+      const kept = await own.matmul(x, x);
+      await turn(); // registered in a batch of its own
+      await (async () => {
+        for (let i = 0; i < 8; i++) await own.matmul(x, x);
+      })();
+      await turn(); // the eight are registered
+      expect(liveStorageBatches()).toBeGreaterThanOrEqual(2);
+      const before = own.bufferPoolStats().returnedByCollection;
+      for (let i = 0; i < 20 && own.bufferPoolStats().returnedByCollection < before + 8; i++) {
+        gc({ type: 'minor' });
+        await turn();
+      }
+      // The eight dropped outputs came home with no full collection; the kept one did not.
+      expect(own.bufferPoolStats().returnedByCollection).toBe(before + 8);
+      expect(kept.toArray()).toEqual(new Array(256).fill(0));
+      kept.dispose();
+      expect(own.bufferPoolStats().returnedByDispose).toBe(1);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('one storage kept from a batch holds its token, but not its batch-mates: they come home after a full collection', async () => {
+    const home: string[] = [];
+    const recorder = { returnStorage: (_d: unknown, _b: unknown, how: string) => void home.push(how) };
+    let kept: TensorStorage | undefined;
+    (() => {
+      // Six storages made with no turn between them: registered at the next turn, in one batch.
+      for (let i = 0; i < 6; i++) {
+        const storage = new TensorStorage('f64', new SharedArrayBuffer(64), recorder);
+        if (i === 3) kept = storage;
+      }
+    })();
+    await turn();
+    expect(deferredRegistrations()).toBe(0);
+    for (let i = 0; i < 3; i++) {
+      gc({ type: 'minor' });
+      await turn();
+    }
+    expect(home).toEqual([]);
+    for (let i = 0; i < 20 && home.length < 5; i++) {
+      gc();
+      await turn();
+    }
+    expect(home).toEqual(new Array(5).fill('collected'));
+    kept!.retain();
+    kept!.release();
+    expect(home).toEqual([...new Array(5).fill('collected'), 'disposed']);
   });
 });
 

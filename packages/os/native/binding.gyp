@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "tenferro_os",
-      "sources": ["src/addon.cc", "src/affinity.cc", "src/memory.cc", "src/arbiter.cc", "src/arbiter_binding.cc", "src/machine_arbiter.cc", "src/machine_arbiter_binding.cc"],
+      "sources": ["src/addon.cc", "src/affinity.cc", "src/memory.cc", "src/death_token.cc", "src/arbiter.cc", "src/arbiter_binding.cc", "src/machine_arbiter.cc", "src/machine_arbiter_binding.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "<!(node -p \"require('@tenferro/native').includeDir\")"],
       "defines": [
         "NAPI_VERSION=8",

@@ -152,6 +152,36 @@ export interface OsBinding {
    */
   adviseHugePages?(view: Uint8Array): number;
   /**
+   * Set this thread's handler of collected death tokens (native/src/death_token.cc): called at an
+   * event-loop turn with the id of each token a collection (a scavenge included) found dead.
+   * False for anything but a function. Optional: a binary built before it existed lacks it (use
+   * {@link deathTokens}).
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.onDeathTokens?.(() => {}) ?? true); // prints: true
+   * ```
+   */
+  onDeathTokens?(handler: (id: number) => void): boolean;
+  /**
+   * A one-byte ArrayBuffer over a static byte whose collection calls the death handler with `id`
+   * (an integer in [0, 2^32); anything else answers undefined). Optional, as `onDeathTokens`.
+   *
+   * @example
+   * ```ts
+   * import { loadOs } from '@tenferro/os';
+   *
+   * const os = loadOs();
+   * if (!os.available) throw new Error(os.reason);
+   * console.log(os.binding.deathToken?.(1)?.byteLength ?? 1, os.binding.deathToken?.(-1)); // prints: 1 undefined
+   * ```
+   */
+  deathToken?(id: number): ArrayBuffer | undefined;
+  /**
    * The process-wide arbiter's ABI and how this copy of the addon joined it (native/src/arbiter.cc).
    *
    * @example

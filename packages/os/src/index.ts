@@ -23,6 +23,8 @@ export type {
 } from './define-addon.js';
 export { ARBITER_FLAGS } from './binding.js';
 export type { ArbiterClient, ArbiterInfo, MachineCensus, MachineJoinAnswer, OsBinding, RawAffinity } from './binding.js';
+export { deathTokens } from './death-tokens.js';
+export type { DeathTokenFactory } from './death-tokens.js';
 export { adjustExternalMemory, rangesOverlap, sharedMemoryRange } from './memory.js';
 export type { SharedMemoryRange } from './memory.js';
 export { HUGE_PAGE_BYTES, THP_SYSFS, adviseHugePages, transparentHugePages } from './huge-pages.js';

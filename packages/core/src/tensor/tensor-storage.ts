@@ -1,4 +1,5 @@
-import { adjustExternalMemory } from '@tenferro/os';
+import { adjustExternalMemory, deathTokens } from '@tenferro/os';
+import type { DeathTokenFactory } from '@tenferro/os';
 import { getHeapStatistics } from 'node:v8';
 import type { DType } from './dtype.js';
 
@@ -12,8 +13,8 @@ export interface StorageHome {
   returnStorage(dtype: DType, buffer: SharedArrayBuffer, how: 'disposed' | 'collected', made: number, start: number, bytes: number): void;
 }
 
-/** What outlives the storage object for its finalizer: never a reference back to the storage. */
-interface StorageCell {
+/** What outlives the storage object for its finalizer: never a reference back to the storage. @internal */
+export interface StorageCell {
   readonly dtype: DType;
   readonly buffer: SharedArrayBuffer;
   /** The storage's block of `buffer`: its first byte and byte length (the whole buffer unless carved from a slab). */
@@ -167,7 +168,8 @@ export function collectionMayReturnStorage(): boolean {
   return watched > 0;
 }
 
-const collected = new FinalizationRegistry<StorageCell>((cell) => {
+/** The storage of `cell` is unreachable: stop counting it, and send it home unless escaped or home already. */
+function storageCollected(cell: StorageCell): void {
   if (cell.watched) {
     cell.watched = false;
     watched--;
@@ -176,7 +178,49 @@ const collected = new FinalizationRegistry<StorageCell>((cell) => {
   if (cell.escaped || cell.returned || cell.home === undefined) return;
   cell.returned = true;
   cell.home.returnStorage(cell.dtype, cell.buffer, 'collected', cell.made, cell.start, cell.bytes);
-});
+}
+
+/** Told after a full collection (of each storage's anchor, see `register`): the backstop of {@link batchDied}. */
+const collected = new FinalizationRegistry<StorageCell>(storageCollected);
+
+/**
+ * Pooled storage registered together at one event-loop turn, watched by one death token
+ * (`@tenferro/os`), by batch id (#38). Every storage of a batch holds the token, so its
+ * collection — by a scavenge too — says that the whole batch is unreachable, and it goes home
+ * at the next turn. A registry alone cannot do that: V8's scavenger keeps the targets of weak
+ * references alive, so storage watched only by `collected` came home after full collections —
+ * one per ~1,700 calls of a loop dropping 64² f64 outputs, ~60 MiB in circulation. A batch that
+ * keeps one storage reachable waits for it; every storage comes home by `collected` after a full
+ * collection as well, by itself.
+ */
+const batches = new Map<number, StorageCell[]>();
+let batchesMade = 0;
+/** The token factory: asked for once (`null`: no tokens here, `collected` alone brings storage home). */
+let tokenFactory: DeathTokenFactory | null | undefined;
+
+function batchDied(id: number): void {
+  const cells = batches.get(id);
+  if (cells === undefined) return;
+  batches.delete(id);
+  for (const cell of cells) storageCollected(cell);
+}
+
+/** A token for a new batch of `cells` (the caller fills it), or undefined without tokens. */
+function newBatch(cells: StorageCell[]): ArrayBuffer | undefined {
+  tokenFactory ??= deathTokens(batchDied) ?? null;
+  if (tokenFactory === null) return undefined;
+  const id = batchesMade;
+  batchesMade = (batchesMade + 1) >>> 0;
+  if (batches.has(id)) return undefined; // a batch 2^32 batches old is still alive: leave its id alone
+  const token = tokenFactory(id);
+  if (token !== undefined) batches.set(id, cells);
+  return token;
+}
+
+/** Batches whose token is not collected yet. @internal test seam */
+export function liveStorageBatches(): number {
+  return batches.size;
+}
 
 /**
  * Storage made since the last event-loop turn, registered with `collected` at the next one if it
@@ -195,7 +239,16 @@ const MAX_DEFERRED_BYTES = 16 * 1024 * 1024;
 
 /** Register every storage in the list that is still in use (storage already home is skipped), and empty it. */
 function registerDeferred(): void {
-  for (const storage of unregistered) storage.register();
+  let cells: StorageCell[] | undefined;
+  let token: ArrayBuffer | undefined;
+  for (const storage of unregistered) {
+    const cell = storage.register();
+    if (cell === undefined) continue;
+    if (cells === undefined) token = newBatch((cells = []));
+    if (token === undefined) continue;
+    cells.push(cell);
+    storage.holdToken(token);
+  }
   unregistered.length = 0;
   unregisteredBytes = 0;
 }
@@ -220,6 +273,10 @@ export class TensorStorage {
   readonly #cell: StorageCell;
   #refs = 0;
   #registered = false;
+  /** What `collected` watches for this storage (see `register`). */
+  #anchor: object | undefined;
+  /** Its batch's death token (see `batches`): held, never read. */
+  #token: ArrayBuffer | undefined;
 
   /**
    * `allocated`: storage without a home that tenferro allocated for the caller (reported to V8 like
@@ -240,16 +297,27 @@ export class TensorStorage {
     }
   }
 
-  /** Watch for the collection of this storage, unless it went home (or was disposed) already. */
-  register(): void {
+  /**
+   * Watch for the collection of this storage, unless it went home (or was disposed) already.
+   * Answers its cell when the storage is pooled: a batch's death token may watch it too.
+   */
+  register(): StorageCell | undefined {
     const cell = this.#cell;
-    if (this.#registered || cell.returned || (cell.home === undefined && cell.reported === 0)) return;
+    if (this.#registered || cell.returned || (cell.home === undefined && cell.reported === 0)) return undefined;
     this.#registered = true;
-    if (cell.home !== undefined) {
-      cell.watched = true;
-      watched++;
-    }
-    collected.register(this, cell, this);
+    // The registry watches an anchor only this storage holds, never the storage itself: a weak
+    // target outlives every scavenge, so the storage would too — and with it its batch's token.
+    const anchor = (this.#anchor = {});
+    collected.register(anchor, cell, anchor);
+    if (cell.home === undefined) return undefined;
+    cell.watched = true;
+    watched++;
+    return cell;
+  }
+
+  /** Hold the death token of the batch this storage was registered in. */
+  holdToken(token: ArrayBuffer): void {
+    this.#token = token;
   }
 
   get buffer(): SharedArrayBuffer {
@@ -309,7 +377,7 @@ export class TensorStorage {
     }
     if (cell.returned) return;
     cell.returned = true;
-    if (this.#registered && collected.unregister(this) && cell.watched) {
+    if (this.#anchor !== undefined && collected.unregister(this.#anchor) && cell.watched) {
       cell.watched = false;
       watched--;
     }

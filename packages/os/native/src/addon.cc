@@ -1,5 +1,5 @@
 // tenferro_os.node: registers the exports (typed view: src/binding.ts). Registration only; the
-// functions are in affinity.cc, memory.cc and arbiter_binding.cc.
+// functions are in affinity.cc, memory.cc, death_token.cc and arbiter_binding.cc.
 //
 // The module is context-aware (NODE_API_MODULE registers a N-API module, which Node loads once
 // per environment), so it can be used from the main thread and from worker_threads.
@@ -22,6 +22,8 @@ Napi::Object init(Napi::Env env, Napi::Object exports) {
   exports.Set("typedArrayRange", Napi::Function::New(env, os::js::typed_array_range, "typedArrayRange"));
   exports.Set("adjustExternalMemory", Napi::Function::New(env, os::js::adjust_external_memory, "adjustExternalMemory"));
   exports.Set("adviseHugePages", Napi::Function::New(env, os::js::advise_huge_pages, "adviseHugePages"));
+  exports.Set("onDeathTokens", Napi::Function::New(env, os::js::on_death_tokens, "onDeathTokens"));
+  exports.Set("deathToken", Napi::Function::New(env, os::js::death_token, "deathToken"));
   exports.Set("arbiterInfo", Napi::Function::New(env, os::js::arbiter_info, "arbiterInfo"));
   exports.Set("arbiterOpen", Napi::Function::New(env, os::js::arbiter_open, "arbiterOpen"));
   exports.Set("arbiterAcquire", Napi::Function::New(env, os::js::arbiter_acquire, "arbiterAcquire"));

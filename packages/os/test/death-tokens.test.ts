@@ -1,0 +1,63 @@
+// deathTokens (#38): a token's collection — by a scavenge, which runs no FinalizationRegistry
+// callback — reaches the handler with its id at the next event-loop turn; a token still held is
+// never reported; malformed ids make no token.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { deathTokens, loadOs } from '../src/index.js';
+
+// `--expose-gc` for this process: the tests force minor and major collections.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => void;
+const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Collect (minor collections unless `major`) until `done()` holds, with a turn after each; bounded, never timed. */
+async function collectUntil(done: () => boolean, type: 'minor' | 'major'): Promise<boolean> {
+  for (let i = 0; i < 20 && !done(); i++) {
+    gc({ type });
+    await turn();
+  }
+  return done();
+}
+
+const os = loadOs();
+
+describe.skipIf(!os.available)('deathTokens', () => {
+  it('a dropped token is reported with its id after minor collections alone; a held one is not', async () => {
+    const dead: number[] = [];
+    const token = deathTokens((id) => dead.push(id))!;
+    expect(token).toBeDefined();
+    const held = token(1);
+    (() => {
+      for (let id = 10; id < 20; id++) token(id);
+    })();
+    // A registry entry for an object dropped beside them is not told by minor collections.
+    let registryTold = false;
+    const registry = new FinalizationRegistry(() => (registryTold = true));
+    (() => registry.register({}, 0))();
+    expect(await collectUntil(() => dead.length >= 10, 'minor')).toBe(true);
+    expect([...dead].sort((a, b) => a - b)).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19]);
+    expect(registryTold).toBe(false);
+    gc({ type: 'major' });
+    await turn();
+    expect(dead).not.toContain(1);
+    expect(held?.byteLength).toBe(1);
+  });
+
+  it('a later handler is told of tokens made before it; ids span [0, 2^32); anything else makes no token', async () => {
+    const first: number[] = [];
+    const second: number[] = [];
+    const token = deathTokens((id) => first.push(id))!;
+    (() => {
+      token(0);
+      token(2 ** 32 - 1);
+    })();
+    deathTokens((id) => second.push(id));
+    expect(await collectUntil(() => second.length >= 2, 'major')).toBe(true);
+    expect(first).toEqual([]);
+    expect([...second].sort((a, b) => a - b)).toEqual([0, 2 ** 32 - 1]);
+    const raw = os.available ? os.binding : undefined;
+    for (const bad of [-1, 2 ** 32, 0.5, Number.NaN, '1', undefined]) expect(raw?.deathToken?.(bad as number)).toBeUndefined();
+    expect(raw?.onDeathTokens?.('not a function' as unknown as () => void)).toBe(false);
+  });
+});
