@@ -312,6 +312,29 @@ describe('dropped outputs come home after minor collections (#38)', () => {
     kept!.release();
     expect(home).toEqual([...new Array(5).fill('collected'), 'disposed']);
   });
+  it('batches hold at most 16 storages: keeping one output in 20 still gets the rest of a batch of strangers back at scavenges', async () => {
+    const home: string[] = [];
+    const recorder = { returnStorage: (_d: unknown, _b: unknown, how: string) => void home.push(how) };
+    const kept: TensorStorage[] = [];
+    (() => {
+      for (let i = 0; i < 40; i++) {
+        const storage = new TensorStorage('f64', new SharedArrayBuffer(64), recorder);
+        if (i % 20 === 0) kept.push(storage);
+      }
+    })();
+    await turn(); // registered in batches of 16, 16 and 8: the first two hold a kept storage
+    for (let i = 0; i < 20 && home.length < 8; i++) {
+      gc({ type: 'minor' });
+      await turn();
+    }
+    expect(home.length).toBe(8);
+    for (let i = 0; i < 20 && home.length < 38; i++) {
+      gc();
+      await turn();
+    }
+    expect(home.length).toBe(38);
+    expect(kept.length).toBe(2);
+  });
 });
 
 describe('external memory reported to V8', () => {

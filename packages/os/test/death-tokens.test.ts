@@ -1,6 +1,8 @@
 // deathTokens (#38): a token's collection — by a scavenge, which runs no FinalizationRegistry
 // callback — reaches the handler with its id at the next event-loop turn; a token still held is
 // never reported; malformed ids make no token.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
@@ -59,5 +61,29 @@ describe.skipIf(!os.available)('deathTokens', () => {
     const raw = os.available ? os.binding : undefined;
     for (const bad of [-1, 2 ** 32, 0.5, Number.NaN, '1', undefined]) expect(raw?.deathToken?.(bad as number)).toBeUndefined();
     expect(raw?.onDeathTokens?.('not a function' as unknown as () => void)).toBe(false);
+  });
+
+  it('a worker terminated while it holds tokens, and a process exiting with tokens alive and dead, end cleanly', () => {
+    const index = fileURLToPath(new URL('../src/index.ts', import.meta.url)).replace(/src\/index\.ts$/, 'dist/index.js');
+    const script = `
+      import { Worker } from 'node:worker_threads';
+      const { deathTokens } = await import(${JSON.stringify(index)});
+      const src = 'const { deathTokens } = await import(' + JSON.stringify(${JSON.stringify(index)}) + ');' +
+        'const token = deathTokens(() => {}); globalThis.kept = [];' +
+        'for (let i = 0; i < 5000; i++) { const t = token(i); if (i % 3 === 0) globalThis.kept.push(t); }' +
+        'const { parentPort } = await import("node:worker_threads"); parentPort.postMessage(1); setInterval(() => {}, 1000);';
+      for (let i = 0; i < 3; i++) {
+        const w = new Worker(src, { eval: true, type: 'module' });
+        await new Promise((resolve) => w.once('message', resolve));
+        await w.terminate();
+      }
+      const token = deathTokens(() => {});
+      globalThis.kept = [];
+      for (let i = 0; i < 5000; i++) { const t = token(i); if (i % 3 === 0) globalThis.kept.push(t); }
+      console.log('done');
+    `;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect({ status: r.status, signal: r.signal, stderr: r.stderr }).toEqual({ status: 0, signal: null, stderr: '' });
+    expect(r.stdout.trim()).toBe('done');
   });
 });
