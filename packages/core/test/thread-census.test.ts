@@ -101,4 +101,22 @@ describe('the procfs reader under the census', () => {
     expect(by(900002)).toMatchObject({ owner: { kind: 'v8Platform' }, identifiedBy: 'name' });
     expect(by(900003)).toMatchObject({ name: '', cpus: null, owner: { kind: 'other' }, identifiedBy: 'unknown', outsideDomain: false });
   });
+
+  it('on Node 20 orders unnamed threads by when they started, also across a thread-id wrap at pid_max', () => {
+    const root = mkdtempSync(join(tmpdir(), 'tenferro-proc-'));
+    onTestFinished(() => rmSync(root, { recursive: true, force: true }));
+    const task = (tid: number) => {
+      mkdirSync(join(root, `self/task/${tid}`), { recursive: true });
+      writeFileSync(join(root, `self/task/${tid}/comm`), 'node\n');
+    };
+    // The main thread started 3 ids before the wrap: its platform threads (--v8-pool-size 4 and the
+    // delayed-task scheduler) got the last 3 ids and the first 2 after 300; a later thread got 302.
+    mkdirSync(join(root, 'sys/kernel'), { recursive: true });
+    writeFileSync(join(root, 'sys/kernel/pid_max'), `${process.pid + 4}\n`);
+    for (const tid of [process.pid, process.pid + 1, process.pid + 2, process.pid + 3, 300, 301, 302]) task(tid);
+    const census = takeThreadCensus(undefined, root);
+    const platform = census.threads.filter((t) => t.owner.kind === 'v8Platform').map((t) => t.tid);
+    expect(platform.sort((a, b) => a - b)).toEqual([300, 301, process.pid + 1, process.pid + 2, process.pid + 3]);
+    expect(census.threads.find((t) => t.tid === 302)).toMatchObject({ owner: { kind: 'other' }, identifiedBy: 'unknown' });
+  });
 });

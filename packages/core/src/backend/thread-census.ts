@@ -4,7 +4,7 @@ import type { CpuProviderPackage } from '../provider/provider-package.js';
 import type { Coordinator } from '../runtime/engine/coordinator.js';
 import type { DomainPlan } from '../runtime/placement.js';
 import { CpuSet } from '../topology/cpu-set.js';
-import { type ProcessThread, processThreads } from '../topology/process-threads.js';
+import { type ProcessThread, pidMax, processThreads } from '../topology/process-threads.js';
 
 /** Who a thread of the process belongs to, as far as the census can tell. */
 export type CensusThreadOwner =
@@ -98,8 +98,9 @@ export function takeThreadCensus(sources: CensusSources | undefined, procRoot?: 
   const platform = v8PlatformThreads();
   // Node names its threads (≥ 22) or none of them (20).
   const unnamed = !threads.some((t) => NAMED.some(([pattern]) => pattern.test(t.name)));
-  const census = threads.map((t, position): CensusThread => {
-    const k = known.get(t.tid) ?? unowned(t, position, unnamed, platform);
+  const position = startupPositions(threads, pidMax(procRoot));
+  const census = threads.map((t): CensusThread => {
+    const k = known.get(t.tid) ?? unowned(t, position.get(t.tid)!, unnamed, platform);
     const outside = k.domain !== undefined && t.cpus !== undefined && !safeParse(t.cpus)?.isSubsetOf(k.domain);
     return Object.freeze({
       tid: t.tid,
@@ -134,6 +135,19 @@ function unowned(t: ProcessThread, position: number, unnamed: boolean, platform:
   // scheduler right after the main thread, before any JavaScript runs.
   if (unnamed && position >= 1 && position <= platform) return { owner: { kind: 'v8Platform' }, identifiedBy: 'startupOrder', domain: undefined };
   return { owner: { kind: 'other' }, identifiedBy: 'unknown', domain: undefined };
+}
+
+/**
+ * Each thread's place in the order the threads started, the main thread first. The kernel hands
+ * out thread ids in increasing order, wrapping from `pid_max` to 300: a process started just
+ * before a wrap (32,768 by default on many machines, reached in a long CI run) has platform
+ * threads with ids *below* its own, so the order is the distance after the main thread's id,
+ * modulo `pid_max`.
+ */
+function startupPositions(threads: readonly { readonly tid: number }[], pidMax: number): Map<number, number> {
+  const after = (tid: number) => (((tid - process.pid) % pidMax) + pidMax) % pidMax;
+  const ordered = threads.map((t) => t.tid).sort((a, b) => after(a) - after(b));
+  return new Map(ordered.map((tid, i) => [tid, i]));
 }
 
 /** How many threads Node's platform starts at startup: `--v8-pool-size` workers (default 4) and the delayed-task scheduler. */

@@ -23,6 +23,12 @@ export function processThreads(procRoot = '/proc'): ProcessThread[] {
   });
 }
 
+/** `/proc/sys/kernel/pid_max`: thread ids wrap from it to 300 (Linux's largest default, 2^22, when unreadable). */
+export function pidMax(procRoot = '/proc'): number {
+  const value = Number(readOr(`${procRoot}/sys/kernel/pid_max`)?.trim());
+  return Number.isSafeInteger(value) && value > 0 ? value : 4_194_304;
+}
+
 /** Just the thread ids (the cheapest census: one directory read). */
 export function processThreadIds(procRoot = '/proc'): number[] {
   return readdirSync(`${procRoot}/self/task`).map(Number);
