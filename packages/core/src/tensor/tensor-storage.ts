@@ -1,6 +1,6 @@
 import { adjustExternalMemory, deathTokens } from '@tenferro/os';
 import type { DeathTokenFactory } from '@tenferro/os';
-import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { getHeapStatistics } from 'node:v8';
 import type { DType } from './dtype.js';
 
 /** Where storage made by an engine goes back to (its buffer pool). */
@@ -141,9 +141,8 @@ export function pressureReports(): number {
  * marking, or finishes the marking under way with a full pause (1.6–15 ms for a 1024² f64
  * cholesky's drop loop on a 2-vCPU Xeon) — which made here would precede the kernel; at the next
  * turn it runs while the kernel does, on the main thread the operation leaves idle. The finalizers
- * then bring the storage home. Several asks before that turn make one report. While a death token
- * watches some storage, the turn provokes a minor collection instead (`provokeScavenge`). A no-op
- * without the OS binding.
+ * then bring the storage home. Several asks before that turn make one report. A no-op without the
+ * OS binding.
  */
 export function nudgeCollection(): void {
   if (nudgeQueued) return;
@@ -154,46 +153,8 @@ export function nudgeCollection(): void {
 function reportPressure(): void {
   nudgeQueued = false;
   pressureReported++;
-  if (batches.size > 0 && provokeScavenge()) return;
   nudgeBytes ??= Math.min(128 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 8));
   if (adjustExternalMemory(nudgeBytes) !== undefined) adjustExternalMemory(-nudgeBytes);
-}
-
-/**
- * The young generation's free space above which a nudge reports memory pressure instead of
- * filling it: V8's largest semi-space (16 MiB on 64-bit Node 20) is filled in ~1–2 ms, a fraction
- * of the full collection the report would start.
- */
-const SCAVENGE_MOST_BYTES = 16 * 1024 * 1024;
-/** Slots of each array a nudge allocates to fill the young generation (64 KiB: below V8's large-object size). */
-const FILL_SLOTS = 8192;
-/** The last of those arrays (written so that no optimisation drops the allocations). */
-let fillSink: unknown[] | undefined;
-/** Minor collections provoked by nudges so far. */
-let scavengesProvoked = 0;
-
-/** How many minor collections nudges have provoked. @internal test seam */
-export function provokedScavenges(): number {
-  return scavengesProvoked;
-}
-
-/**
- * Fill the young generation with garbage so that V8 runs a minor collection now (#38): while a
- * death token watches some storage, a scavenge is enough to bring dropped storage home — a
- * 1024² f64 cholesky's drop loop makes too little garbage to run one by itself, and the full
- * collection a memory-pressure report starts cost it 1.3–8.9 ms of pause and as much again of
- * marking steps every few calls. Storage promoted to the old generation (it survived two
- * scavenges) still needs a full collection: V8 starts those by itself as external memory grows.
- * False when the young generation is missing from the statistics or larger than
- * {@link SCAVENGE_MOST_BYTES}.
- */
-function provokeScavenge(): boolean {
-  const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
-  if (young === undefined || young.space_available_size > SCAVENGE_MOST_BYTES) return false;
-  for (let left = young.space_available_size + FILL_SLOTS * 8; left > 0; left -= FILL_SLOTS * 8) fillSink = new Array(FILL_SLOTS);
-  fillSink = undefined;
-  scavengesProvoked++;
-  return true;
 }
 
 /** Pooled storages watched for collection and not yet home: their collection may bring storage back. */
