@@ -618,6 +618,18 @@ describe('collected storage under the cap', () => {
     expect([used.retained('f32').length, used.retained('f64').length, used.retained('i32').length]).toEqual([2, 1, 1]);
     expect(used.stats().retainedBytes).toBe(4 * U);
   });
+
+  it('a collected size lent out to its last block leaves the eviction order: what is evicted next is another size', () => {
+    const U = held('f64', 1000) * 8;
+    const pool = poolOf(4 * U);
+    pool.returnStorage('f32', sab('f32', 2000), 'collected');
+    pool.returnStorage('f64', sab('f64', 1000), 'collected');
+    pool.acquire('f32', 2000); // the f32 size is empty now, and was touched last
+    pool.returnStorage('f64', sab('f64', 1000), 'collected'); // the f64 size is the recent one
+    for (let i = 0; i < 3; i++) pool.returnStorage('i32', sab('i32', 2000), 'disposed'); // past the cap: evicts an f64 block
+    expect([pool.retained('f32').length, pool.retained('f64').length, pool.retained('i32').length]).toEqual([0, 1, 3]);
+    expect(pool.stats().retainedBytes).toBe(4 * U);
+  });
 });
 
 describe('small storage carved from slabs (#38)', () => {

@@ -48,6 +48,11 @@ function sortRun(run: Run): void {
  */
 export class CollectedStore {
   readonly #runs = new Map<string, Run>();
+  /**
+   * The run touched last — the Map's last entry — or undefined: a dropping loop adds and takes
+   * blocks of one size on every call, and finds that run here without a key string or a reorder.
+   */
+  #last: Run | undefined;
   #count = 0;
 
   /** Buffers held. */
@@ -57,8 +62,12 @@ export class CollectedStore {
 
   /** Hold `block`, last lent at `made` (a stamp that grows with time; 0 when unknown). */
   add(dtype: DType, block: StorageBlock, made = 0): void {
-    const run = this.#touch(dtype, block.bytes) ?? { dtype, bytes: block.bytes, held: [], sorted: true };
-    this.#runs.set(keyOf(dtype, run.bytes), run);
+    let run = this.#touchLast(dtype, block.bytes);
+    if (run === undefined) {
+      run = { dtype, bytes: block.bytes, held: [], sorted: true };
+      this.#runs.set(keyOf(dtype, run.bytes), run);
+      this.#last = run;
+    }
     if (run.held.length > 0 && made < run.held[run.held.length - 1]!.made) run.sorted = false;
     run.held.push({ block, made });
     this.#count += 1;
@@ -75,10 +84,10 @@ export class CollectedStore {
 
   /** Take a block of exactly `bytes` bytes (a size {@link fit} returned). */
   take(dtype: DType, bytes: number): StorageBlock {
-    const run = this.#touch(dtype, bytes)!;
+    const run = this.#touchLast(dtype, bytes)!;
     sortRun(run);
     const { block } = run.held.pop()!;
-    if (run.held.length > 0) this.#runs.set(keyOf(dtype, bytes), run); // now the most recent
+    if (run.held.length === 0) this.#drop(run);
     this.#count -= 1;
     return block;
   }
@@ -98,10 +107,10 @@ export class CollectedStore {
 
   /** Drop one block of the least recently touched size — of those, the one lent longest ago — or undefined when empty. */
   evictOne(): Evicted | undefined {
-    for (const [key, run] of this.#runs) {
+    for (const run of this.#runs.values()) {
       sortRun(run);
       const { block } = run.held.shift()!;
-      if (run.held.length === 0) this.#runs.delete(key);
+      if (run.held.length === 0) this.#drop(run);
       this.#count -= 1;
       return { dtype: run.dtype, block };
     }
@@ -117,14 +126,25 @@ export class CollectedStore {
 
   clear(): void {
     this.#runs.clear();
+    this.#last = undefined;
     this.#count = 0;
   }
 
-  /** Remove the run of `dtype` and `bytes` from the order (the caller sets it again at the end), returning it. */
-  #touch(dtype: DType, bytes: number): Run | undefined {
+  /** The run of `dtype` and `bytes`, made the most recently touched (the Map's last entry), or undefined when there is none. */
+  #touchLast(dtype: DType, bytes: number): Run | undefined {
+    const last = this.#last;
+    if (last !== undefined && last.dtype === dtype && last.bytes === bytes) return last;
     const key = keyOf(dtype, bytes);
-    const run = this.#runs.get(key);
-    if (run !== undefined) this.#runs.delete(key);
-    return run;
+    const found = this.#runs.get(key);
+    if (found !== undefined) this.#runs.delete(key);
+    this.#last = found;
+    if (found !== undefined) this.#runs.set(key, found);
+    return found;
+  }
+
+  /** Forget an emptied run. */
+  #drop(run: Run): void {
+    this.#runs.delete(keyOf(run.dtype, run.bytes));
+    if (this.#last === run) this.#last = undefined;
   }
 }
