@@ -152,9 +152,10 @@ export interface OsBinding {
    */
   adviseHugePages?(view: Uint8Array): number;
   /**
-   * Set this thread's handler of collected death tokens (native/src/death_token.cc): called at an
-   * event-loop turn with the id of each token a collection (a scavenge included) found dead.
-   * False for anything but a function. Optional: a binary built before it existed lacks it (use
+   * Open a channel of death tokens on this thread (native/src/death_token.cc): `handler` is called
+   * at an event-loop turn with the id of each token of the channel a collection (a scavenge
+   * included) found dead. Answers the channel (0, 1, …; at most 1,024 per thread), or -1 for
+   * anything but a function. Optional: a binary built before it existed lacks it (use
    * {@link deathTokens}).
    *
    * @example
@@ -163,13 +164,14 @@ export interface OsBinding {
    *
    * const os = loadOs();
    * if (!os.available) throw new Error(os.reason);
-   * console.log(os.binding.onDeathTokens?.(() => {}) ?? true); // prints: true
+   * console.log((os.binding.onDeathTokens?.(() => {}) ?? 0) >= 0); // prints: true
    * ```
    */
-  onDeathTokens?(handler: (id: number) => void): boolean;
+  onDeathTokens?(handler: (id: number) => void): number;
   /**
-   * A one-byte ArrayBuffer over a static byte whose collection calls the death handler with `id`
-   * (an integer in [0, 2^32); anything else answers undefined). Optional, as `onDeathTokens`.
+   * A one-byte ArrayBuffer over a static byte whose collection calls the handler of `channel` with
+   * `id` (an integer in [0, 2^32)); undefined for a channel not opened on this thread or a malformed
+   * id. Optional, as `onDeathTokens`.
    *
    * @example
    * ```ts
@@ -177,10 +179,11 @@ export interface OsBinding {
    *
    * const os = loadOs();
    * if (!os.available) throw new Error(os.reason);
-   * console.log(os.binding.deathToken?.(1)?.byteLength ?? 1, os.binding.deathToken?.(-1)); // prints: 1 undefined
+   * const channel = os.binding.onDeathTokens?.(() => {}) ?? -1;
+   * console.log(os.binding.deathToken?.(channel, 1)?.byteLength ?? 1, os.binding.deathToken?.(channel, -1)); // prints: 1 undefined
    * ```
    */
-  deathToken?(id: number): ArrayBuffer | undefined;
+  deathToken?(channel: number, id: number): ArrayBuffer | undefined;
   /**
    * The process-wide arbiter's ABI and how this copy of the addon joined it (native/src/arbiter.cc).
    *

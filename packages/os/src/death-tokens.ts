@@ -17,11 +17,11 @@ import { loadOs } from './load.js';
 export type DeathTokenFactory = (id: number) => ArrayBuffer | undefined;
 
 /**
- * Set this thread's handler of collected tokens, and answer the factory of tokens — or
- * `undefined` when the addon (or a binary with death tokens) is not available. The handler is
- * called on this thread, at an event-loop turn, once for each collected token with its id (an
- * integer in [0, 2^32)); a later call replaces the handler for every token, made before or after.
- * A token is never handed to anyone who could view its byte.
+ * Open a channel of death tokens on this thread and answer its token factory — or `undefined`
+ * when the addon (or a binary with death tokens) is not available, or the thread has 1,024
+ * channels already. `handler` is called on this thread, at an event-loop turn, once for each
+ * collected token of this factory with its id (an integer in [0, 2^32)); other factories' tokens
+ * never reach it. A token is never handed to anyone who could view its byte.
  *
  * @example
  * ```ts
@@ -36,6 +36,8 @@ export function deathTokens(handler: (id: number) => void): DeathTokenFactory | 
   const status = loadOs();
   if (!status.available) return undefined;
   const { onDeathTokens, deathToken } = status.binding;
-  if (onDeathTokens === undefined || deathToken === undefined || !onDeathTokens(handler)) return undefined;
-  return (id) => deathToken(id);
+  if (onDeathTokens === undefined || deathToken === undefined) return undefined;
+  const channel = onDeathTokens(handler);
+  if (channel < 0) return undefined;
+  return (id) => deathToken(channel, id);
 }

@@ -46,21 +46,25 @@ describe.skipIf(!os.available)('deathTokens', () => {
     expect(held?.byteLength).toBe(1);
   });
 
-  it('a later handler is told of tokens made before it; ids span [0, 2^32); anything else makes no token', async () => {
+  it('each factory hears of its own tokens only; ids span [0, 2^32); a malformed channel or id makes no token', async () => {
     const first: number[] = [];
     const second: number[] = [];
-    const token = deathTokens((id) => first.push(id))!;
+    const one = deathTokens((id) => first.push(id))!;
+    const two = deathTokens((id) => second.push(id))!;
     (() => {
-      token(0);
-      token(2 ** 32 - 1);
+      one(0);
+      one(2 ** 32 - 1);
+      two(5);
     })();
-    deathTokens((id) => second.push(id));
-    expect(await collectUntil(() => second.length >= 2, 'major')).toBe(true);
-    expect(first).toEqual([]);
-    expect([...second].sort((a, b) => a - b)).toEqual([0, 2 ** 32 - 1]);
+    expect(await collectUntil(() => first.length >= 2 && second.length >= 1, 'major')).toBe(true);
+    expect([...first].sort((a, b) => a - b)).toEqual([0, 2 ** 32 - 1]);
+    expect(second).toEqual([5]);
     const raw = os.available ? os.binding : undefined;
-    for (const bad of [-1, 2 ** 32, 0.5, Number.NaN, '1', undefined]) expect(raw?.deathToken?.(bad as number)).toBeUndefined();
-    expect(raw?.onDeathTokens?.('not a function' as unknown as () => void)).toBe(false);
+    const channel = raw?.onDeathTokens?.(() => {}) ?? -1;
+    expect(channel).toBeGreaterThanOrEqual(0);
+    for (const bad of [-1, 2 ** 32, 0.5, Number.NaN, '1', undefined]) expect(raw?.deathToken?.(channel, bad as number)).toBeUndefined();
+    for (const bad of [-1, channel + 1, 0.5, '0']) expect(raw?.deathToken?.(bad as number, 1)).toBeUndefined();
+    expect(raw?.onDeathTokens?.('not a function' as unknown as () => void)).toBe(-1);
   });
 
   it('a worker terminated while it holds tokens, and a process exiting with tokens alive and dead, end cleanly', () => {

@@ -44,9 +44,9 @@ Napi::Value typed_array_range(const Napi::CallbackInfo& info);
 Napi::Value adjust_external_memory(const Napi::CallbackInfo& info);
 /** `adviseHugePages(view)`: madvise(MADV_HUGEPAGE) on the view's 2 MiB-aligned part; bytes advised or -errno (memory.cc). */
 Napi::Value advise_huge_pages(const Napi::CallbackInfo& info);
-/** `onDeathTokens(handler)`: the function told the id of each collected token (death_token.cc). */
+/** `onDeathTokens(handler)`: a new channel whose collected tokens' ids `handler` is told, or -1 (death_token.cc). */
 Napi::Value on_death_tokens(const Napi::CallbackInfo& info);
-/** `deathToken(id)`: an ArrayBuffer whose collection, a scavenge's included, calls the handler with `id` (death_token.cc). */
+/** `deathToken(channel, id)`: an ArrayBuffer whose collection, a scavenge's included, calls the channel's handler with `id` (death_token.cc). */
 Napi::Value death_token(const Napi::CallbackInfo& info);
 
 // The process-wide arbiter (arbiter_binding.cc; state and rule in arbiter.cc).
