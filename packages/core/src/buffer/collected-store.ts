@@ -136,9 +136,11 @@ export class CollectedStore {
     if (last !== undefined && last.dtype === dtype && last.bytes === bytes) return last;
     const key = keyOf(dtype, bytes);
     const found = this.#runs.get(key);
-    if (found !== undefined) this.#runs.delete(key);
+    if (found !== undefined) {
+      this.#runs.delete(key); // re-entered last: the most recently touched
+      this.#runs.set(key, found);
+    }
     this.#last = found;
-    if (found !== undefined) this.#runs.set(key, found);
     return found;
   }
 

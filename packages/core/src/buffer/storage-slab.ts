@@ -3,9 +3,10 @@ import { allocateStorage, STORAGE_ALIGNMENT } from './storage-alignment.js';
 /**
  * Fresh storage below 2 MiB is carved from shared slabs (#38). A loop that drops its outputs gets
  * their storage back only through collections, so until the first ones (~2,000 calls of a 64² f64
- * loop when only full collections brought storage home, before death tokens) every output is fresh. As a `SharedArrayBuffer` of its own, each fresh output cost
- * the main thread its allocation and the engine worker a message to learn the buffer (its buffer
- * table, `runtime/workers/buffer-table.ts`), and the kernel a page fault per 4 KiB (~10 µs each on
+ * loop when only full collections brought storage home, before death tokens) every output is
+ * fresh. As a `SharedArrayBuffer` of its own, each fresh output cost the main thread its
+ * allocation and the engine worker a message to learn the buffer (its buffer table,
+ * `runtime/workers/buffer-table.ts`), and the kernel a page fault per 4 KiB (~10 µs each on
  * a microVM): a 64² loop dropping its outputs ran 130–230 µs a call for those 2,000 calls, against
  * 10–15 µs disposing them, and a 256² f64 output's 128 faults cost more than its kernel. Carved
  * from a slab of whole huge pages — placed and advised for transparent huge pages like any large

@@ -54,8 +54,8 @@ function unreport(cell: StorageCell): void {
  * Storage below this size is reported in bulk (#37, #38): V8 is told only how far the total of
  * such storage alive exceeds {@link BULK_ALLOWANCE}. Without death tokens (see `batches`) dropped
  * storage comes home only through full collections (a minor one runs no registry callback), and
- * on 2 CPUs each one cost a dropping loop of small outputs ~20–30 ms: its pauses, and V8's helper threads marking beside the kernels (four of
- * them at ~10 % of a CPU each through a 128² f32 loop). Told of every 32 KiB output one by one, V8
+ * on 2 CPUs each one cost a dropping loop of small outputs ~20–30 ms: its pauses, and V8's helper
+ * threads marking beside the kernels (four of them at ~10 % of a CPU each through a 128² f32 loop). Told of every 32 KiB output one by one, V8
  * ran one per ~300 calls of a 64×64 f64 loop; counted in bulk with 32 MiB allowed, one per
  * ~1,700 (a 128² f32 loop: per ~600). Larger storage is reported one by one: a few outputs are
  * worth a collection, and `fresh-output.ts`'s nudge is tuned against V8's cadence for them.
