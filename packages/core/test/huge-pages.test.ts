@@ -6,6 +6,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadOs, sharedMemoryRange, transparentHugePages } from '@tenferro/os';
 import { CpuBackend, Tensor, hugePagePolicy } from '../src/index.js';
 import { resetHugePagePolicy } from '../src/buffer/huge-pages.js';
+import { gate, kernel } from './helpers.js';
+
+const noop = kernel('noop');
+const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
 
 const MiB = 1024 * 1024;
 const thp = transparentHugePages();
@@ -121,6 +125,28 @@ describe('collection nudges (#38)', () => {
     nudgeCollection();
     await new Promise((resolve) => setImmediate(resolve));
     expect(pressureReports()).toBe(before + 2);
+  });
+
+  it('report a queued nudge as soon as the kernel after it outlasts its poll: V8 answers while that kernel runs, not in front of the next post', async () => {
+    const { nudgeCollection, pressureReports } = await import('../src/tensor/tensor-storage.js');
+    const b = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      await b.install((ctx) => ctx.run(noop, undefined)); // the worker started: from here an operation posts within microtasks
+      const g = gate();
+      const before = pressureReports();
+      nudgeCollection();
+      const running = b.install((ctx) => ctx.run(holdUntil, g.payload));
+      // Microtasks only, no event-loop turn (the nudge's own immediate cannot run): the wait for the held kernel reports it.
+      for (let i = 0; i < 100_000 && pressureReports() === before; i++) await Promise.resolve();
+      const reported = pressureReports() - before;
+      g.open();
+      await running;
+      expect(reported).toBe(1);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(pressureReports()).toBe(before + 1); // the queued immediate found nothing left to report
+    } finally {
+      await b.close();
+    }
   });
 
   it('doubles the distance after each futile nudge, up to 4×, and resets once storage came back by collection', async () => {

@@ -36,7 +36,7 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * calls after 10 warm-up calls). So when an output of at least {@link NUDGE_MIN_BYTES} is about to
  * take one of the pool's last {@link NUDGE_SLACK} fitting buffers (or finds none), and this pool
  * gave away six such outputs since it last asked (16 MiB at least, 64 MiB at most), it asks V8 to
- * collect at the next event-loop turn (`nudgeCollection`): the collection's pauses fall while the
+ * collect while the next kernel runs (`nudgeCollection`): the collection's pauses fall while the
  * operation's kernel runs, not in front of it, and the dropped outputs are home before the pool
  * runs dry. Each collection costs the whole heap's marking
  * (5–10 ms of CPU on the 2-vCPU guest, taken from the kernels' CPUs): after every fourth output

@@ -133,16 +133,19 @@ export function pressureReports(): number {
 }
 
 /**
- * Ask V8 to start collecting at the next event-loop turn rather than after 64 MiB more of external
- * memory (#38): a loop that drops large outputs gets their storage back only through collections,
- * and at V8's own cadence its pool needs 64 MiB of buffers in circulation — 16 fresh 4 MiB outputs
- * before the first comes back. The report is made at the next turn, not now: the operation asking
- * is about to post its kernel, and V8 answers the report synchronously — it starts incremental
- * marking, or finishes the marking under way with a full pause (1.6–15 ms for a 1024² f64
- * cholesky's drop loop on a 2-vCPU Xeon) — which made here would precede the kernel; at the next
- * turn it runs while the kernel does, on the main thread the operation leaves idle. The finalizers
- * then bring the storage home. Several asks before that turn make one report. A no-op without the
- * OS binding.
+ * Ask V8 to start collecting soon rather than after 64 MiB more of external memory (#38): a loop
+ * that drops large outputs gets their storage back only through collections, and at V8's own
+ * cadence its pool needs 64 MiB of buffers in circulation — 16 fresh 4 MiB outputs before the
+ * first comes back. The report is not made now: the operation asking is about to post its kernel,
+ * and V8 answers the report synchronously — it starts incremental marking, or finishes the
+ * marking under way with a full pause (1.6–15 ms for a 1024² f64 cholesky's drop loop on a
+ * 2-vCPU Xeon) — which made here would precede the kernel. It is made when the main thread next
+ * waits for a kernel that outlasted its poll ({@link reportQueuedNudge}), on the main thread the
+ * operation leaves idle, or at the next event-loop turn if that comes first. The next turn alone
+ * was not enough: a loop whose operations take a turn before posting (`fresh-output.ts`) ran the
+ * report in that turn, in front of the next kernel (2–5 ms of marking before the post in one call
+ * of six of that loop). The finalizers then bring the storage home. Several asks before the report
+ * make one. A no-op without the OS binding.
  */
 export function nudgeCollection(): void {
   if (nudgeQueued) return;
@@ -150,7 +153,17 @@ export function nudgeCollection(): void {
   setImmediate(reportPressure).unref(); // never what keeps a finished program alive
 }
 
+/**
+ * Report a queued nudge now, if any: the main thread is about to wait for a kernel that outlasted
+ * its blocking poll, so V8's synchronous answer overlaps that kernel — at the queued turn it could
+ * fall in front of the next operation's post instead.
+ */
+export function reportQueuedNudge(): void {
+  if (nudgeQueued) reportPressure();
+}
+
 function reportPressure(): void {
+  if (!nudgeQueued) return; // reported while a kernel ran
   nudgeQueued = false;
   pressureReported++;
   nudgeBytes ??= Math.min(128 * 1024 * 1024, Math.floor(getHeapStatistics().heap_size_limit / 8));

@@ -14,6 +14,7 @@ import { ArgsArea, DEAD, ForgetRing, Mailbox, ResultFlag, TaskFlag } from './sha
 import { EventLoopTurns } from './event-loop-turns.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { workerEntryUrl } from './worker-url.js';
+import { reportQueuedNudge } from '../../tensor/tensor-storage.js';
 
 /** What a worker reported after pinning, as checked against the declared set. */
 export interface WorkerObservation {
@@ -638,6 +639,7 @@ export class EngineWorker {
   /** The answer of a task that outlasted the blocking poll. */
   async #answerLater<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, seen: number): Promise<R> {
     const { pending, started } = task;
+    reportQueuedNudge();
     const m = pending.mailbox;
     const seq = pending.seq;
     let r = seen;
