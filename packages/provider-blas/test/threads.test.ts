@@ -32,6 +32,17 @@ const cpuNs = (tids: readonly number[]) =>
     }
   }, 0);
 
+/** Whether none of the threads `tids` is running or runnable (`/proc` state R): OpenBLAS's pool past the spin after its last call, asleep. */
+const noneRunning = (tids: readonly number[]) =>
+  tids.every((t) => {
+    try {
+      const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
+      return stat[stat.lastIndexOf(')') + 2] !== 'R';
+    } catch {
+      return true; // the thread ended
+    }
+  });
+
 describe('thread census', () => {
   // createBlasProvider() loads no BLAS here: the first GEMM loads it on an engine worker, and the
   // threads it starts then are reported by status (runtime.runtimeThreads).
@@ -139,6 +150,9 @@ describe('thread census', () => {
         const small = Tensor.fromArray('f64', [96, 96], randomValues(rand, 'f64', 96 * 96));
         const large = Tensor.fromArray('f64', [128, 128], randomValues(rand, 'f64', 128 * 128));
         await backend.matmul(small, small); // warm (loads the runtime on the first call)
+        // A pool a 2-thread call of an earlier test woke spins for a while after it (OpenBLAS's
+        // thread timeout; longer on a loaded machine): measure from when it sleeps.
+        while (!noneRunning(libraryThreads)) await new Promise((resolve) => setImmediate(resolve));
         const l0 = cpuNs(libraryThreads);
         const smallTasks: TaskEvent[] = [];
         const onTask = (m: unknown) => void smallTasks.push(m as TaskEvent);
