@@ -327,8 +327,8 @@ struct Runner {
 
   // The lower triangle of the n×n matrix `flat` of `o` into dst, zeros above it, in one pass over
   // dst: Cholesky reads and writes only the lower triangle, so the upper half of A is never read
-  // and dst's upper half is written once (a full copy and a second pass zeroing it moved 8 of
-  // every 12 bytes twice).
+  // and dst's upper half is written once (a full copy followed by a pass zeroing the upper half
+  // read all of A and wrote that half twice).
   void gather_lower_into(const Operand& o, int64_t flat, Idx n, S* dst) const {
     const S* base = static_cast<const S*>(o.data) + batch_offset(j, o, flat);
     for (Idx c = 0; c < n; c++) {
