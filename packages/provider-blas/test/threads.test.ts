@@ -9,15 +9,20 @@ import { describe, expect, it } from 'vitest';
 import { MULTI_THREAD_MIN_WORK } from '../src/gemm-split.js';
 import { blasProviderStatus, createBlasProvider } from '../src/index.js';
 
-/** CPU time (clock ticks, user + system) of one thread of this process. */
-function ticks(tid: number): number {
+/** The fields of `/proc/self/task/<tid>/stat` after the command name (field 3, the state, first), or undefined once the thread ended. */
+function statFields(tid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/** CPU time (clock ticks, user + system) of one thread of this process. */
+function ticks(tid: number): number {
+  const fields = statFields(tid);
+  return fields === undefined ? 0 : Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
 }
 
 const sum = (tids: readonly number[]) => tids.reduce((acc, t) => acc + ticks(t), 0);
@@ -32,16 +37,8 @@ const cpuNs = (tids: readonly number[]) =>
     }
   }, 0);
 
-/** Whether none of the threads `tids` is running or runnable (`/proc` state R): OpenBLAS's pool past the spin after its last call, asleep. */
-const noneRunning = (tids: readonly number[]) =>
-  tids.every((t) => {
-    try {
-      const stat = readFileSync(`/proc/self/task/${t}/stat`, 'utf8');
-      return stat[stat.lastIndexOf(')') + 2] !== 'R';
-    } catch {
-      return true; // the thread ended
-    }
-  });
+/** Whether none of the threads `tids` is running or runnable (state R; an ended one is not): OpenBLAS's pool past the spin after its last call, asleep. */
+const noneRunning = (tids: readonly number[]) => tids.every((t) => statFields(t)?.[0] !== 'R');
 
 describe('thread census', () => {
   // createBlasProvider() loads no BLAS here: the first GEMM loads it on an engine worker, and the
