@@ -33,8 +33,13 @@ export function postedThreads(task: { readonly threads?: number; readonly spawns
   return task.spawnsThreadsOnFirstUse === true ? Math.max(2, task.threads ?? 1) : task.threads;
 }
 
-/** Words per lane in the table: the CPU it was last seen on (-1: asleep or unknown), whether a task is posted to it or running, whether its mask is narrowed. */
-export const LaneTable = { CPU: 0, BUSY: 1, NARROWED: 2, WORDS: 3 } as const;
+/**
+ * Words per lane in the table: the CPU it was last seen on (-1: asleep or unknown), whether a task
+ * is posted to it or running, whether its mask is narrowed — then padding: two lanes' words lie at
+ * least 128 bytes apart, so a lane's worker writing its own never takes the cache line of another
+ * lane's (or the main thread's posting) away from it (see `Mailbox`).
+ */
+export const LaneTable = { CPU: 0, BUSY: 1, NARROWED: 2, WORDS: 35 } as const;
 
 /** A zeroed table for `workers` lanes (every lane idle, on no known CPU). */
 export function laneTableBuffer(workers: number): SharedArrayBuffer {

@@ -3,41 +3,51 @@
  * import these; nothing else is shared between the main isolate and workers.
  */
 
-/** Per-worker mailbox (one `Int32Array` over a `SharedArrayBuffer`). */
+/**
+ * Per-worker mailbox (one `Int32Array` over a `SharedArrayBuffer`). What the main isolate writes
+ * (the task) and what the worker writes (its answer) lie at least 128 bytes apart, on cache lines
+ * of their own whatever the buffer's alignment (and outside each other's adjacent-line pair): each
+ * side's writes then invalidate only the line the other reads once per task, not the one it spins
+ * or polls on. With the two halves on one line, every store of one side while the other spun on
+ * the line moved it between the CPUs (#38 item 7).
+ */
 export const Mailbox = {
+  // ---- written by the main isolate
   /**
    * The worker's doorbell: the main isolate changes it (and notifies) when it posts a task
    * (`TASK`) and when it writes ids into an idle worker's `ForgetRing`. Workers spin and wait on it.
    */
   REQUEST: 0,
-  /** Sequence number of the last task the worker finished (or `DEAD`). The main isolate waits on it. */
-  RESPONSE: 1,
   /** Flags of the posted task (`TaskFlag`). */
-  TASK_FLAGS: 2,
+  TASK_FLAGS: 1,
   /** Kernel id of the posted task (see `kernel-ref.ts`); 0 = shutdown. */
-  KERNEL_ID: 3,
-  /** Outcome flags written by the worker (`ResultFlag`). */
-  RESULT_FLAGS: 4,
+  KERNEL_ID: 2,
   /** Packed tasks: number of words in the argument area. */
-  WORDS: 5,
+  WORDS: 3,
   /** Packed tasks: number of buffer ids in the argument area. */
-  BUFFERS: 6,
+  BUFFERS: 4,
   /**
    * The CPU the main thread last ran on while it posted or awaited a task, and the CPU the worker
    * last ran on (`sched_getcpu()`; -1 = unknown): spin-waits yield to the other side only when they
    * share a CPU (see `spin-yield.ts`).
    */
-  MAIN_CPU: 7,
-  WORKER_CPU: 8,
+  MAIN_CPU: 5,
   /** Sequence number of the last task posted (published by the `REQUEST` store that follows it). */
-  TASK: 9,
+  TASK: 6,
+  // ---- written by the worker, 256 bytes on (at least 128 from every field above)
+  /** Sequence number of the last task the worker finished (or `DEAD`, written by the main isolate). The main isolate waits on it. */
+  RESPONSE: 64,
+  /** Outcome flags written by the worker (`ResultFlag`). */
+  RESULT_FLAGS: 65,
+  /** See `MAIN_CPU`. */
+  WORKER_CPU: 66,
   /**
    * A timed task (`TaskFlag.TIMED`): the worker's `process.hrtime.bigint()` when it began the task
    * and when it answered, as two float64 words from this (even) index on — `Float64Array` index
    * `TIMES / 2` and `TIMES / 2 + 1` over the mailbox's buffer.
    */
-  TIMES: 10,
-  LENGTH: 14,
+  TIMES: 68,
+  LENGTH: 72,
 } as const;
 
 export const TaskFlag = {
@@ -102,7 +112,12 @@ export const ResultFlag = {
 /** RESPONSE value written by the main isolate when a worker died, to wake its waiter. */
 export const DEAD = -1;
 
-/** Per-engine execution-scope state registered with every worker once (R23, R91). */
+/**
+ * Per-engine execution-scope state registered with every worker once (R23, R91). `PARK`, which
+ * spinning workers read, lies 256 bytes past the fields the main isolate writes at every
+ * execution's start and end: on one cache line, each of those writes first took the line back
+ * from a spinning worker (0.2 µs of an empty execution's 2.5, #38 item 7).
+ */
 export const EngineState = {
   /** Owner id of the execution active on this engine, 0 when idle. */
   ACTIVE_OWNER: 0,
@@ -115,8 +130,8 @@ export const EngineState = {
    * the rest of their spin. Only in the records of tenferro's own pools (an external executor's
    * record has `ACTIVE_OWNER` and `DEPTH` only).
    */
-  PARK: 2,
-  LENGTH: 3,
+  PARK: 64,
+  LENGTH: 65,
 } as const;
 
 /** Key of the worker-global record that marks a thread as an engine worker. */
