@@ -178,15 +178,15 @@ function styles(b, x, y, dims) {
 }
 
 /**
- * `--base <checkout>`: that checkout's empty execution, measured in a child process (two copies of
- * @tenferro/os in one process would share, or refuse, one arbiter) one sample per call of `sample`.
+ * The empty execution of a built `checkout`, measured in a child process (two copies of
+ * @tenferro/os in one process would share, or refuse, one arbiter): one sample per `sample` call.
  */
-function baseEmptyExecution(checkout) {
+function emptyExecutionChild(checkout) {
   const child = spawn(process.execPath, [fileURLToPath(new URL('./empty-execution-child.mjs', import.meta.url)), checkout], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const next = async () => {
     const { value, done } = await lines.next();
-    if (done) throw new Error(`the --base child (${checkout}) ended early`);
+    if (done) throw new Error(`the empty-execution child of ${checkout} ended early`);
     return JSON.parse(value);
   };
   const ready = next();
@@ -199,9 +199,7 @@ function baseEmptyExecution(checkout) {
     close: () => child.stdin.end(),
   };
 }
-const baseEmpty = arg('--base') === undefined || (only !== undefined && only !== 'breakdown') ? undefined : baseEmptyExecution(arg('--base'));
-/** With `--base`, this tree's empty execution measured the same way (a lean child process), to compare the two. */
-const thisEmpty = baseEmpty === undefined ? undefined : baseEmptyExecution(repo);
+const baseCheckout = arg('--base');
 
 // ---- 1. per-call breakdown ------------------------------------------------------------------
 async function breakdown() {
@@ -213,75 +211,81 @@ async function breakdown() {
   // backend's pool, not the one the other parts measure (the cap evicts the smallest buffers first,
   // R113, so thousands of collected 64×64 f64 buffers left no room for the f32 parts' outputs).
   const dropping = await CpuBackend.create({ kind: 'faer', threads: 1, providers: [faer.createFaerProvider()] });
-  const n = 64;
-  const rounds = quick ? 5 : 11;
-  const calls = quick ? 400 : 1000;
-  for (const dtype of ['f64', 'f32']) {
-    const a = operands(dtype, [n, n], 1);
-    const c = operands(dtype, [n, n], 2);
-    const out = Tensor.zeros(dtype, [n, n]);
-    const dims = { contracting: [[1], [0]] };
-    const spec = validateDotGeneral('bench', a, c, dims, {}, { out });
-    const operand = (t) => Object.freeze({ buffer: t.buffer, offset: t.offset, rowStride: 1, colStride: n, batchStrides: Object.freeze([]) });
-    // As core hands it to the provider: frozen and marked as checked, so the provider's validation answers at once.
-    const request = trustedGemmRequest({ dtype, m: n, n, k: n, batch: Object.freeze([]), lhs: operand(a), rhs: operand(c), out: operand(out), alpha: 1, beta: 0, conjLhs: false, conjRhs: false });
-    const task = { request, isa: -1, m0: 0, m1: n, n0: 0, n1: n, b0: 0, b1: 1 };
-    const cache = new NumberKeyCache(16);
-    const parts = {
-      validation: () => validateDotGeneral('bench', a, c, dims, {}),
-      planning: () => {
-        const key = analysisKey(spec, out.strides);
-        let hit = cache.get(key);
-        if (hit === undefined) cache.set(key, (hit = analyseGemm(spec, out.strides)));
-        return hit;
-      },
-      provider: () => {
-        validateGemmRequest('gemm', request);
-        return packGemmTask(task);
-      },
-      native: () => faerGemm(packGemmTask(task)),
-      admission: () => b.install(() => undefined),
-      emptyExecution: () => b.install((ctx) => ctx.run(noop)),
-      matmulDispose: async () => (await b.matmul(a, c)).dispose(),
-      matmulDrop: () => dropping.matmul(a, c),
-      into: () => b.dotGeneralInto(out, a, c, dims),
-    };
-    const ortRun = ort === undefined ? undefined : await ortMatmul(ort, dtype, [], n, 1);
-    if (ortRun !== undefined) parts.onnxruntime = ortRun.run;
-    const perRound = Object.fromEntries([...Object.keys(parts), 'c', ...(baseEmpty === undefined ? [] : ['baseEmpty', 'thisEmpty'])].map((k) => [k, []]));
-    // The loop that drops its outputs runs after the others, not among them: the collections and
-    // finalizers its garbage brings spill into whatever runs next (interleaved, it made the empty
-    // execution 0.3 µs and a disposing matmul 0.5 µs slower).
-    const { matmulDrop, ...interleaved } = parts;
-    for (let r = 0; r < rounds; r++) {
-      for (const [name, fn] of Object.entries(interleaved)) perRound[name].push(await perCall(fn, calls));
-      const cMicros = anchorMicros(dtype, n, 1, calls);
-      if (cMicros !== undefined) perRound.c.push(cMicros);
-      if (baseEmpty !== undefined) {
-        perRound.baseEmpty.push(await baseEmpty.sample(calls));
-        perRound.thisEmpty.push(await thisEmpty.sample(calls));
+  // `--base`: that checkout's empty execution and this tree's, each measured the same way (a lean child process).
+  const baseEmpty = baseCheckout === undefined ? undefined : emptyExecutionChild(baseCheckout);
+  const thisEmpty = baseCheckout === undefined ? undefined : emptyExecutionChild(repo);
+  try {
+    const n = 64;
+    const rounds = quick ? 5 : 11;
+    const calls = quick ? 400 : 1000;
+    for (const dtype of ['f64', 'f32']) {
+      const a = operands(dtype, [n, n], 1);
+      const c = operands(dtype, [n, n], 2);
+      const out = Tensor.zeros(dtype, [n, n]);
+      const dims = { contracting: [[1], [0]] };
+      const spec = validateDotGeneral('bench', a, c, dims, {}, { out });
+      const operand = (t) => Object.freeze({ buffer: t.buffer, offset: t.offset, rowStride: 1, colStride: n, batchStrides: Object.freeze([]) });
+      // As core hands it to the provider: frozen and marked as checked, so the provider's validation answers at once.
+      const request = trustedGemmRequest({ dtype, m: n, n, k: n, batch: Object.freeze([]), lhs: operand(a), rhs: operand(c), out: operand(out), alpha: 1, beta: 0, conjLhs: false, conjRhs: false });
+      const task = { request, isa: -1, m0: 0, m1: n, n0: 0, n1: n, b0: 0, b1: 1 };
+      const cache = new NumberKeyCache(16);
+      const parts = {
+        validation: () => validateDotGeneral('bench', a, c, dims, {}),
+        planning: () => {
+          const key = analysisKey(spec, out.strides);
+          let hit = cache.get(key);
+          if (hit === undefined) cache.set(key, (hit = analyseGemm(spec, out.strides)));
+          return hit;
+        },
+        provider: () => {
+          validateGemmRequest('gemm', request);
+          return packGemmTask(task);
+        },
+        native: () => faerGemm(packGemmTask(task)),
+        admission: () => b.install(() => undefined),
+        emptyExecution: () => b.install((ctx) => ctx.run(noop)),
+        matmulDispose: async () => (await b.matmul(a, c)).dispose(),
+        matmulDrop: () => dropping.matmul(a, c),
+        into: () => b.dotGeneralInto(out, a, c, dims),
+      };
+      const ortRun = ort === undefined ? undefined : await ortMatmul(ort, dtype, [], n, 1);
+      if (ortRun !== undefined) parts.onnxruntime = ortRun.run;
+      const perRound = Object.fromEntries([...Object.keys(parts), 'c', ...(baseEmpty === undefined ? [] : ['baseEmpty', 'thisEmpty'])].map((k) => [k, []]));
+      // The loop that drops its outputs runs after the others, not among them: the collections and
+      // finalizers its garbage brings spill into whatever runs next (interleaved, it made the empty
+      // execution 0.3 µs and a disposing matmul 0.5 µs slower).
+      const { matmulDrop, ...interleaved } = parts;
+      for (let r = 0; r < rounds; r++) {
+        for (const [name, fn] of Object.entries(interleaved)) perRound[name].push(await perCall(fn, calls));
+        const cMicros = anchorMicros(dtype, n, 1, calls);
+        if (cMicros !== undefined) perRound.c.push(cMicros);
+        if (baseEmpty !== undefined) {
+          perRound.baseEmpty.push(await baseEmpty.sample(calls));
+          perRound.thisEmpty.push(await thisEmpty.sample(calls));
+        }
       }
+      // Its cost comes in collections, one per ~1,000–2,000 calls at this size (#38): each round is a
+      // window of 20 × `calls` calls, after as many to reach the steady state; a round of `calls`
+      // alone mostly missed them, and the median of such rounds left them out.
+      await perCall(matmulDrop, calls * 20);
+      for (let r = 0; r < rounds; r++) perRound.matmulDrop.push(await perCall(matmulDrop, calls * 20));
+      ortRun?.release();
+      const m = Object.fromEntries(Object.entries(perRound).filter(([, v]) => v.length > 0).map(([k, v]) => [k, median(v)]));
+      m.budget = (m.baseEmpty ?? m.emptyExecution) + (m.c ?? NaN) + 3;
+      m.goal1 = m.matmulDispose <= m.budget;
+      m.goal1Drop = m.matmulDrop <= m.budget;
+      m.hopAndEntry = m.emptyExecution - m.admission;
+      m.unexplained = m.matmulDispose - (m.validation + m.planning + m.emptyExecution + m.provider + m.native);
+      // Promises created per call (a task that outlasts the blocking poll adds those of the event-loop
+      // polling): each costs more while AsyncLocalStorage's hooks are on.
+      for (const [name, key] of [['emptyExecution', 'promisesEmpty'], ['matmulDispose', 'promisesMatmul'], ['into', 'promisesInto']]) m[key] = await promisesPerCall(parts[name]);
+      results.breakdown[dtype] = m;
     }
-    // Its cost comes in collections, one per ~1,000–2,000 calls at this size (#38): each round is a
-    // window of 20 × `calls` calls, after as many to reach the steady state; a round of `calls`
-    // alone mostly missed them, and the median of such rounds left them out.
-    await perCall(matmulDrop, calls * 20);
-    for (let r = 0; r < rounds; r++) perRound.matmulDrop.push(await perCall(matmulDrop, calls * 20));
-    ortRun?.release();
-    const m = Object.fromEntries(Object.entries(perRound).filter(([, v]) => v.length > 0).map(([k, v]) => [k, median(v)]));
-    m.budget = (m.baseEmpty ?? m.emptyExecution) + (m.c ?? NaN) + 3;
-    m.goal1 = m.matmulDispose <= m.budget;
-    m.goal1Drop = m.matmulDrop <= m.budget;
-    m.hopAndEntry = m.emptyExecution - m.admission;
-    m.unexplained = m.matmulDispose - (m.validation + m.planning + m.emptyExecution + m.provider + m.native);
-    // Promises created per call (a task that outlasts the blocking poll adds those of the event-loop
-    // polling): each costs more while AsyncLocalStorage's hooks are on.
-    for (const [name, key] of [['emptyExecution', 'promisesEmpty'], ['matmulDispose', 'promisesMatmul'], ['into', 'promisesInto']]) m[key] = await promisesPerCall(parts[name]);
-    results.breakdown[dtype] = m;
+  } finally {
+    await dropping.close();
+    baseEmpty?.close();
+    thisEmpty?.close();
   }
-  await dropping.close();
-  baseEmpty?.close();
-  thisEmpty?.close();
   log('\n1. Per-call cost, n = 64, faer, 1 thread (median µs of interleaved rounds)');
   const rows = [
     ['C cblas call', 'c'],
