@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { collectGarbage } from './collect-garbage.mjs';
+import { perCallMedian } from './measure.mjs';
 
 if (typeof globalThis.gc !== 'function') {
   const r = spawnSync(process.execPath, ['--expose-gc', ...process.execArgv, process.argv[1], ...process.argv.slice(2)], { stdio: 'inherit' });
@@ -46,15 +47,7 @@ const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 
 async function perCall(fn) {
   await collectGarbage();
-  const until = performance.now() + 150;
-  for (let i = 0; i < 200 || performance.now() < until; i++) await fn();
-  const t = new Array(calls);
-  for (let i = 0; i < calls; i++) {
-    const t0 = process.hrtime.bigint();
-    await fn();
-    t[i] = Number(process.hrtime.bigint() - t0) / 1e3;
-  }
-  return median(t);
+  return perCallMedian(fn, calls, 200);
 }
 
 // Two copies of core cannot share one process (the process arbiter refuses the other copy's

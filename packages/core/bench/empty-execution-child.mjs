@@ -9,6 +9,7 @@
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
+import { perCallMedian } from './measure.mjs';
 
 const checkout = resolve(process.argv[2] ?? '.');
 const at = (p) => pathToFileURL(`${checkout}/${p}`).href;
@@ -18,23 +19,11 @@ const backend = await CpuBackend.create({ kind: 'faer', threads: 1, providers: [
 const noop = defineKernel(new URL('./noop-kernel.mjs', import.meta.url), 'noop');
 const fn = () => backend.install((ctx) => ctx.run(noop));
 
-/** Median µs per call of `calls` calls after a warm-up (as hot-path.bench.mjs `perCall`, without its collection). */
-async function perCall(calls) {
-  const until = performance.now() + 150;
-  for (let i = 0; i < 200 || performance.now() < until; i++) await fn();
-  const t = new Array(calls);
-  for (let i = 0; i < calls; i++) {
-    const t0 = process.hrtime.bigint();
-    await fn();
-    t[i] = Number(process.hrtime.bigint() - t0) / 1e3;
-  }
-  return t.sort((a, b) => a - b)[calls >> 1];
-}
 
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
   const calls = Number(line);
   if (!Number.isInteger(calls) || calls <= 0) break;
-  process.stdout.write(`${JSON.stringify({ micros: await perCall(calls) })}\n`);
+  process.stdout.write(`${JSON.stringify({ micros: await perCallMedian(fn, calls, 200) })}\n`);
 }
 await backend.close();

@@ -53,6 +53,7 @@ if (typeof globalThis.gc !== 'function') {
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { existsSync, readFileSync } from 'node:fs';
 import { collectGarbage } from './collect-garbage.mjs';
+import { perCallMedian } from './measure.mjs';
 import { fileURLToPath } from 'node:url';
 
 const avx512 = /\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
@@ -100,23 +101,10 @@ try {
 const results = { machine: {}, breakdown: {}, table: [], batched: [], timeline: [] };
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-/**
- * Per-call µs of `fn` (sync or async): the median of `calls` calls after a warm-up of `warm` calls
- * and at least 150 ms. The time matters on this VM: a thread that waits on the event loop
- * (onnxruntime-node's `run`, a parked tenferro task) is woken fast only once the guest's idle
- * polling has adapted to short waits — after a few hundred milliseconds of them.
- */
+/** Per-call µs of `fn`: `perCallMedian` (measure.mjs) after a young-generation collection. */
 async function perCall(fn, calls, warm = Math.min(200, calls)) {
   await collectGarbage();
-  const until = performance.now() + 150;
-  for (let i = 0; i < warm || performance.now() < until; i++) await fn();
-  const t = new Array(calls);
-  for (let i = 0; i < calls; i++) {
-    const t0 = process.hrtime.bigint();
-    await fn();
-    t[i] = Number(process.hrtime.bigint() - t0) / 1e3;
-  }
-  return median(t);
+  return perCallMedian(fn, calls, warm);
 }
 
 /** Promises `fn` creates per call, counted by an async_hooks init hook over 200 warm calls. */

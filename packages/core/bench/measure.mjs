@@ -11,6 +11,24 @@ export async function measure(op, { warmup = 2000, batches = 15, perBatch = 2000
   return { medianMicros: perOp[perOp.length >> 1], minMicros: perOp[0], maxMicros: perOp[perOp.length - 1] };
 }
 
+/**
+ * Per-call µs of `fn` (sync or async): the median of `calls` timed calls, after at least `warm`
+ * calls and 150 ms of them. The time matters on the VMs this runs on: a thread that waits on the
+ * event loop (onnxruntime-node's `run`, a parked tenferro task) is woken fast only once the
+ * guest's idle polling has adapted to short waits — after a few hundred milliseconds of them.
+ */
+export async function perCallMedian(fn, calls, warm = Math.min(200, calls)) {
+  const until = performance.now() + 150;
+  for (let i = 0; i < warm || performance.now() < until; i++) await fn();
+  const t = new Array(calls);
+  for (let i = 0; i < calls; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    t[i] = Number(process.hrtime.bigint() - t0) / 1e3;
+  }
+  return t.sort((a, b) => a - b)[calls >> 1];
+}
+
 export function fmt(x, digits = 2) {
   return x.toFixed(digits).padStart(9);
 }
