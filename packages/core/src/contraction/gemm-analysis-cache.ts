@@ -1,5 +1,5 @@
 import { invalidArgument } from '../errors/tenferro-error.js';
-import { type NumberKey, NumberKeyCache, numberKey, pushNumbers, sameKey } from '../util/number-key.js';
+import { type NumberKey, NumberKeyCache, numberKey, sameKey } from '../util/number-key.js';
 import type { DotGeneralSpec } from './validate-dot-general.js';
 import type { GemmAnalysis } from './gemm-plan.js';
 
@@ -177,11 +177,24 @@ export class GemmAnalysisCache {
 
 /** What makes two analyses interchangeable (R116). */
 export function analysisKey(spec: DotGeneralSpec, outStrides: readonly number[]): NumberKey {
-  const numbers = spec.structureKey.slice();
-  pushNumbers(numbers, spec.lhs.strides);
-  pushNumbers(numbers, spec.rhs.strides);
-  pushNumbers(numbers, outStrides);
+  const structure = spec.structureKey;
+  const l = spec.lhs.strides;
+  const r = spec.rhs.strides;
+  // Filled in place at its final length: pushes would grow (and copy) it three times per call.
+  const numbers = new Array<number>(structure.length + 3 + l.length + r.length + outStrides.length);
+  let at = 0;
+  for (let i = 0; i < structure.length; i++) numbers[at++] = structure[i]!;
+  at = putNumbers(numbers, at, l);
+  at = putNumbers(numbers, at, r);
+  putNumbers(numbers, at, outStrides);
   return numberKey(numbers);
+}
+
+/** `pushNumbers` into a preallocated array from `at`; returns the next free index. */
+function putNumbers(out: number[], at: number, xs: readonly number[]): number {
+  out[at++] = xs.length;
+  for (let i = 0; i < xs.length; i++) out[at++] = xs[i]!;
+  return at;
 }
 
 function validCapacity(capacity: number): number {

@@ -71,9 +71,13 @@ const MATMUL_DIMS: DotGeneralDims = Object.freeze({ contracting: Object.freeze([
 
 /** Rank-2 matrix product `a · b`. */
 export function matmul<D extends DType>(runner: OperationRunner, bundle: CpuProviderBundle, a: Tensor<D>, b: Tensor<D>, options: DotGeneralOptions, op: string): Promise<Tensor<D>> {
-  for (const [name, t] of [['a', a], ['b', b]] as const) {
-    if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
-    if (t.rank !== 2) throw invalidArgument(op, `${name}.shape`, 'a rank-2 shape', t.shape);
-  }
+  assertMatrix(a, 'a', op);
+  assertMatrix(b, 'b', op);
   return dotGeneral(runner, bundle, a, b, MATMUL_DIMS, options, op);
+}
+
+/** `t` is a rank-2 tensor (checked without the pair of arrays and iterator a loop over both operands made per call). */
+function assertMatrix(t: unknown, name: 'a' | 'b', op: string): void {
+  if (!Tensor.isTensor(t)) throw invalidArgument(op, name, 'a Tensor', t);
+  if (t.rank !== 2) throw invalidArgument(op, `${name}.shape`, 'a rank-2 shape', t.shape);
 }
