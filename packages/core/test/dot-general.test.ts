@@ -116,6 +116,15 @@ describe('dotGeneralInto and tagging (R96–R99)', () => {
     expect(copy.toArray()).toEqual(t.transpose().toArray());
   });
 
+  it('matmul names the operand that is not a matrix', async () => {
+    const m = Tensor.zeros('f64', [2, 2]);
+    const cube = Tensor.zeros('f64', [2, 2, 2]);
+    expect((await expectCode(backend.matmul([1] as never, m), 'InvalidArgument', 'Validation')).detail).toMatchObject({ param: 'a' });
+    expect((await expectCode(backend.matmul(m, {} as never), 'InvalidArgument', 'Validation')).detail).toMatchObject({ param: 'b' });
+    expect((await expectCode(backend.matmul(cube, m), 'InvalidArgument', 'Validation')).detail).toMatchObject({ param: 'a.shape' });
+    expect((await expectCode(backend.matmul(m, cube), 'InvalidArgument', 'Validation')).detail).toMatchObject({ param: 'b.shape' });
+  });
+
   const a = Tensor.fromArray('f64', [2, 3], [1, 2, 3, 4, 5, 6]);
   const b = Tensor.fromArray('f64', [3, 2], [1, 2, 3, 4, 5, 6]);
   const cases: [string, string, () => Promise<unknown>, (out: Tensor) => Promise<unknown>][] = [
