@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// The empty execution (`backend.install((ctx) => ctx.run(noop))`, faer kind, 1 thread) of another
-// built checkout, measured on request: hot-path.bench.mjs `--base <checkout>` runs this in a child
-// process (two copies of @tenferro/os in one process would share, or refuse, one arbiter) and asks
-// for one sample per round, so the base's figure comes from the same interleaved run (#38 item 7:
-// the goal's empty execution is the one measured at 9ce24f7).
+// The empty execution (`backend.install((ctx) => ctx.run(noop))`, faer kind, 1 thread) of a built
+// checkout, measured on request: hot-path.bench.mjs `--base <checkout>` runs this in a child
+// process for the base and for this tree alike (two copies of @tenferro/os in one process would
+// share, or refuse, one arbiter) and asks for one sample per round, so the base's figure comes from
+// the same interleaved run (#38 item 7: the goal's empty execution is the one measured at 9ce24f7).
 //
 //   node bench/empty-execution-child.mjs <checkout>   then, per line on stdin: <calls> → one JSON line { micros }
 import { createInterface } from 'node:readline';
@@ -18,7 +18,6 @@ const { createFaerProvider } = await import(at('packages/provider-faer/dist/inde
 const backend = await CpuBackend.create({ kind: 'faer', threads: 1, providers: [createFaerProvider()] });
 const noop = defineKernel(new URL('./noop-kernel.mjs', import.meta.url), 'noop');
 const fn = () => backend.install((ctx) => ctx.run(noop));
-
 
 process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
