@@ -313,6 +313,22 @@ describe('lifecycle', () => {
     expect(r.status).toBe(0);
     expect(r.stdout.trim()).toBe('done');
   });
+
+  it('a task that outlasts the main thread poll keeps the process alive until its answer is taken', () => {
+    // Nothing else is on the event loop: only the in-flight task may keep it from running dry
+    // while the main thread waits asynchronously (200 ms is far past the 300 µs blocking poll).
+    const script = `
+      import { CpuBackend, defineKernel } from ${JSON.stringify(new URL('../dist/index.js', import.meta.url).href)};
+      const hold = defineKernel(${JSON.stringify(new URL('./fixtures/kernels/test-kernels.mjs', import.meta.url).href)}, 'holdUntil');
+      const b = await CpuBackend.create({ threads: 1 });
+      const buffer = new SharedArrayBuffer(8);
+      const released = await b.install((ctx) => ctx.run(hold, { buffer, index: 0, enteredIndex: 1, timeoutMs: 200 }));
+      console.log('answered', released);`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20_000 });
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toBe('answered false');
+  });
 });
 
 describe('checkPlacement', () => {

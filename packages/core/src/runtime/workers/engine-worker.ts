@@ -566,13 +566,15 @@ export class EngineWorker {
     m[Mailbox.KERNEL_ID] = kernel.id;
     const seq = ++this.#seq;
     m[Mailbox.TASK] = seq; // published by the REQUEST store below
-    this.#worker.ref();
-    const started = process.hrtime.bigint();
-    const here = mainCpu()();
-    if (m[Mailbox.MAIN_CPU] !== here) m[Mailbox.MAIN_CPU] = here; // published by the REQUEST store below
     if (this.#lanes !== undefined) lanePosted(this.#lanes, this.observed.index);
     Atomics.store(m, Mailbox.REQUEST, (this.#bell = (this.#bell + 1) | 0));
+    // The worker may be running the task from here on: what follows is off its critical path.
+    // The clock is read after the post (a round trip a few tens of ns short), and the CPU this
+    // thread polls from is a hint for the worker's spin, which reads it atomically at each check.
     Atomics.notify(m, Mailbox.REQUEST);
+    const started = process.hrtime.bigint();
+    const here = mainCpu()();
+    if (m[Mailbox.MAIN_CPU] !== here) Atomics.store(m, Mailbox.MAIN_CPU, here);
     const alone = inFlight === 0;
     const postsBefore = ++posts;
     inFlight++;
@@ -639,6 +641,10 @@ export class EngineWorker {
   /** The answer of a task that outlasted the blocking poll. */
   async #answerLater<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, seen: number): Promise<R> {
     const { pending, started } = task;
+    // Only now may the event loop run dry while the task is in flight (every earlier step was
+    // synchronous or a microtask): the worker keeps the process alive until the answer is taken.
+    // An answer seen in the blocking poll never pays the two calls.
+    if (!this.#dead) this.#worker.ref();
     reportQueuedNudge();
     const m = pending.mailbox;
     const seq = pending.seq;
@@ -694,6 +700,7 @@ export class EngineWorker {
       // Settled from a macrotask, but after the immediates only if one of ours ran: else the budget applies too.
       return await this.#settle(task, kernel, op, r, turned);
     } finally {
+      if (!this.#dead) this.#worker.unref();
       turns.counted();
       this.#handOn();
     }
@@ -715,7 +722,6 @@ export class EngineWorker {
       awaitParked();
       answeredNs = undefined; // the clock read before that wait is stale now
     }
-    if (!this.#dead) this.#worker.unref();
     if (r === DEAD) throw this.#deadError(op);
     answeredNs ??= process.hrtime.bigint();
     turns.answered(answeredNs);

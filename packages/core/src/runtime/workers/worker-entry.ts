@@ -188,6 +188,8 @@ async function serve(tid: number): Promise<never> {
    * that a park asked while the task ran or its answer was on its way is not missed.
    */
   let parkSeen = Atomics.load(engineState, EngineState.PARK);
+  /** The CPU the current spin last saw this thread on (`sched_getcpu`), -1 when not known since the last task or sleep. */
+  let spinCpu = -1;
   for (;;) {
     // Spin briefly for back-to-back tasks, then sleep. When the main thread shares this CPU the
     // spin yields it every few checks, so that it runs at once; on a CPU of our own only now and
@@ -202,7 +204,7 @@ async function serve(tid: number): Promise<never> {
             spinUntil = 0n;
             break;
           }
-          const here = currentCpu();
+          const here = (spinCpu = currentCpu());
           spreader?.waitsOn(here);
           if (sharesCpu(mailbox, here, Mailbox.WORKER_CPU, Mailbox.MAIN_CPU) || (i & RARE_YIELD_MASK) === 0) yieldThread();
         }
@@ -211,6 +213,7 @@ async function serve(tid: number): Promise<never> {
     if (Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
       spinFresh = false;
       spinUntil = 0n;
+      spinCpu = -1;
       spreader?.waitsOn(-1); // asleep: woken on whichever CPU
       while (Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
         // Idle with storage let go of: collect once nothing came for a while.
@@ -230,7 +233,10 @@ async function serve(tid: number): Promise<never> {
     if (timed) times[0] = Number(process.hrtime.bigint());
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
     if (kernelId === 0) process.exit(0);
-    let cpu = currentCpu(); // where this task runs, for the main thread's poll
+    // Where this task runs, for the main thread's poll: as the spin it ended last saw it (at most
+    // 64 checks ago), else read now — one call fewer between the post and the kernel.
+    let cpu = spinCpu >= 0 ? spinCpu : currentCpu();
+    spinCpu = -1; // the kernel may move this thread: the next task reads it afresh, or its spin does
     // Never narrowed: a task that may keep more threads busy (or whose provider starts threads on
     // first use: posted wide, #36), or one that imports its kernel's module here (a module may
     // start threads as it loads; they would inherit the narrowed mask).
