@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CpuBackend, keep, TenferroError, Tensor, tidy } from '../src/index.js';
 import { tensorInternals } from '../src/tensor/tensor.js';
 import { paddedBytes } from '../src/buffer/storage-alignment.js';
-import { TensorStorage, bulkExternalMemory, deferredRegistrations, liveStorageBatches } from '../src/tensor/tensor-storage.js';
+import { TensorStorage, bulkExternalMemory, deferredRegistrations, liveStorageBatches, youngCollectionAsks } from '../src/tensor/tensor-storage.js';
 import { expectCode } from './helpers.js';
 
 // `--expose-gc` for this process: collection is forced in the finalization tests below.
@@ -334,6 +334,66 @@ describe('dropped outputs come home after minor collections (#38)', () => {
     }
     expect(home.length).toBe(38);
     expect(kept.length).toBe(2);
+  });
+});
+
+describe('a loop dropping mid-size outputs asks V8 for scavenges (#38)', () => {
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  /** Settle what earlier tests left: collected, home, and the counts back down. */
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await turn();
+    }
+  };
+
+  it('gets 256 KiB outputs home through the scavenges it asks for, before V8 is told of them (which would start full collections)', async () => {
+    const own = await CpuBackend.create({ threads: 1, providers: [] });
+    try {
+      const a = Tensor.zeros('f32', [256, 8]);
+      const b = Tensor.zeros('f32', [8, 256]);
+      await settle();
+      const start = youngCollectionAsks();
+      const told = bulkExternalMemory().told;
+      let mostOut = 0;
+      let mostTold = 0;
+      // 480 outputs of 256 KiB: 120 MiB dropped, never disposed, no gc() call.
+      for (let i = 0; i < 480; i++) {
+        await own.matmul(a, b);
+        mostOut = Math.max(mostOut, youngCollectionAsks().pooledOut - start.pooledOut);
+        mostTold = Math.max(mostTold, bulkExternalMemory().told - told);
+      }
+      expect(youngCollectionAsks().asks - start.asks).toBeGreaterThanOrEqual(3);
+      // Out of the pool at most: the 24 MiB that asks, and the outputs of the turns until it is home.
+      expect(mostOut).toBeLessThan(bulkExternalMemory().allowance);
+      expect(mostTold).toBe(0);
+      expect(own.bufferPoolStats().returnedByCollection).toBeGreaterThan(300);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('asks less and less often while the outputs it makes stay alive: an ask that brought nothing home doubles the wait', async () => {
+    const own = await CpuBackend.create({ threads: 1, providers: [] });
+    const kept: Tensor[] = [];
+    try {
+      const a = Tensor.zeros('f32', [256, 8]);
+      const b = Tensor.zeros('f32', [8, 256]);
+      await settle();
+      const start = youngCollectionAsks();
+      // 400 outputs of 256 KiB kept: 100 MiB. Asks at 24, then after 48 more (72), then 96 more.
+      for (let i = 0; i < 400; i++) kept.push(await own.matmul(a, b));
+      await turn();
+      const asks = youngCollectionAsks().asks - start.asks;
+      expect(asks).toBeGreaterThanOrEqual(1);
+      expect(asks).toBeLessThanOrEqual(2);
+      expect(youngCollectionAsks().pooledOut - start.pooledOut).toBe(kept.reduce((sum, t) => sum + tensorInternals.storage(t).bytes, 0));
+      for (const t of kept.splice(0)) t.dispose();
+      expect(youngCollectionAsks().pooledOut).toBe(start.pooledOut);
+    } finally {
+      for (const t of kept) t.dispose();
+      await own.close();
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { adjustExternalMemory, deathTokens } from '@tenferro/os';
 import type { DeathTokenFactory } from '@tenferro/os';
 import { getHeapStatistics } from 'node:v8';
 import type { DType } from './dtype.js';
+import { fillYoungGeneration } from './young-generation.js';
 
 /** Where storage made by an engine goes back to (its buffer pool). */
 export interface StorageHome {
@@ -29,6 +30,8 @@ export interface StorageCell {
   reported: number;
   /** Counted in `watched`: pooled storage watched for collection. */
   watched: boolean;
+  /** Counted in `pooledOut` (see {@link holdPooled}): pooled storage below 2 MiB out of its pool. */
+  paced: boolean;
   /** When the storage was made (a count of storages made): collected storage made last is lent first, it is the likeliest in cache. */
   readonly made: number;
 }
@@ -44,6 +47,10 @@ let storagesMade = 0;
  * 2.4 GB of dropped 200×200 inputs after 4,000 calls without a forced `gc()`).
  */
 function unreport(cell: StorageCell): void {
+  if (cell.paced) {
+    cell.paced = false;
+    holdPooled(-cell.bytes);
+  }
   if (cell.reported === 0) return;
   if (cell.reported < BULK_BELOW) holdBulk(-cell.reported);
   else adjustExternalMemory(-cell.reported);
@@ -87,6 +94,58 @@ function holdBulk(delta: number): void {
 /** Bytes of small storage alive, and how many of them V8 was told of. @internal test seam */
 export function bulkExternalMemory(): { readonly held: number; readonly told: number; readonly allowance: number } {
   return { held: bulkHeld, told: bulkTold, allowance: BULK_ALLOWANCE };
+}
+
+/**
+ * Young-generation pacing (#38). Pooled storage below {@link BULK_BELOW} out of its pool comes home
+ * when a collection finds its tensors dead: a scavenge does (death tokens, see `batches`). When it
+ * has grown by {@link PACE_BYTES} since its lowest point — no collection brought any home while a
+ * loop made 24 MiB of outputs (96 of 256² f32) — tenferro asks V8 for a scavenge at the next
+ * event-loop turn (`young-generation.ts`), before the bulk count passes {@link BULK_ALLOWANCE} and
+ * V8 is told of it: told, V8 answers with full collections, which cost a loop of 256² f32 matmuls on
+ * 2 threads ~30 % of its time. A loop that disposes never grows it; one that keeps its outputs
+ * would ask in vain, so each ask doubles the growth the next one waits for (up to
+ * {@link PACE_MOST}) until storage comes home (half of {@link PACE_BYTES} below the last ask), which
+ * resets it.
+ */
+const PACE_BYTES = 24 * 1024 * 1024;
+const PACE_MOST = 1024 * 1024 * 1024;
+/** Bytes of pooled storage below 2 MiB held by tensors (not home yet, disposed or not collected). */
+let pooledOut = 0;
+/** The least `pooledOut` since the last ask. */
+let pooledLow = 0;
+/** `pooledOut` at the last ask. */
+let pooledAtAsk = 0;
+/** The growth of `pooledOut` over `pooledLow` that makes the next ask. */
+let paceEvery = PACE_BYTES;
+let paceQueued = false;
+let paceAsks = 0;
+
+function holdPooled(delta: number): void {
+  pooledOut += delta;
+  if (pooledOut < pooledLow) {
+    pooledLow = pooledOut;
+    if (pooledAtAsk - pooledLow >= PACE_BYTES / 2) paceEvery = PACE_BYTES; // the last ask brought storage home
+  } else if (!paceQueued && pooledOut - pooledLow >= paceEvery && tokenFactory !== null) {
+    paceQueued = true;
+    setImmediate(askYoungCollection).unref(); // never what keeps a finished program alive
+  }
+}
+
+function askYoungCollection(): void {
+  if (!paceQueued) return; // asked while a kernel ran
+  paceQueued = false;
+  if (tokenFactory === null) return; // without death tokens a scavenge brings nothing home
+  // Doubled until storage comes home (`holdPooled` resets it then).
+  paceEvery = Math.min(2 * paceEvery, PACE_MOST);
+  pooledAtAsk = pooledLow = pooledOut;
+  paceAsks++;
+  fillYoungGeneration();
+}
+
+/** Scavenges asked for so far, and the pooled storage below 2 MiB out now. @internal test seam */
+export function youngCollectionAsks(): { readonly asks: number; readonly pooledOut: number } {
+  return { asks: paceAsks, pooledOut };
 }
 
 /** Whether reports reach V8 (the OS binding loaded), asked once. */
@@ -154,12 +213,14 @@ export function nudgeCollection(): void {
 }
 
 /**
- * Report a queued nudge now, if any: the main thread is about to wait for a kernel that outlasted
- * its blocking poll, so V8's synchronous answer overlaps that kernel — at the queued turn it could
- * fall in front of the next operation's post instead.
+ * Report a queued nudge now, if any, and make a queued ask for a scavenge ({@link holdPooled}):
+ * the main thread is about to wait for a kernel that outlasted its blocking poll, so V8's
+ * synchronous answer overlaps that kernel — at the queued turn it could fall in front of the next
+ * operation's post instead.
  */
 export function reportQueuedNudge(): void {
   if (nudgeQueued) reportPressure();
+  if (paceQueued) askYoungCollection();
 }
 
 function reportPressure(): void {
@@ -303,9 +364,13 @@ export class TensorStorage {
    * buffer; a block carved from a slab shares its buffer with other storage).
    */
   constructor(dtype: DType, buffer: SharedArrayBuffer, home?: StorageHome, allocated = false, start = 0, bytes = buffer.byteLength) {
-    this.#cell = { dtype, buffer, start, bytes, home, escaped: false, returned: false, reported: 0, watched: false, made: ++storagesMade };
+    this.#cell = { dtype, buffer, start, bytes, home, escaped: false, returned: false, reported: 0, watched: false, paced: false, made: ++storagesMade };
     if (home !== undefined || allocated) {
       this.#cell.reported = report(bytes);
+      if (home !== undefined && bytes < BULK_BELOW) {
+        this.#cell.paced = true;
+        holdPooled(bytes);
+      }
       unregistered.push(this);
       unregisteredBytes += bytes;
       if (unregistered.length >= MAX_DEFERRED || unregisteredBytes >= MAX_DEFERRED_BYTES) registerDeferred();
