@@ -364,7 +364,7 @@ describe('a loop dropping mid-size outputs asks V8 for scavenges (#38)', () => {
         mostTold = Math.max(mostTold, bulkExternalMemory().told - told);
       }
       expect(youngCollectionAsks().asks - start.asks).toBeGreaterThanOrEqual(3);
-      // Out of the pool at most: the 24 MiB that asks, and the outputs of the turns until it is home.
+      // Out of the pool at most: the 20 MiB that asks, and the outputs of the turns until it is home.
       expect(mostOut).toBeLessThan(bulkExternalMemory().allowance);
       expect(mostTold).toBe(0);
       expect(own.bufferPoolStats().returnedByCollection).toBeGreaterThan(300);
@@ -381,7 +381,7 @@ describe('a loop dropping mid-size outputs asks V8 for scavenges (#38)', () => {
       const b = Tensor.zeros('f32', [8, 256]);
       await settle();
       const start = youngCollectionAsks();
-      // 400 outputs of 256 KiB kept: 100 MiB. Asks at 24, then after 48 more (72), then 96 more.
+      // 400 outputs of 256 KiB kept: 100 MiB. Asks at 20, then after 40 more (60), then 80 more (140).
       for (let i = 0; i < 400; i++) kept.push(await own.matmul(a, b));
       await turn();
       const asks = youngCollectionAsks().asks - start.asks;

@@ -100,15 +100,15 @@ export function bulkExternalMemory(): { readonly held: number; readonly told: nu
  * Young-generation pacing (#38). Pooled storage below {@link BULK_BELOW} out of its pool comes home
  * when a collection finds its tensors dead: a scavenge does (death tokens, see `batches`). When it
  * has grown by {@link PACE_BYTES} since its lowest point — no collection brought any home while a
- * loop made 24 MiB of outputs (96 of 256² f32) — tenferro asks V8 for a scavenge at the next
- * event-loop turn (`young-generation.ts`), before the bulk count passes {@link BULK_ALLOWANCE} and
+ * loop made 20 MiB of outputs (80 of 256² f32) — tenferro asks V8 for a scavenge at the next
+ * event-loop turn (`young-generation.ts`, at most 4 MiB of garbage a turn), before the bulk count passes {@link BULK_ALLOWANCE} and
  * V8 is told of it: told, V8 answers with full collections, which cost a loop of 256² f32 matmuls on
  * 2 threads ~30 % of its time. A loop that disposes never grows it; one that keeps its outputs
  * would ask in vain, so each ask doubles the growth the next one waits for (up to
  * {@link PACE_MOST}) until storage comes home (half of {@link PACE_BYTES} below the last ask), which
  * resets it.
  */
-const PACE_BYTES = 24 * 1024 * 1024;
+const PACE_BYTES = 20 * 1024 * 1024;
 const PACE_MOST = 1024 * 1024 * 1024;
 /** Bytes of pooled storage below 2 MiB held by tensors (not home yet, disposed or not collected). */
 let pooledOut = 0;
@@ -140,7 +140,17 @@ function askYoungCollection(): void {
   paceEvery = Math.min(2 * paceEvery, PACE_MOST);
   pooledAtAsk = pooledLow = pooledOut;
   paceAsks++;
-  fillYoungGeneration();
+  if (!filling) fillOn();
+}
+
+/** Bytes of garbage made per event-loop turn by an ask (~0.3 ms): the rest at the next turns. */
+const FILL_STEP = 4 * 1024 * 1024;
+/** Whether an ask's fill continues at the next turn. */
+let filling = false;
+
+function fillOn(): void {
+  filling = !fillYoungGeneration(FILL_STEP);
+  if (filling) setImmediate(fillOn).unref();
 }
 
 /** Scavenges asked for so far, and the pooled storage below 2 MiB out now. @internal test seam */
