@@ -55,7 +55,6 @@ describe('asking V8 for a scavenge (#38)', () => {
 });
 
 describe('a loop dropping mid-size outputs asks V8 for scavenges (#38)', () => {
-  const turn = () => new Promise((resolve) => setImmediate(resolve));
   /** Settle what earlier tests left: collected, home, and the counts back down. */
   const settle = async () => {
     for (let i = 0; i < 3; i++) {
