@@ -101,9 +101,9 @@ export function bulkExternalMemory(): { readonly held: number; readonly told: nu
  * when a collection finds its tensors dead: a scavenge does (death tokens, see `batches`). When it
  * has grown by {@link PACE_BYTES} since its lowest point — no collection brought any home while a
  * loop made 20 MiB of outputs (80 of 256² f32) — tenferro asks V8 for a scavenge at the next
- * event-loop turn (`young-generation.ts`, at most 4 MiB of garbage a turn), before the bulk count passes {@link BULK_ALLOWANCE} and
- * V8 is told of it: told, V8 answers with full collections, which cost a loop of 256² f32 matmuls on
- * 2 threads ~30 % of its time. A loop that disposes never grows it; one that keeps its outputs
+ * event-loop turn (`young-generation.ts`, at most 4 MiB of garbage a turn), before the bulk count
+ * passes {@link BULK_ALLOWANCE} and V8 is told of it: told, V8 answers with full collections, which
+ * cost a loop of 256² f32 matmuls on 2 threads ~30 % of its time. A loop that disposes never grows it; one that keeps its outputs
  * would ask in vain, so each ask doubles the growth the next one waits for (up to
  * {@link PACE_MOST}) until storage comes home (half of {@link PACE_BYTES} below the last ask), which
  * resets it.
