@@ -10,8 +10,8 @@
 //    to the process) — with 4 KiB pages and on a 2 MiB-aligned range advised MADV_HUGEPAGE.
 // 2. triple: n = 1024 matmul per kind (faer, blas), threads (1, 2) and dtype (f64, f32) in three
 //    loop styles — `drop` (the output is never disposed: it comes back by collection), `dispose`,
-//    and `dotGeneralInto` a warm output — as GFLOP/s and as ratios of `into`, the median of
-//    `--rounds` interleaved rounds. Each round runs in a child process per tree (this one, and
+//    and `dotGeneralInto` a warm output — as GFLOP/s (each loop timed whole: its collections
+//    included) and as ratios of `into`, the median of `--rounds` interleaved rounds. Each round runs in a child process per tree (this one, and
 //    `--base` when given: base, this, this, base, …), so load drift hits both trees alike. Beside
 //    it: the drop loop's pool hit rate after 10 warm-up calls (`tenferro:pool` hits / (hits +
 //    misses) of the output's size, no `gc()` in the loop), and the OpenBLAS core type.
@@ -117,17 +117,17 @@ async function tripleRound({ tree, round, kinds, threads, dtypes, calls, n }) {
             else if (e.kind === 'miss') misses++;
           };
           subscribe('tenferro:pool', onPool);
-          const times = [];
+          let ms;
           try {
-            for (let c = 0; c < calls; c++) {
-              const t0 = process.hrtime.bigint();
-              await fn();
-              times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-            }
+            const t0 = process.hrtime.bigint();
+            for (let c = 0; c < calls; c++) await fn();
+            ms = Number(process.hrtime.bigint() - t0) / 1e6;
           } finally {
             unsubscribe('tenferro:pool', onPool);
           }
-          row[name] = median(times); // ms per call
+          // ms per call: the loop's time over its calls, so that a collection the loop causes is
+          // paid where it happens (a per-call median would leave out the calls it lands in).
+          row[name] = ms / calls;
           if (name === 'drop') row.hitRate = hits + misses === 0 ? NaN : hits / (hits + misses);
         }
         rows.push(row);
