@@ -7,7 +7,7 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 import { type BufferLoan, type BufferPool, loanIsFresh } from '../buffer/buffer-pool.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import { prefault, prefaultPool } from './prefault.js';
-import { askScavenge, collectionMayReturnStorage, collectionsAreAsked, nudgeCollection } from '../tensor/tensor-storage.js';
+import { collectionMayReturnStorage, nudgeCollection } from '../tensor/tensor-storage.js';
 import { rejectedThrough } from './rejected-through.js';
 
 /**
@@ -30,14 +30,6 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
 }
 
 /**
- * Where death tokens let a scavenge bring dropped outputs home (`collectionsAreAsked`), an output
- * of at least {@link NUDGE_MIN_BYTES} about to take one of the pool's last {@link NUDGE_SLACK}
- * fitting buffers asks V8 for one ({@link ASK_OUTPUTS} outputs apart: `askScavenge`), made while
- * the kernel runs. A loop dropping 1024² f64 products then ran no full collection (33–40 in 80 calls
- * before) and its pool lent 94 % of its outputs after ten warm-up calls; asked every output, the
- * output alive at two scavenges in a row was promoted, so that only a full collection could find it
- * dead, and the pool missed more (docs/performance.md). Otherwise:
- *
  * At V8's own cadence a loop that drops its outputs gets storage back once per 64 MiB of external
  * memory — so its pool needs 64 MiB in circulation before it stops missing: 16 fresh outputs of
  * 4 MiB (a 1024² f32), each a page-faulting allocation (#38 measured 56 % pool hits in the 16
@@ -66,8 +58,6 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  */
 const NUDGE_MIN_BYTES = 2 * 1024 * 1024;
 const NUDGE_OUTPUTS = 6;
-/** Outputs apart that asked scavenges are (see above). */
-const ASK_OUTPUTS = 2;
 /** Buffers still lendable when a nudge may be asked: the collection gets that many kernels' time to finish. */
 const NUDGE_SLACK = 2;
 const NUDGE_LEAST_BYTES = 16 * 1024 * 1024;
@@ -76,15 +66,10 @@ const NUDGE_MOST_BYTES = 64 * 1024 * 1024;
 function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   const bytes = length * DTYPE_INFO[dtype].bytes;
   if (bytes < NUDGE_MIN_BYTES || !collectionMayReturnStorage()) return;
-  // Where death tokens let a scavenge bring the dropped outputs home (`collectionsAreAsked`), one
-  // is asked for: a fraction of a full collection's cost, so two outputs apart.
-  const asked = collectionsAreAsked();
-  const apart = asked ? ASK_OUTPUTS * bytes : Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes));
-  if (pool.detachedSinceNudge < pool.nudgeBackoff * apart) return;
+  if (pool.detachedSinceNudge < pool.nudgeBackoff * Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes))) return;
   if (pool.lendable(dtype, length) > NUDGE_SLACK) return;
   pool.nudged();
-  if (asked) askScavenge();
-  else nudgeCollection();
+  nudgeCollection();
 }
 
 /** The storage home of each allocation domain's outputs (one per domain object). */
