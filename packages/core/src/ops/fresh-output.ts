@@ -55,6 +55,11 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * A nudge that brought nothing home doubles the distance to the next (up to four times:
  * `BufferPool.nudgeBackoff`), so a program that keeps its outputs pays no more collections than at
  * V8's own cadence (64 MiB).
+ *
+ * Not a scavenge, as for smaller outputs (`tensor-storage.ts`): a loop's last output stays
+ * reachable from the async function's suspended frame until its next await returns, so any two
+ * scavenges within one call promote it, and a pool paced by scavenges fell short of 90 % hits
+ * where the program makes JavaScript garbage (docs/performance.md, 2026-12-06 late night).
  */
 const NUDGE_MIN_BYTES = 2 * 1024 * 1024;
 const NUDGE_OUTPUTS = 6;
