@@ -2,9 +2,10 @@ import { type PerformanceEntry, PerformanceObserver, constants } from 'node:perf
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { CpuBackend, Tensor } from '../src/index.js';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { CpuBackend, DIAGNOSTICS_CHANNELS, Tensor } from '../src/index.js';
 import { tensorInternals } from '../src/tensor/tensor.js';
-import { bulkExternalMemory, youngCollectionAsks } from '../src/tensor/tensor-storage.js';
+import { TensorStorage, askScavenge, bulkExternalMemory, pressureReports, promotedPooledBytes, youngCollectionAsks } from '../src/tensor/tensor-storage.js';
 import { fillYoungGeneration } from '../src/tensor/young-generation.js';
 
 // `--expose-gc` for this process: the loops below start from a settled heap.
@@ -107,6 +108,143 @@ describe('a loop dropping mid-size outputs asks V8 for scavenges (#38)', () => {
       expect(youngCollectionAsks().pooledOut - start.pooledOut).toBe(kept.reduce((sum, t) => sum + tensorInternals.storage(t).bytes, 0));
       for (const t of kept.splice(0)) t.dispose();
       expect(youngCollectionAsks().pooledOut).toBe(start.pooledOut);
+    } finally {
+      for (const t of kept) t.dispose();
+      await own.close();
+    }
+  });
+});
+
+describe('a loop dropping outputs of 2 MiB or more asks V8 for scavenges too (#38)', () => {
+  it('gets 4 MiB outputs home without a full collection: V8 is never told of them, and the pool lends them again', async () => {
+    const own = await CpuBackend.create({ threads: 1, providers: [] });
+    const majors: number[] = [];
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) {
+        const { detail } = entry as PerformanceEntry & { detail?: { kind?: number } };
+        if (detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majors.push(entry.startTime);
+      }
+    });
+    const pool = { hit: 0, miss: 0 };
+    const onPool = (event: unknown) => {
+      const { kind, bytes } = event as { kind: string; bytes: number };
+      if (bytes >= 4 * MiB && (kind === 'hit' || kind === 'miss')) pool[kind]++;
+    };
+    try {
+      // A 1024×512 f64 output (4 MiB) from a cheap product.
+      const a = Tensor.zeros('f64', [1024, 2]);
+      const b = Tensor.zeros('f64', [2, 512]);
+      for (let i = 0; i < 3; i++) {
+        gc();
+        await turn();
+      }
+      const start = youngCollectionAsks();
+      for (let i = 0; i < 10; i++) await own.matmul(a, b); // the pool grows by missing
+      await turn(); // the gc entries of the settling collections are delivered by now
+      observer.observe({ entryTypes: ['gc'] });
+      subscribe(DIAGNOSTICS_CHANNELS.pool, onPool);
+      // 60 outputs of 4 MiB: 240 MiB dropped, never disposed, no gc() call.
+      for (let i = 0; i < 60; i++) await own.matmul(a, b);
+      await turn();
+      await turn();
+      expect(youngCollectionAsks().asks - start.asks).toBeGreaterThanOrEqual(10);
+      expect(youngCollectionAsks().told).toBe(start.told);
+      expect(majors).toEqual([]);
+      expect(pool.hit + pool.miss).toBe(60);
+      expect(pool.hit).toBeGreaterThanOrEqual(54);
+    } finally {
+      unsubscribe(DIAGNOSTICS_CHANNELS.pool, onPool);
+      observer.disconnect();
+      await own.close();
+    }
+  });
+});
+
+describe('pooled storage a scavenge cannot bring home (#38)', () => {
+  it('is told to V8 once it outlived two asks, beyond the allowance, in whole MiB — and untold when it comes home', async () => {
+    const home: string[] = [];
+    const recorder = { returnStorage: (_d: unknown, _b: unknown, how: string) => void home.push(how) };
+    const kept: TensorStorage[] = [];
+    const start = youngCollectionAsks();
+    try {
+      // 8 MiB of pooled storage kept per turn: every 20 MiB of growth asks (doubling while nothing
+      // comes home), so storage made before the last two asks grows past the allowance.
+      for (let i = 0; i < 64 && youngCollectionAsks().told === start.told; i++) {
+        for (let j = 0; j < 8; j++) kept.push(new TensorStorage('f64', new SharedArrayBuffer(MiB), recorder));
+        await turn();
+      }
+      const now = youngCollectionAsks();
+      expect(now.asks - start.asks).toBeGreaterThanOrEqual(2);
+      expect(now.told - start.told).toBeGreaterThan(0);
+      expect(now.told - start.told).toBeLessThanOrEqual(now.pooledOut - start.pooledOut - bulkExternalMemory().allowance);
+      expect(now.told % MiB).toBe(0);
+    } finally {
+      for (const storage of kept.splice(0)) {
+        storage.retain();
+        storage.release();
+      }
+    }
+    expect(home.length).toBeGreaterThan(32);
+    expect(youngCollectionAsks().told).toBe(start.told);
+  });
+});
+
+// Last: its asks double the growth the next ask waits for (nothing comes home).
+describe('an ask for a scavenge (#38)', () => {
+  it('is made only when pooled storage was made since the last one: a second scavenge would find nothing new dead, and promote what lived through both', async () => {
+    const recorder = { returnStorage: () => undefined };
+    const kept: TensorStorage[] = [];
+    try {
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
+      const start = youngCollectionAsks().asks;
+      askScavenge();
+      await turn();
+      expect(youngCollectionAsks().asks).toBe(start + 1);
+      askScavenge();
+      await turn();
+      expect(youngCollectionAsks().asks).toBe(start + 1);
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
+      askScavenge();
+      await turn();
+      expect(youngCollectionAsks().asks).toBe(start + 2);
+      // Storage of 2 MiB or more made, then a scavenge (V8's own, say): whatever was alive at both
+      // would be promoted by an ask now.
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), recorder));
+      fillYoungGeneration(Infinity);
+      askScavenge();
+      await turn();
+      expect(youngCollectionAsks().asks).toBe(start + 2);
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), recorder));
+      askScavenge();
+      await turn();
+      expect(youngCollectionAsks().asks).toBe(start + 3);
+    } finally {
+      for (const storage of kept) {
+        storage.retain();
+        storage.release();
+      }
+    }
+  });
+});
+
+describe('a pool about to miss while promoted outputs are out (#38)', () => {
+  it('asks V8 for a full collection: only one brings them home', async () => {
+    const own = await CpuBackend.create({ threads: 1, providers: [] });
+    const kept: Tensor[] = [];
+    try {
+      const a = Tensor.zeros('f64', [1024, 2]);
+      const b = Tensor.zeros('f64', [2, 512]);
+      // Outputs of 4 MiB kept through three asks: to the pacing they look promoted.
+      for (let i = 0; i < 4; i++) {
+        kept.push(await own.matmul(a, b));
+        askScavenge();
+        await turn();
+      }
+      expect(promotedPooledBytes()).toBeGreaterThanOrEqual(4 * MiB);
+      const reports = pressureReports();
+      kept.push(await own.matmul(a, b)); // every fitting buffer is out: a miss
+      await turn();
+      expect(pressureReports()).toBeGreaterThan(reports);
     } finally {
       for (const t of kept) t.dispose();
       await own.close();

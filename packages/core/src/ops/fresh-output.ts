@@ -7,7 +7,7 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 import { type BufferLoan, type BufferPool, loanIsFresh } from '../buffer/buffer-pool.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import { prefault, prefaultPool } from './prefault.js';
-import { collectionMayReturnStorage, nudgeCollection } from '../tensor/tensor-storage.js';
+import { askScavenge, collectionMayReturnStorage, collectionsAreAsked, nudgeCollection, promotedPooledBytes } from '../tensor/tensor-storage.js';
 import { rejectedThrough } from './rejected-through.js';
 
 /**
@@ -30,6 +30,19 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
 }
 
 /**
+ * Where death tokens let a scavenge bring dropped outputs home (`collectionsAreAsked`), an output
+ * of at least {@link NUDGE_MIN_BYTES} about to take one of the pool's last {@link NUDGE_SLACK}
+ * fitting buffers asks V8 for one ({@link ASK_OUTPUTS} outputs apart: `askScavenge`), made while
+ * the kernel runs. A loop dropping 1024² products or factorisations then saw 2–4 full-collection
+ * entries (`gc` observer) in 80 calls instead of 32–40, and its pool lent 94 % of its outputs after
+ * ten warm-up calls. A loop's last output stays reachable from the async function's suspended
+ * frame until its next await returns, so a second scavenge within one call (V8's own, from the
+ * program's garbage) promotes it, and only a full collection finds it dead then: the ask is skipped
+ * when a scavenge ran since the last large output was made (`tensor-storage.ts`), and a pool about
+ * to miss while outputs that outlived three asks are out asks V8 for a full collection
+ * (`nudgeCollection`). Asked every output instead of every two, more outputs were promoted and the
+ * pool missed more (docs/performance.md). Otherwise:
+ *
  * At V8's own cadence a loop that drops its outputs gets storage back once per 64 MiB of external
  * memory — so its pool needs 64 MiB in circulation before it stops missing: 16 fresh outputs of
  * 4 MiB (a 1024² f32), each a page-faulting allocation (#38 measured 56 % pool hits in the 16
@@ -55,14 +68,11 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * A nudge that brought nothing home doubles the distance to the next (up to four times:
  * `BufferPool.nudgeBackoff`), so a program that keeps its outputs pays no more collections than at
  * V8's own cadence (64 MiB).
- *
- * Not a scavenge, as for smaller outputs (`tensor-storage.ts`): a loop's last output stays
- * reachable from the async function's suspended frame until its next await returns, so any two
- * scavenges within one call promote it, and a pool paced by scavenges fell short of 90 % hits
- * where the program makes JavaScript garbage (docs/performance.md, 2026-12-06 late night).
  */
 const NUDGE_MIN_BYTES = 2 * 1024 * 1024;
 const NUDGE_OUTPUTS = 6;
+/** Outputs apart that asked scavenges are (see above). */
+const ASK_OUTPUTS = 2;
 /** Buffers still lendable when a nudge may be asked: the collection gets that many kernels' time to finish. */
 const NUDGE_SLACK = 2;
 const NUDGE_LEAST_BYTES = 16 * 1024 * 1024;
@@ -71,10 +81,18 @@ const NUDGE_MOST_BYTES = 64 * 1024 * 1024;
 function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   const bytes = length * DTYPE_INFO[dtype].bytes;
   if (bytes < NUDGE_MIN_BYTES || !collectionMayReturnStorage()) return;
-  if (pool.detachedSinceNudge < pool.nudgeBackoff * Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes))) return;
+  // About to miss while outputs promoted past a scavenge's reach are out: a full collection brings
+  // them home for the next calls.
+  if (collectionsAreAsked() && pool.lendable(dtype, length) === 0 && promotedPooledBytes() >= bytes) nudgeCollection();
+  // Where death tokens let a scavenge bring the dropped outputs home (`collectionsAreAsked`), one
+  // is asked for: a fraction of a full collection's cost, so two outputs apart.
+  const asked = collectionsAreAsked();
+  const apart = asked ? ASK_OUTPUTS * bytes : Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes));
+  if (pool.detachedSinceNudge < pool.nudgeBackoff * apart) return;
   if (pool.lendable(dtype, length) > NUDGE_SLACK) return;
   pool.nudged();
-  nudgeCollection();
+  if (asked) askScavenge();
+  else nudgeCollection();
 }
 
 /** The storage home of each allocation domain's outputs (one per domain object). */

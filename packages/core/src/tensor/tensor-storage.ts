@@ -1,6 +1,6 @@
 import { adjustExternalMemory, deathTokens } from '@tenferro/os';
 import type { DeathTokenFactory } from '@tenferro/os';
-import { getHeapStatistics } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import type { DType } from './dtype.js';
 import { fillYoungGeneration } from './young-generation.js';
 
@@ -30,8 +30,8 @@ export interface StorageCell {
   reported: number;
   /** Counted in `watched`: pooled storage watched for collection. */
   watched: boolean;
-  /** Counted in `pooledOut` (see {@link holdPooled}): pooled storage below 2 MiB out of its pool. */
-  paced: boolean;
+  /** The number of asks made before it was made (its epoch) when counted in `pooledOut` (see {@link holdPooled}), else -1. */
+  epoch: number;
   /** When the storage was made (a count of storages made): collected storage made last is lent first, it is the likeliest in cache. */
   readonly made: number;
 }
@@ -40,16 +40,19 @@ export interface StorageCell {
 let storagesMade = 0;
 
 /**
- * V8 does not count SharedArrayBuffers towards when to collect: engine storage handed to tensors,
- * and storage tenferro allocates for the caller (`fromArray`, `zeros`, `from`'s copy), is reported
- * as external memory while they may hold it (storage under 2 MiB in bulk: {@link BULK_BELOW}), so
- * that a loop dropping large outputs or inputs triggers the collections that bring them back (without it, none ever happens: #35 measured
- * 2.4 GB of dropped 200×200 inputs after 4,000 calls without a forced `gc()`).
+ * V8 does not count SharedArrayBuffers towards when to collect: storage tenferro allocates for the
+ * caller (`fromArray`, `zeros`, `from`'s copy) — and engine storage handed to tensors where
+ * scavenges are not asked for (no death tokens: {@link collectionsAreAsked}) — is reported as
+ * external memory while they may hold it (storage under 2 MiB in bulk: {@link BULK_BELOW}), so that
+ * a loop dropping large outputs or inputs triggers the collections that bring them back (without
+ * it, none ever happens: #35 measured 2.4 GB of dropped 200×200 inputs after 4,000 calls without a
+ * forced `gc()`). Engine storage paced by asked scavenges is told only once they cannot bring it
+ * home ({@link holdPooled}).
  */
 function unreport(cell: StorageCell): void {
-  if (cell.paced) {
-    cell.paced = false;
-    holdPooled(-cell.bytes);
+  if (cell.epoch >= 0) {
+    holdPooled(-cell.bytes, cell.epoch);
+    cell.epoch = -1;
   }
   if (cell.reported === 0) return;
   if (cell.reported < BULK_BELOW) holdBulk(-cell.reported);
@@ -97,20 +100,33 @@ export function bulkExternalMemory(): { readonly held: number; readonly told: nu
 }
 
 /**
- * Young-generation pacing (#38). Pooled storage below {@link BULK_BELOW} out of its pool comes home
- * when a collection finds its tensors dead: a scavenge does (death tokens, see `batches`). When it
- * has grown by {@link PACE_BYTES} since its lowest point — no collection brought any home while a
- * loop made 20 MiB of outputs (80 of 256² f32) — tenferro asks V8 for a scavenge at the next
- * event-loop turn (`young-generation.ts`, at most 4 MiB of garbage a turn), before the bulk count
- * passes {@link BULK_ALLOWANCE} and V8 is told of it: told, V8 answers with full collections, which
- * cost a loop of 256² f32 matmuls on 2 threads ~30 % of its time. A loop that disposes never grows it; one that keeps its outputs
- * would ask in vain, so each ask doubles the growth the next one waits for (up to
- * {@link PACE_MOST}) until storage comes home (half of {@link PACE_BYTES} below the last ask), which
- * resets it.
+ * Young-generation pacing (#38). Pooled storage out of its pool comes home when a collection finds
+ * its tensors dead: a scavenge does (death tokens, see `batches`). A loop making little JavaScript
+ * garbage sees V8's own scavenges rarely (a 256² f32 matmul loop: one per ~400 calls), and telling
+ * V8 of the storage meanwhile makes it start *full* collections instead (`young-generation.ts`):
+ * a loop of 256² f32 matmuls on 2 threads lost ~30 % of its time to them, a loop dropping 1024² f64
+ * products or factorisations ran one every two to five calls. So when pooled storage out has grown
+ * by {@link PACE_BYTES} since its lowest point — no collection brought any home meanwhile — or a
+ * pool is about to run out of buffers for outputs of 2 MiB or more ({@link askScavenge}), tenferro
+ * asks V8 for a scavenge (`young-generation.ts`: at most 4 MiB of garbage a turn for the growth,
+ * the whole young generation at once for a pool running low). A loop that disposes never grows
+ * it; one that keeps its outputs would ask in vain, so each ask doubles the growth the next one
+ * waits for (up to {@link PACE_MOST}) until storage comes home (half of {@link PACE_BYTES} below
+ * the last ask), which resets it.
+ *
+ * V8 is told only of storage a scavenge cannot bring home: storage still out two asks after it was
+ * made outlived two scavenges (V8 has promoted its tensors, and only a full collection finds them
+ * dead) or is kept; of that, what exceeds {@link BULK_ALLOWANCE}. A loop's last output is reachable
+ * until its next await returns (the async function's suspended frame holds it): an ask is skipped
+ * when a scavenge already ran since the last large storage was made ({@link scavengedSinceLarge}),
+ * and `fresh-output.ts` asks for a full collection when a pool is about to miss while storage that
+ * outlived three asks is out ({@link promotedPooledBytes}). Telling it of such storage as soon
+ * as it aged started a cascade: each full collection promotes the young tensors alive at that
+ * moment, which then need the next one.
  */
 const PACE_BYTES = 20 * 1024 * 1024;
 const PACE_MOST = 1024 * 1024 * 1024;
-/** Bytes of pooled storage below 2 MiB held by tensors (not home yet, disposed or not collected). */
+/** Bytes of pooled storage held by tensors (not home yet: neither disposed nor collected). */
 let pooledOut = 0;
 /** The least `pooledOut` since the last ask. */
 let pooledLow = 0;
@@ -120,27 +136,115 @@ let pooledAtAsk = 0;
 let paceEvery = PACE_BYTES;
 let paceQueued = false;
 let paceAsks = 0;
+/** Of `pooledOut`, bytes by the number of asks made before they were made (their epoch). */
+const outByEpoch = new Map<number, number>();
+/** Of `pooledOut`, bytes made two asks ago or earlier, and what V8 was told of them. */
+let aged = 0;
+let agedTold = 0;
 
-function holdPooled(delta: number): void {
+function tellAged(): void {
+  const want = Math.max(0, Math.floor((aged - BULK_ALLOWANCE) / BULK_STEP) * BULK_STEP);
+  if (want !== agedTold) {
+    adjustExternalMemory(want - agedTold);
+    agedTold = want;
+  }
+}
+
+function holdPooled(delta: number, epoch: number): void {
+  const inEpoch = (outByEpoch.get(epoch) ?? 0) + delta;
+  if (inEpoch === 0) outByEpoch.delete(epoch);
+  else outByEpoch.set(epoch, inEpoch);
+  if (epoch <= paceAsks - 2) {
+    aged += delta;
+    tellAged();
+  }
   pooledOut += delta;
   if (pooledOut < pooledLow) {
     pooledLow = pooledOut;
     if (pooledAtAsk - pooledLow >= PACE_BYTES / 2) paceEvery = PACE_BYTES; // the last ask brought storage home
-  } else if (!paceQueued && pooledOut - pooledLow >= paceEvery && tokenFactory !== null) {
+  } else if (!paceQueued && pooledOut - pooledLow >= paceEvery) {
     paceQueued = true;
     setImmediate(askYoungCollection).unref(); // never what keeps a finished program alive
   }
 }
 
+/**
+ * Whether pooled storage is paced by asked scavenges: death tokens here, so a scavenge brings
+ * dropped storage home. Otherwise it is reported to V8 like caller-made storage.
+ */
+export function collectionsAreAsked(): boolean {
+  tokenFactory ??= deathTokens(batchDied) ?? null;
+  return tokenFactory !== null;
+}
+
+/** Bytes used in the young generation when the last pooled storage of 2 MiB or more was made, or -1. */
+let youngUsedAtLarge = -1;
+
+function youngUsed(): number {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_used_size ?? 0;
+}
+
+/** Whether a scavenge ran since the last large pooled storage was made (the young generation shrank). */
+function scavengedSinceLarge(): boolean {
+  if (youngUsedAtLarge < 0) return false;
+  const ran = youngUsed() < youngUsedAtLarge;
+  youngUsedAtLarge = -1;
+  return ran;
+}
+
+/**
+ * Bytes of pooled storage out that outlived three asks: kept, or promoted (found alive by two
+ * scavenges) so that only a full collection can bring it home.
+ */
+export function promotedPooledBytes(): number {
+  let bytes = 0;
+  for (const [epoch, out] of outByEpoch) if (epoch <= paceAsks - 3) bytes += out;
+  return bytes;
+}
+
+/** Whether the queued ask fills the young generation in one go (see {@link askScavenge}). */
+let askUrgent = false;
+
+/**
+ * Ask for a scavenge whatever the growth: a pool is about to run out of buffers for outputs of
+ * 2 MiB or more (`fresh-output.ts`). Made while the main thread next waits for a kernel, or at the
+ * next event-loop turn; its fill is not spread over turns (each turn of a loop of large outputs
+ * is a kernel apart: the pool would run dry first).
+ */
+export function askScavenge(): void {
+  askUrgent = true;
+  if (paceQueued) return;
+  paceQueued = true;
+  setImmediate(askYoungCollection).unref();
+}
+
 function askYoungCollection(): void {
   if (!paceQueued) return; // asked while a kernel ran
   paceQueued = false;
-  if (tokenFactory === null) return; // without death tokens a scavenge brings nothing home
+  // Nothing made since the last ask, or a scavenge ran since the last large storage was made: a
+  // scavenge now could find nothing new dead, and would promote what was alive at both — a loop's
+  // last output is, until its next await returns (the async function's suspended frame holds it) —
+  // so that only a full collection could find it dead.
+  if (!outByEpoch.has(paceAsks) || scavengedSinceLarge()) {
+    askUrgent = false;
+    return;
+  }
   // Doubled until storage comes home (`holdPooled` resets it then).
   paceEvery = Math.min(2 * paceEvery, PACE_MOST);
   pooledAtAsk = pooledLow = pooledOut;
   paceAsks++;
-  if (!filling) fillOn();
+  // Storage made two asks ago and still out outlived two scavenges (or is kept): only a full
+  // collection can find its tensors dead now, so V8 is told of it, beyond the allowance.
+  const newlyAged = outByEpoch.get(paceAsks - 2);
+  if (newlyAged !== undefined) {
+    aged += newlyAged;
+    tellAged();
+  }
+  const budget = askUrgent ? Number.POSITIVE_INFINITY : FILL_STEP;
+  askUrgent = false;
+  // Storage waiting for its registration is held by the list: the scavenge would find it alive.
+  registerDeferred();
+  if (!filling) fillOn(budget);
 }
 
 /** Bytes of garbage made per event-loop turn by an ask (~0.3 ms): the rest at the next turns. */
@@ -148,14 +252,14 @@ const FILL_STEP = 4 * 1024 * 1024;
 /** Whether an ask's fill continues at the next turn. */
 let filling = false;
 
-function fillOn(): void {
-  filling = !fillYoungGeneration(FILL_STEP);
+function fillOn(budget = FILL_STEP): void {
+  filling = !fillYoungGeneration(budget);
   if (filling) setImmediate(fillOn).unref();
 }
 
-/** Scavenges asked for so far, and the pooled storage below 2 MiB out now. @internal test seam */
-export function youngCollectionAsks(): { readonly asks: number; readonly pooledOut: number } {
-  return { asks: paceAsks, pooledOut };
+/** Scavenges asked for so far, the pooled storage out now, and what V8 was told of it. @internal test seam */
+export function youngCollectionAsks(): { readonly asks: number; readonly pooledOut: number; readonly told: number } {
+  return { asks: paceAsks, pooledOut, told: agedTold };
 }
 
 /** Whether reports reach V8 (the OS binding loaded), asked once. */
@@ -202,7 +306,8 @@ export function pressureReports(): number {
 }
 
 /**
- * Ask V8 to start collecting soon rather than after 64 MiB more of external memory (#38): a loop
+ * Ask V8 to start collecting soon rather than after 64 MiB more of external memory (#38), where
+ * scavenges cannot bring storage home (no death tokens, {@link collectionsAreAsked}): a loop
  * that drops large outputs gets their storage back only through collections, and at V8's own
  * cadence its pool needs 64 MiB of buffers in circulation — 16 fresh 4 MiB outputs before the
  * first comes back. The report is not made now: the operation asking is about to post its kernel,
@@ -374,13 +479,13 @@ export class TensorStorage {
    * buffer; a block carved from a slab shares its buffer with other storage).
    */
   constructor(dtype: DType, buffer: SharedArrayBuffer, home?: StorageHome, allocated = false, start = 0, bytes = buffer.byteLength) {
-    this.#cell = { dtype, buffer, start, bytes, home, escaped: false, returned: false, reported: 0, watched: false, paced: false, made: ++storagesMade };
+    this.#cell = { dtype, buffer, start, bytes, home, escaped: false, returned: false, reported: 0, watched: false, epoch: -1, made: ++storagesMade };
     if (home !== undefined || allocated) {
-      this.#cell.reported = report(bytes);
-      if (home !== undefined && bytes < BULK_BELOW) {
-        this.#cell.paced = true;
-        holdPooled(bytes);
-      }
+      if (home !== undefined && collectionsAreAsked()) {
+        this.#cell.epoch = paceAsks;
+        if (bytes >= BULK_BELOW) youngUsedAtLarge = youngUsed(); // a few microseconds: large storage only
+        holdPooled(bytes, paceAsks);
+      } else this.#cell.reported = report(bytes);
       unregistered.push(this);
       unregisteredBytes += bytes;
       if (unregistered.length >= MAX_DEFERRED || unregisteredBytes >= MAX_DEFERRED_BYTES) registerDeferred();
