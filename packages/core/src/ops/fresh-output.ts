@@ -81,12 +81,12 @@ const NUDGE_MOST_BYTES = 64 * 1024 * 1024;
 function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   const bytes = length * DTYPE_INFO[dtype].bytes;
   if (bytes < NUDGE_MIN_BYTES || !collectionMayReturnStorage()) return;
-  // About to miss while outputs promoted past a scavenge's reach are out: a full collection brings
-  // them home for the next calls.
-  if (collectionsAreAsked() && pool.lendable(dtype, length) === 0 && promotedPooledBytes() >= bytes) nudgeCollection();
   // Where death tokens let a scavenge bring the dropped outputs home (`collectionsAreAsked`), one
   // is asked for: a fraction of a full collection's cost, so two outputs apart.
   const asked = collectionsAreAsked();
+  // About to miss while outputs promoted past a scavenge's reach are out: a full collection brings
+  // them home for the next calls.
+  if (asked && pool.lendable(dtype, length) === 0 && promotedPooledBytes() >= bytes) nudgeCollection();
   const apart = asked ? ASK_OUTPUTS * bytes : Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes));
   if (pool.detachedSinceNudge < pool.nudgeBackoff * apart) return;
   if (pool.lendable(dtype, length) > NUDGE_SLACK) return;

@@ -1,8 +1,8 @@
 import { adjustExternalMemory, deathTokens } from '@tenferro/os';
 import type { DeathTokenFactory } from '@tenferro/os';
-import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
+import { getHeapStatistics } from 'node:v8';
 import type { DType } from './dtype.js';
-import { fillYoungGeneration } from './young-generation.js';
+import { fillYoungGeneration, youngGenerationUsed } from './young-generation.js';
 
 /** Where storage made by an engine goes back to (its buffer pool). */
 export interface StorageHome {
@@ -120,8 +120,8 @@ export function bulkExternalMemory(): { readonly held: number; readonly told: nu
  * until its next await returns (the async function's suspended frame holds it): an ask is skipped
  * when a scavenge already ran since the last large storage was made ({@link scavengedSinceLarge}),
  * and `fresh-output.ts` asks for a full collection when a pool is about to miss while storage that
- * outlived three asks is out ({@link promotedPooledBytes}). Telling it of such storage as soon
- * as it aged started a cascade: each full collection promotes the young tensors alive at that
+ * outlived three asks is out ({@link promotedPooledBytes}). Telling V8 of aged storage without
+ * the allowance started a cascade: each full collection promotes the young tensors alive at that
  * moment, which then need the next one.
  */
 const PACE_BYTES = 20 * 1024 * 1024;
@@ -180,14 +180,10 @@ export function collectionsAreAsked(): boolean {
 /** Bytes used in the young generation when the last pooled storage of 2 MiB or more was made, or -1. */
 let youngUsedAtLarge = -1;
 
-function youngUsed(): number {
-  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_used_size ?? 0;
-}
-
 /** Whether a scavenge ran since the last large pooled storage was made (the young generation shrank). */
 function scavengedSinceLarge(): boolean {
   if (youngUsedAtLarge < 0) return false;
-  const ran = youngUsed() < youngUsedAtLarge;
+  const ran = youngGenerationUsed() < youngUsedAtLarge;
   youngUsedAtLarge = -1;
   return ran;
 }
@@ -483,7 +479,7 @@ export class TensorStorage {
     if (home !== undefined || allocated) {
       if (home !== undefined && collectionsAreAsked()) {
         this.#cell.epoch = paceAsks;
-        if (bytes >= BULK_BELOW) youngUsedAtLarge = youngUsed(); // a few microseconds: large storage only
+        if (bytes >= BULK_BELOW) youngUsedAtLarge = youngGenerationUsed(); // a few microseconds: large storage only
         holdPooled(bytes, paceAsks);
       } else this.#cell.reported = report(bytes);
       unregistered.push(this);

@@ -25,7 +25,7 @@ import { getHeapSpaceStatistics } from 'node:v8';
  * the caller continues at a later turn otherwise. Costs one `getHeapSpaceStatistics()` call.
  */
 export function fillYoungGeneration(budget: number): boolean {
-  const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
+  const young = youngGeneration();
   if (young === undefined) return true;
   source ??= Buffer.alloc(CHUNK_BYTES);
   // One chunk more than the space says is free: the space reports what it can still hand out,
@@ -33,6 +33,15 @@ export function fillYoungGeneration(budget: number): boolean {
   const left = young.space_available_size + CHUNK_BYTES;
   for (let copied = 0; copied < Math.min(left, budget); copied += CHUNK_BYTES) source.toString('latin1'); // a call into Node's binding: never elided
   return left <= budget;
+}
+
+/** Bytes in use in the young generation now (0 if V8 does not say): it shrinks only when a scavenge runs. */
+export function youngGenerationUsed(): number {
+  return youngGeneration()?.space_used_size ?? 0;
+}
+
+function youngGeneration() {
+  return getHeapSpaceStatistics().find((space) => space.space_name === 'new_space');
 }
 
 /** Bytes of one chunk of garbage: a regular (not large-object) heap string. */
