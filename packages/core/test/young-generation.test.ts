@@ -234,7 +234,7 @@ describe('a pool about to miss while promoted outputs are out (#38)', () => {
     try {
       const a = Tensor.zeros('f64', [1024, 2]);
       const b = Tensor.zeros('f64', [2, 512]);
-      // Outputs of 4 MiB kept through three asks: to the pacing they look promoted.
+      // Outputs of 4 MiB kept through two asks: to the pacing they look promoted.
       for (let i = 0; i < 4; i++) {
         kept.push(await own.matmul(a, b));
         askScavenge();

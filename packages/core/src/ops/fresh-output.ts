@@ -39,7 +39,7 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * frame until its next await returns, so a second scavenge within one call (V8's own, from the
  * program's garbage) promotes it, and only a full collection finds it dead then: the ask is skipped
  * when a scavenge ran since the last large output was made (`tensor-storage.ts`), and a pool about
- * to miss while outputs that outlived three asks are out asks V8 for a full collection
+ * to miss while outputs that outlived two asks are out asks V8 for a full collection
  * (`nudgeCollection`). Asked every output instead of every two, more outputs were promoted and the
  * pool missed more (docs/performance.md). Otherwise:
  *

@@ -120,7 +120,7 @@ export function bulkExternalMemory(): { readonly held: number; readonly told: nu
  * until its next await returns (the async function's suspended frame holds it): an ask is skipped
  * when a scavenge already ran since the last large storage was made ({@link scavengedSinceLarge}),
  * and `fresh-output.ts` asks for a full collection when a pool is about to miss while storage that
- * outlived three asks is out ({@link promotedPooledBytes}). Telling V8 of aged storage without
+ * outlived two asks is out ({@link promotedPooledBytes}). Telling V8 of aged storage without
  * the allowance started a cascade: each full collection promotes the young tensors alive at that
  * moment, which then need the next one.
  */
@@ -189,12 +189,12 @@ function scavengedSinceLarge(): boolean {
 }
 
 /**
- * Bytes of pooled storage out that outlived three asks: kept, or promoted (found alive by two
+ * Bytes of pooled storage out that outlived two asks: kept, or promoted (found alive by two
  * scavenges) so that only a full collection can bring it home.
  */
 export function promotedPooledBytes(): number {
   let bytes = 0;
-  for (const [epoch, out] of outByEpoch) if (epoch <= paceAsks - 3) bytes += out;
+  for (const [epoch, out] of outByEpoch) if (epoch <= paceAsks - 2) bytes += out;
   return bytes;
 }
 
