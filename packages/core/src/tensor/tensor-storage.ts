@@ -193,9 +193,7 @@ function scavengedSinceLarge(): boolean {
  * scavenges) so that only a full collection can bring it home.
  */
 export function promotedPooledBytes(): number {
-  let bytes = 0;
-  for (const [epoch, out] of outByEpoch) if (epoch <= paceAsks - 2) bytes += out;
-  return bytes;
+  return aged;
 }
 
 /** Whether the queued ask fills the young generation in one go (see {@link askScavenge}). */
