@@ -365,7 +365,7 @@ describe('external memory reported to V8', () => {
     const { adjustExternalMemory } = await import('@tenferro/os');
     const x = square(128);
     const own = await CpuBackend.create({ threads: 1, providers: [] });
-    // An engine output is not: it is counted for asked scavenges (`young-generation.test.ts`).
+    // An engine output is not: it is counted for asked scavenges (`young-generation.serial.test.ts`).
     const heldBefore = bulkExternalMemory().held;
     (await own.matmul(x, x)).dispose();
     expect(bulkExternalMemory().held).toBe(heldBefore);

@@ -3,7 +3,10 @@
 // the factor's size in 32 calls after 10 warm-up calls, on both kinds — what lets a dropping loop
 // run as fast as a disposing one. Serial tier: whether a dropped output is home in time depends on
 // how soon V8's collection finishes beside the kernels, and beside another test file's workers a
-// clean-clone CI once saw 28 of 32 (the cycle fixed in `ops/fresh-output.ts`'s NUDGE_SLACK).
+// clean-clone CI once saw 28 of 32 (the cycle fixed in `ops/fresh-output.ts`'s NUDGE_SLACK), and
+// again at `638db37` (an urgent ask swallowed by a slow fill, dropped outputs sharing a death
+// token with the live one, asks two outputs apart at the last buffer: `tensor/tensor-storage.ts`;
+// beside two busy loops 28–30 of 32 in 2 of 10 runs, then 32 of 32 in 16).
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { CpuBackend, DIAGNOSTICS_CHANNELS, type PoolEvent, Tensor } from '@tenferro/core';

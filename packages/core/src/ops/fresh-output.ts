@@ -32,16 +32,17 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
 /**
  * Where death tokens let a scavenge bring dropped outputs home (`collectionsAreAsked`), an output
  * of at least {@link NUDGE_MIN_BYTES} about to take one of the pool's last {@link NUDGE_SLACK}
- * fitting buffers asks V8 for one ({@link ASK_OUTPUTS} outputs apart: `askScavenge`), made while
- * the kernel runs. A loop dropping 1024² products or factorisations then saw 2–4 full-collection
- * entries (`gc` observer) in 80 calls instead of 32–40, and its pool lent 94 % of its outputs after
- * ten warm-up calls. A loop's last output stays reachable from the async function's suspended
- * frame until its next await returns, so a second scavenge within one call (V8's own, from the
- * program's garbage) promotes it, and only a full collection finds it dead then: the ask is skipped
- * when a scavenge ran since the last large output was made (`tensor-storage.ts`), and a pool about
- * to miss while outputs that outlived two asks are out asks V8 for a full collection
- * (`nudgeCollection`). Asked every output instead of every two, more outputs were promoted and the
- * pool missed more (docs/performance.md). Otherwise:
+ * fitting buffers asks V8 for one ({@link ASK_OUTPUTS} outputs apart, one at the last buffer:
+ * `askScavenge`), made while the kernel runs. A loop dropping 1024² products or factorisations
+ * then saw 2–4 full-collection entries (`gc` observer) in 80 calls instead of 32–40, and its pool
+ * lent 94–100 % of its outputs after ten warm-up calls. A loop's last output stays reachable from
+ * the async function's suspended frame until its next await returns, so a second scavenge within
+ * one call (V8's own, from the program's garbage) promotes it, and only a full collection finds it
+ * dead then: an ask is skipped when a scavenge ran (or was asked) since the last large output was
+ * made (`tensor-storage.ts`), and a pool about to miss while outputs that outlived two asks are out
+ * asks V8 for a full collection (`nudgeCollection`). Two outputs apart at the last buffer too, the
+ * ask came a call late whenever the last one had brought a single output home: a 1024² f64
+ * luFactor drop loop beside two busy CPUs lent 30–31 of 32 (32 of 32 with one apart; docs/performance.md). Otherwise:
  *
  * At V8's own cadence a loop that drops its outputs gets storage back once per 64 MiB of external
  * memory — so its pool needs 64 MiB in circulation before it stops missing: 16 fresh outputs of
@@ -84,12 +85,14 @@ function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   // Where death tokens let a scavenge bring the dropped outputs home (`collectionsAreAsked`), one
   // is asked for: a fraction of a full collection's cost, so two outputs apart.
   const asked = collectionsAreAsked();
+  const lendable = pool.lendable(dtype, length);
+  if (lendable > NUDGE_SLACK) return;
   // About to miss while outputs promoted past a scavenge's reach are out: a full collection brings
   // them home for the next calls.
-  if (asked && pool.lendable(dtype, length) === 0 && promotedPooledBytes() >= bytes) nudgeCollection();
-  const apart = asked ? ASK_OUTPUTS * bytes : Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes));
+  if (asked && lendable === 0 && promotedPooledBytes() >= bytes) nudgeCollection();
+  // One output apart at the last buffer (or none), two otherwise (see above).
+  const apart = asked ? (lendable <= 1 ? 1 : ASK_OUTPUTS) * bytes : Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes));
   if (pool.detachedSinceNudge < pool.nudgeBackoff * apart) return;
-  if (pool.lendable(dtype, length) > NUDGE_SLACK) return;
   pool.nudged();
   if (asked) askScavenge();
   else nudgeCollection();

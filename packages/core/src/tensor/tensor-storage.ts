@@ -179,13 +179,37 @@ export function collectionsAreAsked(): boolean {
 
 /** Bytes used in the young generation when the last pooled storage of 2 MiB or more was made, or -1. */
 let youngUsedAtLarge = -1;
+/** Bytes of pooled storage made since. */
+let madeSinceLarge = 0;
+/** Whether a scavenge ran (or was asked for) since it was made. */
+let scavengedAtLarge = false;
+/**
+ * Pooled storage made after the last large one beyond which it no longer keeps asks back: a loop
+ * that moved on to small outputs is paced again (half the growth that asks).
+ */
+const LARGE_GUARD_BYTES = PACE_BYTES / 2;
 
-/** Whether a scavenge ran since the last large pooled storage was made (the young generation shrank). */
+/**
+ * Whether a scavenge ran, or an ask was made, since the last large pooled storage was made (the
+ * young generation shrank: seen once, remembered until the next large storage). Remembered, not
+ * consumed by the check: an ask skipped for V8's own scavenge let the next ask of the same call
+ * through, and its scavenge promoted the loop's last output.
+ */
 function scavengedSinceLarge(): boolean {
-  if (youngUsedAtLarge < 0) return false;
-  const ran = youngGenerationUsed() < youngUsedAtLarge;
-  youngUsedAtLarge = -1;
-  return ran;
+  if (youngUsedAtLarge < 0 || madeSinceLarge >= LARGE_GUARD_BYTES) return false;
+  if (!scavengedAtLarge && youngGenerationUsed() < youngUsedAtLarge) scavengedAtLarge = true;
+  return scavengedAtLarge;
+}
+
+/** Note pooled storage of `bytes` made now (see {@link scavengedSinceLarge}). */
+function pooledMade(bytes: number): void {
+  if (bytes < BULK_BELOW) {
+    madeSinceLarge += bytes;
+    return;
+  }
+  youngUsedAtLarge = youngGenerationUsed(); // a few microseconds: large storage only
+  madeSinceLarge = 0;
+  scavengedAtLarge = false;
 }
 
 /**
@@ -215,14 +239,25 @@ export function askScavenge(): void {
 function askYoungCollection(): void {
   if (!paceQueued) return; // asked while a kernel ran
   paceQueued = false;
+  const urgent = askUrgent;
+  askUrgent = false;
+  // The last ask's fill is still under way (a step a turn): its scavenge is this ask's too, and an
+  // urgent ask makes it now. Counted as an ask of its own, it saw nothing made since the last one
+  // and was skipped — and the pool ran dry while the fill crept on, a kernel a step (a 1024² f64
+  // luFactor drop loop beside two busy CPUs: 28 of 32 hits).
+  if (fillUnderWay()) {
+    if (urgent) {
+      registerDeferred();
+      fillOn(Number.POSITIVE_INFINITY);
+    }
+    return;
+  }
   // Nothing made since the last ask, or a scavenge ran since the last large storage was made: a
   // scavenge now could find nothing new dead, and would promote what was alive at both — a loop's
   // last output is, until its next await returns (the async function's suspended frame holds it) —
   // so that only a full collection could find it dead.
-  if (!outByEpoch.has(paceAsks) || scavengedSinceLarge()) {
-    askUrgent = false;
-    return;
-  }
+  if (!outByEpoch.has(paceAsks) || scavengedSinceLarge()) return;
+  if (youngUsedAtLarge >= 0) scavengedAtLarge = true; // this ask's scavenge is the one it may have
   // Doubled until storage comes home (`holdPooled` resets it then).
   paceEvery = Math.min(2 * paceEvery, PACE_MOST);
   pooledAtAsk = pooledLow = pooledOut;
@@ -234,26 +269,47 @@ function askYoungCollection(): void {
     aged += newlyAged;
     tellAged();
   }
-  const budget = askUrgent ? Number.POSITIVE_INFINITY : FILL_STEP;
-  askUrgent = false;
   // Storage waiting for its registration is held by the list: the scavenge would find it alive.
   registerDeferred();
-  if (!filling) fillOn(budget);
+  fillOn(urgent ? Number.POSITIVE_INFINITY : FILL_STEP);
 }
 
 /** Bytes of garbage made per event-loop turn by an ask (~0.3 ms): the rest at the next turns. */
 const FILL_STEP = 4 * 1024 * 1024;
-/** Whether an ask's fill continues at the next turn. */
+/** Whether an ask's fill is under way (not yet at the allocation that runs the scavenge). */
 let filling = false;
+/** Whether its next step is queued for the next turn. */
+let fillQueued = false;
+/** Bytes in use in the young generation after its last step. */
+let usedAfterStep = 0;
 
-function fillOn(budget = FILL_STEP): void {
+function fillOn(budget: number): void {
   filling = !fillYoungGeneration(budget);
-  if (filling) setImmediate(fillOn).unref();
+  if (!filling) return;
+  usedAfterStep = youngGenerationUsed();
+  if (!fillQueued) {
+    fillQueued = true;
+    setImmediate(fillStep).unref();
+  }
 }
 
-/** Scavenges asked for so far, the pooled storage out now, and what V8 was told of it. @internal test seam */
-export function youngCollectionAsks(): { readonly asks: number; readonly pooledOut: number; readonly told: number } {
-  return { asks: paceAsks, pooledOut, told: agedTold };
+/** Whether an ask's fill is still under way: a scavenge since its last step (V8's own) did its work. */
+function fillUnderWay(): boolean {
+  if (filling && youngGenerationUsed() < usedAfterStep) filling = false;
+  return filling;
+}
+
+function fillStep(): void {
+  fillQueued = false;
+  if (fillUnderWay()) fillOn(FILL_STEP); // finished meanwhile by an urgent ask or a scavenge otherwise
+}
+
+/**
+ * Scavenges asked for so far, the pooled storage out now, what V8 was told of it, the growth that
+ * makes the next ask, and whether an ask's fill is under way. @internal test seam
+ */
+export function youngCollectionAsks(): { readonly asks: number; readonly pooledOut: number; readonly told: number; readonly paceEvery: number; readonly filling: boolean } {
+  return { asks: paceAsks, pooledOut, told: agedTold, paceEvery, filling };
 }
 
 /** Whether reports reach V8 (the OS binding loaded), asked once. */
@@ -433,6 +489,13 @@ function registerDeferred(): void {
   for (const storage of unregistered) {
     const cell = storage.register();
     if (cell === undefined) continue;
+    // Storage of 2 MiB or more has a token of its own: batched with the loop's live output (the
+    // registrations made before an ask), a dropped one came home only with it, a scavenge later.
+    if (cell.bytes >= BULK_BELOW) {
+      const own = newBatch([cell]);
+      if (own !== undefined) storage.holdToken(own);
+      continue;
+    }
     if (cells === undefined || cells.length === BATCH_MAX) token = newBatch((cells = []));
     if (token === undefined) continue;
     cells.push(cell);
@@ -477,7 +540,7 @@ export class TensorStorage {
     if (home !== undefined || allocated) {
       if (home !== undefined && collectionsAreAsked()) {
         this.#cell.epoch = paceAsks;
-        if (bytes >= BULK_BELOW) youngUsedAtLarge = youngGenerationUsed(); // a few microseconds: large storage only
+        pooledMade(bytes);
         holdPooled(bytes, paceAsks);
       } else this.#cell.reported = report(bytes);
       unregistered.push(this);

@@ -1,3 +1,5 @@
+// Serial tier: what these tests count (scavenges, asks, pool hits) moves when another file's workers
+// and garbage run beside them.
 import { type PerformanceEntry, PerformanceObserver, constants } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -191,10 +193,23 @@ describe('pooled storage a scavenge cannot bring home (#38)', () => {
 
 // Last: its asks double the growth the next ask waits for (nothing comes home).
 describe('an ask for a scavenge (#38)', () => {
+  const recorder = { returnStorage: () => undefined };
+  const release = (kept: TensorStorage[]) => {
+    for (const storage of kept) {
+      storage.retain();
+      storage.release();
+    }
+  };
+  /** Storage made since the last large storage lifts what that storage kept back (10 MiB of small storage). */
+  const liftLargeGuard = (kept: TensorStorage[]) => {
+    for (let i = 0; i < 10; i++) kept.push(new TensorStorage('f64', new SharedArrayBuffer(MiB), recorder));
+  };
+
   it('is made only when pooled storage was made since the last one: a second scavenge would find nothing new dead, and promote what lived through both', async () => {
-    const recorder = { returnStorage: () => undefined };
     const kept: TensorStorage[] = [];
     try {
+      liftLargeGuard(kept);
+      await turn();
       kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
       const start = youngCollectionAsks().asks;
       askScavenge();
@@ -207,17 +222,103 @@ describe('an ask for a scavenge (#38)', () => {
       askScavenge();
       await turn();
       expect(youngCollectionAsks().asks).toBe(start + 2);
+    } finally {
+      release(kept);
+    }
+  });
+
+  it('is made at most once after storage of 2 MiB or more until the next such storage — a scavenge V8 ran counts — then again once 10 MiB of smaller storage was made', async () => {
+    const kept: TensorStorage[] = [];
+    try {
+      liftLargeGuard(kept);
+      await turn();
+      const start = youngCollectionAsks().asks;
       // Storage of 2 MiB or more made, then a scavenge (V8's own, say): whatever was alive at both
-      // would be promoted by an ask now.
+      // would be promoted by an ask now — by a second one too (the rule is remembered, not used up).
+      // A scavenge is seen by the young generation's use shrinking: made with 2 MiB in use, not
+      // right after a scavenge (then the next one's survivors and what follows can outgrow it).
+      fillYoungGeneration(2 * MiB);
       kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), recorder));
       fillYoungGeneration(Infinity);
+      for (let i = 0; i < 2; i++) {
+        kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
+        askScavenge();
+        await turn();
+        expect(youngCollectionAsks().asks, `ask ${i + 1} after V8's scavenge`).toBe(start);
+      }
+      // The next large storage: one ask, then none until the next.
+      fillYoungGeneration(2 * MiB);
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), recorder));
+      askScavenge();
+      await turn();
+      expect(youngCollectionAsks().asks).toBe(start + 1);
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
+      askScavenge();
+      await turn();
+      expect(youngCollectionAsks().asks, 'a second ask after the same large storage').toBe(start + 1);
+      // A program that moved on to small storage is paced again.
+      liftLargeGuard(kept);
       askScavenge();
       await turn();
       expect(youngCollectionAsks().asks).toBe(start + 2);
-      kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), recorder));
+    } finally {
+      release(kept);
+    }
+  });
+
+  it("made urgently while the last ask's fill is under way, finishes that fill at once (one ask, one scavenge) instead of being skipped", async () => {
+    // A young generation grown to its full size (objects surviving scavenges make V8 grow it), so
+    // that a growth ask's fill takes several steps.
+    let survivors: object[] | undefined = [];
+    for (let i = 0; i < 2_000_000; i++) survivors.push({ i });
+    survivors = undefined;
+    fillYoungGeneration(Infinity);
+    await turn();
+    expect(youngFree(), 'precondition: a young generation of three fill steps or more').toBeGreaterThan(12 * MiB);
+    const kept: TensorStorage[] = [];
+    try {
+      liftLargeGuard(kept);
+      await turn();
+      while (youngCollectionAsks().filling) await turn(); // an earlier ask's fill: finished first
+      const start = youngCollectionAsks();
+      // Pooled storage out grows by the pacing step: a growth ask, whose fill goes a step a turn.
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(start.paceEvery), recorder));
+      await turn();
+      expect(youngCollectionAsks().asks).toBe(start.asks + 1);
+      expect(youngCollectionAsks().filling, 'the growth ask filled one step').toBe(true);
+      const used = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_used_size;
       askScavenge();
       await turn();
-      expect(youngCollectionAsks().asks).toBe(start + 3);
+      expect(youngCollectionAsks().filling, 'the urgent ask finished the fill').toBe(false);
+      expect(youngCollectionAsks().asks, 'counted as the same ask').toBe(start.asks + 1);
+      const after = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_used_size;
+      expect(after, 'a scavenge ran').toBeLessThan(used);
+    } finally {
+      release(kept);
+    }
+  });
+});
+
+describe('storage of 2 MiB or more (#38)', () => {
+  it('has a death token of its own: dropped, it comes home at the next scavenge though storage registered with it lives on', async () => {
+    const collected: number[] = [];
+    const home = {
+      returnStorage: (_dtype: unknown, _buffer: unknown, how: 'disposed' | 'collected', _made: number, _start: number, bytes: number) => {
+        if (how === 'collected') collected.push(bytes);
+      },
+    };
+    const kept: TensorStorage[] = [];
+    try {
+      // Made in the same turn, registered together at the next: one dropped, one kept.
+      ((bytes: number) => void new TensorStorage('f64', new SharedArrayBuffer(bytes), home))(3 * MiB);
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), home));
+      await turn();
+      for (let i = 0; i < 20 && !collected.includes(3 * MiB); i++) {
+        fillYoungGeneration(Infinity);
+        await turn();
+      }
+      expect(collected).toContain(3 * MiB);
+      expect(collected).not.toContain(2 * MiB);
     } finally {
       for (const storage of kept) {
         storage.retain();
