@@ -8,7 +8,8 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { CpuBackend, DIAGNOSTICS_CHANNELS, Tensor } from '../src/index.js';
 import { tensorInternals } from '../src/tensor/tensor.js';
 import { TensorStorage, askScavenge, bulkExternalMemory, pressureReports, promotedPooledBytes, youngCollectionAsks } from '../src/tensor/tensor-storage.js';
-import { fillYoungGeneration } from '../src/tensor/young-generation.js';
+import { execFileSync } from 'node:child_process';
+import { V8_GC_ENV, fillYoungGeneration, scavengeByFilling } from '../src/tensor/young-generation.js';
 
 // `--expose-gc` for this process: the loops below start from a settled heap.
 setFlagsFromString('--expose-gc');
@@ -17,6 +18,46 @@ const gc = runInNewContext('gc') as () => void;
 const MiB = 1024 * 1024;
 const youngFree = () => getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_available_size;
 const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("a scavenge with V8's own gc (#38)", () => {
+  /** In a process of its own: whether `scavengeNow` ran one, and who sees a `gc` afterwards. */
+  const probe = (execArgv: string[], env: Record<string, string> = {}) => {
+    const module = new URL('../dist/tensor/young-generation.js', import.meta.url).href;
+    const script = `
+      import { runInNewContext } from 'node:vm';
+      import { getHeapSpaceStatistics } from 'node:v8';
+      import { Worker } from 'node:worker_threads';
+      const { scavengeNow } = await import(${JSON.stringify(module)});
+      const used = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_used_size;
+      let junk = [];
+      for (let i = 0; i < 50000; i++) junk.push({ i });
+      junk = undefined;
+      const before = used();
+      const ran = scavengeNow();
+      const shrank = used() < before;
+      const worker = await new Promise((resolve, reject) => {
+        const w = new Worker("import { parentPort } from 'node:worker_threads'; parentPort.postMessage(typeof gc);", { eval: true });
+        w.once('message', resolve);
+        w.once('error', reject);
+      });
+      console.log(JSON.stringify({ ran, shrank, main: typeof globalThis.gc, context: runInNewContext('typeof gc'), worker }));
+    `;
+    const out = execFileSync(process.execPath, [...execArgv, '--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, [V8_GC_ENV]: '', ...env } });
+    return JSON.parse(out.trim().split('\n').at(-1)!);
+  };
+
+  it('runs one at once, and leaves no gc to the process: not on its global, not in a context or worker made later', () => {
+    expect(probe([])).toEqual({ ran: true, shrank: true, main: 'undefined', context: 'undefined', worker: 'undefined' });
+  });
+
+  it('in a process started with --expose-gc uses its gc and leaves the flag set', () => {
+    expect(probe(['--expose-gc'])).toEqual({ ran: true, shrank: true, main: 'function', context: 'function', worker: 'function' });
+  });
+
+  it('is not taken with TENFERRO_V8_GC=0 (scavenges are asked by filling)', () => {
+    expect(probe([], { [V8_GC_ENV]: '0' })).toMatchObject({ ran: false, main: 'undefined', context: 'undefined' });
+  });
+});
 
 describe('asking V8 for a scavenge (#38)', () => {
   it('fills at most its budget a call, says when it reached the end, and reaching it runs a scavenge', async () => {
@@ -150,6 +191,7 @@ describe('a loop dropping outputs of 2 MiB or more asks V8 for scavenges too (#3
       await turn();
       await turn();
       expect(youngCollectionAsks().asks - start.asks).toBeGreaterThanOrEqual(10);
+      expect(youngCollectionAsks().fillSteps, "V8's gc, no fill").toBe(start.fillSteps);
       expect(youngCollectionAsks().told).toBe(start.told);
       expect(majors).toEqual([]);
       expect(pool.hit + pool.miss).toBe(60);
@@ -276,6 +318,7 @@ describe('an ask for a scavenge (#38)', () => {
     await turn();
     expect(youngFree(), 'precondition: a young generation of three fill steps or more').toBeGreaterThan(12 * MiB);
     const kept: TensorStorage[] = [];
+    scavengeByFilling(true); // with V8's gc an ask scavenges at once: no fill to finish
     try {
       liftLargeGuard(kept);
       await turn();
@@ -294,6 +337,7 @@ describe('an ask for a scavenge (#38)', () => {
       const after = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')!.space_used_size;
       expect(after, 'a scavenge ran').toBeLessThan(used);
     } finally {
+      scavengeByFilling(false);
       release(kept);
     }
   });

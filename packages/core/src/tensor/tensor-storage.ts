@@ -2,7 +2,7 @@ import { adjustExternalMemory, deathTokens } from '@tenferro/os';
 import type { DeathTokenFactory } from '@tenferro/os';
 import { getHeapStatistics } from 'node:v8';
 import type { DType } from './dtype.js';
-import { fillYoungGeneration, youngGenerationUsed } from './young-generation.js';
+import { fillYoungGeneration, scavengeNow, youngGenerationUsed } from './young-generation.js';
 
 /** Where storage made by an engine goes back to (its buffer pool). */
 export interface StorageHome {
@@ -108,8 +108,9 @@ export function bulkExternalMemory(): { readonly held: number; readonly told: nu
  * products or factorisations ran one every two to five calls. So when pooled storage out has grown
  * by {@link PACE_BYTES} since its lowest point — no collection brought any home meanwhile — or a
  * pool is about to run out of buffers for outputs of 2 MiB or more ({@link askScavenge}), tenferro
- * asks V8 for a scavenge (`young-generation.ts`: at most 4 MiB of garbage a turn for the growth,
- * the whole young generation at once for a pool running low). A loop that disposes never grows
+ * asks V8 for a scavenge (`young-generation.ts`: with V8's `gc` where it can be taken; else by
+ * filling the young generation, at most 4 MiB of garbage a turn for the growth, all at once for a
+ * pool running low). A loop that disposes never grows
  * it; one that keeps its outputs would ask in vain, so each ask doubles the growth the next one
  * waits for (up to {@link PACE_MOST}) until storage comes home (half of {@link PACE_BYTES} below
  * the last ask), which resets it.
@@ -280,10 +281,18 @@ const FILL_STEP = 4 * 1024 * 1024;
 let filling = false;
 /** Whether its next step is queued for the next turn. */
 let fillQueued = false;
+/** Fill steps made so far. */
+let fillSteps = 0;
 /** Bytes in use in the young generation after its last step. */
 let usedAfterStep = 0;
 
 function fillOn(budget: number): void {
+  // V8's `gc` where it could be taken: the scavenge at once, without a fill.
+  if (scavengeNow()) {
+    filling = false;
+    return;
+  }
+  fillSteps++;
   filling = !fillYoungGeneration(budget);
   if (!filling) return;
   usedAfterStep = youngGenerationUsed();
@@ -306,10 +315,17 @@ function fillStep(): void {
 
 /**
  * Scavenges asked for so far, the pooled storage out now, what V8 was told of it, the growth that
- * makes the next ask, and whether an ask's fill is under way. @internal test seam
+ * makes the next ask, whether an ask's fill is under way, and fill steps made. @internal test seam
  */
-export function youngCollectionAsks(): { readonly asks: number; readonly pooledOut: number; readonly told: number; readonly paceEvery: number; readonly filling: boolean } {
-  return { asks: paceAsks, pooledOut, told: agedTold, paceEvery, filling };
+export function youngCollectionAsks(): {
+  readonly asks: number;
+  readonly pooledOut: number;
+  readonly told: number;
+  readonly paceEvery: number;
+  readonly filling: boolean;
+  readonly fillSteps: number;
+} {
+  return { asks: paceAsks, pooledOut, told: agedTold, paceEvery, filling, fillSteps };
 }
 
 /** Whether reports reach V8 (the OS binding loaded), asked once. */
