@@ -229,6 +229,9 @@ export function freshOutput<D extends DType>(
     return Promise.reject(e);
   }
   const run = (): Promise<Tensor<D>> => {
+    // After the turn: an ask queued before it would run in it, in front of this operation's post,
+    // instead of while its kernel runs (`askScavenge`).
+    maybeNudge(buffers, dtype, length);
     let loan: BufferLoan;
     try {
       loan = buffers.acquire(dtype, length, { zeroed: !overwritten, op });
@@ -252,7 +255,6 @@ export function freshOutput<D extends DType>(
     const elementBytes = DTYPE_INFO[dtype].bytes;
     return prefault(workers, dtype, loan.buffer, loan.offset * elementBytes, bytes, () => buffers.stats().retainedBytes).then(() => filled(fill, out, finish, fail), fail);
   };
-  maybeNudge(buffers, dtype, length);
   return wantsTurn(buffers, dtype, length) ? turn().then(run) : run();
 }
 
