@@ -242,6 +242,13 @@ describe('an ask for a scavenge (#38)', () => {
       storage.release();
     }
   };
+  /** Make pooled storage of `bytes` (none for 0), ask for a scavenge, and answer the asks made so far a turn later. */
+  const askAfter = async (kept: TensorStorage[], bytes: number) => {
+    if (bytes > 0) kept.push(new TensorStorage('f64', new SharedArrayBuffer(bytes), recorder));
+    askScavenge();
+    await turn();
+    return youngCollectionAsks().asks;
+  };
   /** Storage made since the last large storage lifts what that storage kept back (10 MiB of small storage). */
   const liftLargeGuard = (kept: TensorStorage[]) => {
     for (let i = 0; i < 10; i++) kept.push(new TensorStorage('f64', new SharedArrayBuffer(MiB), recorder));
@@ -252,18 +259,10 @@ describe('an ask for a scavenge (#38)', () => {
     try {
       liftLargeGuard(kept);
       await turn();
-      kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
       const start = youngCollectionAsks().asks;
-      askScavenge();
-      await turn();
-      expect(youngCollectionAsks().asks).toBe(start + 1);
-      askScavenge();
-      await turn();
-      expect(youngCollectionAsks().asks).toBe(start + 1);
-      kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
-      askScavenge();
-      await turn();
-      expect(youngCollectionAsks().asks).toBe(start + 2);
+      expect(await askAfter(kept, 4096)).toBe(start + 1);
+      expect(await askAfter(kept, 0), 'nothing made since the last ask').toBe(start + 1);
+      expect(await askAfter(kept, 4096)).toBe(start + 2);
     } finally {
       release(kept);
     }
@@ -282,27 +281,14 @@ describe('an ask for a scavenge (#38)', () => {
       fillYoungGeneration(2 * MiB);
       kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), recorder));
       fillYoungGeneration(Infinity);
-      for (let i = 0; i < 2; i++) {
-        kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
-        askScavenge();
-        await turn();
-        expect(youngCollectionAsks().asks, `ask ${i + 1} after V8's scavenge`).toBe(start);
-      }
+      for (let i = 0; i < 2; i++) expect(await askAfter(kept, 4096), `ask ${i + 1} after V8's scavenge`).toBe(start);
       // The next large storage: one ask, then none until the next.
       fillYoungGeneration(2 * MiB);
-      kept.push(new TensorStorage('f64', new SharedArrayBuffer(2 * MiB), recorder));
-      askScavenge();
-      await turn();
-      expect(youngCollectionAsks().asks).toBe(start + 1);
-      kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
-      askScavenge();
-      await turn();
-      expect(youngCollectionAsks().asks, 'a second ask after the same large storage').toBe(start + 1);
+      expect(await askAfter(kept, 2 * MiB)).toBe(start + 1);
+      expect(await askAfter(kept, 4096), 'a second ask after the same large storage').toBe(start + 1);
       // A program that moved on to small storage is paced again.
       liftLargeGuard(kept);
-      askScavenge();
-      await turn();
-      expect(youngCollectionAsks().asks).toBe(start + 2);
+      expect(await askAfter(kept, 0)).toBe(start + 2);
     } finally {
       release(kept);
     }
