@@ -21,9 +21,10 @@ const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("a scavenge with V8's own gc (#38)", () => {
   /** In a process of its own: whether `scavengeNow` ran one, and who sees a `gc` afterwards. */
-  const probe = (execArgv: string[], env: Record<string, string> = {}) => {
+  const probe = (execArgv: string[], env: Record<string, string> = {}, prelude = '') => {
     const module = new URL('../dist/tensor/young-generation.js', import.meta.url).href;
     const script = `
+      ${prelude}
       import { runInNewContext } from 'node:vm';
       import { getHeapSpaceStatistics } from 'node:v8';
       import { Worker } from 'node:worker_threads';
@@ -52,6 +53,11 @@ describe("a scavenge with V8's own gc (#38)", () => {
 
   it('in a process started with --expose-gc uses its gc and leaves the flag set', () => {
     expect(probe(['--expose-gc'])).toEqual({ ran: true, shrank: true, main: 'function', context: 'function', worker: 'function' });
+  });
+
+  it('falls back to filling when the global gc refuses the call (no throw reaches the caller)', () => {
+    const prelude = "globalThis.gc = () => { throw new Error('not this gc'); };";
+    expect(probe([], {}, prelude)).toMatchObject({ ran: false, main: 'function', context: 'undefined' });
   });
 
   it('is not taken with TENFERRO_V8_GC=0 (scavenges are asked by filling)', () => {

@@ -26,8 +26,13 @@ export function scavengeNow(): boolean {
   if (fillOnly) return false;
   collect ??= takeCollector();
   if (collect === null) return false;
-  collect({ type: 'minor' });
-  return true;
+  try {
+    collect({ type: 'minor' });
+    return true;
+  } catch {
+    collect = null; // a `gc` that refuses its options (not V8's, say): filling from here on
+    return false;
+  }
 }
 
 function takeCollector(): ((options: { type: 'minor' }) => void) | null {
