@@ -13,7 +13,8 @@ export const V8_GC_ENV = 'TENFERRO_V8_GC';
  * caller fills the young generation: {@link fillYoungGeneration}). The scavenge alone costs
  * ~0.3 ms; filling a 16 MiB young generation first took another 1–1.5 ms of main-thread CPU and
  * pushed 16 MiB of writes through the caches the kernels use (a loop dropping 1024² f32 products
- * on 2 threads: 1.6 ms of main-thread CPU a call filling, 0.9 ms with `gc`; `into` 0.4–0.5 ms).
+ * on 2 threads: 1.0–1.1 ms of main-thread CPU a call filling, 0.4–0.5 ms with `gc`, `into`
+ * 0.2–0.4 ms; on 1 thread the kernel itself ran 13.2–13.4 ms a call with `gc`, 14.2–15.8 filling).
  *
  * V8 gives `gc` only to contexts made while its `--expose-gc` flag is set. Unless the process has
  * it already (`node --expose-gc`), tenferro sets the flag for the instant it makes one throwaway
