@@ -41,7 +41,7 @@ function takeCollector(): ((options: { type: 'minor' }) => void) | null {
   const own = (globalThis as { gc?: unknown }).gc;
   if (typeof own === 'function') return own as (options: { type: 'minor' }) => void;
   // A process started with the flag keeps it (only the global was gone).
-  const started = /--expose[-_]gc\b/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`);
+  const started = /--expose[-_]gc(?![-_\w])/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`);
   try {
     setFlagsFromString('--expose-gc');
     try {
