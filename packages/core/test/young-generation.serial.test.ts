@@ -365,6 +365,33 @@ describe('storage of 2 MiB or more (#38)', () => {
 });
 
 describe('a pool about to miss while promoted outputs are out (#38)', () => {
+  it('asks for a full collection less and less often while the outputs stay alive: one that brought nothing home doubles the misses the next waits for', async () => {
+    const own = await CpuBackend.create({ threads: 1, providers: [] });
+    const kept: Tensor[] = [];
+    try {
+      const a = Tensor.zeros('f64', [1024, 2]);
+      const b = Tensor.zeros('f64', [2, 512]);
+      // Outputs of 4 MiB, all kept: every call misses once the pool is empty, and they age past two asks.
+      for (let i = 0; i < 4; i++) {
+        kept.push(await own.matmul(a, b));
+        askScavenge();
+        await turn();
+      }
+      const reports = pressureReports();
+      for (let i = 0; i < 40; i++) {
+        kept.push(await own.matmul(a, b));
+        await turn();
+      }
+      // At misses 1, 2, 4, 8, 16 and 32 after the first ask at most: 6 of 40, not 40.
+      const asked = pressureReports() - reports;
+      expect(asked).toBeGreaterThanOrEqual(1);
+      expect(asked).toBeLessThanOrEqual(7);
+    } finally {
+      for (const t of kept) t.dispose();
+      await own.close();
+    }
+  });
+
   it('asks V8 for a full collection: only one brings them home', async () => {
     const own = await CpuBackend.create({ threads: 1, providers: [] });
     const kept: Tensor[] = [];
