@@ -365,53 +365,51 @@ describe('storage of 2 MiB or more (#38)', () => {
 });
 
 describe('a pool about to miss while promoted outputs are out (#38)', () => {
-  it('asks for a full collection less and less often while the outputs stay alive: one that brought nothing home doubles the misses the next waits for', async () => {
+  /**
+   * A backend whose four 4 MiB outputs (a cheap product) were kept through two asks each — to the
+   * pacing they look promoted — handed to `body` with `keepOne` (one more output, kept, then a
+   * turn); everything disposed and closed afterwards.
+   */
+  const withAgedOutputs = async (body: (keepOne: () => Promise<void>) => Promise<void>) => {
     const own = await CpuBackend.create({ threads: 1, providers: [] });
     const kept: Tensor[] = [];
+    const a = Tensor.zeros('f64', [1024, 2]);
+    const b = Tensor.zeros('f64', [2, 512]);
+    const keepOne = async () => {
+      kept.push(await own.matmul(a, b));
+      await turn();
+    };
     try {
-      const a = Tensor.zeros('f64', [1024, 2]);
-      const b = Tensor.zeros('f64', [2, 512]);
-      // Outputs of 4 MiB, all kept: every call misses once the pool is empty, and they age past two asks.
       for (let i = 0; i < 4; i++) {
         kept.push(await own.matmul(a, b));
         askScavenge();
         await turn();
       }
+      await body(keepOne);
+    } finally {
+      for (const t of [...kept, a, b]) t.dispose();
+      await own.close();
+    }
+  };
+
+  it('asks V8 for a full collection: only one brings them home', async () => {
+    await withAgedOutputs(async (keepOne) => {
+      expect(promotedPooledBytes()).toBeGreaterThanOrEqual(4 * MiB);
       const reports = pressureReports();
-      for (let i = 0; i < 40; i++) {
-        kept.push(await own.matmul(a, b));
-        await turn();
-      }
-      // At misses 1, 2, 4, 8, 16 and 32 after the first ask at most: 6 of 40, not 40.
+      await keepOne(); // every fitting buffer is out: a miss
+      expect(pressureReports()).toBeGreaterThan(reports);
+    });
+  });
+
+  it('asks for a full collection less and less often while the outputs stay alive: one that brought nothing home doubles the misses the next waits for', async () => {
+    await withAgedOutputs(async (keepOne) => {
+      const reports = pressureReports();
+      // Every call misses (all outputs kept): asks at misses 1, 2, 4, 8, 16 and 32 at most — not 40.
+      for (let i = 0; i < 40; i++) await keepOne();
       const asked = pressureReports() - reports;
       expect(asked).toBeGreaterThanOrEqual(1);
       expect(asked).toBeLessThanOrEqual(7);
-    } finally {
-      for (const t of kept) t.dispose();
-      await own.close();
-    }
-  });
-
-  it('asks V8 for a full collection: only one brings them home', async () => {
-    const own = await CpuBackend.create({ threads: 1, providers: [] });
-    const kept: Tensor[] = [];
-    try {
-      const a = Tensor.zeros('f64', [1024, 2]);
-      const b = Tensor.zeros('f64', [2, 512]);
-      // Outputs of 4 MiB kept through two asks: to the pacing they look promoted.
-      for (let i = 0; i < 4; i++) {
-        kept.push(await own.matmul(a, b));
-        askScavenge();
-        await turn();
-      }
-      expect(promotedPooledBytes()).toBeGreaterThanOrEqual(4 * MiB);
-      const reports = pressureReports();
-      kept.push(await own.matmul(a, b)); // every fitting buffer is out: a miss
-      await turn();
-      expect(pressureReports()).toBeGreaterThan(reports);
-    } finally {
-      for (const t of kept) t.dispose();
-      await own.close();
-    }
+    });
   });
 });
+

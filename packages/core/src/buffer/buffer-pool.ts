@@ -166,6 +166,10 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   #detachedSinceNudge = 0;
   #nudgeBackoff = 1;
   #returnedAtNudge = -1;
+  #missesSinceFullAsk = 0;
+  #fullAskWait = 1;
+  #returnedAtFullAsk = -1;
+  #fullAskJudged = true;
   #closed = false;
 
   constructor(limit: PoolLimit, options?: BufferPoolOptions) {
@@ -293,6 +297,28 @@ export class BufferPool implements PoolLimitListener, StorageHome {
    */
   get nudgeBackoff(): number {
     return this.#nudgeBackoff;
+  }
+
+  /**
+   * This pool is about to miss while outputs promoted past a scavenge's reach are out: whether to
+   * ask V8 for a full collection now (then counted as asked). A program that keeps its outputs
+   * would ask at every miss in vain (a loop keeping 1024² f64 products: 120 full-collection
+   * entries of the `gc` observer in 60 calls), so an ask that brought nothing home doubles the
+   * misses the next one waits for (up to 64), judged once when the next is due (its collection has
+   * finished by then); one that brought storage home resets the wait to the next miss.
+   */
+  fullCollectionDue(): boolean {
+    this.#missesSinceFullAsk++;
+    if (this.#missesSinceFullAsk < this.#fullAskWait) return false;
+    if (!this.#fullAskJudged) {
+      this.#fullAskJudged = true;
+      this.#fullAskWait = this.#returnedByCollection > this.#returnedAtFullAsk ? 1 : Math.min(64, 2 * this.#fullAskWait);
+      if (this.#missesSinceFullAsk < this.#fullAskWait) return false;
+    }
+    this.#missesSinceFullAsk = 0;
+    this.#returnedAtFullAsk = this.#returnedByCollection;
+    this.#fullAskJudged = false;
+    return true;
   }
 
   /** A collection was asked for on this pool's behalf: count given-away storage from zero again. */

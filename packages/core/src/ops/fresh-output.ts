@@ -79,43 +79,6 @@ const NUDGE_SLACK = 2;
 const NUDGE_LEAST_BYTES = 16 * 1024 * 1024;
 const NUDGE_MOST_BYTES = 64 * 1024 * 1024;
 
-/**
- * A pool about to miss while outputs promoted past a scavenge's reach are out asks V8 for a full
- * collection — but a program that keeps its outputs would ask at every call in vain (a loop keeping
- * 1024² f64 products ran a full collection a call: 120 entries of the `gc` observer in 60 calls).
- * So a full-collection ask that brought nothing home doubles the misses the next one waits for, up
- * to {@link FULL_NUDGE_MOST}; one that brought storage home resets the wait to the next miss.
- */
-interface FullNudge {
-  /** Misses since the last ask. */
-  missed: number;
-  /** Misses the next ask waits for. */
-  wait: number;
-  /** The pool's `returnedByCollection` at the last ask, or -1 before the first. */
-  returnedAt: number;
-  /** Whether the last ask was judged (by the storage that came home since). */
-  judged: boolean;
-}
-const FULL_NUDGE_MOST = 64;
-const fullNudges = new WeakMap<BufferPool, FullNudge>();
-
-function maybeNudgeFull(pool: BufferPool): void {
-  let s = fullNudges.get(pool);
-  if (s === undefined) fullNudges.set(pool, (s = { missed: 0, wait: 1, returnedAt: -1, judged: true }));
-  s.missed++;
-  if (s.missed < s.wait) return;
-  // The last ask judged once, when the next is due: by then its collection has finished.
-  if (!s.judged) {
-    s.judged = true;
-    s.wait = pool.returnedByCollection > s.returnedAt ? 1 : Math.min(FULL_NUDGE_MOST, 2 * s.wait);
-    if (s.missed < s.wait) return;
-  }
-  s.missed = 0;
-  s.returnedAt = pool.returnedByCollection;
-  s.judged = false;
-  nudgeCollection();
-}
-
 function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   const bytes = length * DTYPE_INFO[dtype].bytes;
   if (bytes < NUDGE_MIN_BYTES || !collectionMayReturnStorage()) return;
@@ -125,8 +88,8 @@ function maybeNudge(pool: BufferPool, dtype: DType, length: number): void {
   const lendable = pool.lendable(dtype, length);
   if (lendable > NUDGE_SLACK) return;
   // About to miss while outputs promoted past a scavenge's reach are out: a full collection brings
-  // them home for the next calls.
-  if (asked && lendable === 0 && promotedPooledBytes() >= bytes) maybeNudgeFull(pool);
+  // them home for the next calls (backed off while it brings nothing home: `fullCollectionDue`).
+  if (asked && lendable === 0 && promotedPooledBytes() >= bytes && pool.fullCollectionDue()) nudgeCollection();
   // One output apart at the last buffer (or none), two otherwise (see above).
   const apart = asked ? (lendable <= 1 ? 1 : ASK_OUTPUTS) * bytes : Math.min(NUDGE_MOST_BYTES, Math.max(NUDGE_LEAST_BYTES, NUDGE_OUTPUTS * bytes));
   if (pool.detachedSinceNudge < pool.nudgeBackoff * apart) return;
