@@ -19,21 +19,8 @@ import { Desc, Trans } from './native/binding.js';
 export const SPLIT_QUANTUM = 16;
 
 /**
- * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) from which a call is split
- * over the pool; below, one task with the runtime's own threads. Measured on a 2-vCPU Xeon
- * (OpenBLAS 0.3.21 SkylakeX, 2 threads, `dotGeneralInto`, median of 7 interleaved rounds ÷ C
- * calling `cblas_?gemm` with 2 threads, two runs each, split / one task): n = 512 f32 0.90 / 0.88,
- * f64 0.89 / 0.93–0.94; n = 1024 f32 0.89–0.92 / 0.94–0.96, f64 0.96–0.98 / 0.96–0.97; n = 2048
- * f32 0.99–1.02 / 0.98. OpenBLAS's own 2-thread split shares its packed panels, two 1-thread
- * calls on halves do not: the split pays only for the largest products. (Before core polled a
- * multi-threaded task yielding, one task reached only 0.75–0.79 at n = 256 and the split started
- * at 400³.)
- */
-export const SPLIT_MIN_WORK = 1536 ** 3;
-
-/**
- * Real multiply-adds (as for {@link SPLIT_MIN_WORK}) below which a call runs on one BLAS thread
- * whatever the budget: waking OpenBLAS's helper (and the main thread then waiting for a task of
+ * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) below which a call runs on
+ * one BLAS thread whatever the budget: waking OpenBLAS's helper (and the main thread then waiting for a task of
  * two threads, yielding its CPU) costs more than the second thread saves (#38 item 7). OpenBLAS
  * itself runs a GEMM of at most 64³ multiply-adds on one thread, but tenferro's per-call thread
  * setting still asked for two and core still waited for two. Measured on a 2-vCPU AMD EPYC (Zen,
@@ -42,6 +29,22 @@ export const SPLIT_MIN_WORK = 1536 ** 3;
  * (docs/performance.md, "#38 item 7, small calls").
  */
 export const MULTI_THREAD_MIN_WORK = 128 ** 3;
+
+/**
+ * Real multiply-adds (as for {@link MULTI_THREAD_MIN_WORK}) from which a call is split over the
+ * pool; below, one task with the runtime's own threads (below {@link MULTI_THREAD_MIN_WORK}, one
+ * of them). Every call that uses more than one thread is split: OpenBLAS's own helper inside one
+ * task is a third busy thread beside the engine's worker and the main thread, and on two CPUs it
+ * lost most at the middle sizes. Measured on a 2-vCPU Xeon (OpenBLAS 0.3.21 SkylakeX, 2 threads,
+ * `dotGeneralInto` after a warm-up of 4 × the round, total time of 9 interleaved rounds ÷ C
+ * calling `cblas_?gemm` with 2 threads, one task / split): n = 256 f64 0.80 / 0.96, f32 0.63 /
+ * 0.97; n = 512 f64 0.96 / 0.95, f32 0.95 / 1.02; n = 768 f64 0.97 / 0.96, f32 0.94 / 0.94;
+ * n = 1024 f64 0.92 / 0.89, f32 0.97 / 0.96 (5 rounds: n = 128 f64 0.70–0.79 / 0.82–0.88, n = 192
+ * f64 0.84–0.91 / 0.98). Runs of a few hundred calls scatter far more: V8 still compiles the
+ * call path then, on the same two CPUs (4 ms stalls in 1–2 % of the calls), which may be why
+ * earlier short runs here set the threshold at 400³ and then at 1536³.
+ */
+export const SPLIT_MIN_WORK = MULTI_THREAD_MIN_WORK;
 
 /** Real multiply-adds of the call `desc` describes (×4 for complex, times the batch count). */
 export function callWork(desc: Float64Array): number {

@@ -17,8 +17,9 @@ export interface BlasProviderOptions {
   /**
    * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) from which a GEMM on a
    * backend of more than one thread is split over the engine's workers, one BLAS thread each,
-   * instead of running on the runtime's own threads (see `SPLIT_MIN_WORK`, 1536³, for why).
-   * `Infinity`: never split. Only runtimes whose thread count tenferro sets are ever split.
+   * instead of running on the runtime's own threads (default `SPLIT_MIN_WORK`, 128³: every call
+   * that uses more than one thread; see there for why). `Infinity`: never split. Only runtimes
+   * whose thread count tenferro sets are ever split.
    */
   readonly splitMinWork?: number;
   /**
