@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { CpuBackend, DIAGNOSTICS_CHANNELS, Tensor } from '../src/index.js';
 import { tensorInternals } from '../src/tensor/tensor.js';
-import { TensorStorage, askScavenge, bulkExternalMemory, pressureReports, promotedPooledBytes, youngCollectionAsks } from '../src/tensor/tensor-storage.js';
+import { TensorStorage, askScavenge, bulkExternalMemory, pressureReports, promotedPooledBytes, turnBeforePost, youngCollectionAsks } from '../src/tensor/tensor-storage.js';
 import { execFileSync } from 'node:child_process';
 import { V8_GC_ENV, fillYoungGeneration, scavengeByFilling } from '../src/tensor/young-generation.js';
 
@@ -295,6 +295,27 @@ describe('an ask for a scavenge (#38)', () => {
       // A program that moved on to small storage is paced again.
       liftLargeGuard(kept);
       expect(await askAfter(kept, 0)).toBe(start + 2);
+    } finally {
+      release(kept);
+    }
+  });
+
+  it("queued before an operation's turn before its post waits until that turn is over: it runs while the kernel runs, not in front of the post", async () => {
+    const kept: TensorStorage[] = [];
+    try {
+      liftLargeGuard(kept);
+      await turn();
+      const start = youngCollectionAsks().asks;
+      kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
+      askScavenge(); // queued (the previous operation's output made, say)
+      let atPost = -1;
+      // The operation's turn: its continuation is where it would post.
+      await turnBeforePost().then(() => {
+        atPost = youngCollectionAsks().asks;
+      });
+      expect(atPost, 'asks made by the time the operation posts').toBe(start);
+      await turn();
+      expect(youngCollectionAsks().asks, 'made at the next turn').toBe(start + 1);
     } finally {
       release(kept);
     }

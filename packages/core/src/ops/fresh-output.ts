@@ -7,7 +7,7 @@ import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js'
 import { type BufferLoan, type BufferPool, loanIsFresh } from '../buffer/buffer-pool.js';
 import type { CpuExecutionContext } from '../contract/execution-context.js';
 import { prefault, prefaultPool } from './prefault.js';
-import { askScavenge, collectionMayReturnStorage, collectionsAreAsked, nudgeCollection, promotedPooledBytes } from '../tensor/tensor-storage.js';
+import { askScavenge, collectionMayReturnStorage, collectionsAreAsked, nudgeCollection, promotedPooledBytes, turnBeforePost } from '../tensor/tensor-storage.js';
 import { rejectedThrough } from './rejected-through.js';
 
 /**
@@ -23,7 +23,6 @@ import { rejectedThrough } from './rejected-through.js';
  */
 const TURN_MIN_BYTES = 256 * 1024;
 const LOW_WATER = 16;
-const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
   return length * DTYPE_INFO[dtype].bytes >= TURN_MIN_BYTES && pool.returnedByCollection > 0 && collectionMayReturnStorage() && pool.lendable(dtype, length) < LOW_WATER;
@@ -176,8 +175,8 @@ export function outputsWantTurn(entry: CpuOperationEntry, outputs: readonly (rea
   return outputs.some(([dtype, length]) => wantsTurn(pool, dtype, length));
 }
 
-/** One event-loop turn (`setImmediate`). */
-export const eventLoopTurn = turn;
+/** One event-loop turn before the operation's post (queued asks wait until after it: `turnBeforePost`). */
+export const eventLoopTurn = turnBeforePost;
 
 /**
  * Run `fill` on fresh dense column-major storage of `shape` from the engine's buffer pool
@@ -255,7 +254,7 @@ export function freshOutput<D extends DType>(
     const elementBytes = DTYPE_INFO[dtype].bytes;
     return prefault(workers, dtype, loan.buffer, loan.offset * elementBytes, bytes, () => buffers.stats().retainedBytes).then(() => filled(fill, out, finish, fail), fail);
   };
-  return wantsTurn(buffers, dtype, length) ? turn().then(run) : run();
+  return wantsTurn(buffers, dtype, length) ? turnBeforePost().then(run) : run();
 }
 
 /** `fill`'s promise; a synchronous throw goes through `fail` too. */
