@@ -21,7 +21,7 @@ import {
   kernelWords,
   validateGemmRequest,
 } from '@tenferro/core';
-import { MULTI_THREAD_MIN_WORK, callWork, splitCall } from './gemm-split.js';
+import { MULTI_THREAD_MIN_WORK, callWork, splitCall, splitsCall } from './gemm-split.js';
 import { Desc, MAX_BATCH_RANK, Trans } from './native/binding.js';
 import type { BlasRuntime } from './runtime.js';
 
@@ -186,8 +186,8 @@ export interface BlasSession {
   loaded(): BlasRuntime | undefined;
 }
 
-/** `splitMinWork`: see `BlasProviderOptions.splitMinWork`. */
-export function createGemmProvider(session: BlasSession, splitMinWork: number): CpuGemmProvider {
+/** `splitMinWork`: see `BlasProviderOptions.splitMinWork` (`undefined`: the default, `splitsCall`). */
+export function createGemmProvider(session: BlasSession, splitMinWork: number | undefined): CpuGemmProvider {
   // Every decline comes from planning the call (planGemm), before the kernel is started.
   const support = (conjugation: boolean): DeclaredSupport =>
     Object.freeze({ dtypes: BLAS_DTYPES, stridedOperands: false, conjugation, overwritesOutput: true, declinesBeforeWriting: true, family: 'blas' as const });
@@ -208,7 +208,7 @@ export function createGemmProvider(session: BlasSession, splitMinWork: number): 
       if (!call.ok) return call.outcome;
       const { desc, a, b, c } = call.payload;
       const pool = ctx.workerPool();
-      const parts = pool === undefined ? undefined : splitCall(desc, pool.size, splitMinWork);
+      const parts = pool === undefined || !splitsCall(callWork(desc), splitMinWork) ? undefined : splitCall(desc, pool.size, 0);
       if (parts !== undefined) await pool!.map(gemmKernel, parts.map((part) => kernelArgs(part, [a, b, c])));
       else if (desc[Desc.Threads]! > 1 && callWork(desc) < MULTI_THREAD_MIN_WORK) {
         // A small call: one BLAS thread, and core waits for it as for a one-thread task.

@@ -31,20 +31,44 @@ export const SPLIT_QUANTUM = 16;
 export const MULTI_THREAD_MIN_WORK = 128 ** 3;
 
 /**
- * Real multiply-adds (as for {@link MULTI_THREAD_MIN_WORK}) from which a call is split over the
- * pool; below, one task with the runtime's own threads (below {@link MULTI_THREAD_MIN_WORK}, one
- * of them). Every call that uses more than one thread is split: OpenBLAS's own helper inside one
- * task is a third busy thread beside the engine's worker and the main thread, and on two CPUs it
- * lost most at the middle sizes. Measured on a 2-vCPU Xeon (OpenBLAS 0.3.21 SkylakeX, 2 threads,
- * `dotGeneralInto` after a warm-up of 4 × the round, total time of 9 interleaved rounds ÷ C
- * calling `cblas_?gemm` with 2 threads, one task / split): n = 256 f64 0.80 / 0.96, f32 0.63 /
- * 0.97; n = 512 f64 0.96 / 0.95, f32 0.95 / 1.02; n = 768 f64 0.97 / 0.96, f32 0.94 / 0.94;
- * n = 1024 f64 0.92 / 0.89, f32 0.97 / 0.96 (5 rounds: n = 128 f64 0.70–0.79 / 0.82–0.88, n = 192
- * f64 0.84–0.91 / 0.98). Runs of a few hundred calls scatter far more: V8 still compiles the
- * call path then, on the same two CPUs (4 ms stalls in 1–2 % of the calls), which may be why
- * earlier short runs here set the threshold at 400³ and then at 1536³.
+ * Real multiply-adds (as for {@link MULTI_THREAD_MIN_WORK}) from which a large call is split over
+ * the pool by default; below, down to {@link SPLIT_BAND_BELOW}, one task with the runtime's own
+ * threads. Measured on a 2-vCPU Xeon (OpenBLAS 0.3.21 SkylakeX, 2 threads, `dotGeneralInto`,
+ * median of 7 interleaved rounds ÷ C calling `cblas_?gemm` with 2 threads, two runs each, split /
+ * one task): n = 512 f32 0.90 / 0.88, f64 0.89 / 0.93–0.94; n = 1024 f32 0.89–0.92 / 0.94–0.96,
+ * f64 0.96–0.98 / 0.96–0.97; n = 2048 f32 0.99–1.02 / 0.98. OpenBLAS's own 2-thread split shares
+ * its packed panels, two 1-thread calls on halves do not. In a fresh process (its first ~100
+ * calls, while V8 still compiles the call path on the same CPUs) one task did better still at
+ * n = 384–1024 (`fresh-memory.bench.mjs --only triple`, 2 threads, 9 rounds, `into` GFLOP/s one
+ * task / split: n = 1024 f32 397 / 375, f64 200 / 176; n = 512 f64 160 / 92; n = 384 f64 108 /
+ * 50): a lane woken for its half waited 1–4.5 ms for a CPU beside the compiler threads.
  */
-export const SPLIT_MIN_WORK = MULTI_THREAD_MIN_WORK;
+export const SPLIT_MIN_WORK = 1536 ** 3;
+
+/**
+ * Real multiply-adds below which a call that uses more than one thread (from
+ * {@link MULTI_THREAD_MIN_WORK}) is split over the pool by default: OpenBLAS's own helper inside
+ * one task is a third busy thread beside the engine's worker and the main thread, and on two CPUs
+ * it lost most at these sizes — a kernel of 0.1–1 ms pays its wake-up and its spin on every call.
+ * Measured on a 2-vCPU Xeon (OpenBLAS 0.3.21 SkylakeX, 2 threads, `dotGeneralInto` after a
+ * warm-up of 4 × the round, total time of 9 interleaved rounds ÷ C calling `cblas_?gemm` with 2
+ * threads, one task / split): n = 256 f64 0.80 / 0.96, f32 0.63 / 0.97; n = 384 (5 rounds) f64
+ * 0.85 / 0.89, f32 0.92 / 1.01; n = 128 f64 0.70–0.79 / 0.82–0.88; from n = 512 on the two were
+ * within a few percent. The hot-path table (median per call) agreed: n = 256, 2 threads, one task
+ * 0.62–0.93 of C, split 0.96–1.06. A program's first ~100 calls run better as one task (see
+ * {@link SPLIT_MIN_WORK}); the split wins from then on.
+ */
+export const SPLIT_BAND_BELOW = 512 ** 3;
+
+/**
+ * Whether a call of `work` real multiply-adds that may use more than one thread is split over the
+ * pool: from `splitMinWork` when the caller set it (`BlasProviderOptions.splitMinWork`), else in
+ * the band [{@link MULTI_THREAD_MIN_WORK}, {@link SPLIT_BAND_BELOW}) and from {@link SPLIT_MIN_WORK}.
+ */
+export function splitsCall(work: number, splitMinWork: number | undefined): boolean {
+  if (splitMinWork !== undefined) return work >= splitMinWork;
+  return (work >= MULTI_THREAD_MIN_WORK && work < SPLIT_BAND_BELOW) || work >= SPLIT_MIN_WORK;
+}
 
 /** Real multiply-adds of the call `desc` describes (×4 for complex, times the batch count). */
 export function callWork(desc: Float64Array): number {

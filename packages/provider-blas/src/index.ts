@@ -80,8 +80,8 @@ function identify(candidates: readonly string[]): Identification {
   if (found === undefined) identifications.set(key, (found = identifyInChild(candidates)));
   return found;
 }
-/** One package per `splitMinWork` asked for (the runtime, its session and its state are shared). */
-const packages = new Map<number, CpuProviderPackage>();
+/** One package per `splitMinWork` asked for (`undefined`: the default; the runtime, its session and its state are shared). */
+const packages = new Map<number | undefined, CpuProviderPackage>();
 
 type Prepared =
   | { readonly ok: true; readonly state: State }
@@ -329,7 +329,7 @@ function ensureLoaded(st: State, ctx: CpuExecutionContext): Promise<BlasRuntime>
   return st.loading;
 }
 
-function packageFor(st: State, splitMinWork: number): CpuProviderPackage {
+function packageFor(st: State, splitMinWork: number | undefined): CpuProviderPackage {
   const known = packages.get(splitMinWork);
   if (known !== undefined) return known;
   const declared = st.declared; // fixed for the package's life: capabilities are sampled into bundles

@@ -1,5 +1,4 @@
 import { TenferroError } from '@tenferro/core';
-import { SPLIT_MIN_WORK } from './gemm-split.js';
 
 /** Options of {@link createBlasProvider}. */
 export interface BlasProviderOptions {
@@ -17,9 +16,9 @@ export interface BlasProviderOptions {
   /**
    * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) from which a GEMM on a
    * backend of more than one thread is split over the engine's workers, one BLAS thread each,
-   * instead of running on the runtime's own threads (default `SPLIT_MIN_WORK`, 128³: every call
-   * that uses more than one thread; see there for why). `Infinity`: never split. Only runtimes
-   * whose thread count tenferro sets are ever split.
+   * instead of running on the runtime's own threads. Unset: from 128³ to below 512³ and from 1536³
+   * on (`splitsCall`, `SPLIT_BAND_BELOW` and `SPLIT_MIN_WORK` say why). `Infinity`: never split.
+   * Only runtimes whose thread count tenferro sets are ever split.
    */
   readonly splitMinWork?: number;
   /**
@@ -36,7 +35,7 @@ export interface BlasProviderOptions {
 /** {@link BlasProviderOptions} checked (`undefined`: not given). */
 export interface ValidatedBlasProviderOptions {
   readonly openblasCoretype: string | undefined;
-  readonly splitMinWork: number;
+  readonly splitMinWork: number | undefined;
   readonly library: string | undefined;
 }
 
@@ -55,11 +54,11 @@ export function validateBlasProviderOptions(options: unknown, op = 'createBlasPr
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);
   const unknown = Object.keys(options).find((key) => !KNOWN.includes(key));
   if (unknown !== undefined) throw TenferroError.invalidArgument(op, `options.${unknown}`, `one of ${KNOWN.join(', ')}`, unknown);
-  const { openblasCoretype, splitMinWork = SPLIT_MIN_WORK, library } = options as BlasProviderOptions;
+  const { openblasCoretype, splitMinWork, library } = options as BlasProviderOptions;
   if (library !== undefined && !validLibrary(library)) {
     throw TenferroError.invalidArgument(op, 'options.library', "'mkl', 'openblas', a soname such as 'libblas.so.3' or an absolute path", library);
   }
-  if (typeof splitMinWork !== 'number' || Number.isNaN(splitMinWork) || splitMinWork < 0) {
+  if (splitMinWork !== undefined && (typeof splitMinWork !== 'number' || Number.isNaN(splitMinWork) || splitMinWork < 0)) {
     throw TenferroError.invalidArgument(op, 'options.splitMinWork', 'a number of multiply-adds ≥ 0 (Infinity: never split)', splitMinWork);
   }
   if (openblasCoretype !== undefined && (typeof openblasCoretype !== 'string' || !/^[A-Za-z][A-Za-z0-9_]{0,31}$/.test(openblasCoretype))) {

@@ -3,7 +3,7 @@ import { naiveDotGeneral, randomValues, relativeError, seededRandom, toleranceFo
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { planGemm } from '../src/gemm-provider.js';
-import { SPLIT_MIN_WORK, SPLIT_QUANTUM, splitCall } from '../src/gemm-split.js';
+import { MULTI_THREAD_MIN_WORK, SPLIT_BAND_BELOW, SPLIT_MIN_WORK, SPLIT_QUANTUM, splitCall, splitsCall } from '../src/gemm-split.js';
 import { Desc, Trans } from '../src/native/binding.js';
 import { blasProviderStatus, createBlasProvider } from '../src/index.js';
 
@@ -143,7 +143,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     }
   });
 
-  it('splits every GEMM that uses two threads (from 128³ multiply-adds) over the two lanes (one BLAS thread each) when tenferro sets the runtime\'s threads, in every layout, and matches the oracle', async () => {
+  it('splits a GEMM of 128³ to 512³ multiply-adds over the two lanes (one BLAS thread each) when tenferro sets the runtime\'s threads, in every layout, and matches the oracle; one of 512³ to 1536³ stays one task', async () => {
     // Split only where tenferro sets the runtime's thread count: OpenBLAS with threads of its own,
     // or a per-call thread count (MKL); a sequential runtime (reference BLAS) runs one task. Another
     // runtime (BLIS) is checked for its results only.
@@ -157,7 +157,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     const backend = await CpuBackend.create({ kind: 'blas', threads: 2, providers: [createBlasProvider()] });
     subscribe('tenferro:task', onTask);
     try {
-      // [m, k, n]: cut along N (the longer), and along M; one just above the threshold (128³), one far above.
+      // [m, k, n]: cut along N (the longer), and along M; just above 128³, and near the band's end.
       for (const [m, k, n] of [[128, 128, 136], [136, 128, 128], [1000, 400, 161]] as const) {
         for (const [lhsOrder, rhsOrder, outOrder] of [['col', 'col', 'col'], ['row', 'row', 'col'], ['col', 'row', 'row'], ['row', 'col', 'row']] as const) {
           const a = random('f64', [m, k], lhsOrder);
@@ -190,10 +190,15 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
         if (expected !== undefined) expect(tasks.map((t) => t.fanOut).slice(-expected.length), `c64 conj rhs ${rhsOrder}`).toEqual(expected);
         expect(relativeError(values(got), naiveDotGeneral(a, b, { contracting: [[1], [0]] }, { conjRhs: true }).values)).toBeLessThanOrEqual(toleranceFor('c64'));
       }
-      // Below the threshold: one task.
-      tasks.length = 0;
-      await backend.matmul(random('f64', [64, 64]), random('f64', [64, 64]));
-      expect(tasks.map((t) => t.fanOut)).toEqual([false]);
+      // Below the band, and between it and SPLIT_MIN_WORK: one task.
+      for (const [m, k, n] of [[64, 64, 64], [640, 640, 640]] as const) {
+        tasks.length = 0;
+        const a = random('f64', [m, k]);
+        const b = random('f64', [k, n]);
+        const got = await backend.matmul(a, b);
+        expect(tasks.map((t) => t.fanOut), `${m}×${k}×${n}`).toEqual([false]);
+        expect(relativeError(values(got), naiveDotGeneral(a, b, { contracting: [[1], [0]] }).values)).toBeLessThanOrEqual(1e-12);
+      }
     } finally {
       unsubscribe('tenferro:task', onTask);
       await backend.close();
@@ -284,6 +289,14 @@ describe('splitCall (a planned call cut into 1-thread parts for the lanes)', () 
     for (const [key, v] of Object.entries(over)) d[Desc[key as keyof typeof Desc]] = v!;
     return d;
   };
+
+  it('is chosen by work: by default from 128³ to below 512³ and from 1536³ on; from splitMinWork alone when it is given', () => {
+    expect([MULTI_THREAD_MIN_WORK, SPLIT_BAND_BELOW, SPLIT_MIN_WORK]).toEqual([128 ** 3, 512 ** 3, 1536 ** 3]);
+    const byDefault = [128 ** 3 - 1, 128 ** 3, 512 ** 3 - 1, 512 ** 3, 1536 ** 3 - 1, 1536 ** 3].map((w) => splitsCall(w, undefined));
+    expect(byDefault).toEqual([false, true, true, false, false, true]);
+    expect([100, 400 ** 3, 2048 ** 3].map((w) => splitsCall(w, 400 ** 3))).toEqual([false, true, true]);
+    expect([128 ** 3, 2048 ** 3].map((w) => splitsCall(w, Number.POSITIVE_INFINITY))).toEqual([false, false]);
+  });
 
   it('stays whole for one lane, a runtime whose threads are not set, too little work, or nothing long enough to cut', () => {
     const big = { M: 2048, N: 2048, K: 2048, Lda: 2048, Ldb: 2048, Ldc: 2048 };
