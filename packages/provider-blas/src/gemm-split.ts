@@ -49,16 +49,17 @@ export const SPLIT_MIN_WORK = 1536 ** 3;
  * Real multiply-adds below which a call that uses more than one thread (from
  * {@link MULTI_THREAD_MIN_WORK}) is split over the pool by default: OpenBLAS's own helper inside
  * one task is a third busy thread beside the engine's worker and the main thread, and on two CPUs
- * it lost most at these sizes — a kernel of 0.1–1 ms pays its wake-up and its spin on every call.
- * Measured on a 2-vCPU Xeon (OpenBLAS 0.3.21 SkylakeX, 2 threads, `dotGeneralInto` after a
+ * it lost most at these sizes — a kernel of 0.1–0.3 ms pays its wake-up and its spin on every
+ * call. Measured on a 2-vCPU Xeon (OpenBLAS 0.3.21 SkylakeX, 2 threads, `dotGeneralInto` after a
  * warm-up of 4 × the round, total time of 9 interleaved rounds ÷ C calling `cblas_?gemm` with 2
- * threads, one task / split): n = 256 f64 0.80 / 0.96, f32 0.63 / 0.97; n = 384 (5 rounds) f64
- * 0.85 / 0.89, f32 0.92 / 1.01; n = 128 f64 0.70–0.79 / 0.82–0.88; from n = 512 on the two were
- * within a few percent. The hot-path table (median per call) agreed: n = 256, 2 threads, one task
- * 0.62–0.93 of C, split 0.96–1.06. A program's first ~100 calls run better as one task (see
- * {@link SPLIT_MIN_WORK}); the split wins from then on.
+ * threads, one task / split): n = 256 f64 0.80 / 0.96, f32 0.63 / 0.97; n = 128 (5 rounds) f64
+ * 0.70–0.79 / 0.82–0.88; n = 192 f64 0.84–0.91 / 0.98. The hot-path table (median per call)
+ * agreed: n = 256, 2 threads, one task 0.62–0.93 of C, split 0.96–1.06. At n = 384 the split
+ * gained less once warm (f64 0.85 / 0.89, f32 0.92 / 1.01) and lost 2× in a fresh process's first
+ * calls (see {@link SPLIT_MIN_WORK}); at n = 256 it lost there too (a 150-call loop after 10:
+ * f64 0.53 against 0.64–1.09 ms a call, one task / split), the price of the gain that follows.
  */
-export const SPLIT_BAND_BELOW = 512 ** 3;
+export const SPLIT_BAND_BELOW = 320 ** 3;
 
 /**
  * Whether a call of `work` real multiply-adds that may use more than one thread is split over the

@@ -16,7 +16,7 @@ export interface BlasProviderOptions {
   /**
    * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) from which a GEMM on a
    * backend of more than one thread is split over the engine's workers, one BLAS thread each,
-   * instead of running on the runtime's own threads. Unset: from 128³ to below 512³ and from 1536³
+   * instead of running on the runtime's own threads. Unset: from 128³ to below 320³ and from 1536³
    * on (`splitsCall`, `SPLIT_BAND_BELOW` and `SPLIT_MIN_WORK` say why). `Infinity`: never split.
    * Only runtimes whose thread count tenferro sets are ever split.
    */

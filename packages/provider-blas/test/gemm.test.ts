@@ -143,7 +143,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     }
   });
 
-  it('splits a GEMM of 128³ to 512³ multiply-adds over the two lanes (one BLAS thread each) when tenferro sets the runtime\'s threads, in every layout, and matches the oracle; one of 512³ to 1536³ stays one task', async () => {
+  it('splits a GEMM of 128³ to 320³ multiply-adds over the two lanes (one BLAS thread each) when tenferro sets the runtime\'s threads, in every layout, and matches the oracle; one of 320³ to 1536³ stays one task', async () => {
     // Split only where tenferro sets the runtime's thread count: OpenBLAS with threads of its own,
     // or a per-call thread count (MKL); a sequential runtime (reference BLAS) runs one task. Another
     // runtime (BLIS) is checked for its results only.
@@ -158,7 +158,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
     subscribe('tenferro:task', onTask);
     try {
       // [m, k, n]: cut along N (the longer), and along M; just above 128³, and near the band's end.
-      for (const [m, k, n] of [[128, 128, 136], [136, 128, 128], [1000, 400, 161]] as const) {
+      for (const [m, k, n] of [[128, 128, 136], [136, 128, 128], [400, 200, 161]] as const) {
         for (const [lhsOrder, rhsOrder, outOrder] of [['col', 'col', 'col'], ['row', 'row', 'col'], ['col', 'row', 'row'], ['row', 'col', 'row']] as const) {
           const a = random('f64', [m, k], lhsOrder);
           const b = random('f64', [k, n], rhsOrder);
@@ -171,8 +171,8 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
       }
       // Batched (every part runs every batch item).
       {
-        const a = random('f64', [256, 300, 4]);
-        const b = random('f64', [300, 256, 4]);
+        const a = random('f64', [200, 150, 4]);
+        const b = random('f64', [150, 200, 4]);
         tasks.length = 0;
         const dims = { contracting: [[1], [0]], batch: [[2], [2]] } as const;
         const got = await backend.dotGeneral(a, b, dims);
@@ -181,8 +181,8 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
       }
       // Complex, conjugated (ConjTrans, or CblasConjNoTrans where the runtime has it).
       for (const rhsOrder of ['row', 'col'] as const) {
-        const a = random('c64', [256, 256]);
-        const b = random('c64', [256, 256], rhsOrder);
+        const a = random('c64', [160, 160]);
+        const b = random('c64', [160, 160], rhsOrder);
         tasks.length = 0;
         const got = await backend.dotGeneral(a, b, { contracting: [[1], [0]] }, { conjRhs: true });
         // A runtime without CblasConjNoTrans declines the column-major case: core materialises the
@@ -191,7 +191,7 @@ describe('blas GEMM through CpuBackend (kind blas)', () => {
         expect(relativeError(values(got), naiveDotGeneral(a, b, { contracting: [[1], [0]] }, { conjRhs: true }).values)).toBeLessThanOrEqual(toleranceFor('c64'));
       }
       // Below the band, and between it and SPLIT_MIN_WORK: one task.
-      for (const [m, k, n] of [[64, 64, 64], [640, 640, 640]] as const) {
+      for (const [m, k, n] of [[64, 64, 64], [384, 384, 384]] as const) {
         tasks.length = 0;
         const a = random('f64', [m, k]);
         const b = random('f64', [k, n]);
@@ -290,9 +290,9 @@ describe('splitCall (a planned call cut into 1-thread parts for the lanes)', () 
     return d;
   };
 
-  it('is chosen by work: by default from 128³ to below 512³ and from 1536³ on; from splitMinWork alone when it is given', () => {
-    expect([MULTI_THREAD_MIN_WORK, SPLIT_BAND_BELOW, SPLIT_MIN_WORK]).toEqual([128 ** 3, 512 ** 3, 1536 ** 3]);
-    const byDefault = [128 ** 3 - 1, 128 ** 3, 512 ** 3 - 1, 512 ** 3, 1536 ** 3 - 1, 1536 ** 3].map((w) => splitsCall(w, undefined));
+  it('is chosen by work: by default from 128³ to below 320³ and from 1536³ on; from splitMinWork alone when it is given', () => {
+    expect([MULTI_THREAD_MIN_WORK, SPLIT_BAND_BELOW, SPLIT_MIN_WORK]).toEqual([128 ** 3, 320 ** 3, 1536 ** 3]);
+    const byDefault = [128 ** 3 - 1, 128 ** 3, 320 ** 3 - 1, 320 ** 3, 1536 ** 3 - 1, 1536 ** 3].map((w) => splitsCall(w, undefined));
     expect(byDefault).toEqual([false, true, true, false, false, true]);
     expect([100, 400 ** 3, 2048 ** 3].map((w) => splitsCall(w, 400 ** 3))).toEqual([false, true, true]);
     expect([128 ** 3, 2048 ** 3].map((w) => splitsCall(w, Number.POSITIVE_INFINITY))).toEqual([false, false]);
