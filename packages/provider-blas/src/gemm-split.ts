@@ -20,13 +20,13 @@ export const SPLIT_QUANTUM = 16;
 
 /**
  * Real multiply-adds (m·n·k, ×4 for complex, times the batch count) below which a call runs on
- * one BLAS thread whatever the budget: waking OpenBLAS's helper (and the main thread then waiting for a task of
- * two threads, yielding its CPU) costs more than the second thread saves (#38 item 7). OpenBLAS
- * itself runs a GEMM of at most 64³ multiply-adds on one thread, but tenferro's per-call thread
- * setting still asked for two and core still waited for two. Measured on a 2-vCPU AMD EPYC (Zen,
- * OpenBLAS 0.3.21, C calling `cblas_?gemm`, GFLOP/s 1 / 2 threads, quiet): f64 n = 96 40.8 / 32.5,
- * n = 112 41.5 / 32.0, n = 128 41.3 / 36.4–49.7; f32 n = 96 75.9 / 42.4, n = 128 79.1 / 54.0–65.9
- * (docs/performance.md, "#38 item 7, small calls").
+ * one BLAS thread whatever the budget: waking OpenBLAS's helper (and the main thread then waiting
+ * for a task of two threads, yielding its CPU) costs more than the second thread saves (#38 item
+ * 7). OpenBLAS itself runs a GEMM of at most 64³ multiply-adds on one thread, but tenferro's
+ * per-call thread setting still asked for two and core still waited for two. Measured on a
+ * 2-vCPU AMD EPYC (Zen, OpenBLAS 0.3.21, C calling `cblas_?gemm`, GFLOP/s 1 / 2 threads, quiet):
+ * f64 n = 96 40.8 / 32.5, n = 112 41.5 / 32.0, n = 128 41.3 / 36.4–49.7; f32 n = 96 75.9 / 42.4,
+ * n = 128 79.1 / 54.0–65.9 (docs/performance.md, "#38 item 7, small calls").
  */
 export const MULTI_THREAD_MIN_WORK = 128 ** 3;
 
