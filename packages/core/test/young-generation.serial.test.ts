@@ -260,26 +260,28 @@ describe('an ask for a scavenge (#38)', () => {
     for (let i = 0; i < 10; i++) kept.push(new TensorStorage('f64', new SharedArrayBuffer(MiB), recorder));
   };
 
-  it('is made only when pooled storage was made since the last one: a second scavenge would find nothing new dead, and promote what lived through both', async () => {
+  /** Run `body` from a lifted large-storage guard, a turn later, with the asks made so far; the storage it keeps is released after. */
+  const fromLiftedGuard = async (body: (kept: TensorStorage[], start: number) => Promise<void>) => {
     const kept: TensorStorage[] = [];
     try {
       liftLargeGuard(kept);
       await turn();
-      const start = youngCollectionAsks().asks;
-      expect(await askAfter(kept, 4096)).toBe(start + 1);
-      expect(await askAfter(kept, 0), 'nothing made since the last ask').toBe(start + 1);
-      expect(await askAfter(kept, 4096)).toBe(start + 2);
+      await body(kept, youngCollectionAsks().asks);
     } finally {
       release(kept);
     }
+  };
+
+  it('is made only when pooled storage was made since the last one: a second scavenge would find nothing new dead, and promote what lived through both', async () => {
+    await fromLiftedGuard(async (kept, start) => {
+      expect(await askAfter(kept, 4096)).toBe(start + 1);
+      expect(await askAfter(kept, 0), 'nothing made since the last ask').toBe(start + 1);
+      expect(await askAfter(kept, 4096)).toBe(start + 2);
+    });
   });
 
   it('is made at most once after storage of 2 MiB or more until the next such storage — a scavenge V8 ran counts — then again once 10 MiB of smaller storage was made', async () => {
-    const kept: TensorStorage[] = [];
-    try {
-      liftLargeGuard(kept);
-      await turn();
-      const start = youngCollectionAsks().asks;
+    await fromLiftedGuard(async (kept, start) => {
       // Storage of 2 MiB or more made, then a scavenge (V8's own, say): whatever was alive at both
       // would be promoted by an ask now — by a second one too (the rule is remembered, not used up).
       // A scavenge is seen by the young generation's use shrinking: made with 2 MiB in use, not
@@ -295,30 +297,22 @@ describe('an ask for a scavenge (#38)', () => {
       // A program that moved on to small storage is paced again.
       liftLargeGuard(kept);
       expect(await askAfter(kept, 0)).toBe(start + 2);
-    } finally {
-      release(kept);
-    }
+    });
   });
 
   it("queued before an operation's turn before its post waits until that turn is over: it runs while the kernel runs, not in front of the post", async () => {
-    const kept: TensorStorage[] = [];
-    try {
-      liftLargeGuard(kept);
-      await turn();
-      const start = youngCollectionAsks().asks;
+    await fromLiftedGuard(async (kept, start) => {
       kept.push(new TensorStorage('f64', new SharedArrayBuffer(4096), recorder));
       askScavenge(); // queued (the previous operation's output made, say)
       let atPost = -1;
       // The operation's turn: its continuation is where it would post.
       await turnBeforePost().then(() => {
         atPost = youngCollectionAsks().asks;
-      });
-      expect(atPost, 'asks made by the time the operation posts').toBe(start);
-      await turn();
-      expect(youngCollectionAsks().asks, 'made at the next turn').toBe(start + 1);
-    } finally {
-      release(kept);
-    }
+    });
+    expect(atPost, 'asks made by the time the operation posts').toBe(start);
+    await turn();
+    expect(youngCollectionAsks().asks, 'made at the next turn').toBe(start + 1);
+    });
   });
 
   it("made urgently while the last ask's fill is under way, finishes that fill at once (one ask, one scavenge) instead of being skipped", async () => {
