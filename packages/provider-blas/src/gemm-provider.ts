@@ -208,9 +208,10 @@ export function createGemmProvider(session: BlasSession, splitMinWork: number | 
       if (!call.ok) return call.outcome;
       const { desc, a, b, c } = call.payload;
       const pool = ctx.workerPool();
-      const parts = pool === undefined || !splitsCall(callWork(desc), splitMinWork) ? undefined : splitCall(desc, pool.size, 0);
+      const work = callWork(desc);
+      const parts = pool === undefined || !splitsCall(work, splitMinWork) ? undefined : splitCall(desc, pool.size);
       if (parts !== undefined) await pool!.map(gemmKernel, parts.map((part) => kernelArgs(part, [a, b, c])));
-      else if (desc[Desc.Threads]! > 1 && callWork(desc) < MULTI_THREAD_MIN_WORK) {
+      else if (desc[Desc.Threads]! > 1 && work < MULTI_THREAD_MIN_WORK) {
         // A small call: one BLAS thread, and core waits for it as for a one-thread task.
         desc[Desc.Threads] = 1;
         await ctx.run(gemmKernel, kernelArgs(desc, [a, b, c]), { threads: 1 });

@@ -82,13 +82,14 @@ export function callWork(desc: Float64Array): number {
 /**
  * The descriptors of the parts of `desc` for `lanes` lanes, each with one thread; `undefined`
  * when the call stays whole: one lane, a runtime whose thread count tenferro does not set
- * (threads 0), too little work (`minWork`), or nothing long enough to cut.
+ * (threads 0), no work (K = 0), or nothing long enough to cut. Whether a call is worth splitting
+ * at all is {@link splitsCall}'s question.
  */
-export function splitCall(desc: Float64Array, lanes: number, minWork = SPLIT_MIN_WORK): Float64Array[] | undefined {
+export function splitCall(desc: Float64Array, lanes: number): Float64Array[] | undefined {
   if (lanes <= 1 || desc[Desc.Threads]! <= 0) return undefined;
   const m = desc[Desc.M]!;
   const n = desc[Desc.N]!;
-  if (desc[Desc.K]! === 0 || callWork(desc) < minWork) return undefined;
+  if (desc[Desc.K]! === 0) return undefined;
   const byColumns = n >= m;
   const extent = byColumns ? n : m;
   const parts = Math.min(lanes, Math.floor(extent / SPLIT_QUANTUM));

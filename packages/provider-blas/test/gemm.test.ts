@@ -298,15 +298,14 @@ describe('splitCall (a planned call cut into 1-thread parts for the lanes)', () 
     expect([128 ** 3, 2048 ** 3].map((w) => splitsCall(w, Number.POSITIVE_INFINITY))).toEqual([false, false]);
   });
 
-  it('stays whole for one lane, a runtime whose threads are not set, too little work, or nothing long enough to cut', () => {
+  it('stays whole for one lane, a runtime whose threads are not set, no work, or nothing long enough to cut (too little work is splitsCall\'s)', () => {
     const big = { M: 2048, N: 2048, K: 2048, Lda: 2048, Ldb: 2048, Ldc: 2048 };
-    expect(2048 ** 3).toBeGreaterThanOrEqual(SPLIT_MIN_WORK);
     expect(splitCall(base(big), 2)).toHaveLength(2);
     expect(splitCall(base(big), 1)).toBeUndefined();
     expect(splitCall(base({ ...big, Threads: 0 }), 2)).toBeUndefined();
     expect(splitCall(base({ ...big, K: 0 }), 2)).toBeUndefined();
-    expect(splitCall(base({ ...big, M: 100, N: 100, K: 100 }), 2)).toBeUndefined();
-    expect(splitCall(base({ ...big, M: 2 * SPLIT_QUANTUM - 1, N: 2 * SPLIT_QUANTUM - 1, K: 1 << 20 }), 2, 0)).toBeUndefined();
+    expect(splitsCall(100 * 100 * 100, undefined)).toBe(false);
+    expect(splitCall(base({ ...big, M: 2 * SPLIT_QUANTUM - 1, N: 2 * SPLIT_QUANTUM - 1, K: 1 << 20 }), 2)).toBeUndefined();
   });
 
   it('cuts the longer of M and N into quantum multiples that cover it exactly, moving op(B), op(A) and C to each part', () => {
@@ -314,7 +313,7 @@ describe('splitCall (a planned call cut into 1-thread parts for the lanes)', () 
       for (const transB of [Trans.No, Trans.ConjT]) {
         // N longer: columns of C and op(B).
         const byN = base({ M: 100, N: 300, K: 50, Lda: 120, Ldb: 70, Ldc: 130, OffA: 3, OffB: 5, OffC: 7, TransA: transA, TransB: transB });
-        const cols = splitCall(byN, 3, 0)!;
+        const cols = splitCall(byN, 3)!;
         let at = 0;
         for (const part of cols) {
           expect(part[Desc.Threads]).toBe(1);
@@ -327,7 +326,7 @@ describe('splitCall (a planned call cut into 1-thread parts for the lanes)', () 
         expect([cols.length, at]).toEqual([3, 300]);
         // M longer: rows of C and op(A).
         const byM = base({ M: 300, N: 100, K: 50, Lda: 310, Ldb: 70, Ldc: 330, OffA: 3, OffB: 5, OffC: 7, TransA: transA, TransB: transB });
-        const rows = splitCall(byM, 2, 0)!;
+        const rows = splitCall(byM, 2)!;
         at = 0;
         for (const part of rows) {
           expect([part[Desc.N], part[Desc.OffB]]).toEqual([100, 5]);
