@@ -120,6 +120,7 @@ export type {
   CpuExtensionProvider,
   ExtensionBuiltin,
   ExtensionKernelCall,
+  ExtensionKernelFacts,
   ExtensionKernelRan,
   ExtensionOperation,
   ExtensionProviderEvent,

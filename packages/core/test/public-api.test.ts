@@ -33,7 +33,7 @@ const CORE_TYPES = [
   'WorkerThreadsExecutorOptions', 'CpuGroupedGemmRequest', 'CpuIndexedPlans', 'GemmGroupedOptions', 'GemmJob', 'IndexedPlanCacheLimits', 'IndexedPlanCacheStats',
   'SessionOptions', 'SharedTensorAllocationDomain', 'HugePagePolicy',
   'AddonDescription', 'AddonIsaInfo', 'DefineAddonOptions', 'DefinedAddon', 'DefinedAddonAvailable', 'DefinedAddonLoad', 'DefinedAddonUnavailable',
-  'CpuExtensionProvider', 'ExtensionBuiltin', 'ExtensionKernelCall', 'ExtensionKernelRan', 'ExtensionOperation', 'ExtensionProviderEvent', 'ExtensionRequest', 'ExtensionResult',
+  'CpuExtensionProvider', 'ExtensionBuiltin', 'ExtensionKernelCall', 'ExtensionKernelFacts', 'ExtensionKernelRan', 'ExtensionOperation', 'ExtensionProviderEvent', 'ExtensionRequest', 'ExtensionResult',
 ] as const;
 
 const TESTING_VALUES = [

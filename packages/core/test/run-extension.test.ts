@@ -15,6 +15,7 @@ import {
   type DType,
   DEFAULT_EXECUTION_CAPABILITIES,
   EXECUTED,
+  type ExtensionKernelCall,
   type ExtensionProviderEvent,
   ExternalCpuDomain,
   type ExtensionKey,
@@ -383,6 +384,35 @@ describe('runExtension: kernel calls on tenferro:provider', () => {
     const throws = freshKey();
     const failed = await expectCode(twice(bundleWith(b, throws, { name: 'boom', executionCapabilities: () => WELL_BEHAVED, twice: () => { throw new Error('kaput'); } }), throws, Tensor.fromArray('f64', [2], [1, 2])), 'ProviderFailed');
     expect((failed.cause as Error).message).toBe('kaput');
+    expect(b.bufferPoolStats().outstanding).toBe(0);
+  });
+
+  it('facts given as a function are asked only while tenferro:provider has subscribers; one that throws fails the call and gives the outputs back; a non-object is InvalidArgument', async () => {
+    const key = freshKey();
+    const b = bundleWith(await create({ threads: 1, providers: [] }), key, { name: 'mine', executionCapabilities: () => WELL_BEHAVED, twice: (_c, x, out) => (out.set(x.map((v) => 2 * v)), EXECUTED) });
+    let asked = 0;
+    const call = (facts: unknown) =>
+      runExtension(b, key, { op: 'test.facts', inputs: [], outputs: [['f64', [3]]] }, (_ctx, { outputs, extension, kernel }) => {
+        const out = new Float64Array(outputs[0]!.buffer, outputs[0]!.offset * 8, 3);
+        const x = new Float64Array([1, 2, 3]);
+        return kernel({ name: 'twice', extension: (c) => extension!.twice!(c, x, out), facts: facts as ExtensionKernelCall['facts'] });
+      }).then(({ outputs, value }) => {
+        const values = outputs[0]!.toArray();
+        outputs[0]!.dispose();
+        return { values, value };
+      });
+    const lazy = () => (asked++, { dtype: 'f64', shapes: [[3], [7, 7]], flops: 42 });
+    expect(await call(lazy)).toEqual({ values: [2, 4, 6], value: 'extension' });
+    expect(asked).toBe(0); // nobody listened
+    const events = await providerEvents(() => call(lazy));
+    expect(asked).toBe(1);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kernel: 'extension', dtype: 'f64', shapes: [[3], [7, 7]], flops: 42, outcome: 'executed' });
+    // The object form still works, and a function that throws is the family's bug: the call fails with it, nothing leaks.
+    expect((await providerEvents(() => call({ shapes: [[9]] })))[0]).toMatchObject({ shapes: [[9]], flops: null });
+    const boom = new Error('facts failed');
+    await expect(providerEvents(() => call(() => { throw boom; }))).rejects.toBe(boom);
+    await expectCode(call(7), 'InvalidArgument');
     expect(b.bufferPoolStats().outstanding).toBe(0);
   });
 

@@ -18,9 +18,11 @@
 //   hop       la.* of a 1×1 matrix right after an n×n one (the worker asleep by then, as before
 //             each la call): admission, fresh outputs, waking the worker and being woken by it,
 //             the info check — the fixed cost of one call
-//   hop-hot   the same in a loop of 1×1 calls (worker and main thread awake), split as la is
+//   hop-hot   the same in a loop of 1×1 calls (worker and main thread awake), split as la is, and
+//             the promises one call makes
 // plus the buffer pool's hits/misses during the la calls, and both sides' OpenBLAS core/threads.
 // solve has one right-hand side, as the anchor's dgesv_.
+import { createHook } from 'node:async_hooks';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { loadavg } from 'node:os';
 import { startAnchorRunner } from './anchor/anchor-runner.mjs';
@@ -141,8 +143,17 @@ console.log(`n=${n} threads=${threads} reps=${reps}; OPENBLAS_CORETYPE=${process
     H.post.push(Number(s1 - task.time) / 1e3);
   }
   unsubscribe(DIAGNOSTICS_CHANNELS.task, onTask);
+  // Promises one call makes (an async_hooks init hook over 200 warm calls; the loop's own await not counted).
+  let promises = 0;
+  const hook = createHook({ init: (_id, type) => void (type === 'PROMISE' && promises++) });
+  hook.enable();
+  try {
+    for (let r = 0; r < 200; r++) dispose(await la.cholesky(a1));
+  } finally {
+    hook.disable();
+  }
   const m = (k) => median(H[k]).toFixed(1);
-  console.log(`hop-hot (la.cholesky of 1×1 in a loop, median µs of 350): ${m('all')} = before the post ${m('pre')} + start lag ${m('lag')} + kernel ${m('run')} + wake ${m('wake')} + after the answer ${m('post')}`);
+  console.log(`hop-hot (la.cholesky of 1×1 in a loop, median µs of 350): ${m('all')} = before the post ${m('pre')} + start lag ${m('lag')} + kernel ${m('run')} + wake ${m('wake')} + after the answer ${m('post')}; ${(promises / 200 - 1).toFixed(1)} promises a call`);
 }
 const statsBefore = backend.bufferPoolStats?.();
 for (const name of ops) {

@@ -18,6 +18,7 @@
  */
 import { type CpuExecutionContext, type CpuProviderOutcome, EXECUTED, type ExtensionKey, type KernelArgs, TenferroError, Unsupported, abiCodes, defineExtensionKey, defineKernel, kernelArgs, kernelWords } from '@tenferro/core';
 import type { BlasSession } from './gemm-provider.js';
+import type { BlasRuntime } from './runtime.js';
 import { ABI } from './native/binding.js';
 import type { BlasBinding } from './native/binding.js';
 
@@ -227,24 +228,38 @@ export function createLapackKernels(session: BlasSession, binding: BlasBinding):
     }
     return m;
   };
-  const call = (name: Op) =>
-    async (ctx: CpuExecutionContext, r: LapackRequest): Promise<CpuProviderOutcome> => {
-      const dtype = DTYPE[r.dtype];
-      if (dtype === undefined) return decline(name, `LAPACK ${name} takes f32, f64, c64 and c128, not ${r.dtype}`);
-      let count = 1;
-      for (let t = 0; t < r.batch.length; t++) count *= r.batch[t]!;
-      checkRequest(name, r, dtype, count);
-      const mx = Math.max(r.m, r.n), mn = Math.min(r.m, r.n);
-      // Every per-matrix array LAPACK indexes (and gesdd's complex workspace) within 32-bit integers.
-      if (mx * mx > INT_MAX || (name === 'svd' && 5 * mn * mn + 5 * mn + 2 * mx * mn > INT_MAX)) return decline(name, 'a matrix exceeds the 32-bit LAPACK integer');
-      // No await once the runtime is loaded (as the GEMM provider): the per-call path.
-      const runtime = session.loaded() ?? (await session.ensureLoaded(ctx));
-      const lacking = missing(name, dtype, r.flags.rOnly);
-      if (lacking.length > 0) return decline(name, `the loaded runtime (${runtime.label}) does not export ${lacking.map((s) => `${s}_`).join(', ')}`);
-      const threads = runtime.setsThreads ? (ctx.parallelMode === 'inner' ? Math.max(1, ctx.threadBudget) : 1) : 0;
-      await ctx.run(lapackKernel, pack(r, OP[name], dtype, threads));
+  /** The call on a loaded runtime: checks, then the kernel — one promise, no async frame (the per-call path). */
+  const run = (name: Op, ctx: CpuExecutionContext, r: LapackRequest, runtime: BlasRuntime, dtype: number): CpuProviderOutcome | Promise<CpuProviderOutcome> => {
+    const lacking = missing(name, dtype, r.flags.rOnly);
+    if (lacking.length > 0) return decline(name, `the loaded runtime (${runtime.label}) does not export ${lacking.map((s) => `${s}_`).join(', ')}`);
+    const threads = runtime.setsThreads ? (ctx.parallelMode === 'inner' ? Math.max(1, ctx.threadBudget) : 1) : 0;
+    return ctx.run(lapackKernel, pack(r, OP[name], dtype, threads)).then(() => {
       executed[name] = (executed[name] ?? 0) + 1;
       return EXECUTED;
+    });
+  };
+  /** The checks of one call, then the call (a throw is the caller's bug: InvalidArgument). */
+  const checked = (name: Op, ctx: CpuExecutionContext, r: LapackRequest): CpuProviderOutcome | Promise<CpuProviderOutcome> => {
+    const dtype = DTYPE[r.dtype];
+    if (dtype === undefined) return decline(name, `LAPACK ${name} takes f32, f64, c64 and c128, not ${r.dtype}`);
+    let count = 1;
+    for (let t = 0; t < r.batch.length; t++) count *= r.batch[t]!;
+    checkRequest(name, r, dtype, count);
+    const mx = Math.max(r.m, r.n), mn = Math.min(r.m, r.n);
+    // Every per-matrix array LAPACK indexes (and gesdd's complex workspace) within 32-bit integers.
+    if (mx * mx > INT_MAX || (name === 'svd' && 5 * mn * mn + 5 * mn + 2 * mx * mn > INT_MAX)) return decline(name, 'a matrix exceeds the 32-bit LAPACK integer');
+    // No promise of its own once the runtime is loaded (as the GEMM provider).
+    const loaded = session.loaded();
+    return loaded !== undefined ? run(name, ctx, r, loaded, dtype) : session.ensureLoaded(ctx).then((runtime) => run(name, ctx, r, runtime, dtype));
+  };
+  const call =
+    (name: Op) =>
+    (ctx: CpuExecutionContext, r: LapackRequest): CpuProviderOutcome | Promise<CpuProviderOutcome> => {
+      try {
+        return checked(name, ctx, r);
+      } catch (e) {
+        return Promise.reject(e); // a request that fails its checks: a rejection, as from an async kernel
+      }
     };
   return Object.freeze({
     name: 'LAPACK (provider-blas)',

@@ -165,14 +165,15 @@ export function holdOutput<D extends DType>(entry: CpuOperationEntry, dtype: D, 
 }
 
 /**
- * Whether an operation about to take fresh outputs of these sizes should first give the event
- * loop one turn (see {@link TURN_MIN_BYTES}): storage of dropped outputs may be waiting for its
- * finalizer there.
+ * Whether an operation about to take fresh outputs of these `[dtype, shape, element count]`
+ * should first give the event loop one turn (see {@link TURN_MIN_BYTES}): storage of dropped
+ * outputs may be waiting for its finalizer there.
  */
-export function outputsWantTurn(entry: CpuOperationEntry, outputs: readonly (readonly [DType, number])[]): boolean {
+export function outputsWantTurn(entry: CpuOperationEntry, outputs: readonly (readonly [DType, readonly number[], number])[]): boolean {
   if (entry.allocationDomain !== undefined) return false;
   const pool = entry.engine.bufferPool;
-  return outputs.some(([dtype, length]) => wantsTurn(pool, dtype, length));
+  for (let i = 0; i < outputs.length; i++) if (wantsTurn(pool, outputs[i]![0], outputs[i]![2])) return true;
+  return false;
 }
 
 /** One event-loop turn before the operation's post (queued asks wait until after it: `turnBeforePost`). */

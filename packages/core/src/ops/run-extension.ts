@@ -18,7 +18,7 @@ import { type CpuExtensionProvider, extensionCapabilities, extensionMode, valida
 import { enforcedThreadLimit } from '../provider/execution-capabilities.js';
 import type { ProviderSlot } from '../provider/cpu-providers.js';
 import type { CpuProviderBundle } from '../provider/provider-bundle.js';
-import { type CpuProviderOutcome, describeUnsupported } from '../provider/provider-outcome.js';
+import { type CpuProviderOutcome, EXECUTED, describeUnsupported } from '../provider/provider-outcome.js';
 import type { OperationRunner } from '../runtime/execution/admission.js';
 import type { CpuOperationEntry } from '../runtime/execution/operation-entry.js';
 import { DTYPE_INFO, type DType } from '../tensor/dtype.js';
@@ -50,6 +50,13 @@ export interface ExtensionRequest {
   readonly builtinOverwrites?: boolean;
 }
 
+/** What `tenferro:provider` says of one kernel call ({@link ExtensionKernelCall.facts}). */
+export interface ExtensionKernelFacts {
+  readonly dtype?: string;
+  readonly shapes?: readonly (readonly number[])[];
+  readonly flops?: number | null;
+}
+
 /** A built-in kernel of the family: core's fallback when the extension is absent, has no kernel for the call, or declined. */
 export interface ExtensionBuiltin {
   /** Its diagnostic name on `tenferro:provider` (`'tenferro built-in (Eigen)'`). */
@@ -69,8 +76,12 @@ export interface ExtensionKernelCall {
   readonly extension?: ((ctx: CpuExecutionContext) => CpuProviderOutcome | Promise<CpuProviderOutcome>) | undefined;
   /** The family's built-in kernel; without one a decline is `ProviderUnsupported`. */
   readonly builtin?: ExtensionBuiltin | undefined;
-  /** What `tenferro:provider` says of the call: dtype and shapes (default: the first output's dtype, every input's and output's shape), FLOPs (default null). */
-  readonly facts?: { readonly dtype?: string; readonly shapes?: readonly (readonly number[])[]; readonly flops?: number | null };
+  /**
+   * What `tenferro:provider` says of the call: dtype and shapes (default: the first output's dtype,
+   * every input's and output's shape), FLOPs (default null) — or a function that returns them,
+   * called only when `tenferro:provider` has subscribers (nothing is built per call otherwise).
+   */
+  readonly facts?: ExtensionKernelFacts | (() => ExtensionKernelFacts);
 }
 
 /** What ran for a kernel call: the extension's kernel, or the family's built-in. */
@@ -208,7 +219,7 @@ export function runExtensionOn<T, R>(
   }
 }
 
-async function runBody<T, R>(
+function runBody<T, R>(
   entry: CpuOperationEntry,
   ctx: CpuExecutionContext,
   slot: string,
@@ -220,23 +231,59 @@ async function runBody<T, R>(
   extension: T | undefined,
   body: (ctx: CpuExecutionContext, operation: ExtensionOperation<T>) => R | Promise<R>,
 ): Promise<ExtensionResult<R>> {
+  const run = () => runHeld(entry, ctx, slot, op, decision, specs, zeroed, inputs, extension, body);
   // Storage of dropped outputs may be waiting for its finalizer: one event-loop turn brings it home.
-  if (outputsWantTurn(entry, specs.map(([dtype, , length]) => [dtype, length] as const))) await eventLoopTurn();
+  try {
+    return outputsWantTurn(entry, specs) ? eventLoopTurn().then(run) : run();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** The outputs held, `body` run on them, the outputs handed over — or every one given back. One `then`, no async frame. */
+function runHeld<T, R>(
+  entry: CpuOperationEntry,
+  ctx: CpuExecutionContext,
+  slot: string,
+  op: string,
+  decision: Decision,
+  specs: readonly (readonly [DType, readonly number[], number])[],
+  zeroed: boolean,
+  inputs: readonly TensorDescriptor[],
+  extension: T | undefined,
+  body: (ctx: CpuExecutionContext, operation: ExtensionOperation<T>) => R | Promise<R>,
+): Promise<ExtensionResult<R>> {
   const outs: HeldOutput[] = [];
+  const giveBack = (e: unknown): never => {
+    for (const o of outs) o.fail();
+    throw e;
+  };
+  let running: R | Promise<R>;
   try {
     for (const [dtype, shape] of specs) outs.push(holdOutput(entry, dtype, shape, zeroed, op));
     const outputs = Object.freeze(outs.map((o) => o.descriptor));
     const kernel = (call: ExtensionKernelCall) => callKernel(entry, ctx, slot, op, decision, inputs, outputs, call);
-    const value = await body(ctx, Object.freeze({ inputs, outputs, extension, zeroed, kernel }));
-    return { outputs: outs.map((o) => o.finish()), value };
+    running = body(ctx, Object.freeze({ inputs, outputs, extension, zeroed, kernel }));
   } catch (e) {
     for (const o of outs) o.fail();
-    throw e;
+    return Promise.reject(e);
   }
+  return Promise.resolve(running).then((value) => {
+    try {
+      return { outputs: outs.map((o) => o.finish()), value };
+    } catch (e) {
+      return giveBack(e);
+    }
+  }, giveBack);
 }
 
-/** The kernel calls of one operation: the extension's (traced, guarded), then the built-in after a decline. */
-async function callKernel(
+/**
+ * The kernel calls of one operation: the extension's (traced, guarded), then the built-in after a
+ * decline. Promise chains rather than async frames: each await is a promise more per call (two
+ * while AsyncLocalStorage's hooks are on), and the event of `tenferro:provider` (with the call's
+ * facts) is built only when someone listens.
+ */
+function callKernel(
   entry: CpuOperationEntry,
   ctx: CpuExecutionContext,
   slot: string,
@@ -246,36 +293,41 @@ async function callKernel(
   outputs: readonly TensorDescriptor[],
   call: ExtensionKernelCall,
 ): Promise<ExtensionKernelRan> {
-  checkCall(call, op);
+  try {
+    checkCall(call, op);
+  } catch (e) {
+    return Promise.reject(e);
+  }
   const name = call.name ?? op;
-  const facts = factsOf(call, inputs, outputs);
-  if (call.extension !== undefined) {
-    const fn = call.extension;
-    // The one written-then-declined guard (ops/declined-guard.ts), on every output.
-    const marks = outputs.map((o) => guardMark(o, !decision.declinesBeforeWriting));
-    const outcome = await traced(
-      { op, slot, provider: decision.name, mode: decision.mode, threadLimit: decision.threadLimit, ...facts, kernel: 'extension', call: name },
-      () => extensionCall(entry, ctx, op, decision, fn, name),
-    );
+  const facts = () => factsOf(call, inputs, outputs);
+  const builtin = call.builtin;
+  if (call.extension === undefined) {
+    if (builtin === undefined) return Promise.reject(invalidArgument(op, 'call', 'an extension kernel or a built-in', call));
+    return runBuiltin(ctx, op, slot, decision, builtin, name, facts, undefined).then(ranBuiltin);
+  }
+  const fn = call.extension;
+  // The one written-then-declined guard (ops/declined-guard.ts), on every output.
+  const marks = decision.declinesBeforeWriting ? undefined : outputs.map((o) => guardMark(o, true));
+  const run = () => extensionCall(entry, ctx, op, decision, fn, name);
+  const traced = tracedCall(run, () => ({ op, slot, provider: decision.name, mode: decision.mode, threadLimit: decision.threadLimit, ...facts(), kernel: 'extension', call: name }));
+  return traced.then((outcome): ExtensionKernelRan | Promise<ExtensionKernelRan> => {
     if (outcome.executed) return 'extension';
-    for (let i = 0; i < outputs.length; i++) checkDeclined(outputs[i]!, marks[i], op, slot as ProviderSlot, { provider: decision.name, call: name, output: i });
-    if (call.builtin === undefined) {
+    for (let i = 0; i < outputs.length; i++) checkDeclined(outputs[i]!, marks?.[i], op, slot as ProviderSlot, { provider: decision.name, call: name, output: i });
+    if (builtin === undefined) {
       throw new TenferroError('ProviderUnsupported', `the ${decision.name} ${name} kernel reported unsupported: ${describeUnsupported(outcome.reason)}`, {
         op,
         detail: { slot, provider: decision.name, call: name, reason: outcome.reason },
       });
     }
     warnFallback(slot, decision.name, name, op, describeUnsupported(outcome.reason));
-    await runBuiltin(ctx, op, slot, decision, call.builtin, name, facts, { fallbackFrom: decision.name, fallbackReason: outcome.reason as ProviderDeclineReason });
-    return 'builtin';
-  }
-  if (call.builtin === undefined) throw invalidArgument(op, 'call', 'an extension kernel or a built-in', call);
-  await runBuiltin(ctx, op, slot, decision, call.builtin, name, facts, {});
-  return 'builtin';
+    return runBuiltin(ctx, op, slot, decision, builtin, name, facts, { fallbackFrom: decision.name, fallbackReason: outcome.reason as ProviderDeclineReason }).then(ranBuiltin);
+  });
 }
 
+const ranBuiltin = (): ExtensionKernelRan => 'builtin';
+
 /** The extension's kernel in the decided mode, on a context capped at its enforced thread limit; its own errors as `ProviderFailed`, a non-outcome too. */
-async function extensionCall(
+function extensionCall(
   entry: CpuOperationEntry,
   ctx: CpuExecutionContext,
   op: string,
@@ -283,61 +335,82 @@ async function extensionCall(
   fn: (ctx: CpuExecutionContext) => CpuProviderOutcome | Promise<CpuProviderOutcome>,
   name: string,
 ): Promise<CpuProviderOutcome> {
-  let outcome: unknown;
+  let running: CpuProviderOutcome | Promise<CpuProviderOutcome>;
   try {
     // An extension that starts threads on first use gets a context whose kernel tasks are never narrowed (#36).
     const spawns = decision.spawnsThreads;
-    outcome = await (!spawns && decision.mode === ctx.parallelMode && decision.threadLimit >= ctx.threadBudget ? fn(ctx) : entry.reuse(decision.mode, fn, op, decision.threadLimit, spawns));
+    running = !spawns && decision.mode === ctx.parallelMode && decision.threadLimit >= ctx.threadBudget ? fn(ctx) : entry.reuse(decision.mode, fn, op, decision.threadLimit, spawns);
   } catch (e) {
-    throw providerFailed(e, op, decision.name, name);
+    return Promise.reject(providerFailed(e, op, decision.name, name));
   }
-  if (typeof outcome !== 'object' || outcome === null || typeof (outcome as CpuProviderOutcome).executed !== 'boolean') {
-    throw new TenferroError('ProviderFailed', `the ${decision.name} ${name} kernel returned no outcome`, { op, detail: { provider: decision.name, call: name } });
-  }
-  return outcome as CpuProviderOutcome;
+  return Promise.resolve(running).then(
+    (outcome: unknown) => {
+      if (typeof outcome !== 'object' || outcome === null || typeof (outcome as CpuProviderOutcome).executed !== 'boolean') {
+        throw new TenferroError('ProviderFailed', `the ${decision.name} ${name} kernel returned no outcome`, { op, detail: { provider: decision.name, call: name } });
+      }
+      return outcome as CpuProviderOutcome;
+    },
+    (e: unknown) => {
+      throw providerFailed(e, op, decision.name, name);
+    },
+  );
 }
 
-async function runBuiltin(
+function runBuiltin(
   ctx: CpuExecutionContext,
   op: string,
   slot: string,
   decision: Decision,
   builtin: ExtensionBuiltin,
   name: string,
-  facts: Pick<ProviderEvent, 'dtype' | 'shapes' | 'flops'>,
-  fallback: { readonly fallbackFrom?: string; readonly fallbackReason?: ProviderDeclineReason },
+  facts: () => Pick<ProviderEvent, 'dtype' | 'shapes' | 'flops'>,
+  fallback: { readonly fallbackFrom: string; readonly fallbackReason: ProviderDeclineReason } | undefined,
 ): Promise<void> {
-  const outcome = await traced({ op, slot, provider: builtin.name, mode: decision.mode, threadLimit: ctx.threadBudget, ...facts, kernel: 'builtin', call: name, ...fallback }, async () => {
+  const run = (): Promise<CpuProviderOutcome> => {
     let value: unknown;
     try {
-      value = await builtin.run(ctx);
+      value = builtin.run(ctx);
     } catch (e) {
-      throw providerFailed(e, op, builtin.name, name);
+      return Promise.reject(providerFailed(e, op, builtin.name, name));
     }
-    const declined = typeof value === 'object' && value !== null && (value as CpuProviderOutcome).executed === false;
-    return declined ? (value as CpuProviderOutcome) : ({ executed: true } as CpuProviderOutcome);
+    return Promise.resolve(value).then(
+      (v) => (typeof v === 'object' && v !== null && (v as CpuProviderOutcome).executed === false ? (v as CpuProviderOutcome) : EXECUTED),
+      (e: unknown) => {
+        throw providerFailed(e, op, builtin.name, name);
+      },
+    );
+  };
+  return tracedCall(run, () => ({ op, slot, provider: builtin.name, mode: decision.mode, threadLimit: ctx.threadBudget, ...facts(), kernel: 'builtin', call: name, ...fallback })).then((outcome) => {
+    if (!outcome.executed) {
+      throw new TenferroError('ProviderUnsupported', `the built-in ${name} kernel reported unsupported: ${describeUnsupported(outcome.reason)}`, {
+        op,
+        detail: { slot, provider: builtin.name, call: name, reason: outcome.reason },
+      });
+    }
   });
-  if (!outcome.executed) {
-    throw new TenferroError('ProviderUnsupported', `the built-in ${name} kernel reported unsupported: ${describeUnsupported(outcome.reason)}`, {
-      op,
-      detail: { slot, provider: builtin.name, call: name, reason: outcome.reason },
-    });
-  }
 }
 
-/** `fn` as one `tenferro:provider` call when someone listens (its event completed with outcome, duration and decline reason), else `fn` alone. */
-function traced(fields: Omit<ExtensionProviderEvent, 'startTime'>, fn: () => Promise<CpuProviderOutcome>): Promise<CpuProviderOutcome> {
+/**
+ * `fn` as one `tenferro:provider` call when someone listens (its event, built by `fields` only
+ * then, completed with outcome, duration and decline reason), else `fn` alone.
+ */
+function tracedCall(fn: () => Promise<CpuProviderOutcome>, fields: () => Omit<ExtensionProviderEvent, 'startTime'>): Promise<CpuProviderOutcome> {
   const channel = providerTracing();
   if (!tracingActive(channel)) return fn();
-  const event: ExtensionProviderEvent = { ...fields, startTime: process.hrtime.bigint() };
+  let event: ExtensionProviderEvent;
+  try {
+    event = { ...fields(), startTime: process.hrtime.bigint() };
+  } catch (e) {
+    return Promise.reject(e); // a `facts` function of the family's that threw
+  }
   return traceAsync(
     channel,
     event,
-    async () => {
-      const outcome = await fn();
-      if (!outcome.executed) event.declineReason = outcome.reason as ProviderDeclineReason;
-      return outcome;
-    },
+    () =>
+      fn().then((outcome) => {
+        if (!outcome.executed) event.declineReason = outcome.reason as ProviderDeclineReason;
+        return outcome;
+      }),
     (outcome) => (outcome.executed ? 'executed' : 'declined'),
     'failed',
   );
@@ -350,7 +423,8 @@ function providerFailed(e: unknown, op: string, provider: string, call: string):
 
 /** The call's facts for `tenferro:provider`. */
 function factsOf(call: ExtensionKernelCall, inputs: readonly TensorDescriptor[], outputs: readonly TensorDescriptor[]): Pick<ProviderEvent, 'dtype' | 'shapes' | 'flops'> {
-  const f = call.facts;
+  const given = call.facts;
+  const f = typeof given === 'function' ? given() : given;
   return {
     dtype: f?.dtype ?? outputs[0]?.dtype ?? inputs[0]?.dtype ?? 'unknown',
     shapes: f?.shapes ?? [...inputs.map((d) => d.shape), ...outputs.map((d) => d.shape)],
@@ -452,8 +526,8 @@ function checkKey(key: unknown): void {
 /** The request, checked: known keys only, a name, tensors, `[dtype, shape]` outputs (with their element counts), a signal. */
 function checkRequest(request: unknown): { op: string; inputs: readonly Tensor[]; specs: readonly (readonly [DType, readonly number[], number])[] } {
   if (typeof request !== 'object' || request === null) throw invalidArgument(ENTRY, 'request', 'a request object { op, inputs, outputs, signal? }', request);
-  for (const k of Object.keys(request)) {
-    if (!REQUEST_KEYS.has(k)) throw invalidArgument(ENTRY, `request.${k}`, `one of ${[...REQUEST_KEYS].join(', ')}`, k);
+  for (const k in request) {
+    if (Object.hasOwn(request, k) && !REQUEST_KEYS.has(k)) throw invalidArgument(ENTRY, `request.${k}`, `one of ${[...REQUEST_KEYS].join(', ')}`, k);
   }
   const r = request as Record<string, unknown>;
   if (typeof r.op !== 'string' || r.op.trim() === '') throw invalidArgument(ENTRY, 'request.op', 'a non-empty operation name', r.op);
@@ -481,11 +555,15 @@ function checkRequest(request: unknown): { op: string; inputs: readonly Tensor[]
 
 function checkCall(call: unknown, op: string): void {
   if (typeof call !== 'object' || call === null) throw invalidArgument(op, 'call', 'a kernel call { name?, extension?, builtin?, facts? }', call);
-  for (const k of Object.keys(call)) if (!CALL_KEYS.has(k)) throw invalidArgument(op, `call.${k}`, `one of ${[...CALL_KEYS].join(', ')}`, k);
+  // `for…in` over a plain object: its own keys, without an array per call.
+  for (const k in call) if (Object.hasOwn(call, k) && !CALL_KEYS.has(k)) throw invalidArgument(op, `call.${k}`, `one of ${[...CALL_KEYS].join(', ')}`, k);
   const c = call as ExtensionKernelCall;
   if (c.name !== undefined && typeof c.name !== 'string') throw invalidArgument(op, 'call.name', 'a string', c.name);
   if (c.extension !== undefined && typeof c.extension !== 'function') throw invalidArgument(op, 'call.extension', 'a function (ctx) => outcome', c.extension);
   if (c.builtin !== undefined && (typeof c.builtin !== 'object' || c.builtin === null || typeof c.builtin.run !== 'function' || typeof c.builtin.name !== 'string')) {
     throw invalidArgument(op, 'call.builtin', 'a built-in { name, run(ctx) }', c.builtin);
+  }
+  if (c.facts !== undefined && typeof c.facts !== 'function' && (typeof c.facts !== 'object' || c.facts === null)) {
+    throw invalidArgument(op, 'call.facts', 'an object { dtype?, shapes?, flops? } or a function returning one', c.facts);
   }
 }

@@ -67,8 +67,20 @@ const WHAT: Readonly<Record<FailureCode, (info: number) => string>> = {
   NoConvergence: (i) => `the iteration did not converge (info ${i})`,
 };
 
-/** Run `plan` as operation `op` on `target`: one `runExtension` call. */
-export async function runLinalg<R = undefined>(target: LinalgTarget, op: string, signal: AbortSignal | undefined, plan: PrimitivePlan, host?: HostStep<R>): Promise<LinalgCall<R>> {
+/**
+ * Run `plan` as operation `op` on `target`: one `runExtension` call. Promise chains rather than
+ * async frames (each await is a promise more per call, two while AsyncLocalStorage's hooks are
+ * on); a synchronous throw becomes the rejection.
+ */
+export function runLinalg<R = undefined>(target: LinalgTarget, op: string, signal: AbortSignal | undefined, plan: PrimitivePlan, host?: HostStep<R>): Promise<LinalgCall<R>> {
+  try {
+    return runPlanned(target, op, signal, plan, host);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function runPlanned<R>(target: LinalgTarget, op: string, signal: AbortSignal | undefined, plan: PrimitivePlan, host: HostStep<R> | undefined): Promise<LinalgCall<R>> {
   const { dtype, m, n, batch, flags } = plan;
   const nb = count(batch);
   const specs = linalgOutputSpecs(plan.op, dtype, m, n, batch, flags);
@@ -79,16 +91,16 @@ export async function runLinalg<R = undefined>(target: LinalgTarget, op: string,
   const identityAt = plan.b === 'identity' ? outputs.length : -1;
   if (plan.b === 'identity') outputs.push([dtype, [m, m]]);
   const ownAt = outputs.length;
-  outputs.push(...(host?.outputs ?? []));
+  if (host !== undefined) outputs.push(...host.outputs);
   const rhs = plan.b !== undefined && plan.b !== 'identity';
-  const inputs = [plan.a, ...(rhs ? [plan.b as Tensor] : []), ...(plan.also ?? [])];
-  const { outputs: made, value } = await runExtension(
+  const inputs = rhs ? [plan.a, plan.b as Tensor, ...(plan.also ?? [])] : plan.also === undefined ? [plan.a] : [plan.a, ...plan.also];
+  return runExtension(
     target,
     linalgKernelsKey(),
     // The built-in kernels write every element of every output they are given (and the host steps
     // write theirs): with an extension that declares the same, nothing is zero-filled (R108).
     { op, inputs, outputs, signal, builtinOverwrites: true },
-    async (_ctx, { inputs: given, outputs: fresh, extension, kernel }) => {
+    (_ctx, { inputs: given, outputs: fresh, extension, kernel }) => {
       let next = 0;
       const out = specs.map((s) => (s === undefined ? undefined : fresh[next++]!));
       const infoWords = fresh[infoAt]!;
@@ -112,29 +124,32 @@ export async function runLinalg<R = undefined>(target: LinalgTarget, op: string,
         info,
       });
       const own = extension?.[plan.op];
-      await kernel({
+      return kernel({
         name: plan.op,
         extension: typeof own === 'function' ? (ctx) => own.call(extension, ctx, request) : undefined,
         builtin: { name: BUILTIN_KERNELS.name, run: (ctx) => BUILTIN_KERNELS[plan.op]!(ctx, request) },
-        facts: { dtype, shapes: [...given.slice(0, rhs ? 2 : 1).map((d) => d.shape), ...out.filter((d) => d !== undefined).map((d) => d.shape)] },
-      });
-      if (plan.failure !== undefined) {
-        for (let k = 0; k < nb; k++) {
-          if (info[k] !== 0) {
-            const where = batchIndex(batch, k);
-            throw new TenferroError(plan.failure, `${op}: batch ${k} [${where.join(', ')}]: ${WHAT[plan.failure](info[k]!)}`, { op, detail: { batchIndex: k, batch: where, info: info[k] } });
+        // Built only when tenferro:provider has subscribers.
+        facts: () => ({ dtype, shapes: [...given.slice(0, rhs ? 2 : 1).map((d) => d.shape), ...out.filter((d) => d !== undefined).map((d) => d.shape)] }),
+      }).then(() => {
+        if (plan.failure !== undefined) {
+          for (let k = 0; k < nb; k++) {
+            if (info[k] !== 0) {
+              const where = batchIndex(batch, k);
+              throw new TenferroError(plan.failure, `${op}: batch ${k} [${where.join(', ')}]: ${WHAT[plan.failure](info[k]!)}`, { op, detail: { batchIndex: k, batch: where, info: info[k] } });
+            }
           }
         }
-      }
-      // The output convention, once, after whichever kernel ran (batches that failed are left alone).
-      applyOutputConvention(request);
-      return host?.finish({ out, inputs: given, own: fresh.slice(ownAt), info }) as R;
+        // The output convention, once, after whichever kernel ran (batches that failed are left alone).
+        applyOutputConvention(request);
+        return host?.finish({ out, inputs: given, own: fresh.slice(ownAt), info }) as R;
+      });
     },
-  );
-  // The info words and the identity were the operation's own scratch: their storage goes back now.
-  made[infoAt]!.dispose();
-  if (identityAt >= 0) made[identityAt]!.dispose();
-  let next = 0;
-  const out = specs.map((s) => (s === undefined ? undefined : made[next++]!));
-  return { out, own: made.slice(ownAt), value };
+  ).then(({ outputs: made, value }) => {
+    // The info words and the identity were the operation's own scratch: their storage goes back now.
+    made[infoAt]!.dispose();
+    if (identityAt >= 0) made[identityAt]!.dispose();
+    let next = 0;
+    const out = specs.map((s) => (s === undefined ? undefined : made[next++]!));
+    return { out, own: made.slice(ownAt), value };
+  });
 }
