@@ -213,35 +213,25 @@ export function runExtensionOn<T, R>(
   // The one operation path (run-operation.ts): the inputs pinned before admission — one disposed
   // while the call waits keeps its storage until the call ends — admitted, unpinned on every exit.
   try {
-    return runOperation(site.runner, op, decision.mode, tensors, (entry, ctx) => runBody(entry, ctx, key.name, op, decision, specs, zeroed, inputs, extension, body), request.signal);
-  } catch (e) {
-    return Promise.reject(e);
-  }
-}
-
-function runBody<T, R>(
-  entry: CpuOperationEntry,
-  ctx: CpuExecutionContext,
-  slot: string,
-  op: string,
-  decision: Decision,
-  specs: readonly (readonly [DType, readonly number[], number])[],
-  zeroed: boolean,
-  inputs: readonly TensorDescriptor[],
-  extension: T | undefined,
-  body: (ctx: CpuExecutionContext, operation: ExtensionOperation<T>) => R | Promise<R>,
-): Promise<ExtensionResult<R>> {
-  const run = () => runHeld(entry, ctx, slot, op, decision, specs, zeroed, inputs, extension, body);
-  // Storage of dropped outputs may be waiting for its finalizer: one event-loop turn brings it home.
-  try {
-    return outputsWantTurn(entry, specs) ? eventLoopTurn().then(run) : run();
+    return runOperation(
+      site.runner,
+      op,
+      decision.mode,
+      tensors,
+      (entry, ctx) => {
+        const run = () => runBody(entry, ctx, key.name, op, decision, specs, zeroed, inputs, extension, body);
+        // Storage of dropped outputs may be waiting for its finalizer: one event-loop turn brings it home.
+        return outputsWantTurn(entry, specs) ? eventLoopTurn().then(run) : run();
+      },
+      request.signal,
+    );
   } catch (e) {
     return Promise.reject(e);
   }
 }
 
 /** The outputs held, `body` run on them, the outputs handed over — or every one given back. One `then`, no async frame. */
-function runHeld<T, R>(
+function runBody<T, R>(
   entry: CpuOperationEntry,
   ctx: CpuExecutionContext,
   slot: string,
