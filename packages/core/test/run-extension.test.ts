@@ -21,6 +21,7 @@ import {
   type ExtensionKey,
   type SharedTensorAllocationDomain,
   Tensor,
+  type TensorDescriptor,
   Unsupported,
   defineExtensionKey,
   ops,
@@ -292,6 +293,37 @@ describe('runExtension: outputs', () => {
     const partial = freshKey();
     const pb = bundleWith(b, partial, { name: 'p', executionCapabilities: () => WELL_BEHAVED });
     expect(await zeroedWith(pb, partial, true)).toBe(true);
+  });
+
+  it('scratch: pooled storage laid out as the outputs, never a tensor, back in the pool when the body settles — on success and on failure; a malformed scratch is InvalidArgument', async () => {
+    const b = await create({ threads: 1, providers: [] });
+    const key = freshKey();
+    let seen: readonly TensorDescriptor[] = [];
+    const retained = b.bufferPoolStats().buffers;
+    const { outputs, value } = await runExtension(b, key, { op: 'x', inputs: [], outputs: [['f64', [4]]], scratch: [['i32', [3]], ['f64', [2, 2]]] }, (_ctx, { outputs: out, scratch }) => {
+      seen = scratch;
+      expect(b.bufferPoolStats().outstanding).toBe(3); // the output and both scratch areas, held for the body
+      const words = new Int32Array(scratch[0]!.buffer, scratch[0]!.offset * 4, 3);
+      words.set([1, 2, 3]);
+      new Float64Array(out[0]!.buffer, out[0]!.offset * 8, 4).set([words[0]!, words[1]!, words[2]!, 9]);
+      return scratch.map((d) => [d.dtype, d.shape]);
+    });
+    expect(value).toEqual([['i32', [3]], ['f64', [2, 2]]]);
+    expect(seen.map((d) => d.strides)).toEqual([[1], [1, 2]]);
+    expect(outputs).toHaveLength(1); // only the outputs come back as tensors
+    expect(outputs[0]!.toArray()).toEqual([1, 2, 3, 9]);
+    // The scratch went back to the pool (retained for the next loan); the output is the caller's (out of the pool's count).
+    expect(b.bufferPoolStats()).toMatchObject({ outstanding: 0, buffers: retained + 2 });
+    outputs[0]!.dispose();
+    expect(b.bufferPoolStats().buffers).toBe(retained + 3);
+    await expect(runExtension(b, key, { op: 'x', inputs: [], outputs: [['f64', [4]]], scratch: [['i32', [3]]] }, () => Promise.reject(new Error('body failed')))).rejects.toThrow('body failed');
+    expect(b.bufferPoolStats().outstanding).toBe(0);
+    // No scratch asked: an empty list.
+    expect((await runExtension(b, key, { op: 'x', inputs: [], outputs: [] }, (_c, { scratch }) => scratch.length)).value).toBe(0);
+    // Checked as the outputs are, before anything runs.
+    for (const [scratch, code] of [[7, 'InvalidArgument'], [[['i32']], 'InvalidArgument'], [[['f64', [-1]]], 'InvalidArgument'], [[['i33', [1]]], 'UnsupportedDType']] as const) {
+      await expectCode(runExtension(b, key, { op: 'x', inputs: [], outputs: [], scratch: scratch as never }, () => 0), code);
+    }
   });
 
   it('a failing body gives every output back; an allocation domain gets its storage back too', async () => {

@@ -48,6 +48,12 @@ export interface ExtensionRequest {
    * extension's `overwritesOutputs` too, when one is installed. Default false: zeroed.
    */
   readonly builtinOverwrites?: boolean;
+  /**
+   * The operation's own scratch, as `[dtype, shape]`: pooled storage like the outputs (zeroed by
+   * the same rule), for the body and its kernels (a status word per batch item, an identity to solve
+   * against), never a tensor: it goes back to the pool when the body has settled, on every exit.
+   */
+  readonly scratch?: readonly (readonly [DType, readonly number[]])[];
 }
 
 /** What `tenferro:provider` says of one kernel call ({@link ExtensionKernelCall.facts}). */
@@ -96,6 +102,8 @@ export interface ExtensionOperation<T> {
   readonly inputs: readonly TensorDescriptor[];
   /** Dense column-major, each from its `offset` (its first 64-byte line from 256 bytes on), zeroed when `zeroed`. */
   readonly outputs: readonly TensorDescriptor[];
+  /** The request's scratch ({@link ExtensionRequest.scratch}), laid out as the outputs; back to the pool when the body settles. */
+  readonly scratch: readonly TensorDescriptor[];
   /** The bundle's extension under the key, validated for this domain; undefined when none is installed. */
   readonly extension: T | undefined;
   /** Whether the outputs were zero-filled (see {@link ExtensionRequest.builtinOverwrites}). */
@@ -176,7 +184,7 @@ type Verdict = { readonly ok: Decision } | { readonly refused: TenferroError };
 
 const verdicts = new WeakMap<CpuProviderBundle, Map<string, Verdict>>();
 
-const REQUEST_KEYS: ReadonlySet<string> = new Set(['op', 'inputs', 'outputs', 'signal', 'builtinOverwrites']);
+const REQUEST_KEYS: ReadonlySet<string> = new Set(['op', 'inputs', 'outputs', 'signal', 'builtinOverwrites', 'scratch']);
 const CALL_KEYS: ReadonlySet<string> = new Set(['name', 'extension', 'builtin', 'facts']);
 const ENTRY = 'runExtension';
 
@@ -193,12 +201,14 @@ export function runExtensionOn<T, R>(
   let op: string;
   let decision: Decision;
   let specs: readonly (readonly [DType, readonly number[], number])[];
+  let outCount: number;
   let tensors: readonly Tensor[];
   try {
     checkKey(key);
     const r = checkRequest(request);
     op = r.op;
     specs = r.specs;
+    outCount = r.outCount;
     tensors = r.inputs;
     if (typeof body !== 'function') throw invalidArgument(op, 'body', 'a function (ctx, operation) => …', body);
     for (let i = 0; i < r.inputs.length; i++) tensorInternals.check(r.inputs[i]!, op, `inputs[${i}]`);
@@ -219,7 +229,7 @@ export function runExtensionOn<T, R>(
       decision.mode,
       tensors,
       (entry, ctx) => {
-        const run = () => runBody(entry, ctx, key.name, op, decision, specs, zeroed, inputs, extension, body);
+        const run = () => runBody(entry, ctx, key.name, op, decision, specs, outCount, zeroed, inputs, extension, body);
         // Storage of dropped outputs may be waiting for its finalizer: one event-loop turn brings it home.
         return outputsWantTurn(entry, specs) ? eventLoopTurn().then(run) : run();
       },
@@ -230,7 +240,12 @@ export function runExtensionOn<T, R>(
   }
 }
 
-/** The outputs held, `body` run on them, the outputs handed over — or every one given back. One `then`, no async frame. */
+/**
+ * The outputs and the scratch held (`specs`: the first `outCount` are outputs), `body` run on
+ * them, the outputs handed over and the scratch given back — or every one given back. One `then`,
+ * no async frame. Storage given back when the body settles is not handed out again before the
+ * operation ends: the engine's pool serves only operations its permit admits.
+ */
 function runBody<T, R>(
   entry: CpuOperationEntry,
   ctx: CpuExecutionContext,
@@ -238,34 +253,42 @@ function runBody<T, R>(
   op: string,
   decision: Decision,
   specs: readonly (readonly [DType, readonly number[], number])[],
+  outCount: number,
   zeroed: boolean,
   inputs: readonly TensorDescriptor[],
   extension: T | undefined,
   body: (ctx: CpuExecutionContext, operation: ExtensionOperation<T>) => R | Promise<R>,
 ): Promise<ExtensionResult<R>> {
-  const outs: HeldOutput[] = [];
+  const held: HeldOutput[] = [];
   const giveBack = (e: unknown): never => {
-    for (const o of outs) o.fail();
+    for (const o of held) o.fail();
     throw e;
   };
   let running: R | Promise<R>;
   try {
-    for (const [dtype, shape] of specs) outs.push(holdOutput(entry, dtype, shape, zeroed, op));
-    const outputs = Object.freeze(outs.map((o) => o.descriptor));
+    for (const [dtype, shape] of specs) held.push(holdOutput(entry, dtype, shape, zeroed, op));
+    const all = held.map((o) => o.descriptor);
+    const outputs = Object.freeze(outCount === all.length ? all : all.slice(0, outCount));
+    const scratch = outCount === all.length ? NO_SCRATCH : Object.freeze(all.slice(outCount));
     const kernel = (call: ExtensionKernelCall) => callKernel(entry, ctx, slot, op, decision, inputs, outputs, call);
-    running = body(ctx, Object.freeze({ inputs, outputs, extension, zeroed, kernel }));
+    running = body(ctx, Object.freeze({ inputs, outputs, scratch, extension, zeroed, kernel }));
   } catch (e) {
-    for (const o of outs) o.fail();
+    for (const o of held) o.fail();
     return Promise.reject(e);
   }
   return Promise.resolve(running).then((value) => {
     try {
-      return { outputs: outs.map((o) => o.finish()), value };
+      const outputs: Tensor[] = [];
+      for (let i = 0; i < outCount; i++) outputs.push(held[i]!.finish());
+      for (let i = outCount; i < held.length; i++) held[i]!.fail(); // the scratch goes back
+      return { outputs, value };
     } catch (e) {
       return giveBack(e);
     }
   }, giveBack);
 }
+
+const NO_SCRATCH: readonly TensorDescriptor[] = Object.freeze([]);
 
 /**
  * The kernel calls of one operation: the extension's (traced, guarded), then the built-in after a
@@ -513,8 +536,8 @@ function checkKey(key: unknown): void {
   }
 }
 
-/** The request, checked: known keys only, a name, tensors, `[dtype, shape]` outputs (with their element counts), a signal. */
-function checkRequest(request: unknown): { op: string; inputs: readonly Tensor[]; specs: readonly (readonly [DType, readonly number[], number])[] } {
+/** The request, checked: known keys only, a name, tensors, `[dtype, shape]` outputs then scratch (with their element counts; the first `outCount` are outputs), a signal. */
+function checkRequest(request: unknown): { op: string; inputs: readonly Tensor[]; specs: readonly (readonly [DType, readonly number[], number])[]; outCount: number } {
   if (typeof request !== 'object' || request === null) throw invalidArgument(ENTRY, 'request', 'a request object { op, inputs, outputs, signal? }', request);
   for (const k in request) {
     if (Object.hasOwn(request, k) && !REQUEST_KEYS.has(k)) throw invalidArgument(ENTRY, `request.${k}`, `one of ${[...REQUEST_KEYS].join(', ')}`, k);
@@ -526,21 +549,27 @@ function checkRequest(request: unknown): { op: string; inputs: readonly Tensor[]
   const inputs = r.inputs as unknown[];
   for (let i = 0; i < inputs.length; i++) if (!Tensor.isTensor(inputs[i])) throw invalidArgument(op, `request.inputs[${i}]`, 'a Tensor', inputs[i]);
   if (!Array.isArray(r.outputs)) throw invalidArgument(op, 'request.outputs', 'an array of [dtype, shape]', r.outputs);
-  const specs = (r.outputs as unknown[]).map((o, i) => {
-    if (!Array.isArray(o) || o.length !== 2) throw invalidArgument(op, `request.outputs[${i}]`, 'a [dtype, shape] pair', o);
+  if (r.scratch !== undefined && !Array.isArray(r.scratch)) throw invalidArgument(op, 'request.scratch', 'an array of [dtype, shape]', r.scratch);
+  const outCount = r.outputs.length;
+  const specs: (readonly [DType, readonly number[], number])[] = [];
+  const spec = (o: unknown, param: string) => {
+    if (!Array.isArray(o) || o.length !== 2) throw invalidArgument(op, param, 'a [dtype, shape] pair', o);
     const [dtype, shape] = o as [unknown, unknown];
-    checkDType(dtype, op, `request.outputs[${i}][0]`);
-    checkShape(shape, op, `request.outputs[${i}][1]`);
+    checkDType(dtype, op, `${param}[0]`);
+    checkShape(shape, op, `${param}[1]`);
     const copy = Object.freeze([...shape]);
-    return Object.freeze([dtype, copy, elementCount(copy, op)] as const);
-  });
+    specs.push(Object.freeze([dtype, copy, elementCount(copy, op)] as const));
+  };
+  for (let i = 0; i < outCount; i++) spec(r.outputs[i], `request.outputs[${i}]`);
+  const scratch = (r.scratch ?? []) as unknown[];
+  for (let i = 0; i < scratch.length; i++) spec(scratch[i], `request.scratch[${i}]`);
   if (r.signal !== undefined && !(r.signal instanceof AbortSignal)) throw invalidArgument(op, 'request.signal', 'an AbortSignal', r.signal);
   if (r.builtinOverwrites !== undefined && typeof r.builtinOverwrites !== 'boolean') throw invalidArgument(op, 'request.builtinOverwrites', 'a boolean', r.builtinOverwrites);
   // Sizes in bytes are checked here too: an output too large for one buffer fails before admission.
   for (const [dtype, , length] of specs) {
-    if (length * DTYPE_INFO[dtype].bytes > Number.MAX_SAFE_INTEGER) throw invalidArgument(op, 'request.outputs', 'outputs of at most 2^53-1 bytes', length);
+    if (length * DTYPE_INFO[dtype].bytes > Number.MAX_SAFE_INTEGER) throw invalidArgument(op, 'request.outputs', 'outputs and scratch of at most 2^53-1 bytes each', length);
   }
-  return { op, inputs: inputs as Tensor[], specs };
+  return { op, inputs: inputs as Tensor[], specs, outCount };
 }
 
 function checkCall(call: unknown, op: string): void {

@@ -1,11 +1,12 @@
 /**
  * Every linalg operation is validation, a request, and ONE `runExtension` call (#35) — this file
- * is that call: the primitive's outputs (shapes from the output convention's one table), the info
- * words and the operation's own outputs made fresh by core; the bundle's `CpuLinalgKernels`
- * extension's kernel first and the built-in after a decline (core validates the extension for the
- * domain, decides the mode, pins the inputs, admits, traces each kernel call on `tenferro:provider`
- * and guards written-then-declined); a failing `info` as a typed error; the output convention after
- * whichever kernel ran; then the operation's host step on the results, inside the same operation.
+ * is that call: the primitive's outputs (shapes from the output convention's one table) and the
+ * operation's own outputs made fresh by core, the info words (and an identity) as its scratch; the
+ * bundle's `CpuLinalgKernels` extension's kernel first and the built-in after a decline (core
+ * validates the extension for the domain, decides the mode, pins the inputs, admits, traces each
+ * kernel call on `tenferro:provider` and guards written-then-declined); a failing `info` as a typed
+ * error; the output convention after whichever kernel ran; then the operation's host step on the
+ * results, inside the same operation.
  */
 import { type DType, type Tensor, type TensorDescriptor, TenferroError, runExtension } from '@tenferro/core';
 import { BUILTIN_KERNELS } from '../builtin.js';
@@ -86,12 +87,10 @@ function runPlanned<R>(target: LinalgTarget, op: string, signal: AbortSignal | u
   const specs = linalgOutputSpecs(plan.op, dtype, m, n, batch, flags);
   const outputs: (readonly [DType, readonly number[]])[] = [];
   for (const s of specs) if (s !== undefined) outputs.push(s);
-  const infoAt = outputs.length;
-  outputs.push(['i32', [nb]]);
-  const identityAt = plan.b === 'identity' ? outputs.length : -1;
-  if (plan.b === 'identity') outputs.push([dtype, [m, m]]);
   const ownAt = outputs.length;
   if (host !== undefined) outputs.push(...host.outputs);
+  // The info words and the identity: the operation's own scratch, back to the pool when it ends.
+  const scratch: (readonly [DType, readonly number[]])[] = plan.b === 'identity' ? [['i32', [nb]], [dtype, [m, m]]] : [['i32', [nb]]];
   const rhs = plan.b !== undefined && plan.b !== 'identity';
   const inputs = rhs ? [plan.a, plan.b as Tensor, ...(plan.also ?? [])] : plan.also === undefined ? [plan.a] : [plan.a, ...plan.also];
   return runExtension(
@@ -99,15 +98,15 @@ function runPlanned<R>(target: LinalgTarget, op: string, signal: AbortSignal | u
     linalgKernelsKey(),
     // The built-in kernels write every element of every output they are given (and the host steps
     // write theirs): with an extension that declares the same, nothing is zero-filled (R108).
-    { op, inputs, outputs, signal, builtinOverwrites: true },
-    (_ctx, { inputs: given, outputs: fresh, extension, kernel }) => {
+    { op, inputs, outputs, signal, builtinOverwrites: true, scratch },
+    (_ctx, { inputs: given, outputs: fresh, scratch: work, extension, kernel }) => {
       let next = 0;
       const out = specs.map((s) => (s === undefined ? undefined : fresh[next++]!));
-      const infoWords = fresh[infoAt]!;
+      const infoWords = work[0]!;
       const info = new Int32Array(infoWords.buffer, infoWords.offset * 4, nb).fill(0);
       let b: LinalgOperand | undefined;
-      if (identityAt >= 0) {
-        const eye = fresh[identityAt]!;
+      if (plan.b === 'identity') {
+        const eye = work[1]!;
         writeIdentity(eye, m);
         b = Object.freeze({ buffer: eye.buffer, offset: eye.offset, rowStride: 1, colStride: m, batchStrides: Object.freeze(batch.map(() => 0)) });
       } else if (rhs) b = operand(given[1]!);
@@ -123,10 +122,10 @@ function runPlanned<R>(target: LinalgTarget, op: string, signal: AbortSignal | u
         out: Object.freeze(out.map((d) => (d === undefined ? undefined : Object.freeze({ buffer: d.buffer, offset: d.offset, dtype: d.dtype as LinalgOutputDType, shape: d.shape })))),
         info,
       });
-      const own = extension?.[plan.op];
+      const kernelOf = extension?.[plan.op];
       return kernel({
         name: plan.op,
-        extension: typeof own === 'function' ? (ctx) => own.call(extension, ctx, request) : undefined,
+        extension: typeof kernelOf === 'function' ? (ctx) => kernelOf.call(extension, ctx, request) : undefined,
         builtin: { name: BUILTIN_KERNELS.name, run: (ctx) => BUILTIN_KERNELS[plan.op]!(ctx, request) },
         // Built only when tenferro:provider has subscribers.
         facts: () => ({ dtype, shapes: [...given.slice(0, rhs ? 2 : 1).map((d) => d.shape), ...out.filter((d) => d !== undefined).map((d) => d.shape)] }),
@@ -145,9 +144,6 @@ function runPlanned<R>(target: LinalgTarget, op: string, signal: AbortSignal | u
       });
     },
   ).then(({ outputs: made, value }) => {
-    // The info words and the identity were the operation's own scratch: their storage goes back now.
-    made[infoAt]!.dispose();
-    if (identityAt >= 0) made[identityAt]!.dispose();
     let next = 0;
     const out = specs.map((s) => (s === undefined ? undefined : made[next++]!));
     return { out, own: made.slice(ownAt), value };
