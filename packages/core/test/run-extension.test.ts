@@ -42,6 +42,9 @@ async function create(options: Parameters<typeof CpuBackend.create>[0]): Promise
   backends.push(b);
   return b;
 }
+/** One 1-thread backend with no providers, shared by the tests that need nothing else of it. */
+let shared: Promise<CpuBackend> | undefined;
+const oneThread = (): Promise<CpuBackend> => (shared ??= create({ threads: 1, providers: [] }));
 async function external(id: number, executor: CpuDomainExecutor, budget: number): Promise<CpuBackend> {
   const b = await CpuBackend.fromExternalDomains({ defaultDomain: id, domains: [ExternalCpuDomain.callerManaged(id, executor, budget)] });
   backends.push(b);
@@ -296,7 +299,7 @@ describe('runExtension: outputs', () => {
   });
 
   it('scratch: pooled storage laid out as the outputs, never a tensor, back in the pool when the body settles — on success and on failure; a malformed scratch is InvalidArgument', async () => {
-    const b = await create({ threads: 1, providers: [] });
+    const b = await oneThread();
     const key = freshKey();
     let seen: readonly TensorDescriptor[] = [];
     const retained = b.bufferPoolStats().buffers;
@@ -421,7 +424,7 @@ describe('runExtension: kernel calls on tenferro:provider', () => {
 
   it('facts given as a function are asked only while tenferro:provider has subscribers; one that throws fails the call and gives the outputs back; a non-object is InvalidArgument', async () => {
     const key = freshKey();
-    const b = bundleWith(await create({ threads: 1, providers: [] }), key, { name: 'mine', executionCapabilities: () => WELL_BEHAVED, twice: (_c, x, out) => (out.set(x.map((v) => 2 * v)), EXECUTED) });
+    const b = bundleWith(await oneThread(), key, { name: 'mine', executionCapabilities: () => WELL_BEHAVED, twice: (_c, x, out) => (out.set(x.map((v) => 2 * v)), EXECUTED) });
     let asked = 0;
     const call = (facts: unknown) =>
       runExtension(b, key, { op: 'test.facts', inputs: [], outputs: [['f64', [3]]] }, (_ctx, { outputs, extension, kernel }) => {
