@@ -228,7 +228,7 @@ export function createLapackKernels(session: BlasSession, binding: BlasBinding):
     }
     return m;
   };
-  /** The call on a loaded runtime: checks, then the kernel — one promise, no async frame (the per-call path). */
+  /** The call on a loaded runtime: the routines it needs looked up, then the kernel — one promise, no async frame (the per-call path). */
   const run = (name: Op, ctx: CpuExecutionContext, r: LapackRequest, runtime: BlasRuntime, dtype: number): CpuProviderOutcome | Promise<CpuProviderOutcome> => {
     const lacking = missing(name, dtype, r.flags.rOnly);
     if (lacking.length > 0) return decline(name, `the loaded runtime (${runtime.label}) does not export ${lacking.map((s) => `${s}_`).join(', ')}`);
