@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const GROUND = new Set(['errors', 'topology', 'tensor', 'buffer', 'arbiter', 'extension', 'util', 'diagnostics']);
-const ENTRY_DIRS = new Set(['testing', 'piscina']);
+const ENTRY_DIRS = new Set(['testing', 'piscina', 'kernel']);
 const RUNTIME_ORDER = ['workers', 'executors', 'engine', 'execution'];
 
 /** The layer of a core source file (path relative to `src/`), with its rank and, in runtime, its floor. */
@@ -199,7 +199,7 @@ export function findCycles(graph) {
 
 /** Provider packages reach core only through its public entry points (no deep or private imports). */
 export function checkProviderImports({ packagesDir }) {
-  const allowed = new Set(['@tenferro/core', '@tenferro/core/testing', '@tenferro/os']);
+  const allowed = new Set(['@tenferro/core', '@tenferro/core/kernel', '@tenferro/core/testing', '@tenferro/os']);
   const violations = [];
   for (const pkg of readdirSync(packagesDir)) {
     if (!pkg.startsWith('provider-') && pkg !== 'linalg') continue;

@@ -20,6 +20,7 @@ const typesNode = dirname(createRequire(join(packages, 'core', 'package.json')).
 const entryPoints = [
   '@tenferro/core',
   '@tenferro/core/testing',
+  '@tenferro/core/kernel',
   '@tenferro/os',
   '@tenferro/provider-faer',
   '@tenferro/provider-blas',

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type * as Core from '../src/index.js';
+import type * as Kernel from '../src/kernel/index.js';
 import type * as Piscina from '../src/piscina/index.js';
 import type * as Testing from '../src/testing/index.js';
 
@@ -42,6 +43,13 @@ const TESTING_VALUES = [
 ] as const;
 const TESTING_TYPES = ['ForgedCallObservation', 'ForgingGemmProvider', 'ProviderConformanceCase', 'ProviderConformanceOptions', 'RandomViewOptions', 'TensorPrimitivesConformanceOptions'] as const;
 const PISCINA_VALUES = ['PiscinaDomainExecutor'] as const;
+const KERNEL_VALUES = [
+  'ABORT_CLOSED', 'ABORT_SIGNALLED', 'KERNEL_ARGS_MAX_BUFFERS', 'KERNEL_ARGS_MAX_WORDS', 'abiCodes', 'abiHash', 'defineAddon', 'isKernelArgs', 'kernelArgs', 'kernelWords', 'loadAddon',
+] as const;
+const KERNEL_TYPES = [
+  'AddonAdvice', 'AddonAvailable', 'AddonDescription', 'AddonFailure', 'AddonIsaInfo', 'AddonLoad', 'AddonUnavailable', 'DefineAddonOptions', 'DefinedAddon', 'DefinedAddonAvailable',
+  'DefinedAddonLoad', 'DefinedAddonUnavailable', 'KernelArgs', 'KernelFunction', 'KernelTaskInfo', 'LoadAddonOptions',
+] as const;
 const PISCINA_TYPES = ['PiscinaPoolLike'] as const;
 
 /** The names an entry file exports, split by `export { … }` and `export type { … }` (as written, `as` renames honoured). */
@@ -68,6 +76,7 @@ describe('public API of @tenferro/core', () => {
     ['../src/index.ts', CORE_VALUES, CORE_TYPES],
     ['../src/testing/index.ts', TESTING_VALUES, TESTING_TYPES],
     ['../src/piscina/index.ts', PISCINA_VALUES, PISCINA_TYPES],
+    ['../src/kernel/index.ts', KERNEL_VALUES, KERNEL_TYPES],
   ] as const)('%s exports exactly the pinned names', (file, values, types) => {
     const declared = declaredExports(file);
     expect(declared.values).toEqual(sorted(values));
@@ -78,6 +87,14 @@ describe('public API of @tenferro/core', () => {
     expect(Object.keys(await import('../src/index.js')).sort()).toEqual(sorted(CORE_VALUES));
     expect(Object.keys(await import('../src/testing/index.js')).sort()).toEqual(sorted(TESTING_VALUES));
     expect(Object.keys(await import('../src/piscina/index.js')).sort()).toEqual(sorted(PISCINA_VALUES));
+    expect(Object.keys(await import('../src/kernel/index.js')).sort()).toEqual(sorted(KERNEL_VALUES));
+  });
+
+  it('@tenferro/core/kernel is a part of @tenferro/core: the same values, the same types', async () => {
+    const core = (await import('../src/index.js')) as Record<string, unknown>;
+    const kernel = (await import('../src/kernel/index.js')) as Record<string, unknown>;
+    for (const name of KERNEL_VALUES) expect(kernel[name], name).toBe(core[name]);
+    expect(CORE_TYPES).toEqual(expect.arrayContaining([...KERNEL_TYPES]));
   });
 
   it('the type checker agrees on the value exports', () => {
@@ -90,6 +107,7 @@ describe('public API of @tenferro/core', () => {
     expectTypeOf<keyof typeof Core>().toEqualTypeOf<(typeof CORE_VALUES)[number]>();
     expectTypeOf<keyof typeof Testing>().toEqualTypeOf<(typeof TESTING_VALUES)[number]>();
     expectTypeOf<keyof typeof Piscina>().toEqualTypeOf<(typeof PISCINA_VALUES)[number]>();
+    expectTypeOf<keyof typeof Kernel>().toEqualTypeOf<(typeof KERNEL_VALUES)[number]>();
   });
 
   it('CpuExecSession has exactly the pinned methods', async () => {
@@ -106,6 +124,6 @@ describe('public API of @tenferro/core', () => {
 
   it('no runtime internals are reachable through the package exports map', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { exports: Record<string, unknown> };
-    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './package.json', './piscina', './testing']);
+    expect(Object.keys(pkg.exports).sort()).toEqual(['.', './kernel', './package.json', './piscina', './testing']);
   });
 });

@@ -1,5 +1,5 @@
 // src/native/binding.ts — the addon's exports, typed, and the codes of the shared table
-import { abiCodes } from '@tenferro/core';
+import { abiCodes } from '@tenferro/core/kernel';
 import { ABI } from '../../native/src/abi.mjs';
 
 export { ABI };

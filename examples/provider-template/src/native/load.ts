@@ -1,5 +1,5 @@
 // src/native/load.ts — the addon, defined once: nothing loads at import, load() once per realm
-import { defineAddon } from '@tenferro/core';
+import { defineAddon } from '@tenferro/core/kernel';
 import { ABI, type XBinding } from './binding.js';
 
 export const xAddon = defineAddon<XBinding>({

@@ -1,5 +1,5 @@
 /** The addon's exports (native/src/addon.cc) and the layout of its task words. */
-import { abiCodes } from '@tenferro/core';
+import { abiCodes } from '@tenferro/core/kernel';
 import { ABI } from '../../native/src/abi.mjs';
 
 export { ABI };

@@ -1,5 +1,5 @@
 /** The built-in kernels' addon through `defineAddon` (#40): nothing loads at import; `loadLinalg()` loads it once per realm. */
-import { defineAddon } from '@tenferro/core';
+import { defineAddon } from '@tenferro/core/kernel';
 import { ABI, type LinalgBinding, W } from './binding.js';
 
 /** `1` makes the addon unavailable (to test fallbacks). */

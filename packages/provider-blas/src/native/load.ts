@@ -1,5 +1,5 @@
 /** The addon through `defineAddon` (#40), loaded on the first `loadBlas()` of each realm. It links no BLAS: `binding.load()` dlopen()s one later, on an engine worker (src/kernels/gemm.ts). */
-import { defineAddon } from '@tenferro/core';
+import { defineAddon } from '@tenferro/core/kernel';
 import { APT_INSTALL_LINE } from '../../scripts/detect-blas.mjs';
 import { addonOverride } from './addon-path.js';
 import { ABI, type BlasBinding } from './binding.js';

@@ -9,7 +9,8 @@
  * viewed as Float32Array / Float64Array over the whole buffer (views cached per buffer); the addon receives their data pointers (napi_get_typedarray_info works for views over
  * a SharedArrayBuffer) and bounds-checks every index the request reaches against these views.
  */
-import { type CpuGemmRequest, type KernelArgs, kernelArgs, kernelWords, type Scalar } from '@tenferro/core';
+import type { CpuGemmRequest, Scalar } from '@tenferro/core';
+import { type KernelArgs, kernelArgs, kernelWords } from '@tenferro/core/kernel';
 import { DESC, DTYPE_CODE, GemmStatus, type GemmStatusName, gemmStatusName } from '../native/binding.js';
 import { loadFaer } from '../native/load.js';
 

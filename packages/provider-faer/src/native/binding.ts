@@ -6,7 +6,7 @@
  * except after `Aborted`) and bounds-checks every index the request reaches against the arrays
  * it is given.
  */
-import { abiCodes } from '@tenferro/core';
+import { abiCodes } from '@tenferro/core/kernel';
 import { ABI } from '../../native/src/abi.mjs';
 
 export { ABI };

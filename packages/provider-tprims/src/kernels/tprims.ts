@@ -5,7 +5,7 @@
  * with no structured clone. Each buffer is viewed as one Uint8Array (cached per buffer); the addon
  * bounds-checks every element the task reaches against these views.
  */
-import { type KernelArgs, kernelArgs } from '@tenferro/core';
+import { type KernelArgs, kernelArgs } from '@tenferro/core/kernel';
 import { statusName, TprimsStatus } from '../native/binding.js';
 import { loadTprims } from '../native/load.js';
 

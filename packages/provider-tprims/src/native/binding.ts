@@ -5,7 +5,7 @@
  * No function throws. `run` returns a status code (0 = done; nothing is written otherwise) and
  * bounds-checks every element the task reaches against the byte arrays it is given.
  */
-import { abiCodes } from '@tenferro/core';
+import { abiCodes } from '@tenferro/core/kernel';
 import { ABI } from '../../native/src/abi.mjs';
 
 export { ABI };

@@ -1,5 +1,5 @@
 /** The native addon through `defineAddon` (#40): nothing loads at import; `loadTprims()` loads it once per realm. */
-import { defineAddon } from '@tenferro/core';
+import { defineAddon } from '@tenferro/core/kernel';
 import { ABI, DESC, type NativeInfo, type TprimsBinding } from './binding.js';
 
 /** `1` makes the addon unavailable (to test fallbacks). */
