@@ -3,10 +3,8 @@ import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_SIZES } from './bench/bench-plan.js';
 import { parseSizes, parseThreads } from './bench/bench-options.js';
 import type { CliIo } from './cli-io.js';
-import { benchCommand, type BenchCommandOptions } from './commands/bench.js';
-import { infoCommand } from './commands/info.js';
-import { censusCommand } from './commands/census.js';
-import { describeError, EXIT } from './exit-codes.js';
+import type { BenchCommandOptions } from './commands/bench.js';
+import { EXIT } from './exit-codes.js';
 
 function cliVersion(): string {
   return String((createRequire(import.meta.url)('../package.json') as { version?: string }).version ?? '0.0.0');
@@ -15,7 +13,8 @@ function cliVersion(): string {
 /**
  * The `tenferro` program (commander). Help and the version go to stdout; usage errors to stderr
  * as `tenferro: <message>`, followed by a hint. Nothing exits the process: `run` maps outcomes to
- * exit codes.
+ * exit codes. A command's module (and with it `@tenferro/core`) is imported when the command runs:
+ * `--help`, `--version` and usage errors load commander and this file only.
  */
 export function createProgram(io: CliIo): Command {
   const program = new Command('tenferro')
@@ -37,7 +36,9 @@ export function createProgram(io: CliIo): Command {
     .description('what tenferro sees: affinity, online CPUs, capacity, NUMA nodes, providers, the default backend')
     .option('--json', 'print one JSON object (schema tenferro.info/2; with --census, tenferro.census/1)')
     .option('--census', 'list every thread of the process with its CPU mask and owner, after one GEMM per available kind, flagging threads outside their domain')
-    .action(async (options: { json?: boolean; census?: boolean }) => (options.census === true ? censusCommand(options, io) : infoCommand(options, io)));
+    .action(async (options: { json?: boolean; census?: boolean }) =>
+      options.census === true ? (await import('./commands/census.js')).censusCommand(options, io) : (await import('./commands/info.js')).infoCommand(options, io),
+    );
 
   program
     .command('bench')
@@ -47,7 +48,7 @@ export function createProgram(io: CliIo): Command {
     .option('--threads <n>', 'threads for every provider (default: TENFERRO_NUM_THREADS, else the usable CPUs)', parseThreads)
     .option('--json', 'print one JSON object (schema tenferro.bench/1) instead of the table')
     .option('--svg <file>', 'also write an SVG chart of GFLOP/s against n')
-    .action(async (options: BenchCommandOptions) => benchCommand(options, io));
+    .action(async (options: BenchCommandOptions) => (await import('./commands/bench.js')).benchCommand(options, io));
 
   return program;
 }
@@ -64,7 +65,7 @@ export async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return io.exitCode;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
-    io.stderr.write(`${describeError(e)}\n`);
+    io.stderr.write(`${(await import('./describe-error.js')).describeError(e)}\n`);
     return EXIT.failure;
   }
 }

@@ -1,6 +1,6 @@
 import { CpuBackend, type CpuProviderPackage, TenferroError, Tensor } from '@tenferro/core';
 import { KNOWN_PACKAGES } from '../known-packages.js';
-import { isUserInputError } from '../exit-codes.js';
+import { isUserInputError } from '../describe-error.js';
 import type { LoadedPackage } from '../installed-providers.js';
 import { gflopsOf } from './bench-report.js';
 import { notMeasured, type SeriesRunner } from './series-runner.js';

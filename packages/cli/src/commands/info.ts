@@ -17,7 +17,8 @@ import { loadOs } from '@tenferro/os';
 import { KNOWN_PACKAGES } from '../known-packages.js';
 import { type InstalledPackage, type LoadedPackage, loadInstalledProviders } from '../installed-providers.js';
 import type { CliIo } from '../cli-io.js';
-import { EXIT, isUserInputError } from '../exit-codes.js';
+import { isUserInputError } from '../describe-error.js';
+import { EXIT } from '../exit-codes.js';
 import { makeStyle, styleFor, type Style } from '../style.js';
 import { describeOwner } from './census.js';
 
