@@ -654,14 +654,38 @@ struct Runner {
   template <typename W>
   bool svd_in(int64_t b, const Mat& a0, bool verify) {
     using WMat = Eigen::Matrix<W, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
-    const Idx m = j.m, n = j.n, k = std::min(m, n);
     const bool vec = (j.flags & kFlagVectors) != 0, full = (j.flags & kFlagFull) != 0;
-    WMat a = a0.template cast<W>();
-    int opts = (vec || verify) ? (full ? (Eigen::ComputeFullU | Eigen::ComputeFullV) : (Eigen::ComputeThinU | Eigen::ComputeThinV)) : 0;
-    // A retry in a wider type (W ≠ S) only ever factors fewer than kJacobiColumns columns, which
-    // BDCSVD hands to JacobiSVD as it is: JacobiSVD directly, the same factorisation without
-    // BDCSVD's divide-and-conquer instantiated for W (#39: build time).
-    std::conditional_t<std::is_same_v<W, S>, Eigen::BDCSVD<WMat>, Eigen::JacobiSVD<WMat>> f(a, opts);
+    const int opts = (vec || verify) ? (full ? (Eigen::ComputeFullU | Eigen::ComputeFullV) : (Eigen::ComputeThinU | Eigen::ComputeThinV)) : 0;
+    if constexpr (std::is_same_v<W, S>) {
+      // Eigen's BDCSVD, kept on this thread between calls as eigh's solver is: a call of the same
+      // shape and options reuses its members (U, V, the divide-and-conquer's matrices and workspace,
+      // ~5·n² scalars) instead of fresh, zeroed pages — on a VM where a fresh 4 KiB page costs ~10 µs
+      // they were a fifth of an n = 256 f64 call. Released when what it keeps (m² + n² + 6·k²
+      // scalars at most) passes kRetainBytes, and after a failure (Eigen resets info() only when the
+      // shape or the options change).
+      static thread_local Eigen::BDCSVD<WMat> f;
+      f.compute(a0, opts);
+      const bool ok = svd_out(b, a0, f, verify);
+      const double m = static_cast<double>(j.m), n = static_cast<double>(j.n), k = std::min(m, n);  // no overflow
+      if (f.info() != Eigen::Success || (m * m + n * n + 6 * k * k) * sizeof(S) > static_cast<double>(kRetainBytes)) f = Eigen::BDCSVD<WMat>();
+      return ok;
+    } else {
+      // A retry in a wider type (W ≠ S) only ever factors fewer than kJacobiColumns columns, which
+      // BDCSVD hands to JacobiSVD as it is: JacobiSVD directly, the same factorisation without
+      // BDCSVD's divide-and-conquer instantiated for W (#39: build time).
+      const WMat a = a0.template cast<W>();
+      Eigen::JacobiSVD<WMat> f(a, opts);
+      return svd_out(b, a, f, verify);
+    }
+  }
+
+  // svd_in's outputs from the factorisation `f` of `a` (type W): false, writing nothing, when
+  // `verify` is set and the factorisation fails the checks above.
+  template <typename W, typename F>
+  bool svd_out(int64_t b, const Eigen::Matrix<W, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>& a, const F& f, bool verify) {
+    using WMat = Eigen::Matrix<W, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+    const Idx m = j.m, n = j.n, k = std::min(m, n);
+    const bool vec = (j.flags & kFlagVectors) != 0;
     if (f.info() != Eigen::Success) {
       if (verify) return false;
       j.info[b] = 1;
