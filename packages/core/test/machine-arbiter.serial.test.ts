@@ -147,6 +147,25 @@ describe('one machine arbiter for the processes that join it (#41)', () => {
     expect(r.admittedAt as number).toBeGreaterThanOrEqual(killedAt);
   });
 
+  it('a process out of file descriptors never reaps a live holder (its /proc entry unreadable is not its death)', async () => {
+    const name = freshName();
+    const dir = freshDir();
+    const holder = startChild({ dir, id: 'h', mode: 'hold' }, name);
+    holder.done.catch(() => {}); // it is killed
+    try {
+      await appears(join(dir, 'held-h'));
+      const r = await startChild({ dir, id: 's', mode: 'starved' }, name).done;
+      type Census = { joined: number; processes: { pid: number }[] };
+      expect(r.openError).toBe('EMFILE');
+      for (const c of [r.starved, r.after] as Census[]) {
+        expect(c.joined).toBe(2);
+        expect(c.processes.map((p) => p.pid)).toEqual([holder.proc.pid]);
+      }
+    } finally {
+      holder.proc.kill('SIGKILL');
+    }
+  });
+
   it("a process killed while it holds the segment's lock (EOWNERDEAD): the next process to lock repairs the state and the arbiter goes on", { timeout: 60_000 }, async () => {
     // A churning process spends much of its time inside the lock: kill churners until a kill lands
     // there (the observer then reports a repair), at most 40 times.

@@ -151,17 +151,29 @@ uint64_t now_ms() {
 
 long futex(uint32_t* addr, int op, uint32_t val, const timespec* ts) { return syscall(SYS_futex, addr, op, val, ts, nullptr, 0); }
 
-/** State char and start time of `pid` (false when it has no /proc entry). */
-bool read_stat(int32_t pid, char* state, uint64_t* start) {
+/**
+ * State char and start time of `pid`: false when they could not be read, and then `*gone` says
+ * whether that is because the process is gone (no /proc entry: ENOENT on open, ESRCH or nothing to
+ * read) rather than a failure of this process (EMFILE, ENFILE, ENOMEM, EINTR, …).
+ */
+bool read_stat(int32_t pid, char* state, uint64_t* start, bool* gone) {
+  *gone = false;
   char path[64];
   if (pid <= 0) std::snprintf(path, sizeof path, "/proc/self/stat");
   else std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
   const int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  if (fd < 0) {
+    *gone = errno == ENOENT || errno == ESRCH;
+    return false;
+  }
   char buf[1024];
   const ssize_t n = read(fd, buf, sizeof buf - 1);
+  const int readErrno = errno;
   close(fd);
-  if (n <= 0) return false;
+  if (n <= 0) {
+    *gone = n == 0 || readErrno == ESRCH;
+    return false;
+  }
   buf[n] = 0;
   const char* p = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
   if (p == nullptr || p[1] != ' ') return false;
@@ -177,11 +189,17 @@ bool read_stat(int32_t pid, char* state, uint64_t* start) {
   return true;
 }
 
-/** The process (pid, start time) still runs: not gone, not a zombie, not a recycled pid. */
+/**
+ * The process (pid, start time) still runs: not gone, not a zombie, not a recycled pid. When its
+ * /proc entry cannot be read for a reason of this process's own (out of file descriptors), it counts
+ * as alive: reaping a live holder would admit a conflicting permit; a dead one is reaped by the next
+ * check that can read.
+ */
 bool alive(int32_t pid, uint64_t start) {
   char state = 0;
   uint64_t s = 0;
-  if (!read_stat(pid, &state, &s)) return false;
+  bool gone = false;
+  if (!read_stat(pid, &state, &s, &gone)) return !gone;
   if (state == 'Z' || state == 'X' || state == 'x') return false;
   return s == start;
 }
@@ -766,7 +784,8 @@ JoinResult join(const std::string& name, bool group) {
   }
   char state = 0;
   uint64_t start = 0;
-  if (!read_stat(0, &state, &start)) {
+  bool gone = false;
+  if (!read_stat(0, &state, &start, &gone)) {
     munmap(seg, sizeof(Segment));
     return fail("open-failed", "cannot read /proc/self/stat (the process start time)");
   }
