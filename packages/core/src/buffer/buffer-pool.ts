@@ -5,6 +5,7 @@ import type { StorageHome } from '../tensor/tensor-storage.js';
 import type { PoolLimit, PoolLimitListener } from './pool-limit.js';
 import { poolChannel, publishPool } from '../diagnostics/channels.js';
 import { alignmentSkip, allocateStorage, paddedBytes } from './storage-alignment.js';
+import { RunningTotal } from '../util/running-total.js';
 import { SmallSet } from '../util/small-set.js';
 import { CollectedStore } from './collected-store.js';
 import { SlabCarver, type StorageBlock, carvable, isSlab, wholeBlock } from './storage-slab.js';
@@ -163,7 +164,8 @@ export class BufferPool implements PoolLimitListener, StorageHome {
   #misses = 0;
   #returnedByDispose = 0;
   #returnedByCollection = 0;
-  #detachedSinceNudge = 0;
+  /** Bytes given away as fresh outputs since the last nudge: past 2^31 in a disposing loop, which never nudges (see RunningTotal). */
+  readonly #detachedSinceNudge = new RunningTotal();
   #nudgeBackoff = 1;
   #returnedAtNudge = -1;
   #missesSinceFullAsk = 0;
@@ -282,12 +284,12 @@ export class BufferPool implements PoolLimitListener, StorageHome {
 
   /** Give a loan away for good (as a fresh output's storage): no longer outstanding, never retained; a later release is a no-op. */
   detach(loan: BufferLoan): void {
-    if (this.#outstanding.delete(loan)) this.#detachedSinceNudge += loan.blockBytes;
+    if (this.#outstanding.delete(loan)) this.#detachedSinceNudge.add(loan.blockBytes);
   }
 
   /** Bytes of storage given away as fresh outputs since the last {@link nudged} (see `ops/fresh-output.ts`, #38). */
   get detachedSinceNudge(): number {
-    return this.#detachedSinceNudge;
+    return this.#detachedSinceNudge.value;
   }
 
   /**
@@ -326,7 +328,7 @@ export class BufferPool implements PoolLimitListener, StorageHome {
     // Did the last nudge bring anything home (by collection) since? Back off while it does not.
     this.#nudgeBackoff = this.#returnedByCollection > this.#returnedAtNudge ? 1 : Math.min(4, this.#nudgeBackoff * 2);
     this.#returnedAtNudge = this.#returnedByCollection;
-    this.#detachedSinceNudge = 0;
+    this.#detachedSinceNudge.reset();
   }
 
   /**

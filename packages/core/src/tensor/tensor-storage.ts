@@ -210,7 +210,7 @@ export function collectionsAreAsked(): boolean {
 
 /** Bytes used in the young generation when the last pooled storage of 2 MiB or more was made, or -1. */
 let youngUsedAtLarge = -1;
-/** Bytes of pooled storage made since. */
+/** Bytes of pooled storage made since, counted up to {@link LARGE_GUARD_BYTES} (a total without a bound passes 2^31 in a long loop of small outputs: see util/running-total.ts). */
 let madeSinceLarge = 0;
 /** Whether a scavenge ran (or was asked for) since it was made. */
 let scavengedAtLarge = false;
@@ -235,7 +235,7 @@ function scavengedSinceLarge(): boolean {
 /** Note pooled storage of `bytes` made now (see {@link scavengedSinceLarge}). */
 function pooledMade(bytes: number): void {
   if (bytes < BULK_BELOW) {
-    madeSinceLarge += bytes;
+    if (madeSinceLarge < LARGE_GUARD_BYTES) madeSinceLarge += bytes;
     return;
   }
   youngUsedAtLarge = youngGenerationUsed(); // a few microseconds: large storage only

@@ -16,6 +16,7 @@
 import { setCallerStorageDisposedHook } from '../../tensor/tensor-storage.js';
 import { ForgetRing } from './shared-fields.js';
 import { slabBytes } from '../../buffer/storage-slab.js';
+import { RunningTotal } from '../../util/running-total.js';
 
 /** Most buffers one worker keeps (a bound on entries; the bound on memory is in bytes). */
 export const WORKER_TABLE_CAPACITY = 4096;
@@ -123,7 +124,7 @@ export class WorkerBufferTable {
   /** A flush of `#forget` is queued for the end of the current synchronous run. */
   #flushQueued = false;
   /** Bytes forgotten so far (the worker publishes how many of them it released). */
-  #forgottenBytes = 0;
+  readonly #forgottenBytes = new RunningTotal();
   readonly #ring: Int32Array | undefined;
   readonly #released: Float64Array | undefined;
   readonly #worker: TableWorker | undefined;
@@ -209,7 +210,7 @@ export class WorkerBufferTable {
       buffers: this.#known.size,
       bytes: this.#bytes,
       limitBytes: this.#limitBytes,
-      releasingBytes: Math.max(0, this.#forgottenBytes - released),
+      releasingBytes: Math.max(0, this.#forgottenBytes.value - released),
       collections: this.#ring === undefined ? 0 : Atomics.load(this.#ring, ForgetRing.COLLECTIONS),
     });
   }
@@ -228,7 +229,7 @@ export class WorkerBufferTable {
     this.#known.delete(id);
     this.#bytes -= this.#slabs.get(id) ?? bytes;
     this.#slabs.delete(id);
-    this.#forgottenBytes += bytes;
+    this.#forgottenBytes.add(bytes);
   }
 
   #evict(current: Int32Array, count: number): void {
