@@ -5,11 +5,11 @@
 // share, or refuse, one arbiter) and asks for one sample per round, so the base's figure comes from
 // the same interleaved run (#38 item 7: the goal's empty execution is the one measured at 9ce24f7).
 //
-//   node bench/empty-execution-child.mjs <checkout>   then, per line on stdin: <calls> → one JSON line { micros }
+//   node bench/empty-execution-child.mjs <checkout>   then, per line on stdin: <calls> → one JSON line { micros, meanMicros }
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import { perCallMedian } from './measure.mjs';
+import { perCallStats } from './measure.mjs';
 
 const checkout = resolve(process.argv[2] ?? '.');
 const at = (p) => pathToFileURL(`${checkout}/${p}`).href;
@@ -23,6 +23,7 @@ process.stdout.write(`${JSON.stringify({ ready: true })}\n`);
 for await (const line of createInterface({ input: process.stdin })) {
   const calls = Number(line);
   if (!Number.isInteger(calls) || calls <= 0) break;
-  process.stdout.write(`${JSON.stringify({ micros: await perCallMedian(fn, calls, 200) })}\n`);
+  const { median, mean } = await perCallStats(fn, calls, 200);
+  process.stdout.write(`${JSON.stringify({ micros: median, meanMicros: mean })}\n`);
 }
 await backend.close();
