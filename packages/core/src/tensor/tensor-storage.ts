@@ -137,7 +137,13 @@ let pooledAtAsk = 0;
 let paceEvery = PACE_BYTES;
 let paceQueued = false;
 let paceAsks = 0;
-/** Of `pooledOut`, bytes by the number of asks made before they were made (their epoch). */
+/**
+ * Of `pooledOut`, bytes made since the last ask (epoch `paceAsks`): kept apart from the older
+ * epochs' map, so that a disposing loop's make and return touch no map (a map emptied by a
+ * `delete` reallocates its table, in a runtime call, on every call of such a loop).
+ */
+let outThisEpoch = 0;
+/** Of `pooledOut`, bytes made before the last ask, by the number of asks made before they were made (their epoch); no zero entries. */
 const outByEpoch = new Map<number, number>();
 /** Of `pooledOut`, bytes made two asks ago or earlier, and what V8 was told of them. */
 let aged = 0;
@@ -152,9 +158,12 @@ function tellAged(): void {
 }
 
 function holdPooled(delta: number, epoch: number): void {
-  const inEpoch = (outByEpoch.get(epoch) ?? 0) + delta;
-  if (inEpoch === 0) outByEpoch.delete(epoch);
-  else outByEpoch.set(epoch, inEpoch);
+  if (epoch === paceAsks) outThisEpoch += delta;
+  else {
+    const inEpoch = (outByEpoch.get(epoch) ?? 0) + delta;
+    if (inEpoch === 0) outByEpoch.delete(epoch);
+    else outByEpoch.set(epoch, inEpoch);
+  }
   if (epoch <= paceAsks - 2) {
     aged += delta;
     tellAged();
@@ -287,11 +296,13 @@ function askYoungCollection(): void {
   // scavenge now could find nothing new dead, and would promote what was alive at both — a loop's
   // last output is, until its next await returns (the async function's suspended frame holds it) —
   // so that only a full collection could find it dead.
-  if (!outByEpoch.has(paceAsks) || scavengedSinceLarge()) return;
+  if (outThisEpoch === 0 || scavengedSinceLarge()) return;
   if (youngUsedAtLarge >= 0) scavengedAtLarge = true; // this ask's scavenge is the one it may have
   // Doubled until storage comes home (`holdPooled` resets it then).
   paceEvery = Math.min(2 * paceEvery, PACE_MOST);
   pooledAtAsk = pooledLow = pooledOut;
+  outByEpoch.set(paceAsks, outThisEpoch);
+  outThisEpoch = 0;
   paceAsks++;
   // Storage made two asks ago and still out outlived two scavenges (or is kept): only a full
   // collection can find its tensors dead now, so V8 is told of it, beyond the allowance.
