@@ -352,9 +352,34 @@ async function breakdown() {
 }
 
 // ---- 2. the table -----------------------------------------------------------------------------
+/**
+ * Every loop style of both kinds and thread counts, 300 ms each at n = 64, before the first cell is
+ * timed: V8 compiles the operation path over its first thousands of calls, its compiler threads
+ * sharing the two CPUs with the loops, and without this the first cell (1 thread, f64, n = 64) ran
+ * at a third of its speed — tidy 11.6 and drop 18.1 GFLOP/s against 41.1 for dispose in the same
+ * cell, f32's tidy at 51.3 (docs/performance.md, "2026-12-07 (night)").
+ */
+async function warmTable(dtypes) {
+  for (const threads of [1, 2]) {
+    for (const dtype of dtypes) {
+      const x = operands(dtype, [64, 64], 1);
+      for (const kind of ['faer', 'blas']) {
+        const b = await backend(kind, threads);
+        if (b === undefined) continue;
+        for (const fn of Object.values(styles(b, x, x))) {
+          const until = performance.now() + 300;
+          while (performance.now() < until) await fn();
+        }
+      }
+    }
+  }
+  await collectGarbage();
+}
+
 async function table() {
   const dtypes = quick ? ['f64', 'f32'] : ['f64', 'f32', 'c64'];
   log('\n2. matmul GFLOP/s (ratio of C in the same run); median of interleaved rounds');
+  await warmTable(dtypes);
   for (const threads of [1, 2]) {
     for (const dtype of dtypes) {
       for (const n of sizes) {
