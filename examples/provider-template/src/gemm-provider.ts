@@ -42,7 +42,7 @@ export function createGemmProvider(options: ResolvedXProviderOptions): CpuGemmPr
       if (!unitStride(request.out)) return Unsupported.layout('output'); // terminal
       const pool = ctx.workerPool(); // Inner with a budget above one only (R75)
       if (pool === undefined || pool.size === 1 || request.m * request.n * request.k < options.parallelMinWork) {
-        await ctx.run(gemmKernel, { request, rows: [0, request.m] }); // this context's own worker
+        await ctx.run(gemmKernel, { request, rows: [0, request.m] }, { threads: 1 }); // this context's own worker; the kernel starts no thread
       } else {
         // One task per disjoint block of output rows, at most pool.size at a time (R76).
         const step = Math.ceil(request.m / pool.size);

@@ -49,13 +49,16 @@ export function scaleRowsKey(): ExtensionKey<ScaleRowsKernels> {
 
 const kernel = defineKernel<KernelArgs, void>(new URL('./kernels/scale-rows.js', import.meta.url), 'scaleRowsKernel');
 
+/** What the kernel keeps busy: its own worker's thread (it starts none), said on `ctx.run` so that the main thread waits for it as for a one-thread task. */
+const ONE_THREAD = Object.freeze({ threads: 1 });
+
 /** The built-in kernel: one task on the context's worker. */
 export const BUILTIN_SCALE_ROWS = Object.freeze({
   name: 'ext-example built-in scale rows',
   run(ctx: CpuExecutionContext, r: ScaleRowsRequest): Promise<void> {
     const w = kernelWords(9);
     w.set([r.a.dtype === 'f32' ? 0 : 1, r.a.shape[0]!, r.a.shape[1]!, r.a.offset, r.a.strides[0]!, r.a.strides[1]!, r.s.offset, r.s.strides[0]!, r.out.offset]);
-    return ctx.run(kernel, kernelArgs(w, [r.a.buffer, r.s.buffer, r.out.buffer]));
+    return ctx.run(kernel, kernelArgs(w, [r.a.buffer, r.s.buffer, r.out.buffer]), ONE_THREAD);
   },
 });
 

@@ -115,6 +115,9 @@ function teamTasks(r: LinalgRequest): number {
   return p + (p * (p + 1)) / 2 + (r.op === 'luFactor' ? p - 1 : r.flags.upper ? p : 0);
 }
 
+/** What a task of the built-in kernels keeps busy: its own worker's thread (Eigen is built with EIGEN_DONT_PARALLELIZE; see provider-faer's gemm-provider.ts). */
+const ONE_THREAD = Object.freeze({ threads: 1 });
+
 async function runBuiltin(ctx: CpuExecutionContext, r: LinalgRequest): Promise<CpuProviderOutcome> {
   const count = batchCount(r);
   if (count === 0) return EXECUTED;
@@ -125,7 +128,7 @@ async function runBuiltin(ctx: CpuExecutionContext, r: LinalgRequest): Promise<C
     return EXECUTED;
   }
   if (pool === undefined || pool.size <= 1 || count === 1) {
-    await ctx.run(kernel, packLinalgTask(r, 0, count, ctx.abortWord));
+    await ctx.run(kernel, packLinalgTask(r, 0, count, ctx.abortWord), ONE_THREAD);
     return EXECUTED;
   }
   const parts = Math.min(pool.size, count);

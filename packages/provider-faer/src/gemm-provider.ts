@@ -180,6 +180,15 @@ export function summedOrientation(request: Pick<CpuGemmRequest, 'dtype' | 'm' | 
 
 const KERNEL_MODULE = './kernels/gemm.js';
 
+/**
+ * What a task of the native GEMM keeps busy: its own worker's thread, never more (the addon starts
+ * no thread). Said on every `ctx.run`, so that on a backend of several threads the main thread
+ * waits for it as for a one-thread task instead of yielding its CPU between checks to helpers that
+ * do not exist: a 64×64 f64 `matmul` on a 2-thread backend took 16–21 µs a call posted as two
+ * threads (the context's `nativeThreadCount()`), 12.5 µs as one (docs/performance.md).
+ */
+const ONE_THREAD = Object.freeze({ threads: 1 });
+
 /** The partition granules for `dtype` under the chosen path (complex: one complex row is two real rows). */
 export function partitionShape(info: NativeInfo, dtype: DType): PartitionShape {
   const real = dtype === 'f32' || dtype === 'c64' ? info.kernel.f32 : info.kernel.f64;
@@ -224,15 +233,15 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
     if (pool === undefined || pool.size <= 1 || requestWork(request) < minWork(request.dtype)) {
       // One task over the whole request (planParts' first case, without its arrays): the common case at small sizes.
       const whole: FaerGemmTask = { request, isa: config.isa, m0: 0, m1: request.m, n0: 0, n1: request.n, b0: 0, b1: batchCount(request), abort };
-      return ctx.run(kernel, packGemmTask(whole)).then(executed);
+      return ctx.run(kernel, packGemmTask(whole), ONE_THREAD).then(executed);
     }
     const parts = planParts(request, pool.size, summedOrientation(request, shape), minWork(request.dtype));
     const task = (p: GemmPart): KernelArgs => packGemmTask({ request, isa: config.isa, ...p, ...(abort === undefined ? {} : { abort }) } satisfies FaerGemmTask);
-    if (parts.length === 1) return ctx.run(kernel, task(parts[0]!)).then(executed);
+    if (parts.length === 1) return ctx.run(kernel, task(parts[0]!), ONE_THREAD).then(executed);
     // A summed request runs its whole sum in each part: fixed parts (a chunk would repeat the sum over a thinner block).
     const chunks = summedCount(request) > 1 ? undefined : planChunks(request, parts, shape);
     if (chunks === undefined) {
-      if (requestWork(request) < fixedMinWork(request.dtype)) return ctx.run(kernel, task(planParts(request, 1, shape, 0)[0]!)).then(executed);
+      if (requestWork(request) < fixedMinWork(request.dtype)) return ctx.run(kernel, task(planParts(request, 1, shape, 0)[0]!), ONE_THREAD).then(executed);
       return pool.map(kernel, parts.map(task)).then(executed);
     }
     // Every lane gets the whole range and claims chunks through one shared counter: one task,
@@ -293,7 +302,7 @@ export function createGemmProvider(config: GemmProviderConfig): CpuGemmProvider 
       const total = grouped.reduce((s, i) => s + work(jobs[i]!), 0);
       const parts = Math.min(lanes, grouped.length);
       if (pool === undefined || parts < 2 || total < minWork(jobs[grouped[0]!]!.dtype)) {
-        await ctx.run(groupKernel, packGemmGroupTask(base));
+        await ctx.run(groupKernel, packGemmGroupTask(base), ONE_THREAD);
       } else {
         // One job table for every lane (the payload is cloned per task; its buffers are shared).
         const payload = packGemmGroupTask({ ...base, counter: new SharedArrayBuffer(4) });

@@ -100,6 +100,9 @@ function instantiate(d: Float64Array, t: TaskShape): Float64Array {
   return words;
 }
 
+/** What a task of the native kernels keeps busy: its own worker's thread (the addon starts none; see provider-faer's gemm-provider.ts). */
+const ONE_THREAD = Object.freeze({ threads: 1 });
+
 /** Runs planned tasks on the context (one, or one per part over the pool); plans come from the engine's indexed-plan cache. */
 function runner(config: TprimsConfig) {
   const kernel = defineKernel<KernelArgs, void>(new URL(KERNEL_MODULE, import.meta.url), 'tprimsRun');
@@ -114,7 +117,7 @@ function runner(config: TprimsConfig) {
     const plans = (ctx as { indexedPlans?: CpuIndexedPlans }).indexedPlans;
     const plan = plans !== undefined ? plans.getOrBuild(namespace, planKey(t, lanes), () => buildPlan(t, lanes)) : buildPlan(t, lanes).plan;
     if (pool === undefined || plan.parts === undefined) {
-      await ctx.run(kernel, packTask(instantiate(plan.whole, t), t.out.buffer, t.a.buffer, t.b?.buffer, abort));
+      await ctx.run(kernel, packTask(instantiate(plan.whole, t), t.out.buffer, t.a.buffer, t.b?.buffer, abort), ONE_THREAD);
     } else {
       await pool.map(
         kernel,

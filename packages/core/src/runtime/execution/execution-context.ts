@@ -130,8 +130,8 @@ export class EnteredContext implements CpuExecutionContext {
 /** The thread count `options` asks `run` for (checked: an integer from 1 to `allowed`, no other key). */
 function runThreads(options: KernelRunOptions, allowed: number, op: string): number {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) throw TenferroError.invalidArgument(op, 'options', 'an options object', options);
-  const unknown = Object.keys(options).find((key) => key !== 'threads');
-  if (unknown !== undefined) throw TenferroError.invalidArgument(op, `options.${unknown}`, 'threads', unknown);
+  // No array per call: providers pass a frozen `{ threads: 1 }` on every task.
+  for (const key in options) if (key !== 'threads' && Object.hasOwn(options, key)) throw TenferroError.invalidArgument(op, `options.${key}`, 'threads', key);
   const { threads } = options;
   if (threads === undefined) return allowed;
   if (typeof threads !== 'number' || !Number.isInteger(threads) || threads < 1 || threads > allowed) {
