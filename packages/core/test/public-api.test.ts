@@ -39,7 +39,7 @@ const CORE_TYPES = [
 
 const TESTING_VALUES = [
   'forgingGemmProvider', 'int', 'naiveDotGeneral', 'peakThreadsDuring', 'primitiveTolerance', 'providerConformanceCases', 'randomElementValues', 'randomOperand', 'randomView', 'randomValues', 'relativeError', 'runProviderConformance',
-  'runTensorPrimitivesConformance', 'seededRandom', 'tensorPrimitivesConformanceCases', 'threadCensus', 'toleranceFor',
+  'runTensorPrimitivesConformance', 'seededRandom', 'taskEventsDuring', 'tensorPrimitivesConformanceCases', 'threadCensus', 'toleranceFor',
 ] as const;
 const TESTING_TYPES = ['ForgedCallObservation', 'ForgingGemmProvider', 'ProviderConformanceCase', 'ProviderConformanceOptions', 'RandomViewOptions', 'TensorPrimitivesConformanceOptions'] as const;
 const PISCINA_VALUES = ['PiscinaDomainExecutor'] as const;

@@ -1,10 +1,9 @@
 // The package as an application uses it: CpuBackend.create({ kind: 'faer', providers: [createFaerProvider()] }).
 import { execFileSync } from 'node:child_process';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGemmRequest, type CpuProviderPackage, DIAGNOSTICS_CHANNELS, type KernelArgs, type TaskEvent, Tensor } from '@tenferro/core';
-import { naiveDotGeneral, peakThreadsDuring, randomValues, relativeError, seededRandom, toleranceFor } from '@tenferro/core/testing';
+import { CpuBackend, type CpuExecutionContext, type CpuGemmProvider, type CpuGemmRequest, type CpuProviderPackage, type KernelArgs, Tensor } from '@tenferro/core';
+import { naiveDotGeneral, peakThreadsDuring, randomValues, relativeError, seededRandom, taskEventsDuring, toleranceFor } from '@tenferro/core/testing';
 import { describe, expect, it } from 'vitest';
 import { planParts, splitRange } from '../src/gemm-provider.js';
 import { DEFAULT_PARALLEL_MIN_WORK, defaultParallelMinWork, fixedSplitMinWork } from '../src/options.js';
@@ -137,20 +136,18 @@ describe('faer backend', () => {
     // The addon starts no thread: a task posted as the context's nativeThreadCount() (2) made the
     // main thread wait for it by yielding its CPU to helpers that do not exist.
     const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [createFaerProvider()] });
-    const tasks: TaskEvent[] = [];
-    const listen = (e: unknown) => void tasks.push(e as TaskEvent);
-    subscribe(DIAGNOSTICS_CHANNELS.task, listen);
-    try {
-      const small = random('f64', [64, 64], 1);
-      (await backend.matmul(small, small)).dispose();
-      const large = random('f64', [384, 384], 2);
-      (await backend.matmul(large, large)).dispose();
-      await backend.gemmGrouped([{ out: Tensor.zeros('f64', [5, 4]), lhs: random('f64', [5, 7], 3), rhs: random('f64', [7, 4], 4) }]);
-    } finally {
-      unsubscribe(DIAGNOSTICS_CHANNELS.task, listen);
-      await backend.close();
-    }
-    const faerTasks = tasks.filter((t) => t.kernel === 'faerGemm' || t.kernel === 'faerGemmGroup');
+    const { events } = await taskEventsDuring(async () => {
+      try {
+        const small = random('f64', [64, 64], 1);
+        (await backend.matmul(small, small)).dispose();
+        const large = random('f64', [384, 384], 2);
+        (await backend.matmul(large, large)).dispose();
+        await backend.gemmGrouped([{ out: Tensor.zeros('f64', [5, 4]), lhs: random('f64', [5, 7], 3), rhs: random('f64', [7, 4], 4) }]);
+      } finally {
+        await backend.close();
+      }
+    });
+    const faerTasks = events.filter((t) => t.kernel === 'faerGemm' || t.kernel === 'faerGemmGroup');
     expect(faerTasks.filter((t) => t.kernel === 'faerGemm' && !t.fanOut).length, 'the small GEMM ran as one task').toBeGreaterThanOrEqual(1);
     expect(faerTasks.filter((t) => t.fanOut).length, 'the large GEMM was split over the lanes').toBeGreaterThanOrEqual(2);
     expect(faerTasks.some((t) => t.kernel === 'faerGemmGroup')).toBe(true);

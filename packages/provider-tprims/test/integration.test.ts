@@ -3,10 +3,9 @@
 // fall back to core's reference, no thread created, nothing loaded at import, status() and
 // options errors, and the unavailable addon.
 import { execFileSync } from 'node:child_process';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { fileURLToPath } from 'node:url';
-import { CpuBackend, type CpuLayoutTransformProvider, type CpuProviderPackage, type CpuTensorPrimitivesProvider, DIAGNOSTICS_CHANNELS, ops, type TaskEvent, Tensor } from '@tenferro/core';
-import { peakThreadsDuring } from '@tenferro/core/testing';
+import { CpuBackend, type CpuLayoutTransformProvider, type CpuProviderPackage, type CpuTensorPrimitivesProvider, ops, Tensor } from '@tenferro/core';
+import { peakThreadsDuring, taskEventsDuring } from '@tenferro/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTprimsProvider, status, validateTprimsProviderOptions } from '../src/index.js';
 
@@ -201,18 +200,16 @@ describe('indexed plans (R118)', () => {
 describe.runIf(status().available)('tprims tasks on a 2-worker backend', () => {
   it('a primitive run as one task is posted as one thread (the addon starts none: tenferro:task)', async () => {
     const backend = await CpuBackend.create({ kind: 'faer', threads: 2, providers: [createTprimsProvider()] });
-    const tasks: TaskEvent[] = [];
-    const listen = (e: unknown) => void tasks.push(e as TaskEvent);
-    subscribe(DIAGNOSTICS_CHANNELS.task, listen);
-    try {
-      const a = Tensor.fromArray('f64', [8, 8], values(64, 3));
-      (await ops(backend).add(a, a)).dispose();
-      (await ops(backend).sum(a, { axes: [1] })).dispose();
-    } finally {
-      unsubscribe(DIAGNOSTICS_CHANNELS.task, listen);
-      await backend.close();
-    }
-    const runs = tasks.filter((t) => t.kernel === 'tprimsRun');
+    const { events } = await taskEventsDuring(async () => {
+      try {
+        const a = Tensor.fromArray('f64', [8, 8], values(64, 3));
+        (await ops(backend).add(a, a)).dispose();
+        (await ops(backend).sum(a, { axes: [1] })).dispose();
+      } finally {
+        await backend.close();
+      }
+    });
+    const runs = events.filter((t) => t.kernel === 'tprimsRun');
     expect(runs.length).toBeGreaterThanOrEqual(2);
     expect(runs.map((t) => t.threads)).toEqual(runs.map(() => 1));
   });

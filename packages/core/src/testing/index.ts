@@ -5,6 +5,7 @@ export { providerConformanceCases, runProviderConformance } from './run-provider
 export type { ProviderConformanceCase, ProviderConformanceOptions } from './run-provider-conformance.js';
 export { naiveDotGeneral, relativeError, toleranceFor } from './naive-dot-general.js';
 export { peakThreadsDuring, threadCensus } from './thread-census.js';
+export { taskEventsDuring } from './task-events.js';
 export { int, randomOperand, randomValues, seededRandom } from './random-operands.js';
 export { forgingGemmProvider } from './forging-gemm-provider.js';
 export type { ForgedCallObservation, ForgingGemmProvider } from './forging-gemm-provider.js';
