@@ -55,7 +55,7 @@ if (typeof globalThis.gc !== 'function') {
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { existsSync, readFileSync } from 'node:fs';
 import { collectGarbage } from './collect-garbage.mjs';
-import { perCallMedian, perCallStats } from './measure.mjs';
+import { perCallStats } from './measure.mjs';
 import { fileURLToPath } from 'node:url';
 
 const avx512 = /\bavx512f\b/.test(readFileSync('/proc/cpuinfo', 'utf8'));
@@ -103,16 +103,15 @@ try {
 const results = { machine: {}, breakdown: {}, table: [], batched: [], timeline: [] };
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-/** Per-call µs of `fn`: `perCallMedian` (measure.mjs) after a young-generation collection. */
-async function perCall(fn, calls, warm = Math.min(200, calls)) {
-  await collectGarbage();
-  return perCallMedian(fn, calls, warm);
-}
-
 /** The median call and the loop's mean per call of `fn` (`perCallStats`, measure.mjs), after a young-generation collection. */
 async function perCallBoth(fn, calls, warm = Math.min(200, calls)) {
   await collectGarbage();
   return perCallStats(fn, calls, warm);
+}
+
+/** Per-call µs of `fn`: its median call ({@link perCallBoth}). */
+async function perCall(fn, calls, warm = Math.min(200, calls)) {
+  return (await perCallBoth(fn, calls, warm)).median;
 }
 
 /** Promises `fn` creates per call, counted by an async_hooks init hook over 200 warm calls. */
