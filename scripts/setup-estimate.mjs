@@ -22,12 +22,18 @@ export const NATIVE_PACKAGES = ['os', 'provider-blas', 'provider-faer', 'provide
 // AVX-512, the same wrapper): ops_c128_wide.cc's retry instantiates JacobiSVD alone, 53 → 9 CPU s;
 // the AVX-512 units leave svd and eig to the AVX2 ones where both are built (binding.gyp), 114 →
 // 35 CPU s for f32 + f64 — `avx512BesideAvx2`.)
+// linalg since 2026-12-08 (its native/cxx-select.sh: clang++ compiles the f32 and complex units when
+// it is installed, g++ the f64 ones; a timing wrapper, host build on a 2-vCPU AMD EPYC Zen 5, 272
+// CPU s in all): base = ops_c128.cc 32, ops_c128_wide.cc 7, ops_c64.cc 38, addon/shapes/dispatch 3;
+// portable = ops_f64.cc 46 (g++) + ops_f32.cc 27; avx2 = 59 + 29; AVX-512 beside AVX2 18 + 12
+// (alone: an estimate scaled from g++'s). `LINALG_GXX`: every unit on g++ (no clang++ installed).
+const LINALG_GXX = { base: 163, portable: 95, avx2: 132, avx512: 140, avx512BesideAvx2: 35 };
 const CPU_SECONDS = {
   os: { base: 6 },
   'provider-blas': { base: 8 },
   'provider-faer': { base: 26, avx2: 33, avx512: 35 },
   'provider-tprims': { base: 58, avx2: 52, avx512: 55 }, // at -O2 (c34f8cf): 110 CPU s for base + avx2, was 232
-  linalg: { base: 163, portable: 95, avx2: 132, avx512: 140, avx512BesideAvx2: 35, f64: { base: 3, portable: 44, avx2: 48, avx512: 55, avx512BesideAvx2: 17 } },
+  linalg: { base: 80, portable: 73, avx2: 88, avx512: 95, avx512BesideAvx2: 30, f64: { base: 3, portable: 44, avx2: 48, avx512: 55, avx512BesideAvx2: 17 } },
 };
 /** The TypeScript builds (tsgo) and turbo's own start, in wall seconds. */
 const TYPESCRIPT_SECONDS = 15;
@@ -37,6 +43,7 @@ const TYPESCRIPT_SECONDS = 15;
  * `paths` ({ avx2, avx512, portable }) is what the mode builds here (isa-paths.mjs isaPaths).
  * `options.linalgDtypes` 'f64': linalg's f64 kernels only (set-up under `npm run demo`);
  * `options.linalgPaths`: the paths linalg is built for, when not `paths` (set-up builds it in `best`).
+ * `options.clang` false: no clang++ here, g++ compiles every linalg unit (native/cxx-select.sh).
  */
 export function estimateBuildSeconds(packages, paths, cpuCount, options = {}) {
   let cpu = 0;
@@ -45,6 +52,7 @@ export function estimateBuildSeconds(packages, paths, cpuCount, options = {}) {
     if (c === undefined) continue;
     const q = p === 'linalg' ? (options.linalgPaths ?? paths) : paths;
     if (p === 'linalg' && options.linalgDtypes === 'f64') c = c.f64;
+    else if (p === 'linalg' && options.clang === false) c = LINALG_GXX;
     const avx512 = q.avx2 ? (c.avx512BesideAvx2 ?? c.avx512) : c.avx512;
     cpu += c.base + (q.portable === false ? 0 : (c.portable ?? 0)) + (q.avx2 ? (c.avx2 ?? 0) : 0) + (q.avx512 ? (avx512 ?? 0) : 0);
   }

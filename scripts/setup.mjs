@@ -37,8 +37,12 @@ import { estimateBuildSeconds, formatSeconds, NATIVE_PACKAGES } from './setup-es
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PNPM_VERSION = '12.4.2';
-/** Debian packages the workspace builds or tests against. */
-const DEBIAN_PACKAGES = ['util-linux', 'pkg-config', 'libopenblas-dev', 'libblas-dev', 'libeigen3-dev'];
+/**
+ * Debian packages the workspace builds or tests against. `clang`: linalg's f32 and complex Eigen
+ * units compile in half of g++'s time with it (packages/linalg/native/cxx-select.sh); without it
+ * g++ builds them.
+ */
+const DEBIAN_PACKAGES = ['util-linux', 'pkg-config', 'libopenblas-dev', 'libblas-dev', 'libeigen3-dev', 'clang'];
 const quiet = process.argv.includes('--quiet');
 const requireNative = process.env.TENFERRO_REQUIRE_NATIVE === '1';
 const tty = process.stdout.isTTY === true;
@@ -206,9 +210,11 @@ const buildMode = isaMode === 'best' && samePaths(isaPaths('best'), isaPaths('ho
 const linalgDirect = natives.includes('linalg') && (isaMode === 'best' || linalgDtypes !== 'all');
 const linalgMode = isaMode === 'best' ? 'best' : buildMode;
 const toBuild = natives.filter((p) => !built(p));
+/** Whether clang++ is installed (linalg's build then compiles its f32 and complex units with it). */
+const hasClang = output('clang++', ['--version']) !== undefined;
 const linalgNow = linalgDirect && toBuild.includes('linalg');
 if (toBuild.length > 0 && !quiet) {
-  const estimate = estimateBuildSeconds(toBuild, isaPaths(isaMode), cpuCount, { linalgDtypes, linalgPaths: isaPaths(linalgMode) });
+  const estimate = estimateBuildSeconds(toBuild, isaPaths(isaMode), cpuCount, { linalgDtypes, linalgPaths: isaPaths(linalgMode), clang: hasClang });
   log(
     `building ${toBuild.length} native addon${toBuild.length === 1 ? '' : 's'} (${toBuild.join(', ')}) for ${describeIsaPaths(isaMode)} ` +
       `(TENFERRO_NATIVE_ISA=${isaMode}${buildMode !== isaMode ? `: the same paths as ${buildMode} here${linalgNow ? ', but for linalg' : ''}` : ''})${linalgNow && linalgDtypes === 'f64' ? ', linalg for f64 only (what the demo runs)' : ''} and the TypeScript packages: about ${formatSeconds(estimate)} on this machine ` +
@@ -253,7 +259,7 @@ if (nativeFailures.length > 0) {
 }
 const linalgStatus = readStatus('linalg');
 if (linalgStatus?.ok === true && linalgStatus.dtypes !== undefined) {
-  const rest = estimateBuildSeconds(['linalg'], isaPaths('host'), cpuCount);
+  const rest = estimateBuildSeconds(['linalg'], isaPaths('host'), cpuCount, { clang: hasClang });
   log(
     `linalg was built for ${linalgStatus.dtypes} only${lifecycle === 'demo' ? ' (what the demo runs: a shorter first set-up)' : ''}: its other dtypes' jobs are refused (BadDtype). ` +
       `\`node scripts/setup.mjs\` (or \`npm test\`) builds every dtype, about ${formatSeconds(rest)} here; TENFERRO_LINALG_DTYPES=all npm run demo builds them up front.`,

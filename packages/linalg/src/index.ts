@@ -29,7 +29,7 @@ export * from './contract/index.js';
 export function status(): ProviderPackageStatus {
   // isa: the instruction set the kernels run with here (the best of those compiled in — generic,
   // avx2, avx512 — that the CPU supports; native/src/dispatch.cc); the ISA report is defineAddon's.
-  return linalgAddon.status(({ info }) => ({ name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: { eigen: info.eigen } }), [
+  return linalgAddon.status(({ info }) => ({ name: `tenferro linalg built-in (Eigen ${info.eigen}, ${info.isa})`, details: { eigen: info.eigen, compilers: info.compilers } }), [
     "a provider's CpuLinalgKernels (e.g. @tenferro/provider-blas) still runs where it applies",
   ]);
 }

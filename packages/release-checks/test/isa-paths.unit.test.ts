@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { buildIsaMode, describeIsaPaths, isaGypArgs, isaPaths, setupIsaMode, type IsaPaths } from '../../native-build/isa-paths.mjs';
 
 // scripts/setup-estimate.mjs (set-up's "about N min" before a first build), untyped: loaded by URL.
-type Estimate = (packages: string[], paths: IsaPaths, cpuCount: number, options?: { linalgDtypes?: string; linalgPaths?: IsaPaths }) => number;
+type Estimate = (packages: string[], paths: IsaPaths, cpuCount: number, options?: { linalgDtypes?: string; linalgPaths?: IsaPaths; clang?: boolean }) => number;
 const { estimateBuildSeconds } = (await import(new URL('../../../scripts/setup-estimate.mjs', import.meta.url).href)) as { estimateBuildSeconds: Estimate };
 
 const AVX512 = { avx2: true, avx512: true };
@@ -45,6 +45,10 @@ describe('TENFERRO_NATIVE_ISA (packages/native-build/isa-paths.mjs)', () => {
     expect(estimateBuildSeconds(['provider-faer'], isaPaths('best', AVX2), 2)).toBe(estimateBuildSeconds(['provider-faer'], isaPaths('host', AVX2), 2));
     // linalgPaths: linalg built in another mode than the rest (set-up under `npm run demo`).
     expect(estimateBuildSeconds(['linalg'], isaPaths('host', AVX2), 2, { linalgPaths: isaPaths('best', AVX2) })).toBe(best);
+    // Without clang++, g++ compiles every linalg unit (native/cxx-select.sh): a longer build; the
+    // f64-only build is g++'s either way.
+    expect(estimateBuildSeconds(['linalg'], isaPaths('host', AVX2), 2, { clang: false })).toBeGreaterThan(host);
+    expect(estimateBuildSeconds(['linalg'], isaPaths('best', AVX2), 2, { linalgDtypes: 'f64', clang: false })).toBe(f64);
   });
 
   it('an unknown value is refused, naming the three', () => {

@@ -1,6 +1,6 @@
 // tenferro_linalg.node: the built-in linear-algebra kernels (contract: src/native/binding.ts).
 //   run(words: Float64Array, a, b, out0, out1, out2: TypedArray, info: Int32Array, abort?: Int32Array): number
-//   info(): { eigen: string, isa: string, notBuilt: string, runsNotBuilt: boolean, descHeader: number, maxBatchAxes: number,
+//   info(): { eigen: string, isa: string, notBuilt: string, runsNotBuilt: boolean, compilers: string, descHeader: number, maxBatchAxes: number,
 //             dtypesNotBuilt?: string (only a reduced build, #39: tenferro_linalg_f64_only=1 "f32,c64,c128";
 //             tenferro_portable=0 "f32,f64" where the process runs the baseline) }
 //   abiHash: string -- the hash of native/src/abi.mjs (defineAddon compares it, #40)
@@ -234,6 +234,7 @@ Napi::Value info_fn(const Napi::CallbackInfo& info) {
   // Only a reduced build reports the dtypes it left out (binding.gyp: tenferro_linalg_f64_only, or
   // tenferro_portable=0 on a CPU that runs the baseline, #39).
   if (const char* dtypes = tfl::dtypes_not_built()) o.Set("dtypesNotBuilt", Napi::String::New(env, dtypes));
+  o.Set("compilers", Napi::String::New(env, tfl::compilers()));
   o.Set("descHeader", Napi::Number::New(env, tfl::kHeader));
   o.Set("maxBatchAxes", Napi::Number::New(env, tfl::kMaxBatchAxes));
   return o;

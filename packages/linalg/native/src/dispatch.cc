@@ -19,9 +19,13 @@ namespace generic {
 #if !defined(TFL_NO_GENERIC_REAL)
 int run_f32(const Job& j);
 int run_f64(const Job& j);
+const char* compiler_f32();
+const char* compiler_f64();
 #endif
 int run_c64(const Job& j);
 int run_c128(const Job& j);
+const char* compiler_c64();
+const char* compiler_c128();
 }  // namespace generic
 // The real types only (binding.gyp): complex kernels run the baseline build on every CPU for now.
 // TFL_HAVE_AVX2 / TFL_HAVE_AVX512: the libraries this build links (TENFERRO_NATIVE_ISA=host leaves
@@ -30,12 +34,16 @@ int run_c128(const Job& j);
 namespace avx2 {
 int run_f32(const Job& j);
 int run_f64(const Job& j);
+const char* compiler_f32();
+const char* compiler_f64();
 }  // namespace avx2
 #endif
 #if defined(TFL_HAVE_AVX512)
 namespace avx512 {
 int run_f32(const Job& j);
 int run_f64(const Job& j);
+const char* compiler_f32();
+const char* compiler_f64();
 }  // namespace avx512
 #endif
 #if defined(TFL_NO_GENERIC_REAL) && !defined(TFL_HAVE_AVX2) && !defined(TFL_HAVE_AVX512)
@@ -87,9 +95,41 @@ const Runner kRunners[kIsaCount][4] = {
     TFL_RUNNERS(TFL_GENERIC_F32, TFL_GENERIC_F64, generic::run_c64, generic::run_c128),
 #endif
 };
+
+// The compiler of each runner's translation unit (info().compilers), in kRunners' layout.
+using Compiler = const char* (*)();
+[[maybe_unused]] const char* compiler_not_built() { return nullptr; }
+#if defined(TFL_F64_ONLY)
+#define TFL_COMPILERS(f32, f64, c64, c128) {compiler_not_built, f64, compiler_not_built, compiler_not_built}
+#else
+#define TFL_COMPILERS(f32, f64, c64, c128) {f32, f64, c64, c128}
+#endif
+#if defined(TFL_NO_GENERIC_REAL)
+#define TFL_GENERIC_F32_CC compiler_not_built
+#define TFL_GENERIC_F64_CC compiler_not_built
+#else
+#define TFL_GENERIC_F32_CC generic::compiler_f32
+#define TFL_GENERIC_F64_CC generic::compiler_f64
+#endif
+const Compiler kCompilers[kIsaCount][4] = {
+    TFL_COMPILERS(TFL_GENERIC_F32_CC, TFL_GENERIC_F64_CC, generic::compiler_c64, generic::compiler_c128),
+#if defined(TFL_HAVE_AVX2)
+    TFL_COMPILERS(avx2::compiler_f32, avx2::compiler_f64, generic::compiler_c64, generic::compiler_c128),
+#else
+    TFL_COMPILERS(TFL_GENERIC_F32_CC, TFL_GENERIC_F64_CC, generic::compiler_c64, generic::compiler_c128),
+#endif
+#if defined(TFL_HAVE_AVX512)
+    TFL_COMPILERS(avx512::compiler_f32, avx512::compiler_f64, generic::compiler_c64, generic::compiler_c128),
+#else
+    TFL_COMPILERS(TFL_GENERIC_F32_CC, TFL_GENERIC_F64_CC, generic::compiler_c64, generic::compiler_c128),
+#endif
+};
 #undef TFL_RUNNERS
+#undef TFL_COMPILERS
 #undef TFL_GENERIC_F32
 #undef TFL_GENERIC_F64
+#undef TFL_GENERIC_F32_CC
+#undef TFL_GENERIC_F64_CC
 
 }  // namespace
 
@@ -139,6 +179,26 @@ const char* dtypes_not_built() {
 #else
   return nullptr;
 #endif
+}
+
+const char* compilers() {
+  static char text[256];
+  static const char* const list = [] {
+    static const char* const kNames[4] = {"f32", "f64", "c64", "c128"};
+    size_t used = 0;
+    text[0] = '\0';
+    for (int d = 0; d < 4; ++d) {
+      const char* c = kCompilers[isa()][d]();
+      if (c == nullptr) continue;
+      int len = static_cast<int>(std::strlen(c));
+      while (len > 0 && c[len - 1] == ' ') --len;  // __clang_version__ ends with a space
+      const int n = std::snprintf(text + used, sizeof text - used, "%s%s %.*s", used > 0 ? ", " : "", kNames[d], len, c);
+      if (n < 0 || static_cast<size_t>(n) >= sizeof text - used) break;
+      used += static_cast<size_t>(n);
+    }
+    return text;
+  }();
+  return list;
 }
 
 const char* isa_name(Isa i) { return i > kIsaGeneric && i < kIsaCount ? kIsaNames[i] : kIsaNames[kIsaGeneric]; }

@@ -44,6 +44,15 @@
 #define TFL_ISA generic
 #endif
 
+// The compiler of this translation unit (info().compilers; native/cxx-select.sh picks it per unit).
+#if defined(__clang__)
+#define TFL_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define TFL_COMPILER "gcc " __VERSION__
+#else
+#define TFL_COMPILER "unknown"
+#endif
+
 namespace tfl {
 namespace TFL_ISA {
 

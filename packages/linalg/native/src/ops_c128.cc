@@ -9,5 +9,6 @@ template class Eigen::JacobiSVD<Eigen::Matrix<std::complex<double>, Eigen::Dynam
 namespace tfl {
 namespace TFL_ISA {
 int run_c128(const Job& j) { return Runner<std::complex<double>>(j).run(); }
+const char* compiler_c128() { return TFL_COMPILER; }
 }  // namespace TFL_ISA
 }  // namespace tfl

@@ -10,5 +10,6 @@ extern template class Eigen::JacobiSVD<Eigen::Matrix<std::complex<double>, Eigen
 namespace tfl {
 namespace TFL_ISA {
 int run_c64(const Job& j) { return Runner<std::complex<float>>(j).run(); }
+const char* compiler_c64() { return TFL_COMPILER; }
 }  // namespace TFL_ISA
 }  // namespace tfl

@@ -5,5 +5,6 @@
 namespace tfl {
 namespace TFL_ISA {
 int run_f32(const Job& j) { return Runner<float>(j).run(); }
+const char* compiler_f32() { return TFL_COMPILER; }
 }  // namespace TFL_ISA
 }  // namespace tfl

@@ -5,5 +5,6 @@
 namespace tfl {
 namespace TFL_ISA {
 int run_f64(const Job& j) { return Runner<double>(j).run(); }
+const char* compiler_f64() { return TFL_COMPILER; }
 }  // namespace TFL_ISA
 }  // namespace tfl
