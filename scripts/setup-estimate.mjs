@@ -22,7 +22,7 @@ export const NATIVE_PACKAGES = ['os', 'provider-blas', 'provider-faer', 'provide
 // AVX-512, the same wrapper): ops_c128_wide.cc's retry instantiates JacobiSVD alone, 53 → 9 CPU s;
 // the AVX-512 units leave svd and eig to the AVX2 ones where both are built (binding.gyp), 114 →
 // 35 CPU s for f32 + f64 — `avx512BesideAvx2`.)
-// linalg since 2026-12-08 (its native/cxx-select.sh: clang++ compiles the f32 and complex units when
+// linalg since 2026-12-08 (its native/cxx-select.cjs: clang++ compiles the f32 and complex units when
 // it is installed, g++ the f64 ones; a timing wrapper, host build on a 2-vCPU AMD EPYC Zen 5, 272
 // CPU s in all): base = ops_c128.cc 32, ops_c128_wide.cc 7, ops_c64.cc 38, addon/shapes/dispatch 3;
 // portable = ops_f64.cc 46 (g++) + ops_f32.cc 27; avx2 = 59 + 29; AVX-512 beside AVX2 18 + 12
@@ -43,7 +43,7 @@ const TYPESCRIPT_SECONDS = 15;
  * `paths` ({ avx2, avx512, portable }) is what the mode builds here (isa-paths.mjs isaPaths).
  * `options.linalgDtypes` 'f64': linalg's f64 kernels only (set-up under `npm run demo`);
  * `options.linalgPaths`: the paths linalg is built for, when not `paths` (set-up builds it in `best`).
- * `options.clang` false: no clang++ here, g++ compiles every linalg unit (native/cxx-select.sh).
+ * `options.clang` false: no clang++ here, g++ compiles every linalg unit (native/cxx-select.cjs).
  */
 export function estimateBuildSeconds(packages, paths, cpuCount, options = {}) {
   let cpu = 0;

@@ -39,7 +39,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PNPM_VERSION = '12.4.2';
 /**
  * Debian packages the workspace builds or tests against. `clang`: linalg's f32 and complex Eigen
- * units compile in half of g++'s time with it (packages/linalg/native/cxx-select.sh); without it
+ * units compile in half of g++'s time with it (packages/linalg/native/cxx-select.cjs); without it
  * g++ builds them.
  */
 const DEBIAN_PACKAGES = ['util-linux', 'pkg-config', 'libopenblas-dev', 'libblas-dev', 'libeigen3-dev', 'clang'];

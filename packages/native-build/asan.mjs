@@ -61,7 +61,7 @@ const ADDONS = [
     key: 'linalg',
     dir: 'packages/linalg',
     file: 'tenferro_linalg.node',
-    copy: ['binding.gyp', 'src', 'eigen-include.cjs'],
+    copy: ['binding.gyp', 'src', 'eigen-include.cjs', 'cxx-select.cjs'],
     san: '-fno-sanitize=alignment',
     gypArgs: ['-Dtenferro_avx2=0', '-Dtenferro_avx512=0', '-Dtenferro_linalg_f64_only=1'],
     fuzzArgs: ['--dtypes', 'f64'],

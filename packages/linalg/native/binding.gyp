@@ -30,10 +30,11 @@
   # f64 kernels only (src/ops_f64.cc) and defines TFL_F64_ONLY: src/dispatch.cc refuses f32, c64 and
   # c128 jobs with kBadDtype before anything is read or written, and info() reports them in
   # dtypesNotBuilt. The default (0) builds every dtype.
-  # The compiler: native/cxx-select.sh (clang++ for the f32 and complex kernel units when it is
-  # installed, g++ for the rest; CXX in the environment wins).
+  # The compiler: cxx-select.cjs (clang++ for the f32 and complex kernel units when it is
+  # installed, g++ for the rest; CXX in the environment wins). The command prints
+  # "<node> <absolute path of cxx-select.cjs>".
   "make_global_settings": [
-    ["CXX", "$(SHELL) $(srcdir)/cxx-select.sh"]
+    ["CXX", "<!(node cxx-select.cjs --make-command)"]
   ],
   "variables": {
     "tfl_isas%": "<!(node -p \"/-fsanitize/.test(process.env.CXXFLAGS || '') ? 'baseline' : 'all'\")",

@@ -1,4 +1,4 @@
-// The compiler of each dtype's built-in kernels (native/cxx-select.sh, named by binding.gyp's
+// The compiler of each dtype's built-in kernels (native/cxx-select.cjs, named by binding.gyp's
 // make_global_settings): clang++ compiles the f32 and complex units where it is installed — in
 // about half of g++'s CPU time, with code as fast or faster — and g++ the f64 units, whose svd
 // clang's Eigen GEMM kernel made 10–20 % slower (docs/performance.md). status().details.compilers
@@ -26,7 +26,7 @@ describe.skipIf(!s.available)('the compilers of the built-in kernels', () => {
     for (const name of Object.values(compilers())) expect(['gcc', 'clang']).toContain(name);
   });
 
-  it.skipIf(!chosen)(`f64 by g++, f32 and complex by ${clangInstalled ? 'clang++ (installed here)' : 'g++ (clang++ is not installed here)'} (native/cxx-select.sh)`, () => {
+  it.skipIf(!chosen)(`f64 by g++, f32 and complex by ${clangInstalled ? 'clang++ (installed here)' : 'g++ (clang++ is not installed here)'} (native/cxx-select.cjs)`, () => {
     const c = compilers();
     const expected = Object.fromEntries(Object.keys(c).map((dtype) => [dtype, dtype === 'f64' || !clangInstalled ? 'gcc' : 'clang']));
     expect(Object.keys(c).length).toBeGreaterThan(0);

@@ -45,7 +45,7 @@ describe('TENFERRO_NATIVE_ISA (packages/native-build/isa-paths.mjs)', () => {
     expect(estimateBuildSeconds(['provider-faer'], isaPaths('best', AVX2), 2)).toBe(estimateBuildSeconds(['provider-faer'], isaPaths('host', AVX2), 2));
     // linalgPaths: linalg built in another mode than the rest (set-up under `npm run demo`).
     expect(estimateBuildSeconds(['linalg'], isaPaths('host', AVX2), 2, { linalgPaths: isaPaths('best', AVX2) })).toBe(best);
-    // Without clang++, g++ compiles every linalg unit (native/cxx-select.sh): a longer build; the
+    // Without clang++, g++ compiles every linalg unit (native/cxx-select.cjs): a longer build; the
     // f64-only build is g++'s either way.
     expect(estimateBuildSeconds(['linalg'], isaPaths('host', AVX2), 2, { clang: false })).toBeGreaterThan(host);
     expect(estimateBuildSeconds(['linalg'], isaPaths('best', AVX2), 2, { linalgDtypes: 'f64', clang: false })).toBe(f64);

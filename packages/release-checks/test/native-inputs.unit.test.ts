@@ -82,9 +82,9 @@ describe('gypInputs', () => {
     expect(() => stagePrebuild({ packageDir: broken })).toThrow(/binding\.gyp needs gone\.cjs, also-gone\.txt, which do not exist/);
   });
 
-  it('linalg: eigen-include.cjs, which its binding.gyp runs, and cxx-select.sh, its compiler, are inputs (#40)', () => {
+  it('linalg: eigen-include.cjs, which its binding.gyp runs, and cxx-select.cjs, its compiler, are inputs (#40)', () => {
     const linalg = join(dirname(new URL(import.meta.url).pathname), '..', '..', 'linalg', 'native');
     expect(gypInputs(linalg).entries).toContain('eigen-include.cjs');
-    expect(gypInputs(linalg).entries).toContain('cxx-select.sh');
+    expect(gypInputs(linalg).entries).toContain('cxx-select.cjs');
   });
 });

@@ -109,7 +109,7 @@ enum OutKind { kSame = 0, kReal = 1, kInt32 = 2, kComplex = 3 };
 OutKind out_kind(const Job& j, int which);
 
 // The compiler of each dtype's kernels on this process's path, e.g. "f32 clang 14.0.6, f64 gcc
-// 12.2.0, c64 clang 14.0.6, c128 clang 14.0.6" (native/cxx-select.sh; dtypes not built are left out).
+// 12.2.0, c64 clang 14.0.6, c128 clang 14.0.6" (native/cxx-select.cjs; dtypes not built are left out).
 const char* compilers();
 
 // "3.4.0": the Eigen the kernels were compiled with.

@@ -44,7 +44,7 @@
 #define TFL_ISA generic
 #endif
 
-// The compiler of this translation unit (info().compilers; native/cxx-select.sh picks it per unit).
+// The compiler of this translation unit (info().compilers; native/cxx-select.cjs picks it per unit).
 #if defined(__clang__)
 #define TFL_COMPILER "clang " __clang_version__
 #elif defined(__GNUC__)

@@ -20,7 +20,7 @@ export interface LinalgBinding {
      * out and this CPU runs none of the vector paths built.
      */
     readonly dtypesNotBuilt?: string;
-    /** The compiler of each built dtype's kernels on this process's path: 'f32 clang 14.0.6, f64 gcc 12.2.0, c64 clang 14.0.6, c128 clang 14.0.6' (native/cxx-select.sh). */
+    /** The compiler of each built dtype's kernels on this process's path: 'f32 clang 14.0.6, f64 gcc 12.2.0, c64 clang 14.0.6, c128 clang 14.0.6' (native/cxx-select.cjs). */
     readonly compilers: string;
     readonly descHeader: number;
     readonly maxBatchAxes: number;
