@@ -31,7 +31,7 @@ const LINALG_GXX = { base: 163, portable: 95, avx2: 132, avx512: 140, avx512Besi
 const CPU_SECONDS = {
   os: { base: 6 },
   'provider-blas': { base: 8 },
-  'provider-faer': { base: 26, avx2: 33, avx512: 35 },
+  'provider-faer': { base: 17, avx2: 22, avx512: 27 }, // with -fno-unswitch-loops (2026-12-08, Zen 5): 66 CPU s, was 117
   'provider-tprims': { base: 58, avx2: 52, avx512: 55 }, // at -O2 (c34f8cf): 110 CPU s for base + avx2, was 232
   linalg: { base: 80, portable: 73, avx2: 88, avx512: 95, avx512BesideAvx2: 30, f64: { base: 3, portable: 44, avx2: 48, avx512: 55, avx512BesideAvx2: 17 } },
 };

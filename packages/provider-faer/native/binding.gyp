@@ -34,7 +34,11 @@
       "cflags!": ["-O2", "-O0", "-fno-omit-frame-pointer"],
       "cflags_cc!": ["-std=gnu++17", "-std=gnu++20", "-O2", "-O0", "-fno-omit-frame-pointer"],
       "cflags": ["-O3", "-Wall", "-Wextra", "-fno-math-errno", "-fno-trapping-math", "-fno-semantic-interposition"],
-      "cflags_cc": ["-O3", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-math-errno", "-fno-trapping-math"]
+      # -fno-unswitch-loops: g++'s loop unswitching copied the engine's loops once per invariant
+      # branch, 1.7x the AVX-512 unit's code and 45 % of its compile time (53 -> 29 CPU s; 117 -> 77
+      # for the addon), with the kernels as fast without it (bench/small-vs-c.mjs, n = 32-128;
+      # docs/performance.md, 2026-12-08).
+      "cflags_cc": ["-O3", "-fno-unswitch-loops", "-std=c++17", "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Wno-unused-function", "-fno-math-errno", "-fno-trapping-math"]
     }
   ]
 }
