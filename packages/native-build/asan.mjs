@@ -56,7 +56,7 @@ const ADDONS = [
   // aligned, e.g. a Householder coefficient held in an expression on the stack) through a double*
   // (_mm_load_sd / _mm_loaddup_pd: no alignment requirement on x86), which UBSan reports wherever
   // the stack layout puts it at 4 mod 8. linalg's own loads are whole elements of typed arrays.
-  // Baseline ISA, f64 kernels only (the comment at the top): gypArgs replaces isaGypArgs('host').
+  // Baseline ISA, f64 kernels only (the comment at the top): gypArgs replaces isaGypArgs('best').
   {
     key: 'linalg',
     dir: 'packages/linalg',
@@ -167,9 +167,11 @@ async function build(a) {
   const require = createRequire(join(root, a.dir, 'package.json'));
   const gypPkg = require.resolve('node-gyp/package.json');
   const nodeGyp = join(dirname(gypPkg), 'bin', 'node-gyp.js');
-  // Only the ISA paths this CPU runs: a path it cannot run would be built and never exercised
-  // (linalg: its own reduced set, a.gypArgs).
-  return runAsync(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodedir}`, '--jobs=2', '--', ...(a.gypArgs ?? isaGypArgs('host'))], {
+  // This CPU's best path and the portable one (isa-paths.mjs `best`): the fuzz drivers and tests
+  // run the path dispatch picks, so a slower vector path this CPU also runs (AVX2 on an AVX-512
+  // CPU) would be compiled under the sanitizers and never exercised — ~70 CPU s of tprims's and
+  // faer's -O0 builds (linalg: its own reduced set, a.gypArgs).
+  return runAsync(process.execPath, [nodeGyp, 'rebuild', `--nodedir=${nodedir}`, '--jobs=2', '--', ...(a.gypArgs ?? isaGypArgs('best'))], {
     cwd: asanDir,
     quiet: true,
     env: { CFLAGS: `${SAN} ${a.san ?? ''}`, CXXFLAGS: `${SAN} ${a.san ?? ''}`, LDFLAGS: '-fsanitize=address,undefined,float-cast-overflow', npm_config_build_from_source: 'true' },

@@ -1,6 +1,8 @@
 {
-  # The sources are listed longest build first (make starts them in this order: the long complex
-  # translation units do not end the build alone on one CPU, #39). c128's SVD retry in
+  # The sources are listed longest build first (make starts them in this order: the long
+  # translation units do not end the build alone on one CPU, #39): the f64 units, which g++
+  # compiles, then the complex and f32 ones, which clang++ compiles in half the time where it is
+  # installed (cxx-select.cjs). c128's SVD retry in
   # complex<long double> is its own unit (src/ops_c128_wide.cc: ops_c128.cc took 135–146 CPU s
   # alone, then 58–75 + ~45 side by side; the retry now instantiates JacobiSVD alone, ~10 s).
   # The kernels (src/ops_*.cc) are compiled once per instruction set into static libraries —
@@ -69,14 +71,15 @@
       "sources": ["src/addon.cc", "src/shapes.cc", "src/dispatch.cc"],
       "conditions": [
         # The baseline library is empty (and left out) when both reductions apply.
-        ["not (tenferro_linalg_f64_only==1 and target_arch=='x64' and tfl_isas=='all' and tenferro_portable==0 and (tenferro_avx2==1 or tenferro_avx512==1))", {
-          "dependencies": ["tenferro_linalg_generic"]
-        }],
+        # The AVX2 library first: its ops_f64.cc (g++) is the longest unit of the build.
         ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx2==1", {
           "dependencies": ["tenferro_linalg_avx2"],
           "defines": ["TFL_HAVE_AVX2"]
         }, {
           "defines": ["TENFERRO_NO_AVX2"]
+        }],
+        ["not (tenferro_linalg_f64_only==1 and target_arch=='x64' and tfl_isas=='all' and tenferro_portable==0 and (tenferro_avx2==1 or tenferro_avx512==1))", {
+          "dependencies": ["tenferro_linalg_generic"]
         }],
         ["target_arch=='x64' and tfl_isas=='all' and tenferro_avx512==1", {
           "dependencies": ["tenferro_linalg_avx512"],
@@ -102,7 +105,7 @@
         {
           "target_name": "tenferro_linalg_generic",
           "type": "static_library",
-          "sources": ["src/ops_c128.cc", "src/ops_c64.cc", "src/ops_f64.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"],
+          "sources": ["src/ops_f64.cc", "src/ops_c64.cc", "src/ops_c128.cc", "src/ops_f32.cc", "src/ops_c128_wide.cc"],
           "defines": ["TFL_ISA=generic", "Eigen=tfl_eigen_generic"],
           "conditions": [
             ["tenferro_linalg_f64_only==1", {
@@ -120,7 +123,7 @@
         {
           "target_name": "tenferro_linalg_avx2",
           "type": "static_library",
-          "sources": ["src/ops_f32.cc", "src/ops_f64.cc"],
+          "sources": ["src/ops_f64.cc", "src/ops_f32.cc"],
           "defines": ["TFL_ISA=avx2", "Eigen=tfl_eigen_avx2"],
           "conditions": [
             ["tenferro_linalg_f64_only==1", {
@@ -136,7 +139,7 @@
         {
           "target_name": "tenferro_linalg_avx512",
           "type": "static_library",
-          "sources": ["src/ops_f32.cc", "src/ops_f64.cc"],
+          "sources": ["src/ops_f64.cc", "src/ops_f32.cc"],
           "defines": ["TFL_ISA=avx512", "Eigen=tfl_eigen_avx512"],
           "conditions": [
             ["tenferro_linalg_f64_only==1", {
