@@ -60,76 +60,52 @@ static_assert(kIsaGeneric == static_cast<int>(tenferro::isa::kPortable) && kIsaA
 
 const char* const kIsaNames[kIsaCount] = {"generic", "avx2", "avx512"};
 
-using Runner = int (*)(const Job&);
+// A dtype's kernels on one path: the runner and the compiler of its translation unit (info().compilers).
+struct Kernels {
+  int (*run)(const Job&);
+  const char* (*compiler)();
+};
 
 // A dtype this build (or, for the baseline's real types, this CPU's path) has no kernel for: its
 // job — checked like any other by addon.cc — is refused with kBadDtype before any of its buffers is
 // read or written (info().dtypesNotBuilt names such dtypes).
 [[maybe_unused]] int dtype_not_built(const Job&) { return kBadDtype; }
+[[maybe_unused]] const char* compiler_not_built() { return nullptr; }
+#define TFL_NOT_BUILT {dtype_not_built, compiler_not_built}
+#define TFL_KERNELS(ns, dtype) {ns::run_##dtype, ns::compiler_##dtype}
 
 #if defined(TFL_F64_ONLY)
 // binding.gyp's tenferro_linalg_f64_only=1 (the sanitizer build, #39) compiles the f64 kernels only.
-#define TFL_RUNNERS(f32, f64, c64, c128) {dtype_not_built, f64, dtype_not_built, dtype_not_built}
+#define TFL_ROW(f32, f64, c64, c128) {TFL_NOT_BUILT, f64, TFL_NOT_BUILT, TFL_NOT_BUILT}
 #else
-#define TFL_RUNNERS(f32, f64, c64, c128) {f32, f64, c64, c128}
+#define TFL_ROW(f32, f64, c64, c128) {f32, f64, c64, c128}
 #endif
 #if defined(TFL_NO_GENERIC_REAL)
-#define TFL_GENERIC_F32 dtype_not_built
-#define TFL_GENERIC_F64 dtype_not_built
+#define TFL_GENERIC_REAL(dtype) TFL_NOT_BUILT
 #else
-#define TFL_GENERIC_F32 generic::run_f32
-#define TFL_GENERIC_F64 generic::run_f64
+#define TFL_GENERIC_REAL(dtype) TFL_KERNELS(generic, dtype)
 #endif
+#define TFL_GENERIC_ROW TFL_ROW(TFL_GENERIC_REAL(f32), TFL_GENERIC_REAL(f64), TFL_KERNELS(generic, c64), TFL_KERNELS(generic, c128))
 
 // [isa][dtype]; a row whose path is not built is never chosen by isa() and holds the baseline's.
-const Runner kRunners[kIsaCount][4] = {
-    TFL_RUNNERS(TFL_GENERIC_F32, TFL_GENERIC_F64, generic::run_c64, generic::run_c128),
+const Kernels kKernels[kIsaCount][4] = {
+    TFL_GENERIC_ROW,
 #if defined(TFL_HAVE_AVX2)
-    TFL_RUNNERS(avx2::run_f32, avx2::run_f64, generic::run_c64, generic::run_c128),
+    TFL_ROW(TFL_KERNELS(avx2, f32), TFL_KERNELS(avx2, f64), TFL_KERNELS(generic, c64), TFL_KERNELS(generic, c128)),
 #else
-    TFL_RUNNERS(TFL_GENERIC_F32, TFL_GENERIC_F64, generic::run_c64, generic::run_c128),
+    TFL_GENERIC_ROW,
 #endif
 #if defined(TFL_HAVE_AVX512)
-    TFL_RUNNERS(avx512::run_f32, avx512::run_f64, generic::run_c64, generic::run_c128),
+    TFL_ROW(TFL_KERNELS(avx512, f32), TFL_KERNELS(avx512, f64), TFL_KERNELS(generic, c64), TFL_KERNELS(generic, c128)),
 #else
-    TFL_RUNNERS(TFL_GENERIC_F32, TFL_GENERIC_F64, generic::run_c64, generic::run_c128),
+    TFL_GENERIC_ROW,
 #endif
 };
-
-// The compiler of each runner's translation unit (info().compilers), in kRunners' layout.
-using Compiler = const char* (*)();
-[[maybe_unused]] const char* compiler_not_built() { return nullptr; }
-#if defined(TFL_F64_ONLY)
-#define TFL_COMPILERS(f32, f64, c64, c128) {compiler_not_built, f64, compiler_not_built, compiler_not_built}
-#else
-#define TFL_COMPILERS(f32, f64, c64, c128) {f32, f64, c64, c128}
-#endif
-#if defined(TFL_NO_GENERIC_REAL)
-#define TFL_GENERIC_F32_CC compiler_not_built
-#define TFL_GENERIC_F64_CC compiler_not_built
-#else
-#define TFL_GENERIC_F32_CC generic::compiler_f32
-#define TFL_GENERIC_F64_CC generic::compiler_f64
-#endif
-const Compiler kCompilers[kIsaCount][4] = {
-    TFL_COMPILERS(TFL_GENERIC_F32_CC, TFL_GENERIC_F64_CC, generic::compiler_c64, generic::compiler_c128),
-#if defined(TFL_HAVE_AVX2)
-    TFL_COMPILERS(avx2::compiler_f32, avx2::compiler_f64, generic::compiler_c64, generic::compiler_c128),
-#else
-    TFL_COMPILERS(TFL_GENERIC_F32_CC, TFL_GENERIC_F64_CC, generic::compiler_c64, generic::compiler_c128),
-#endif
-#if defined(TFL_HAVE_AVX512)
-    TFL_COMPILERS(avx512::compiler_f32, avx512::compiler_f64, generic::compiler_c64, generic::compiler_c128),
-#else
-    TFL_COMPILERS(TFL_GENERIC_F32_CC, TFL_GENERIC_F64_CC, generic::compiler_c64, generic::compiler_c128),
-#endif
-};
-#undef TFL_RUNNERS
-#undef TFL_COMPILERS
-#undef TFL_GENERIC_F32
-#undef TFL_GENERIC_F64
-#undef TFL_GENERIC_F32_CC
-#undef TFL_GENERIC_F64_CC
+#undef TFL_NOT_BUILT
+#undef TFL_KERNELS
+#undef TFL_ROW
+#undef TFL_GENERIC_REAL
+#undef TFL_GENERIC_ROW
 
 }  // namespace
 
@@ -188,7 +164,7 @@ const char* compilers() {
     size_t used = 0;
     text[0] = '\0';
     for (int d = 0; d < 4; ++d) {
-      const char* c = kCompilers[isa()][d]();
+      const char* c = kKernels[isa()][d].compiler();
       if (c == nullptr) continue;
       int len = static_cast<int>(std::strlen(c));
       while (len > 0 && c[len - 1] == ' ') --len;  // __clang_version__ ends with a space
@@ -211,7 +187,7 @@ int run(const Job& j) {
   // those units' compile time); the AVX2 kernels run them on an AVX-512 CPU, within a few per cent.
   if (i == kIsaAvx512 && (j.op == kSvd || j.op == kEig)) i = kIsaAvx2;
 #endif
-  return kRunners[i][j.dtype](j);
+  return kKernels[i][j.dtype].run(j);
 }
 
 }  // namespace tfl
