@@ -233,6 +233,50 @@ describe('tenferro:task', () => {
   });
 });
 
+describe('tenferro:task watch: how the main thread waits for a task that runs alone', () => {
+  const holdUntil = kernel<{ buffer: SharedArrayBuffer; index: number; enteredIndex: number; timeoutMs: number }, boolean>('holdUntil');
+  const noop = kernel('noop');
+  /** `count` tasks of at least 6 ms each (a hold that times out), each posted as `threads` threads; their events. */
+  const longTasks = (b: CpuBackend, threads: number, count: number) =>
+    plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, () =>
+      b.withBackendSession(async (s) => {
+        const flags = new Int32Array(new SharedArrayBuffer(8));
+        for (let i = 0; i < count; i++) {
+          expect(await s.context.run(holdUntil, { buffer: flags.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 6 }, { threads })).toBe(false);
+        }
+      }),
+    );
+
+  it('short tasks are seen in the blocking poll (a spinning worker answers a no-op within it, in one of twenty tries at least)', async () => {
+    const events = await plain<TaskEvent>(DIAGNOSTICS_CHANNELS.task, () =>
+      backend.install(async (ctx) => {
+        for (let i = 0; i < 20; i++) await ctx.run(noop);
+      }),
+    );
+    expect(events).toHaveLength(20);
+    expect(events.map((e) => e.watch)).toContain('poll');
+  });
+
+  it.skipIf(discoverCpuTopology().effectiveCapacity.cpus < 2)(
+    'tasks of 4 ms or more that leave one of the process\'s CPUs free wake the main thread early; ones that take every CPU park until answered (needs 2 CPUs)',
+    async () => {
+      const b = await CpuBackend.create({ threads: 2 });
+      try {
+        // The watch follows the worker's moving average of round trips (1/8 per task, from 20 µs):
+        // above 4 ms from the tenth task of 6 ms on.
+        const spare = await longTasks(b, 1, 14);
+        expect(spare.slice(-4).map((e) => e.watch)).toEqual(['earlyWake', 'earlyWake', 'earlyWake', 'earlyWake']);
+        expect(spare.every((e) => e.threads === 1 && !e.fanOut)).toBe(true);
+        // Posted as 2 threads on 2 CPUs: none left for the main thread's turns, and 6 ms is below the 24 ms of that case.
+        const crowded = await longTasks(b, 2, 14);
+        expect(crowded.slice(-4).map((e) => e.watch)).toEqual(['park', 'park', 'park', 'park']);
+      } finally {
+        await b.close();
+      }
+    },
+  );
+});
+
 describe('CpuExecutionContext.run options (KernelRunOptions)', () => {
   const noop = kernel('noop');
 

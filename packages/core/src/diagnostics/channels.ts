@@ -149,6 +149,15 @@ export interface TaskEvent {
   readonly runNs: number;
   /** The worker's answer → the main thread saw it (its poll, or its wake-up from a park). */
   readonly wakeNs: number;
+  /**
+   * How the main thread waited for the answer: `poll` — checking it without returning to the event
+   * loop (short tasks, and the lanes of a fan-out); `turns` — once per event-loop turn (tasks that
+   * usually take at most 1 ms); `earlyWake` — asleep until shortly before the task's usual end,
+   * then once per turn (long tasks; from 4 ms when the task leaves one of the process's CPUs free,
+   * else from 24 ms); `park` — asleep until the worker's answer woke it (through the event loop:
+   * `wakeNs` is then that wake-up).
+   */
+  readonly watch: 'poll' | 'turns' | 'earlyWake' | 'park';
   /** `process.hrtime.bigint()` when the main thread saw the answer. */
   readonly time: bigint;
 }

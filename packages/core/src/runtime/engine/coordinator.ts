@@ -88,7 +88,7 @@ export class Coordinator {
     const key = plan.engineKey;
     let engine = this.#engines.get(key);
     if (engine === undefined) {
-      engine = CpuEngine.managed(plan.domain, plan.pinCpus, this.poolLimit).then(async (built) => {
+      engine = CpuEngine.managed(plan.domain, plan.pinCpus, this.poolLimit, this.topology.effectiveCapacity.cpus).then(async (built) => {
         if (this.closed) {
           await built.close();
           throw new TenferroError('BackendClosed', 'this backend was closed while an engine was being built', { op });

@@ -66,10 +66,12 @@ export class CpuEngine implements LaneRunner {
 
   /**
    * Build a tenferro-managed engine for `domain`: `domain.threadBudget` workers pinned to `cpus`
-   * and verified (or unpinned when `cpus` is undefined).
+   * and verified (or unpinned when `cpus` is undefined). `processCpus`: the CPUs the process may
+   * use (the topology's effective capacity), which decides when the main thread may watch a
+   * task's end from a CPU of its own (`early-wake.ts`).
    */
-  static async managed(domain: CpuDomain, cpus: CpuSet | undefined, limit: PoolLimit): Promise<CpuEngine> {
-    const pool = await EngineWorkerPool.create({ cpus, workerCount: domain.threadBudget });
+  static async managed(domain: CpuDomain, cpus: CpuSet | undefined, limit: PoolLimit, processCpus?: number): Promise<CpuEngine> {
+    const pool = await EngineWorkerPool.create({ cpus, workerCount: domain.threadBudget, processCpus });
     const executor = new ManagedExecutor(pool, cpus !== undefined);
     return new CpuEngine({ ...domain, threadBudget: pool.workerCount }, executor, executor.capabilities(), pool, pool.engineState, limit);
   }

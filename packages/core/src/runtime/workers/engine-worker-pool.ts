@@ -13,7 +13,12 @@ export interface EngineWorkerPoolOptions {
   readonly workerCount: number;
   /** Spin time of an idle worker before it sleeps (µs), for lane 0 and the others. */
   readonly spinMicros?: { readonly lane0: number; readonly others: number };
+  /** The CPUs the process may use (its topology's effective capacity), when known: see `early-wake.ts`. */
+  readonly processCpus?: number | undefined;
 }
+
+/** The options with their defaults filled in (`processCpus` stays optional: unknown for external executors). */
+type PoolSettings = Required<Omit<EngineWorkerPoolOptions, 'processCpus'>> & Pick<EngineWorkerPoolOptions, 'processCpus'>;
 
 /**
  * How long an idle worker spins for its next task before it sleeps (µs). Lane 0 — where every
@@ -32,7 +37,7 @@ export const DEFAULT_SPIN_MICROS = { lane0: 200, others: 50 } as const;
  */
 export class EngineWorkerPool implements LaneRunner {
   readonly engineState: Int32Array;
-  readonly #options: Required<EngineWorkerPoolOptions>;
+  readonly #options: PoolSettings;
   readonly #workers: EngineWorker[];
   /** The lane table its workers share (see `lane-spread.ts`); none for a single worker. */
   readonly #lanes: Int32Array | undefined;
@@ -41,7 +46,7 @@ export class EngineWorkerPool implements LaneRunner {
   #closed = false;
   #replacements = 0;
 
-  private constructor(options: Required<EngineWorkerPoolOptions>, engineState: Int32Array, lanes: Int32Array | undefined, workers: EngineWorker[]) {
+  private constructor(options: PoolSettings, engineState: Int32Array, lanes: Int32Array | undefined, workers: EngineWorker[]) {
     this.#options = options;
     this.engineState = engineState;
     this.#lanes = lanes;
@@ -59,7 +64,7 @@ export class EngineWorkerPool implements LaneRunner {
     };
     const started = await Promise.allSettled(
       Array.from({ length: full.workerCount }, (_, index) =>
-        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: spinFor(full.spinMicros, index), lanes, onDeath }),
+        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: spinFor(full.spinMicros, index), processCpus: full.processCpus, lanes, onDeath }),
       ),
     );
     const failed = started.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
@@ -139,6 +144,7 @@ export class EngineWorkerPool implements LaneRunner {
       cpus: this.#options.cpus,
       engineState: this.engineState.buffer as SharedArrayBuffer,
       spinMicros: spinFor(this.#options.spinMicros, index),
+      processCpus: this.#options.processCpus,
       lanes: this.#lanes?.buffer as SharedArrayBuffer | undefined,
       onDeath: (w, c) => this.#onDeath(w, c),
     }).then(

@@ -12,6 +12,7 @@ import { lanePosted } from './lane-spread.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, DEAD, ForgetRing, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
 import { EventLoopTurns } from './event-loop-turns.js';
+import { earlyWakeNs } from './early-wake.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { workerEntryUrl } from './worker-url.js';
 import { reportQueuedNudge } from '../../tensor/tensor-storage.js';
@@ -32,6 +33,8 @@ export interface EngineWorkerOptions {
   readonly cpus: CpuSet | undefined;
   readonly engineState: SharedArrayBuffer;
   readonly spinMicros: number;
+  /** The CPUs the process may use (its topology's effective capacity), when known: see `early-wake.ts`. */
+  readonly processCpus?: number | undefined;
   /** The pool's lane table (see `lane-spread.ts`). */
   readonly lanes?: SharedArrayBuffer;
   /** Called once when the worker exits without having been closed. */
@@ -62,16 +65,6 @@ const MAX_POLL_NS = 300_000;
  */
 const TURN_POLL_MAX_NS = 1_000_000;
 
-/**
- * A task that runs alone and usually takes at least this long sleeps (`Atomics.waitAsync` with a
- * timeout) until `EARLY_WAKE_NS` before its usual duration, then is watched from the event loop for
- * at most `EARLY_WAKE_NS` past it: a wake-up by the worker's notify goes through the event loop
- * (~150 µs idle, ~1 ms under load), the timed wake-up happens while the task still runs. The
- * timeout has the event loop's 1 ms resolution, so the window is only worth its CPU (at most
- * 4 ms of turns, ≤ 15 % of one CPU) for tasks this long; shorter ones park until notified.
- */
-const EARLY_WAKE_MIN_NS = 24_000_000;
-const EARLY_WAKE_NS = 2_000_000;
 
 /** This isolate's run of answers since its event loop last turned for tenferro (see event-loop-turns.ts). */
 const turns = new EventLoopTurns();
@@ -153,6 +146,8 @@ interface PostedTask {
   readonly postsBefore: number;
   /** Threads the kernel may keep busy, its native library's helpers included (wide when > 1). */
   readonly threads: number;
+  /** How the main thread waits for the answer (`TaskEvent.watch`): `poll` until it outlasts the blocking poll. */
+  watch: TaskEvent['watch'];
 }
 
 /** Continuations chained on this run after the current synchronous code (and its microtasks so far). */
@@ -327,6 +322,8 @@ export class EngineWorker {
   readonly #waiting: (() => void)[] = [];
   /** Moving average of this worker's task round trips (ns), for the poll budget. */
   #averageNs = MIN_POLL_NS;
+  /** The CPUs the process may use, when known (`early-wake.ts`). */
+  readonly #processCpus: number | undefined;
   #closing = false;
   #dead = false;
 
@@ -341,7 +338,9 @@ export class EngineWorker {
     forgets: SharedArrayBuffer,
     observed: WorkerObservation,
     lanes: SharedArrayBuffer | undefined,
+    processCpus: number | undefined,
   ) {
+    this.#processCpus = processCpus;
     this.#buffers = new WorkerBufferTable({
       ring: forgets,
       worker: { busy: () => this.#busy || this.#dead || this.#closing, wake: () => this.#ringBell() },
@@ -437,7 +436,7 @@ export class EngineWorker {
       }
     }
     const observed = Object.freeze({ index: options.index, tid: message.tid, cpus: observedCpus, statusCpus: message.statusCpus });
-    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, forgetsBuffer, observed, init.lanes);
+    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, forgetsBuffer, observed, init.lanes, options.processCpus);
     worker.on('error', () => {
       /* reported through 'exit' */
     });
@@ -463,7 +462,7 @@ export class EngineWorker {
 
 
   /** Publish the task just answered on `tenferro:task`, with the worker's times from the mailbox. */
-  #publishTask(op: string, kernel: string, threads: number, fanOut: boolean, posted: bigint): void {
+  #publishTask(op: string, kernel: string, threads: number, fanOut: boolean, posted: bigint, watch: TaskEvent['watch']): void {
     const seen = process.hrtime.bigint();
     const began = this.#times[0]!;
     const answered = this.#times[1]!;
@@ -480,6 +479,7 @@ export class EngineWorker {
       runNs: Math.max(0, answered - began),
       wakeNs: Math.max(0, Number(seen) - answered),
       time: seen,
+      watch,
     };
     taskChannel().publish(event);
   }
@@ -582,7 +582,7 @@ export class EngineWorker {
     const postsBefore = ++posts;
     inFlight++;
     running.add(m);
-    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore, threads };
+    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore, threads, watch: 'poll' };
   }
 
   /**
@@ -659,15 +659,19 @@ export class EngineWorker {
     try {
       try {
         const expected = pending.expectedNs;
+        task.watch = 'park';
         if (inFlight === 1) {
           const usual = this.#averageNs;
+          const early = usual <= TURN_POLL_MAX_NS ? undefined : earlyWakeNs(usual, task.threads, this.#processCpus);
           if (usual <= TURN_POLL_MAX_NS) {
+            task.watch = 'turns';
             r = await pollOverTurns(m, seq, started + BigInt(Math.round(expected)));
             turned = true;
-          } else if (usual >= EARLY_WAKE_MIN_NS) {
+          } else if (early !== undefined) {
             // Sleep through most of a long task, then watch its end from the event loop for at
-            // most EARLY_WAKE_NS past its usual duration (then park: it runs long this time).
-            const sleepNs = usual - EARLY_WAKE_NS - Number(process.hrtime.bigint() - started);
+            // most `early` past its usual duration (then park: it runs long this time).
+            task.watch = 'earlyWake';
+            const sleepNs = usual - early - Number(process.hrtime.bigint() - started);
             if (sleepNs > 0) {
               mainSleeps();
               const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r, sleepNs / 1e6);
@@ -678,7 +682,7 @@ export class EngineWorker {
               r = Atomics.load(m, Mailbox.RESPONSE);
             }
             if (r !== seq && r !== DEAD) {
-              r = await pollOverTurns(m, seq, started + BigInt(Math.round(usual + EARLY_WAKE_NS)));
+              r = await pollOverTurns(m, seq, started + BigInt(Math.round(usual + early)));
               turned = true;
             }
           }
@@ -717,7 +721,7 @@ export class EngineWorker {
 
   /** What the worker answered (`r`: the task's sequence number, or DEAD), seen at `seenNs` when the caller has read the clock already. */
   #result<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, seenNs?: bigint): R {
-    if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, task.threads, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started);
+    if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, task.threads, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started, task.watch);
     // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
     // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
     let answeredNs = seenNs;
