@@ -61,10 +61,9 @@ const MAX_POLL_NS = 300_000;
  * A longer task is not polled for (#37): watching a 2–5 ms kernel over turns kept the main thread
  * on a CPU for the whole kernel (89 % of one CPU for faer n = 512 on 1 thread, 34–41 % for blas on
  * 2 threads, measured with bench/responsiveness.bench.mjs) — CPU the workers need on a small
- * machine.
+ * machine. A long one may be watched over its last stretch only (`early-wake.ts`).
  */
 const TURN_POLL_MAX_NS = 1_000_000;
-
 
 /** This isolate's run of answers since its event loop last turned for tenferro (see event-loop-turns.ts). */
 const turns = new EventLoopTurns();
