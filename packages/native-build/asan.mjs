@@ -19,7 +19,9 @@
 // (src/ops.h: the same indexing, strides, offsets, batch walk and team tasks for every dtype), so
 // the f64 instance checks that code; what only the complex dtypes run (ops.h's is_cplx branches:
 // conjugated copies, the complex eigensolver, the small complex SVD's verify-and-widen retry) is
-// left to the normal build's fuzz and tests. Its fuzz runs 5,000 cases (--count overrides).
+// left to the normal build's fuzz and tests. Its fuzz runs 5,000 cases (--count overrides). Its
+// units are compiled by clang++ when installed and linked by g++ against g++'s runtimes
+// (native/cxx-select.cjs): 30 against 72 CPU s.
 //
 // An ASan addon cannot be loaded into a node that is not built with ASan unless the ASan runtime
 // comes first: every child runs with LD_PRELOAD=$(gcc -print-file-name=libasan.so). Node itself
