@@ -211,20 +211,20 @@ describe('a loop dropping outputs of 2 MiB or more asks V8 for scavenges too (#3
 });
 
 describe('pooled storage a scavenge cannot bring home (#38)', () => {
-  it('is told to V8 once it outlived two asks, beyond the allowance, in whole MiB — and untold when it comes home', async () => {
+  it('is told to V8 once it outlived three asks (two scavenges and the finalizers after them), beyond the allowance, in whole MiB — and untold when it comes home', async () => {
     const home: string[] = [];
     const recorder = { returnStorage: (_d: unknown, _b: unknown, how: string) => void home.push(how) };
     const kept: TensorStorage[] = [];
     const start = youngCollectionAsks();
     try {
       // 8 MiB of pooled storage kept per turn: every 20 MiB of growth asks (doubling while nothing
-      // comes home), so storage made before the last two asks grows past the allowance.
+      // comes home), so storage made before the last three asks grows past the allowance.
       for (let i = 0; i < 64 && youngCollectionAsks().told === start.told; i++) {
         for (let j = 0; j < 8; j++) kept.push(new TensorStorage('f64', new SharedArrayBuffer(MiB), recorder));
         await turn();
       }
       const now = youngCollectionAsks();
-      expect(now.asks - start.asks).toBeGreaterThanOrEqual(2);
+      expect(now.asks - start.asks).toBeGreaterThanOrEqual(3);
       expect(now.told - start.told).toBeGreaterThan(0);
       expect(now.told - start.told).toBeLessThanOrEqual(now.pooledOut - start.pooledOut - bulkExternalMemory().allowance);
       expect(now.told % MiB).toBe(0);
@@ -271,6 +271,17 @@ describe('an ask for a scavenge (#38)', () => {
       release(kept);
     }
   };
+
+  it('counts pooled storage as aged only from the third ask after it was made: a dropped output is still out at the second, until its finalizer runs after that scavenge', async () => {
+    await fromLiftedGuard(async (kept, start) => {
+      const before = promotedPooledBytes();
+      expect(await askAfter(kept, 3 * MiB)).toBe(start + 1);
+      expect(await askAfter(kept, 3 * MiB)).toBe(start + 2);
+      expect(promotedPooledBytes(), 'two asks after it was made').toBe(before);
+      expect(await askAfter(kept, 3 * MiB)).toBe(start + 3);
+      expect(promotedPooledBytes() - before, 'three asks after').toBeGreaterThanOrEqual(3 * MiB);
+    });
+  });
 
   it('is made only when pooled storage was made since the last one: a second scavenge would find nothing new dead, and promote what lived through both', async () => {
     await fromLiftedGuard(async (kept, start) => {
@@ -381,7 +392,7 @@ describe('storage of 2 MiB or more (#38)', () => {
 
 describe('a pool about to miss while promoted outputs are out (#38)', () => {
   /**
-   * A backend whose four 4 MiB outputs (a cheap product) were kept through two asks each — to the
+   * A backend whose five 4 MiB outputs (a cheap product) were kept through three asks or more — to the
    * pacing they look promoted — handed to `body` with `keepOne` (one more output, kept, then a
    * turn); everything disposed and closed afterwards.
    */
@@ -395,7 +406,7 @@ describe('a pool about to miss while promoted outputs are out (#38)', () => {
       await turn();
     };
     try {
-      for (let i = 0; i < 4; i++) {
+      for (let i = 0; i < 5; i++) {
         kept.push(await own.matmul(a, b));
         askScavenge();
         await turn();

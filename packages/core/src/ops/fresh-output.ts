@@ -38,7 +38,7 @@ function wantsTurn(pool: BufferPool, dtype: DType, length: number): boolean {
  * the async function's suspended frame until its next await returns, so a second scavenge within
  * one call (V8's own, from the program's garbage) promotes it, and only a full collection finds it
  * dead then: an ask is skipped when a scavenge ran (or was asked) since the last large output was
- * made (`tensor-storage.ts`), and a pool about to miss while outputs that outlived two asks are out
+ * made (`tensor-storage.ts`), and a pool about to miss while aged outputs (out three asks after they were made) are out
  * asks V8 for a full collection (`nudgeCollection`). Two outputs apart at the last buffer too, the
  * ask came a call late whenever the last one had brought a single output home: a 1024² f64
  * luFactor drop loop beside two busy CPUs lent 30–31 of 32 (32 of 32 with one apart; docs/performance.md). Otherwise:

@@ -115,17 +115,28 @@ export function bulkExternalMemory(): { readonly held: number; readonly told: nu
  * waits for (up to {@link PACE_MOST}) until storage comes home (half of {@link PACE_BYTES} below
  * the last ask), which resets it.
  *
- * V8 is told only of storage a scavenge cannot bring home: storage still out two asks after it was
- * made outlived two scavenges (V8 has promoted its tensors, and only a full collection finds them
- * dead) or is kept; of that, what exceeds {@link BULK_ALLOWANCE}. A loop's last output is reachable
- * until its next await returns (the async function's suspended frame holds it): an ask is skipped
- * when a scavenge already ran since the last large storage was made ({@link scavengedSinceLarge}),
- * and `fresh-output.ts` asks for a full collection when a pool is about to miss while storage that
- * outlived two asks is out ({@link promotedPooledBytes}). Telling V8 of aged storage without
- * the allowance started a cascade: each full collection promotes the young tensors alive at that
- * moment, which then need the next one.
+ * V8 is told only of storage a scavenge cannot bring home: storage still out {@link AGED_AFTER_ASKS}
+ * asks after it was made outlived two scavenges (V8 has promoted its tensors, and only a full
+ * collection finds them dead) or is kept; of that, what exceeds {@link BULK_ALLOWANCE}. A loop's
+ * last output is reachable until its next await returns (the async function's suspended frame
+ * holds it): an ask is skipped when a scavenge already ran since the last large storage was made
+ * ({@link scavengedSinceLarge}), and `fresh-output.ts` asks for a full collection when a pool is
+ * about to miss while aged storage is out ({@link promotedPooledBytes}). Telling V8 of aged storage
+ * without the allowance started a cascade: each full collection promotes the young tensors alive at
+ * that moment, which then need the next one.
  */
 const PACE_BYTES = 20 * 1024 * 1024;
+/**
+ * Asks after which storage still out counts as aged (told to V8 beyond the allowance, and a reason
+ * for a full collection). Three, not two: storage a loop dropped is still out when the second ask
+ * after it is made — its tensor was alive at the first (the suspended frame held it) and is found
+ * dead by the second's scavenge, but it comes home only when its finalizer runs after that
+ * scavenge. Counted at the second, every output of a loop dropping 1024² f64 factorisations was
+ * told to V8 for a moment, and V8 ran 18–22 full collections in 64 calls (158–239 ms of pauses,
+ * the calls 25–35 % slower than disposing ones); counted at the third, 2–3 (docs/performance.md,
+ * 2026-12-09). Storage that is kept or promoted is still told, one ask later.
+ */
+const AGED_AFTER_ASKS = 3;
 const PACE_MOST = 1024 * 1024 * 1024;
 /** Bytes of pooled storage held by tensors (not home yet: neither disposed nor collected). */
 let pooledOut = 0;
@@ -145,7 +156,7 @@ let paceAsks = 0;
 let outThisEpoch = 0;
 /** Of `pooledOut`, bytes made before the last ask, by the number of asks made before they were made (their epoch); no zero entries. */
 const outByEpoch = new Map<number, number>();
-/** Of `pooledOut`, bytes made two asks ago or earlier, and what V8 was told of them. */
+/** Of `pooledOut`, bytes made {@link AGED_AFTER_ASKS} asks ago or earlier, and what V8 was told of them. */
 let aged = 0;
 let agedTold = 0;
 
@@ -164,7 +175,7 @@ function holdPooled(delta: number, epoch: number): void {
     if (inEpoch === 0) outByEpoch.delete(epoch);
     else outByEpoch.set(epoch, inEpoch);
   }
-  if (epoch <= paceAsks - 2) {
+  if (epoch <= paceAsks - AGED_AFTER_ASKS) {
     aged += delta;
     tellAged();
   }
@@ -253,8 +264,8 @@ function pooledMade(bytes: number): void {
 }
 
 /**
- * Bytes of pooled storage out that outlived two asks: kept, or promoted (found alive by two
- * scavenges) so that only a full collection can bring it home.
+ * Bytes of pooled storage out that outlived {@link AGED_AFTER_ASKS} asks: kept, or promoted (found
+ * alive by two scavenges) so that only a full collection can bring it home.
  */
 export function promotedPooledBytes(): number {
   return aged;
@@ -304,9 +315,10 @@ function askYoungCollection(): void {
   outByEpoch.set(paceAsks, outThisEpoch);
   outThisEpoch = 0;
   paceAsks++;
-  // Storage made two asks ago and still out outlived two scavenges (or is kept): only a full
-  // collection can find its tensors dead now, so V8 is told of it, beyond the allowance.
-  const newlyAged = outByEpoch.get(paceAsks - 2);
+  // Storage made AGED_AFTER_ASKS asks ago and still out outlived two scavenges and the finalizers
+  // after them (or is kept): only a full collection can find its tensors dead now, so V8 is told
+  // of it, beyond the allowance.
+  const newlyAged = outByEpoch.get(paceAsks - AGED_AFTER_ASKS);
   if (newlyAged !== undefined) {
     aged += newlyAged;
     tellAged();
