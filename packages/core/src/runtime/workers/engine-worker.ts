@@ -661,7 +661,7 @@ export class EngineWorker {
         task.watch = 'park';
         if (inFlight === 1) {
           const usual = this.#averageNs;
-          const early = usual <= TURN_POLL_MAX_NS ? undefined : earlyWakeNs(usual, task.threads, this.#processCpus);
+          const early = earlyWakeNs(usual, task.threads, this.#processCpus); // undefined below 4 ms
           if (usual <= TURN_POLL_MAX_NS) {
             task.watch = 'turns';
             r = await pollOverTurns(m, seq, started + BigInt(Math.round(expected)));
