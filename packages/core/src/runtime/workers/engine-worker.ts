@@ -81,6 +81,7 @@ async function pollOverTurns(m: Int32Array, seq: number, untilNs: bigint): Promi
   }
 }
 
+/** Poll for `seq`'s answer for at most `budgetNs` (a whole number: a fraction is a heap number, on which V8's optimised poll deoptimised). */
 function pollForResponse(m: Int32Array, seq: number, budgetNs: number): number {
   let r = Atomics.load(m, Mailbox.RESPONSE);
   if (r === seq || r === DEAD || budgetNs <= 0) return r;
@@ -212,7 +213,7 @@ function pollAmongLanes(m: Int32Array, seq: number, budgetNs: number): number {
  */
 export function lanePollNs(expectedNs: number): number {
   if (expectedNs > LANE_PARK_NS) return 0;
-  return expectedNs > 3 * MAX_POLL_NS ? MIN_POLL_NS : Math.min(expectedNs, MAX_POLL_NS);
+  return expectedNs > 3 * MAX_POLL_NS ? MIN_POLL_NS : Math.min(Math.round(expectedNs), MAX_POLL_NS);
 }
 
 /** Fan-outs expected to take longer than this park at once (`lanePollNs`). */
@@ -598,7 +599,7 @@ export class EngineWorker {
       r =
         inFlight !== 1 || task.threads > 1
           ? pollAmongLanes(m, seq, lanePollNs(expected))
-          : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, expected));
+          : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, Math.round(expected)));
     } catch (e) {
       this.#taskEnded(m);
       this.#handOn();

@@ -10,6 +10,7 @@ import { ArgsArea, EngineState, ForgetRing, Mailbox, ResultFlag, TaskFlag, WORKE
 import { LaneSpreader } from './lane-spread.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
+import { RunningTotal } from '../../util/running-total.js';
 
 const init = workerData as WorkerInit;
 const port = init.taskPort;
@@ -35,10 +36,14 @@ const releasedBytes = new Float64Array(init.forgets, 0, ForgetRing.SLOTS / 2);
  */
 const COLLECT_BYTES = 32 * 1024 * 1024;
 const IDLE_COLLECT_MS = 20;
-/** Bytes of table entries dropped since the last collection. */
-let dropped = 0;
-/** Bytes of storage let go of since the last collection (dropped entries and payload buffers). */
-let garbage = 0;
+/**
+ * Bytes of table entries dropped since the last collection, and of storage let go of since then
+ * (dropped entries and payload buffers). Doubles from the start (see util/running-total.ts): while
+ * collections are spaced out (`COLLECT_DUTY`), a stream of payloads naming large buffers passes
+ * 2^30 and 2^31 bytes between two of them, and a small-integer count deoptimised `serve` there.
+ */
+const dropped = new RunningTotal();
+const garbage = new RunningTotal();
 /** When the last collection ended, and what it cost (ns). */
 let collectedAt = 0n;
 let collectCost = 0n;
@@ -70,9 +75,9 @@ function collect(): void {
   adjustExternal(-FORCE_COLLECTION_BYTES);
   collectedAt = process.hrtime.bigint();
   collectCost = collectedAt - t0;
-  releasedBytes[ForgetRing.RELEASED_F64] = releasedBytes[ForgetRing.RELEASED_F64]! + dropped;
-  dropped = 0;
-  garbage = 0;
+  releasedBytes[ForgetRing.RELEASED_F64] = releasedBytes[ForgetRing.RELEASED_F64]! + dropped.value;
+  dropped.reset();
+  garbage.reset();
   Atomics.add(ring, ForgetRing.COLLECTIONS, 1);
 }
 
@@ -80,8 +85,8 @@ function drop(id: number): void {
   const buffer = buffers.get(id);
   if (buffer === undefined) return;
   buffers.delete(id);
-  dropped += buffer.byteLength;
-  garbage += buffer.byteLength;
+  dropped.add(buffer.byteLength);
+  garbage.add(buffer.byteLength);
 }
 
 /** Drop every id the main isolate wrote into the ring so far. */
@@ -93,15 +98,14 @@ function drain(): void {
   Atomics.store(ring, ForgetRing.TAIL, tail);
 }
 
-/** Bytes of the shared buffers in a structured-clone payload (a bounded walk: at most 64 values, 4 levels). */
-function sharedBytes(payload: unknown): number {
-  let total = 0;
+/** Count the bytes of the shared buffers in a structured-clone payload as garbage (a bounded walk: at most 64 values, 4 levels). */
+function countShared(payload: unknown): void {
   let budget = 64;
   const visit = (v: unknown, depth: number): void => {
     if (typeof v !== 'object' || v === null || budget-- <= 0) return;
-    if (v instanceof SharedArrayBuffer) total += v.byteLength;
+    if (v instanceof SharedArrayBuffer) garbage.add(v.byteLength);
     else if (ArrayBuffer.isView(v)) {
-      if (v.buffer instanceof SharedArrayBuffer) total += v.buffer.byteLength;
+      if (v.buffer instanceof SharedArrayBuffer) garbage.add(v.buffer.byteLength);
     } else if (depth < 4) {
       if (Array.isArray(v)) {
         for (let i = 0; i < v.length && budget > 0; i++) visit(v[i], depth + 1);
@@ -114,7 +118,6 @@ function sharedBytes(payload: unknown): number {
     }
   };
   visit(payload, 0);
-  return total;
 }
 
 /** The payload of a packed task: its words (a view of the argument area) and its buffers. */
@@ -217,7 +220,7 @@ async function serve(tid: number): Promise<never> {
       spreader?.waitsOn(-1); // asleep: woken on whichever CPU
       while (Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
         // Idle with storage let go of: collect once nothing came for a while.
-        if (garbage === 0) Atomics.wait(mailbox, Mailbox.REQUEST, bell);
+        if (garbage.value === 0) Atomics.wait(mailbox, Mailbox.REQUEST, bell);
         else if (Atomics.wait(mailbox, Mailbox.REQUEST, bell, IDLE_COLLECT_MS) === 'timed-out') collect();
       }
     }
@@ -248,7 +251,7 @@ async function serve(tid: number): Promise<never> {
       for (const [id, buffer] of message.table.register ?? []) buffers.set(id, buffer);
     }
     // A structured-clone payload's buffers become garbage here once the task ends.
-    if (message?.payload !== undefined) garbage += sharedBytes(message.payload);
+    if (message?.payload !== undefined) countShared(message.payload);
     let result: ResultMessage | undefined;
     let flags = 0;
     try {
@@ -291,7 +294,7 @@ async function serve(tid: number): Promise<never> {
     Atomics.store(mailbox, Mailbox.RESULT_FLAGS, flags);
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
-    if (dropped >= COLLECT_BYTES || (garbage >= COLLECT_BYTES && process.hrtime.bigint() - collectedAt >= collectCost * COLLECT_DUTY)) collect();
+    if (dropped.value >= COLLECT_BYTES || (garbage.value >= COLLECT_BYTES && process.hrtime.bigint() - collectedAt >= collectCost * COLLECT_DUTY)) collect();
   }
 }
 
