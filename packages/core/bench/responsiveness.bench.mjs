@@ -20,8 +20,10 @@
 //  B. CPU share: the same loop without the heartbeat (a heartbeat that re-arms itself keeps the
 //     loop from ever sleeping), each thread's CPU time over the phase (`schedstat`, 1st field, ns)
 //     ÷ the phase's wall time: the main thread, tenferro's helper threads (a thread named
-//     `tf-*`), the engine workers (`backend.census()`), and every other thread that appeared with
-//     the backend (a provider's runtime threads, e.g. OpenBLAS helpers, which may spin after a call).
+//     `tf-*`), the engine workers (`backend.census()`), every other thread that appeared with
+//     the backend (a provider's runtime threads, e.g. OpenBLAS helpers, which may spin after a call),
+//     and Node's own threads that were there before it (`node`: V8's platform workers, which compile
+//     the hot path with TurboFan for the first few thousand calls, and GC helpers).
 // onnxruntime-node's MatMul runs beside, the same way, when bench/peers is installed. So does a
 // control with no tenferro in it: worker_threads that busy-loop as long as tenferro's calls took
 // (f64, per n and thread count) — the gaps any worker_thread offload sees on this machine, from
@@ -296,6 +298,7 @@ function printRow(r, header) {
     ['helpers', 8, pct(r.cpu.helpers)],
     ['workers', 8, pct(r.cpu.workers)],
     ['others', 7, pct(r.cpu.others)],
+    ['node', 6, pct(r.cpu.node)],
     ['calls B', 8, String(r.callsB)],
   ];
   if (header) console.log(cols.map(([h, w]) => h.padStart(w)).join(' '));
