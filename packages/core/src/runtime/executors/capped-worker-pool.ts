@@ -18,15 +18,27 @@ export function cappedWorkerPool(runner: LaneRunner, size: number, op: string, i
       }
       return runner.runOn(lane, kernel, payload, op, 1, spawnsThreads);
     },
-    async map<P, R>(kernel: KernelRef<P, R>, payloads: readonly P[]): Promise<R[]> {
-      isLive();
-      const results = new Array<R>(payloads.length);
-      const width = Math.min(lanes, payloads.length);
-      const lane = async (k: number) => {
-        for (let i = k; i < payloads.length; i += width) results[i] = await runner.runOn(k, kernel, payloads[i], op, 1, spawnsThreads);
+    map<P, R>(kernel: KernelRef<P, R>, payloads: readonly P[]): Promise<R[]> {
+      try {
+        isLive();
+      } catch (e) {
+        return Promise.reject(e);
+      }
+      const post = (k: number, payload: P): Promise<R> => {
+        try {
+          return runner.runOn(k, kernel, payload, op, 1, spawnsThreads);
+        } catch (e) {
+          return Promise.reject(e);
+        }
       };
-      await settleAll(Array.from({ length: width }, (_, k) => lane(k)));
-      return results;
+      // One payload per lane (a provider's fan-out): every task posted now, one join — 3 promises
+      // for two lanes where lane loops took 10 (each a trip through Node's async hooks).
+      if (payloads.length <= lanes) return settleAll(payloads.map((payload, k) => post(k, payload)));
+      const results = new Array<R>(payloads.length);
+      const lane = async (k: number) => {
+        for (let i = k; i < payloads.length; i += lanes) results[i] = await post(k, payloads[i]!);
+      };
+      return settleAll(Array.from({ length: lanes }, (_, k) => lane(k))).then(() => results);
     },
   });
 }
