@@ -621,7 +621,9 @@ export class EngineWorker {
   async #answerAfterTurn<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number): Promise<R> {
     try {
       this.#taskEnded(task.pending.mailbox);
-      return await this.#settle(task, kernel, op, r, false);
+      await nextTurn();
+      turns.taken(process.hrtime.bigint());
+      return this.#result(task, kernel, op, r);
     } finally {
       turns.counted();
       this.#handOn();
@@ -630,13 +632,17 @@ export class EngineWorker {
 
   /**
    * Settle the answer `r` of a task no longer in flight: after an event-loop turn when one is due
-   * (the budget of answers without one is spent), at once when one of ours just ran (`turned`).
+   * (the budget of answers without one is spent), at once when one of ours just ran (`turned`) or
+   * none is due — then without a promise of its own (every promise is a trip through Node's async
+   * hooks).
    */
-  async #settle<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, turned: boolean): Promise<R> {
+  #settle<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, turned: boolean): R | Promise<R> {
     if (turned) turns.taken(process.hrtime.bigint());
     else if (turns.due(task.started, process.hrtime.bigint())) {
-      await nextTurn();
-      turns.taken(process.hrtime.bigint());
+      return nextTurn().then(() => {
+        turns.taken(process.hrtime.bigint());
+        return this.#result(task, kernel, op, r);
+      });
     }
     return this.#result(task, kernel, op, r);
   }
@@ -705,7 +711,8 @@ export class EngineWorker {
       }
       if (waited && !turned) turns.resumed(process.hrtime.bigint());
       // Settled from a macrotask, but after the immediates only if one of ours ran: else the budget applies too.
-      return await this.#settle(task, kernel, op, r, turned);
+      const settled = this.#settle(task, kernel, op, r, turned);
+      return settled instanceof Promise ? await settled : settled;
     } finally {
       if (!this.#dead) this.#worker.unref();
       turns.counted();
