@@ -20,7 +20,8 @@ export function settleAll<T>(promises: Iterable<Promise<T>>): Promise<T[]> {
       else resolve(values);
     };
     for (let i = 0; i < n; i++) {
-      list[i]!.then(
+      // A native promise is itself here (no promise more); a thenable or a value is adopted.
+      Promise.resolve(list[i]!).then(
         (value) => {
           values[i] = value;
           settled();
