@@ -273,12 +273,19 @@ describe('an ask for a scavenge (#38)', () => {
   };
 
   it('counts pooled storage as aged only from the third ask after it was made: a dropped output is still out at the second, until its finalizer runs after that scavenge', async () => {
+    // An ask after large storage is skipped when V8 ran a scavenge of its own since that storage
+    // was made (the rule of the test after next): seen once in a loaded CI run. Each step here
+    // needs its ask, so a skipped one is made again after more storage (counted in the same epoch).
+    const asked = async (kept: TensorStorage[], expected: number) => {
+      for (let tries = 0; tries < 5 && (await askAfter(kept, 3 * MiB)) < expected; tries++);
+      return youngCollectionAsks().asks;
+    };
     await fromLiftedGuard(async (kept, start) => {
       const before = promotedPooledBytes();
-      expect(await askAfter(kept, 3 * MiB)).toBe(start + 1);
-      expect(await askAfter(kept, 3 * MiB)).toBe(start + 2);
+      expect(await asked(kept, start + 1)).toBe(start + 1);
+      expect(await asked(kept, start + 2)).toBe(start + 2);
       expect(promotedPooledBytes(), 'two asks after it was made').toBe(before);
-      expect(await askAfter(kept, 3 * MiB)).toBe(start + 3);
+      expect(await asked(kept, start + 3)).toBe(start + 3);
       expect(promotedPooledBytes() - before, 'three asks after').toBeGreaterThanOrEqual(3 * MiB);
     });
   });

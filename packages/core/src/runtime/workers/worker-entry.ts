@@ -10,7 +10,6 @@ import { ArgsArea, EngineState, ForgetRing, Mailbox, ResultFlag, TaskFlag, WORKE
 import { LaneSpreader } from './lane-spread.js';
 import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
-import { RunningTotal } from '../../util/running-total.js';
 
 const init = workerData as WorkerInit;
 const port = init.taskPort;
@@ -37,13 +36,15 @@ const releasedBytes = new Float64Array(init.forgets, 0, ForgetRing.SLOTS / 2);
 const COLLECT_BYTES = 32 * 1024 * 1024;
 const IDLE_COLLECT_MS = 20;
 /**
- * Bytes of table entries dropped since the last collection, and of storage let go of since then
- * (dropped entries and payload buffers). Doubles from the start (see util/running-total.ts): while
+ * Bytes since the last collection: of table entries dropped (`DROPPED`), and of storage let go of
+ * (`GARBAGE`: dropped entries and payload buffers). Cells of a `Float64Array`, doubles from the
+ * start (as util/running-total.ts, not imported: a worker loads as few modules as it can): while
  * collections are spaced out (`COLLECT_DUTY`), a stream of payloads naming large buffers passes
- * 2^30 and 2^31 bytes between two of them, and a small-integer count deoptimised `serve` there.
+ * 2^30 and 2^31 bytes between two of them, and small-integer counts deoptimised `serve` there.
  */
-const dropped = new RunningTotal();
-const garbage = new RunningTotal();
+const counts = new Float64Array(2);
+const DROPPED = 0;
+const GARBAGE = 1;
 /** When the last collection ended, and what it cost (ns). */
 let collectedAt = 0n;
 let collectCost = 0n;
@@ -75,9 +76,9 @@ function collect(): void {
   adjustExternal(-FORCE_COLLECTION_BYTES);
   collectedAt = process.hrtime.bigint();
   collectCost = collectedAt - t0;
-  releasedBytes[ForgetRing.RELEASED_F64] = releasedBytes[ForgetRing.RELEASED_F64]! + dropped.value;
-  dropped.reset();
-  garbage.reset();
+  releasedBytes[ForgetRing.RELEASED_F64] = releasedBytes[ForgetRing.RELEASED_F64]! + counts[DROPPED]!;
+  counts[DROPPED] = 0;
+  counts[GARBAGE] = 0;
   Atomics.add(ring, ForgetRing.COLLECTIONS, 1);
 }
 
@@ -85,8 +86,8 @@ function drop(id: number): void {
   const buffer = buffers.get(id);
   if (buffer === undefined) return;
   buffers.delete(id);
-  dropped.add(buffer.byteLength);
-  garbage.add(buffer.byteLength);
+  counts[DROPPED] = counts[DROPPED]! + buffer.byteLength;
+  counts[GARBAGE] = counts[GARBAGE]! + buffer.byteLength;
 }
 
 /** Drop every id the main isolate wrote into the ring so far. */
@@ -103,9 +104,9 @@ function countShared(payload: unknown): void {
   let budget = 64;
   const visit = (v: unknown, depth: number): void => {
     if (typeof v !== 'object' || v === null || budget-- <= 0) return;
-    if (v instanceof SharedArrayBuffer) garbage.add(v.byteLength);
+    if (v instanceof SharedArrayBuffer) counts[GARBAGE] = counts[GARBAGE]! + v.byteLength;
     else if (ArrayBuffer.isView(v)) {
-      if (v.buffer instanceof SharedArrayBuffer) garbage.add(v.buffer.byteLength);
+      if (v.buffer instanceof SharedArrayBuffer) counts[GARBAGE] = counts[GARBAGE]! + v.buffer.byteLength;
     } else if (depth < 4) {
       if (Array.isArray(v)) {
         for (let i = 0; i < v.length && budget > 0; i++) visit(v[i], depth + 1);
@@ -220,7 +221,7 @@ async function serve(tid: number): Promise<never> {
       spreader?.waitsOn(-1); // asleep: woken on whichever CPU
       while (Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
         // Idle with storage let go of: collect once nothing came for a while.
-        if (garbage.value === 0) Atomics.wait(mailbox, Mailbox.REQUEST, bell);
+        if (counts[GARBAGE] === 0) Atomics.wait(mailbox, Mailbox.REQUEST, bell);
         else if (Atomics.wait(mailbox, Mailbox.REQUEST, bell, IDLE_COLLECT_MS) === 'timed-out') collect();
       }
     }
@@ -294,7 +295,7 @@ async function serve(tid: number): Promise<never> {
     Atomics.store(mailbox, Mailbox.RESULT_FLAGS, flags);
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
-    if (dropped.value >= COLLECT_BYTES || (garbage.value >= COLLECT_BYTES && process.hrtime.bigint() - collectedAt >= collectCost * COLLECT_DUTY)) collect();
+    if (counts[DROPPED]! >= COLLECT_BYTES || (counts[GARBAGE]! >= COLLECT_BYTES && process.hrtime.bigint() - collectedAt >= collectCost * COLLECT_DUTY)) collect();
   }
 }
 
