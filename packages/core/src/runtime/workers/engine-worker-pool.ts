@@ -24,10 +24,15 @@ type PoolSettings = Required<Omit<EngineWorkerPoolOptions, 'processCpus'>> & Pic
  * How long an idle worker spins for its next task before it sleeps (µs). Lane 0 — where every
  * sequential task goes — spins long enough to outlast the main thread being woken from
  * `Atomics.waitAsync` (~100 µs here), so a loop of short operations never falls into paying a
- * futex wake-up on both sides per call. Other lanes, busy only during fan-out, spin briefly:
- * after a fan-out at most one thread more than the CPUs spins, and only for that short while.
+ * futex wake-up on both sides per call. The other lanes, busy only during fan-outs, spin as long:
+ * a lane asleep between the fan-outs of a stream is woken for the next one onto whichever CPU the
+ * scheduler picks — often the one where the other lane has just begun its kernel — and waits there
+ * a whole scheduler slice before it can move away (`lane-spread.ts`). With 50 µs a 2-thread faer
+ * f64 n = 512 stream on a 2-vCPU guest had one lane start ~1.4 ms late in a quarter of its calls
+ * (`perf sched`); with 200 µs it ran 1.65–1.84 ms a call against 1.84–1.96 (five alternating pairs),
+ * its main thread 154–236 against 211–271 µs of CPU a call.
  */
-export const DEFAULT_SPIN_MICROS = { lane0: 200, others: 50 } as const;
+export const DEFAULT_SPIN_MICROS = { lane0: 200, others: 200 } as const;
 
 /**
  * The fixed worker pool of one engine (D2). Every worker is pinned to the whole domain set and
