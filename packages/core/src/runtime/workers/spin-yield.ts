@@ -20,3 +20,21 @@ export function sharesCpu(mailbox: Int32Array, cpu: number, mine: number, theirs
   const other = Atomics.load(mailbox, theirs);
   return cpu < 0 || other < 0 || cpu === other;
 }
+
+/** A spin after a task lasts at most this share of the worker's usual task (1/10)… */
+const SPIN_SHARE = 10;
+/** …and at most this long (ns), whatever its tasks take. */
+export const SPIN_MOST_NS = 1_000_000;
+
+/**
+ * How long a worker spins for its next task (ns) after a task, given its usual task's run
+ * (`usualRunNs`, a moving average) and its base spin (`baseNs`, `DEFAULT_SPIN_MICROS`): the base,
+ * or a tenth of the usual task when that is longer, up to {@link SPIN_MOST_NS}. Between the calls
+ * of a loop of long operations the main thread spends 0.3–0.8 ms of JavaScript (a 1024² linalg
+ * call on a 2-vCPU guest), longer than the base spin: the worker slept each time and the next
+ * call began 90–180 µs late (its wake-up); spinning up to a tenth of what the task itself costs
+ * keeps it awake for the next one (begun 6–7 µs after the post).
+ */
+export function spinNsAfter(usualRunNs: number, baseNs: number): number {
+  return Math.round(Math.max(baseNs, Math.min(SPIN_MOST_NS, usualRunNs / SPIN_SHARE)));
+}

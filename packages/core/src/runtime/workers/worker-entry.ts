@@ -8,7 +8,7 @@ import { kernelErrorInfo } from './kernel-error.js';
 import type { KernelFunction, ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, EngineState, ForgetRing, Mailbox, ResultFlag, TaskFlag, WORKER_SCOPE_KEY } from './shared-fields.js';
 import { LaneSpreader } from './lane-spread.js';
-import { RARE_YIELD_MASK, sharesCpu } from './spin-yield.js';
+import { RARE_YIELD_MASK, sharesCpu, spinNsAfter } from './spin-yield.js';
 import { statusCpusAllowed, threadSelfTid } from './thread-self.js';
 
 const init = workerData as WorkerInit;
@@ -178,7 +178,11 @@ if (ready.type === 'ready') void serve(ready.tid);
 async function serve(tid: number): Promise<never> {
   const kernels = new Map<number, KernelFunction>();
   const info = Object.freeze({ workerIndex: init.workerIndex, tid });
-  const spinNs = BigInt(init.spinMicros) * 1000n;
+  const baseSpinNs = init.spinMicros * 1000;
+  /** The usual run of this worker's tasks, from taking one to the spin after it (ns, a moving average over ~8). */
+  let usualRunNs = 0;
+  /** When the current task was taken. */
+  let taken = 0n;
   /** The doorbell as last seen (`Mailbox.REQUEST`: rung for each task and each batch of ids to forget). */
   let bell = 0;
   /** The last task run (`Mailbox.TASK`). */
@@ -195,12 +199,17 @@ async function serve(tid: number): Promise<never> {
   /** The CPU the current spin last saw this thread on (`sched_getcpu`), -1 when not known since the last task or sleep. */
   let spinCpu = -1;
   for (;;) {
-    // Spin briefly for back-to-back tasks, then sleep. When the main thread shares this CPU the
-    // spin yields it every few checks, so that it runs at once; on a CPU of our own only now and
-    // then (it may have moved here unseen): a system call just before a kernel slows the kernel.
-    // Ids to forget that ring the bell during the spin do not end it.
-    if (spinNs > 0n && (spinFresh || spinUntil !== 0n) && Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
-      if (spinFresh) spinUntil = process.hrtime.bigint() + spinNs;
+    // Spin for back-to-back tasks (the base spin, or a tenth of the usual task: `spinNsAfter`),
+    // then sleep. When the main thread shares this CPU the spin yields it every few checks, so that
+    // it runs at once; on a CPU of our own only now and then (it may have moved here unseen): a
+    // system call just before a kernel slows the kernel. Ids to forget that ring the bell during
+    // the spin do not end it.
+    if (baseSpinNs > 0 && (spinFresh || spinUntil !== 0n) && Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
+      if (spinFresh) {
+        const now = process.hrtime.bigint();
+        if (taken !== 0n) usualRunNs += (Number(now - taken) - usualRunNs) / 8;
+        spinUntil = now + BigInt(spinNsAfter(usualRunNs, baseSpinNs));
+      }
       spinFresh = false;
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === bell; i++) {
         if ((i & 63) === 0) {
@@ -231,10 +240,11 @@ async function serve(tid: number): Promise<never> {
     if (posted === seen) continue; // the bell rang for ids to forget only
     seen = posted;
     spinFresh = true;
+    taken = process.hrtime.bigint();
     parkSeen = Atomics.load(engineState, EngineState.PARK);
     const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
     const timed = (taskFlags & TaskFlag.TIMED) !== 0;
-    if (timed) times[0] = Number(process.hrtime.bigint());
+    if (timed) times[0] = Number(taken);
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
     if (kernelId === 0) process.exit(0);
     // Where this task runs, for the main thread's poll: as the spin it ended last saw it (at most
