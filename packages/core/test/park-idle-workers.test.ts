@@ -35,7 +35,7 @@ afterEach(() => {
 
 describe.skipIf(!linux)('a worker spinning for its next task', () => {
   it('goes to sleep when its pool is told to park, not at the end of its spin', { timeout: 20_000 }, async () => {
-    const pool = await EngineWorkerPool.create({ cpus: undefined, workerCount: 1, spinMicros: { lane0: 60_000_000, others: 60_000_000 } });
+    const pool = await EngineWorkerPool.create({ cpus: undefined, workerCount: 1, spinMicros: 60_000_000 });
     try {
       const [worker] = pool.observations();
       expect(worker!.tid).toBeGreaterThan(0);
@@ -53,7 +53,7 @@ describe.skipIf(!linux)('a worker spinning for its next task', () => {
   });
 
   it('sleeps after its task when the park was asked while the task ran (before its spin began)', { timeout: 20_000 }, async () => {
-    const pool = await EngineWorkerPool.create({ cpus: undefined, workerCount: 1, spinMicros: { lane0: 60_000_000, others: 60_000_000 } });
+    const pool = await EngineWorkerPool.create({ cpus: undefined, workerCount: 1, spinMicros: 60_000_000 });
     try {
       const [worker] = pool.observations();
       const g = gate();

@@ -12,7 +12,7 @@ export interface EngineWorkerPoolOptions {
   readonly cpus: CpuSet | undefined;
   readonly workerCount: number;
   /** Spin time of an idle worker before it sleeps (µs), for lane 0 and the others. */
-  readonly spinMicros?: { readonly lane0: number; readonly others: number };
+  readonly spinMicros?: number;
   /** The CPUs the process may use (its topology's effective capacity), when known: see `early-wake.ts`. */
   readonly processCpus?: number | undefined;
 }
@@ -21,18 +21,18 @@ export interface EngineWorkerPoolOptions {
 type PoolSettings = Required<Omit<EngineWorkerPoolOptions, 'processCpus'>> & Pick<EngineWorkerPoolOptions, 'processCpus'>;
 
 /**
- * How long an idle worker spins for its next task before it sleeps (µs). Lane 0 — where every
- * sequential task goes — spins long enough to outlast the main thread being woken from
- * `Atomics.waitAsync` (~100 µs here), so a loop of short operations never falls into paying a
- * futex wake-up on both sides per call. The other lanes, busy only during fan-outs, spin as long:
- * a lane asleep between the fan-outs of a stream is woken for the next one onto whichever CPU the
+ * How long an idle worker spins for its next task before it sleeps (µs; longer after long tasks:
+ * `spinNsAfter`). Long enough to outlast the main thread being woken from `Atomics.waitAsync`
+ * (~100 µs here), so a loop of short operations never falls into paying a futex wake-up on both
+ * sides per call. Every lane alike — lanes other than 0, busy only during fan-outs, spun 50 µs: a
+ * lane asleep between the fan-outs of a stream is woken for the next one onto whichever CPU the
  * scheduler picks — often the one where the other lane has just begun its kernel — and waits there
  * a whole scheduler slice before it can move away (`lane-spread.ts`). With 50 µs a 2-thread faer
  * f64 n = 512 stream on a 2-vCPU guest had one lane start ~1.4 ms late in a quarter of its calls
  * (`perf sched`); with 200 µs it ran 1.65–1.84 ms a call against 1.84–1.96 (five alternating pairs),
  * its main thread 154–236 against 211–271 µs of CPU a call.
  */
-export const DEFAULT_SPIN_MICROS = { lane0: 200, others: 200 } as const;
+export const DEFAULT_SPIN_MICROS = 200;
 
 /**
  * The fixed worker pool of one engine (D2). Every worker is pinned to the whole domain set and
@@ -69,7 +69,7 @@ export class EngineWorkerPool implements LaneRunner {
     };
     const started = await Promise.allSettled(
       Array.from({ length: full.workerCount }, (_, index) =>
-        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: spinFor(full.spinMicros, index), processCpus: full.processCpus, lanes, onDeath }),
+        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: full.spinMicros, processCpus: full.processCpus, lanes, onDeath }),
       ),
     );
     const failed = started.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
@@ -148,7 +148,7 @@ export class EngineWorkerPool implements LaneRunner {
       index,
       cpus: this.#options.cpus,
       engineState: this.engineState.buffer as SharedArrayBuffer,
-      spinMicros: spinFor(this.#options.spinMicros, index),
+      spinMicros: this.#options.spinMicros,
       processCpus: this.#options.processCpus,
       lanes: this.#lanes?.buffer as SharedArrayBuffer | undefined,
       onDeath: (w, c) => this.#onDeath(w, c),
@@ -169,8 +169,4 @@ export class EngineWorkerPool implements LaneRunner {
     const tracked = replacement.finally(() => this.#replacing.delete(index));
     this.#replacing.set(index, tracked);
   }
-}
-
-function spinFor(spin: { readonly lane0: number; readonly others: number }, index: number): number {
-  return index === 0 ? spin.lane0 : spin.others;
 }
