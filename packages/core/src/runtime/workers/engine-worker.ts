@@ -153,9 +153,6 @@ interface PostedTask {
 /** Continuations chained on this run after the current synchronous code (and its microtasks so far). */
 const AFTER_POSTS: Promise<void> = Promise.resolve();
 
-/** Tasks whose waiters are parked in `Atomics.waitAsync` (the lanes of a fan-out). */
-const parked = new Set<PendingTask>();
-
 /** The mailboxes of the tasks in flight on the main isolate. */
 const running = new SmallSet<Int32Array>();
 
@@ -203,7 +200,7 @@ function pollAmongLanes(m: Int32Array, seq: number, budgetNs: number): number {
  * threads) whose expected time is `expectedNs`, before it parks. Short ones poll for their
  * expected time (at most `MAX_POLL_NS`). Ones that usually outlast that budget poll only briefly:
  * a poll up front only takes a CPU from the lanes (two 300 µs polls per 2.5 ms fan-out at n = 512,
- * #37); their end is awaited after the first lane answers (`awaitParked`). And ones expected to
+ * #37); they park, and each lane's answer wakes the main thread (see `#result`). And ones expected to
  * take longer than `LANE_PARK_NS` park at once: the poll's first yield to a lane sharing this CPU
  * lasts that lane's scheduler slice (2–4 ms on a 2-vCPU guest), all of it without an event-loop
  * turn, and a long kernel gains nothing from the early look. Measured with a `setImmediate`
@@ -221,23 +218,6 @@ export const LANE_PARK_NS = 6_000_000;
 
 /** How many response checks the main thread makes between yields while the lanes of a fan-out run. */
 const FAN_OUT_YIELD_EVERY = 16;
-
-/**
- * Once one lane of a fan-out has answered, poll for the parked others in the same way as for the
- * lanes (`pollAmongLanes`), for at most the longest expected time among them (capped at
- * `MAX_POLL_NS` in all): their waiters still resume through the event loop, but the main thread has
- * not gone idle in between. Never `Atomics.wait`: the main thread does not block (contract §7; #37).
- */
-function awaitParked(): void {
-  let budget = 0;
-  for (const p of parked) budget = Math.max(budget, p.expectedNs);
-  const until = process.hrtime.bigint() + BigInt(Math.round(Math.min(budget, MAX_POLL_NS)));
-  for (const p of parked) {
-    const left = Number(until - process.hrtime.bigint());
-    if (left <= 0) return;
-    pollAmongLanes(p.mailbox, p.seq, left);
-  }
-}
 
 /** The parent's Node flags minus those that name the parent's own entry point (`-e`, `--input-type`, …), which a worker rejects. */
 function workerExecArgv(): string[] {
@@ -693,10 +673,7 @@ export class EngineWorker {
             }
           }
         }
-        if (r !== seq && r !== DEAD) {
-          parked.add(pending);
-          mainSleeps();
-        }
+        if (r !== seq && r !== DEAD) mainSleeps();
         while (r !== seq && r !== DEAD) {
           const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
           if (wait.async) {
@@ -706,7 +683,6 @@ export class EngineWorker {
           r = Atomics.load(m, Mailbox.RESPONSE);
         }
       } finally {
-        parked.delete(pending);
         this.#taskEnded(m);
       }
       if (waited && !turned) turns.resumed(process.hrtime.bigint());
@@ -729,15 +705,12 @@ export class EngineWorker {
   /** What the worker answered (`r`: the task's sequence number, or DEAD), seen at `seenNs` when the caller has read the clock already. */
   #result<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, seenNs?: bigint): R {
     if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, task.threads, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started, task.watch);
-    // The rest of a fan-out is likely to end within its expected time: stay awake for it, so that
-    // the main thread is not parked and woken (~150 µs here) just to see the last lane finish.
-    let answeredNs = seenNs;
-    if (parked.size > 0) {
-      awaitParked();
-      answeredNs = undefined; // the clock read before that wait is stale now
-    }
+    // A fan-out's other lanes, still parked, are not polled for here: their answers wake this
+    // thread in turn. Polling up to 300 µs for them (yielding every 16 checks) cost the main thread
+    // ~1 to 10 involuntary switches a call and 25–40 % more CPU in 2-thread n = 512 streams, with
+    // no call faster (docs/performance.md, 2026-12-11).
     if (r === DEAD) throw this.#deadError(op);
-    answeredNs ??= process.hrtime.bigint();
+    const answeredNs = seenNs ?? process.hrtime.bigint();
     turns.answered(answeredNs);
     this.#averageNs += (Number(answeredNs - task.started) - this.#averageNs) / 8;
     const m = task.pending.mailbox;
