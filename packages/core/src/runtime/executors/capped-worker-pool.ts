@@ -2,6 +2,7 @@ import { TenferroError } from '../../errors/tenferro-error.js';
 import { settleAll } from '../../util/settle-all.js';
 import type { KernelRef } from '../../contract/kernel.js';
 import type { LaneRunner, WorkerPool } from '../../contract/worker-pool.js';
+import { closeFanOut, openFanOut } from '../workers/fan-out-join.js';
 
 /**
  * A {@link WorkerPool} over the first `size` lanes of `runner`; `spawnsThreads`: its tasks are of a
@@ -33,7 +34,16 @@ export function cappedWorkerPool(runner: LaneRunner, size: number, op: string, i
       };
       // One payload per lane (a provider's fan-out): every task posted now, one join — 3 promises
       // for two lanes where lane loops took 10 (each a trip through Node's async hooks).
-      if (payloads.length <= lanes) return settleAll(payloads.map((payload, k) => post(k, payload)));
+      if (payloads.length <= lanes) {
+        if (payloads.length < 2) return settleAll(payloads.map((payload, k) => post(k, payload)));
+        // The lanes of one fan-out: parked, they wake the main thread once (fan-out-join.ts).
+        openFanOut();
+        try {
+          return settleAll(payloads.map((payload, k) => post(k, payload)));
+        } finally {
+          closeFanOut();
+        }
+      }
       const results = new Array<R>(payloads.length);
       const lane = async (k: number) => {
         for (let i = k; i < payloads.length; i += lanes) results[i] = await post(k, payloads[i]!);

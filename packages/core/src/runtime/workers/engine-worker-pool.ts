@@ -6,6 +6,7 @@ import type { KernelRef } from '../../contract/kernel.js';
 import { EngineState } from './shared-fields.js';
 import { laneNarrowed, laneTableBuffer } from './lane-spread.js';
 import type { LaneRunner } from '../../contract/worker-pool.js';
+import { FanOutJoins } from './fan-out-join.js';
 
 export interface EngineWorkerPoolOptions {
   /** Pin every worker to exactly this set (verified); `undefined` = unpinned compatibility pool. */
@@ -46,13 +47,16 @@ export class EngineWorkerPool implements LaneRunner {
   readonly #workers: EngineWorker[];
   /** The lane table its workers share (see `lane-spread.ts`); none for a single worker. */
   readonly #lanes: Int32Array | undefined;
+  /** The join slots its fan-outs' lanes wait on together (see `fan-out-join.ts`). */
+  readonly #joins: FanOutJoins;
   readonly #replacing = new Map<number, Promise<void>>();
   #broken: TenferroError | undefined;
   #closed = false;
   #replacements = 0;
 
-  private constructor(options: PoolSettings, engineState: Int32Array, lanes: Int32Array | undefined, workers: EngineWorker[]) {
+  private constructor(options: PoolSettings, engineState: Int32Array, lanes: Int32Array | undefined, joins: FanOutJoins, workers: EngineWorker[]) {
     this.#options = options;
+    this.#joins = joins;
     this.engineState = engineState;
     this.#lanes = lanes;
     this.#workers = workers;
@@ -63,13 +67,14 @@ export class EngineWorkerPool implements LaneRunner {
     const stateBuffer = new SharedArrayBuffer(EngineState.LENGTH * Int32Array.BYTES_PER_ELEMENT);
     // One lane has no other to keep apart from.
     const lanes = full.workerCount > 1 ? laneTableBuffer(full.workerCount) : undefined;
+    const joins = new FanOutJoins();
     let pool: EngineWorkerPool | undefined;
     const onDeath = (worker: EngineWorker, code: number) => {
       if (pool !== undefined) pool.#onDeath(worker, code);
     };
     const started = await Promise.allSettled(
       Array.from({ length: full.workerCount }, (_, index) =>
-        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: full.spinMicros, processCpus: full.processCpus, lanes, onDeath }),
+        EngineWorker.start({ index, cpus: full.cpus, engineState: stateBuffer, spinMicros: full.spinMicros, processCpus: full.processCpus, lanes, joins, onDeath }),
       ),
     );
     const failed = started.find((s) => s.status === 'rejected') as PromiseRejectedResult | undefined;
@@ -78,7 +83,7 @@ export class EngineWorkerPool implements LaneRunner {
       throw failed.reason;
     }
     const workers = started.map((s) => (s as PromiseFulfilledResult<EngineWorker>).value);
-    pool = new EngineWorkerPool(full, new Int32Array(stateBuffer), lanes === undefined ? undefined : new Int32Array(lanes), workers);
+    pool = new EngineWorkerPool(full, new Int32Array(stateBuffer), lanes === undefined ? undefined : new Int32Array(lanes), joins, workers);
     return pool;
   }
 
@@ -151,6 +156,7 @@ export class EngineWorkerPool implements LaneRunner {
       spinMicros: this.#options.spinMicros,
       processCpus: this.#options.processCpus,
       lanes: this.#lanes?.buffer as SharedArrayBuffer | undefined,
+      joins: this.#joins,
       onDeath: (w, c) => this.#onDeath(w, c),
     }).then(
       async (w) => {

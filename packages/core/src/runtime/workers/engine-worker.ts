@@ -9,6 +9,7 @@ import { isKernelArgs } from '../../contract/kernel-args.js';
 import { WorkerBufferTable, type WorkerBufferTableStats } from './buffer-table.js';
 import { kernelFailed } from './kernel-error.js';
 import { lanePosted } from './lane-spread.js';
+import { type FanOutJoins, joinFanOut } from './fan-out-join.js';
 import type { ResultMessage, TaskMessage, WorkerInit, WorkerStartupMessage } from './protocol.js';
 import { ArgsArea, DEAD, ForgetRing, Mailbox, ResultFlag, TaskFlag } from './shared-fields.js';
 import { EventLoopTurns } from './event-loop-turns.js';
@@ -37,6 +38,8 @@ export interface EngineWorkerOptions {
   readonly processCpus?: number | undefined;
   /** The pool's lane table (see `lane-spread.ts`). */
   readonly lanes?: SharedArrayBuffer;
+  /** The pool's fan-out join slots (see `fan-out-join.ts`). */
+  readonly joins: FanOutJoins;
   /** Called once when the worker exits without having been closed. */
   readonly onDeath: (worker: EngineWorker, exitCode: number) => void;
 }
@@ -146,6 +149,10 @@ interface PostedTask {
   readonly postsBefore: number;
   /** Threads the kernel may keep busy, its native library's helpers included (wide when > 1). */
   readonly threads: number;
+  /** The fan-out join slot it counted itself into (`fan-out-join.ts`), or -1. */
+  readonly join: number;
+  /** It parked at once (`PARK_WHEN_DUE_NS`): it waits with its siblings on their join slot. */
+  joinWait: boolean;
   /** How the main thread waits for the answer (`TaskEvent.watch`): `poll` until it outlasts the blocking poll. */
   watch: TaskEvent['watch'];
 }
@@ -215,6 +222,27 @@ export function lanePollNs(expectedNs: number): number {
 
 /** Fan-outs expected to take longer than this park at once (`lanePollNs`). */
 export const LANE_PARK_NS = 6_000_000;
+
+/**
+ * Lanes of a fan-out that usually take at least this long park at once, without the poll, when an
+ * event-loop turn would be due by their usual end (`EventLoopTurns`): the poll's first yield to a
+ * lane sharing the main thread's CPU lasts that lane's kernel, and a 2-thread f32 n = 512 stream
+ * (lanes ~0.75 ms) then held the event loop for a whole call before each turn — a heartbeat's p99
+ * gap 0.71–1.15 ms (#37 item 1 asks ≤ 1 ms). Parked on their join slot they wake the main thread
+ * once (`fan-out-join.ts`), which made parking as cheap as the poll. Shorter lanes keep polling:
+ * parking 2-thread n = 256 calls (lanes ~0.2 ms) this way cost 40 % of them.
+ */
+export const PARK_WHEN_DUE_NS = 500_000;
+
+/** Whether the lane `task` parks at once (see `PARK_WHEN_DUE_NS`). */
+function parksAtOnce(task: PostedTask): boolean {
+  if (task.join < 0) return false;
+  // The lane's own usual run, as its worker measures it: the round trip the main thread sees
+  // includes its own wake-up, which parking lengthens (measured so, 2-thread n = 256 lanes kept
+  // parking once a busy event loop had made them look long).
+  const usualNs = task.pending.mailbox[Mailbox.USUAL_RUN_US]! * 1000;
+  return usualNs >= PARK_WHEN_DUE_NS && turns.due(task.started, task.started + BigInt(usualNs));
+}
 
 /** How many response checks the main thread makes between yields while the lanes of a fan-out run. */
 const FAN_OUT_YIELD_EVERY = 16;
@@ -309,6 +337,10 @@ export class EngineWorker {
 
   /** The pool's lane table (see `lane-spread.ts`), for a pinned worker. */
   readonly #lanes: Int32Array | undefined;
+  /** The pool's fan-out join slots. */
+  readonly #joins: FanOutJoins;
+  /** The join slot of the task in flight, or -1 (poisoned if this worker dies meanwhile). */
+  #joinInFlight = -1;
 
   private constructor(
     worker: Worker,
@@ -318,9 +350,11 @@ export class EngineWorker {
     forgets: SharedArrayBuffer,
     observed: WorkerObservation,
     lanes: SharedArrayBuffer | undefined,
+    joins: FanOutJoins,
     processCpus: number | undefined,
   ) {
     this.#processCpus = processCpus;
+    this.#joins = joins;
     this.#buffers = new WorkerBufferTable({
       ring: forgets,
       worker: { busy: () => this.#busy || this.#dead || this.#closing, wake: () => this.#ringBell() },
@@ -353,6 +387,7 @@ export class EngineWorker {
       workerIndex: options.index,
       spinMicros: options.spinMicros,
       lanes: options.cpus === undefined ? undefined : options.lanes,
+      joins: options.joins.buffer,
     };
     const worker = newWorker({
       workerData: init,
@@ -416,7 +451,7 @@ export class EngineWorker {
       }
     }
     const observed = Object.freeze({ index: options.index, tid: message.tid, cpus: observedCpus, statusCpus: message.statusCpus });
-    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, forgetsBuffer, observed, init.lanes, options.processCpus);
+    const engineWorker = new EngineWorker(worker, port1, new Int32Array(mailboxBuffer), argsBuffer, forgetsBuffer, observed, init.lanes, options.joins, options.processCpus);
     worker.on('error', () => {
       /* reported through 'exit' */
     });
@@ -550,6 +585,10 @@ export class EngineWorker {
     // that clock, and the worker may begin before a later reading.
     const postedAt = timed ? process.hrtime.bigint() : undefined;
     if (this.#lanes !== undefined) lanePosted(this.#lanes, this.observed.index);
+    // Counted into the fan-out's join slot before the post (nothing after this may throw).
+    const join = joinFanOut(this.#joins);
+    m[Mailbox.JOIN] = join + 1;
+    this.#joinInFlight = join;
     Atomics.store(m, Mailbox.REQUEST, (this.#bell = (this.#bell + 1) | 0));
     // The worker may be running the task from here on: what follows is off its critical path.
     // Untimed, the clock is read after the post (a round trip a few tens of ns short), and the CPU
@@ -562,7 +601,7 @@ export class EngineWorker {
     const postsBefore = ++posts;
     inFlight++;
     running.add(m);
-    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore, threads, watch: 'poll' };
+    return { pending: { mailbox: m, seq, expectedNs: 3 * this.#averageNs }, started, sendKernel, timed, alone, postsBefore, threads, join, joinWait: false, watch: 'poll' };
   }
 
   /**
@@ -578,7 +617,7 @@ export class EngineWorker {
       const expected = pending.expectedNs;
       r =
         inFlight !== 1 || task.threads > 1
-          ? pollAmongLanes(m, seq, lanePollNs(expected))
+          ? pollAmongLanes(m, seq, (task.joinWait = parksAtOnce(task)) ? 0 : lanePollNs(expected))
           : pollForResponse(m, seq, expected > MAX_POLL_NS ? MIN_POLL_NS : Math.max(MIN_POLL_NS, Math.round(expected)));
     } catch (e) {
       this.#taskEnded(m);
@@ -674,8 +713,13 @@ export class EngineWorker {
           }
         }
         if (r !== seq && r !== DEAD) mainSleeps();
+        const joins = this.#joins.words;
         while (r !== seq && r !== DEAD) {
-          const wait = Atomics.waitAsync(m, Mailbox.RESPONSE, r);
+          // A lane of a fan-out that parked at once waits with its siblings on their join slot while
+          // it counts tasks (one wake-up for all of them), then on its own mailbox (fan-out-join.ts).
+          // Other tasks wait on their own mailbox: each answer is seen as it comes.
+          const count = task.joinWait ? Atomics.load(joins, task.join) : 0;
+          const wait = count > 0 ? Atomics.waitAsync(joins, task.join, count) : Atomics.waitAsync(m, Mailbox.RESPONSE, r);
           if (wait.async) {
             await wait.value;
             waited = true;
@@ -698,6 +742,7 @@ export class EngineWorker {
 
   /** The task is no longer in flight on this isolate. */
   #taskEnded(m: Int32Array): void {
+    this.#joinInFlight = -1;
     running.delete(m);
     inFlight--;
   }
@@ -743,6 +788,8 @@ export class EngineWorker {
     this.#buffers.close();
     Atomics.store(this.#mailbox, Mailbox.RESPONSE, DEAD);
     Atomics.notify(this.#mailbox, Mailbox.RESPONSE);
+    // Its task will never leave its join slot: the siblings' waiters go back to their own mailboxes.
+    if (this.#joinInFlight >= 0) this.#joins.poison(this.#joinInFlight);
     if (!this.#closing) onDeath(this, code);
   }
 

@@ -22,6 +22,8 @@ export interface WorkerInit {
   readonly spinMicros: number;
   /** The pool's lane table (see `lane-spread.ts`); absent for an unpinned worker. */
   readonly lanes: SharedArrayBuffer | undefined;
+  /** The pool's fan-out join slots (see `fan-out-join.ts`). */
+  readonly joins: SharedArrayBuffer;
 }
 
 /** First message of every worker: what it observed after pinning. */

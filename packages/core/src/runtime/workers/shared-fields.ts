@@ -34,6 +34,11 @@ export const Mailbox = {
   MAIN_CPU: 5,
   /** Sequence number of the last task posted (published by the `REQUEST` store that follows it). */
   TASK: 6,
+  /**
+   * The posted task's fan-out join slot + 1 (0: none; see `fan-out-join.ts`): once its answer is
+   * written, the worker takes the task out of that slot's count and notifies the slot at zero.
+   */
+  JOIN: 7,
   // ---- written by the worker, 256 bytes on (at least 128 from every field above)
   /** Sequence number of the last task the worker finished (or `DEAD`, written by the main isolate). The main isolate waits on it. */
   RESPONSE: 64,
@@ -41,6 +46,8 @@ export const Mailbox = {
   RESULT_FLAGS: 65,
   /** See `MAIN_CPU`. */
   WORKER_CPU: 66,
+  /** The usual run of the worker's tasks, from taking one to answering it (µs, a moving average over ~8; advisory). */
+  USUAL_RUN_US: 67,
   /**
    * A timed task (`TaskFlag.TIMED`): the worker's `process.hrtime.bigint()` when it began the task
    * and when it answered, as two float64 words from this (even) index on — `Float64Array` index

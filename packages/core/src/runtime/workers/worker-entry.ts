@@ -15,6 +15,7 @@ const init = workerData as WorkerInit;
 const port = init.taskPort;
 const mailbox = new Int32Array(init.mailbox);
 const engineState = new Int32Array(init.engineState);
+const joins = new Int32Array(init.joins);
 const argWords = new Float64Array(init.args, 0, ArgsArea.MAX_WORDS);
 /** A timed task's begin and answer times (`Mailbox.TIMES`). */
 const times = new Float64Array(init.mailbox, Mailbox.TIMES * Int32Array.BYTES_PER_ELEMENT, 2);
@@ -179,7 +180,7 @@ async function serve(tid: number): Promise<never> {
   const kernels = new Map<number, KernelFunction>();
   const info = Object.freeze({ workerIndex: init.workerIndex, tid });
   const baseSpinNs = init.spinMicros * 1000;
-  /** The usual run of this worker's tasks, from taking one to the spin after it (ns, a moving average over ~8). */
+  /** The usual run of this worker's tasks, from taking one to answering it (ns, a moving average over ~8; `Mailbox.USUAL_RUN_US`). */
   let usualRunNs = 0;
   /** When the current task was taken. */
   let taken = 0n;
@@ -206,9 +207,7 @@ async function serve(tid: number): Promise<never> {
     // the spin do not end it.
     if (baseSpinNs > 0 && (spinFresh || spinUntil !== 0n) && Atomics.load(mailbox, Mailbox.REQUEST) === bell) {
       if (spinFresh) {
-        const now = process.hrtime.bigint();
-        if (taken !== 0n) usualRunNs += (Number(now - taken) - usualRunNs) / 8;
-        spinUntil = now + BigInt(spinNsAfter(usualRunNs, baseSpinNs));
+        spinUntil = process.hrtime.bigint() + BigInt(spinNsAfter(usualRunNs, baseSpinNs));
       }
       spinFresh = false;
       for (let i = 1; Atomics.load(mailbox, Mailbox.REQUEST) === bell; i++) {
@@ -243,6 +242,8 @@ async function serve(tid: number): Promise<never> {
     taken = process.hrtime.bigint();
     parkSeen = Atomics.load(engineState, EngineState.PARK);
     const taskFlags = Atomics.load(mailbox, Mailbox.TASK_FLAGS);
+    // Read now: once the answer is out, the main thread may post the next task over it.
+    const join = mailbox[Mailbox.JOIN]!;
     const timed = (taskFlags & TaskFlag.TIMED) !== 0;
     if (timed) times[0] = Number(taken);
     const kernelId = Atomics.load(mailbox, Mailbox.KERNEL_ID);
@@ -305,6 +306,12 @@ async function serve(tid: number): Promise<never> {
     Atomics.store(mailbox, Mailbox.RESULT_FLAGS, flags);
     Atomics.store(mailbox, Mailbox.RESPONSE, seen);
     Atomics.notify(mailbox, Mailbox.RESPONSE);
+    // A lane of a fan-out: out of its join slot's count, after the answer (see fan-out-join.ts);
+    // the last one wakes the main thread's waiters on the slot, and so does a failed one (its
+    // failure is seen at once, as a lane's that waits on its own mailbox is).
+    if (join > 0 && join <= joins.length && (Atomics.sub(joins, join - 1, 1) === 1 || (flags & ResultFlag.ERROR) !== 0)) Atomics.notify(joins, join - 1);
+    usualRunNs += (Number(process.hrtime.bigint() - taken) - usualRunNs) / 8;
+    mailbox[Mailbox.USUAL_RUN_US] = Math.round(usualRunNs / 1000);
     if (counts[DROPPED]! >= COLLECT_BYTES || (counts[GARBAGE]! >= COLLECT_BYTES && process.hrtime.bigint() - collectedAt >= collectCost * COLLECT_DUTY)) collect();
   }
 }
