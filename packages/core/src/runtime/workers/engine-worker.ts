@@ -230,7 +230,8 @@ export const LANE_PARK_NS = 6_000_000;
  * (lanes ~0.75 ms) then held the event loop for a whole call before each turn — a heartbeat's p99
  * gap 0.71–1.15 ms (#37 item 1 asks ≤ 1 ms). Parked on their join slot they wake the main thread
  * once (`fan-out-join.ts`), which made parking as cheap as the poll. Shorter lanes keep polling:
- * parking 2-thread n = 256 calls (lanes ~0.2 ms) this way cost 40 % of them.
+ * parking 2-thread n = 256 lanes (~0.2 ms) as well cost 29–41 % of the calls (docs/performance.md,
+ * 2026-12-11).
  */
 export const PARK_WHEN_DUE_NS = 500_000;
 
