@@ -35,13 +35,13 @@ export function cappedWorkerPool(runner: LaneRunner, size: number, op: string, i
       // One payload per lane (a provider's fan-out): every task posted now, one join — 3 promises
       // for two lanes where lane loops took 10 (each a trip through Node's async hooks).
       if (payloads.length <= lanes) {
-        if (payloads.length < 2) return settleAll(payloads.map((payload, k) => post(k, payload)));
-        // The lanes of one fan-out: parked, they wake the main thread once (fan-out-join.ts).
-        openFanOut();
+        // Two or more: the lanes of one fan-out, which may wait together on a join slot (fan-out-join.ts).
+        const fanOut = payloads.length > 1;
+        if (fanOut) openFanOut();
         try {
           return settleAll(payloads.map((payload, k) => post(k, payload)));
         } finally {
-          closeFanOut();
+          if (fanOut) closeFanOut();
         }
       }
       const results = new Array<R>(payloads.length);

@@ -207,7 +207,8 @@ function pollAmongLanes(m: Int32Array, seq: number, budgetNs: number): number {
  * threads) whose expected time is `expectedNs`, before it parks. Short ones poll for their
  * expected time (at most `MAX_POLL_NS`). Ones that usually outlast that budget poll only briefly:
  * a poll up front only takes a CPU from the lanes (two 300 µs polls per 2.5 ms fan-out at n = 512,
- * #37); they park, and each lane's answer wakes the main thread (see `#result`). And ones expected to
+ * #37); then they park (at once, on their join slot, when they usually run long and a turn is due:
+ * `PARK_WHEN_DUE_NS`). And ones expected to
  * take longer than `LANE_PARK_NS` park at once: the poll's first yield to a lane sharing this CPU
  * lasts that lane's scheduler slice (2–4 ms on a 2-vCPU guest), all of it without an event-loop
  * turn, and a long kernel gains nothing from the early look. Measured with a `setImmediate`
@@ -751,8 +752,8 @@ export class EngineWorker {
   /** What the worker answered (`r`: the task's sequence number, or DEAD), seen at `seenNs` when the caller has read the clock already. */
   #result<R>(task: PostedTask, kernel: KernelRef<unknown, R>, op: string, r: number, seenNs?: bigint): R {
     if (task.timed && r === task.pending.seq) this.#publishTask(op, kernel.exportName, task.threads, !task.alone || inFlight > 0 || posts !== task.postsBefore, task.started, task.watch);
-    // A fan-out's other lanes, still parked, are not polled for here: their answers wake this
-    // thread in turn. Polling up to 300 µs for them (yielding every 16 checks) cost the main thread
+    // A fan-out's other lanes, still parked, are not polled for here: their answers (or, parked on
+    // a join slot, the last of them) wake this thread. Polling up to 300 µs for them (yielding every 16 checks) cost the main thread
     // ~1 to 10 involuntary switches a call and 25–40 % more CPU in 2-thread n = 512 streams, with
     // no call faster (docs/performance.md, 2026-12-11).
     if (r === DEAD) throw this.#deadError(op);
