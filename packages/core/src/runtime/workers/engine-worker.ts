@@ -721,6 +721,13 @@ export class EngineWorker {
           // it counts tasks (one wake-up for all of them), then on its own mailbox (fan-out-join.ts).
           // Other tasks wait on their own mailbox: each answer is seen as it comes.
           const count = task.joinWait ? Atomics.load(joins, task.join) : 0;
+          if (count > 0) {
+            // The mailbox again, after the count: its worker writes the answer before it takes the
+            // task out of the count, so an answer written since the last look is seen here, or
+            // else the count read changes and the wait below returns at once (or is notified).
+            r = Atomics.load(m, Mailbox.RESPONSE);
+            if (r === seq || r === DEAD) break;
+          }
           const wait = count > 0 ? Atomics.waitAsync(joins, task.join, count) : Atomics.waitAsync(m, Mailbox.RESPONSE, r);
           if (wait.async) {
             await wait.value;
