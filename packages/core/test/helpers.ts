@@ -101,12 +101,14 @@ export async function reached(flags: Int32Array, index: number, value = 1): Prom
  * `open()` to let it return.
  */
 export function gate() {
-  const g = new Int32Array(new SharedArrayBuffer(8));
+  const g = new Int32Array(new SharedArrayBuffer(12));
   return {
-    payload: { buffer: g.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, timeoutMs: 20_000 },
+    payload: { buffer: g.buffer as SharedArrayBuffer, index: 0, enteredIndex: 1, leftIndex: 2, timeoutMs: 20_000 },
     entered: () => Atomics.load(g, 1) >= 1,
     /** Resolves once the kernel runs (a latch: the kernel notifies the word it bumps). */
     whenEntered: (): Promise<void> => reached(g, 1),
+    /** Resolves once the kernel is about to return (its worker writes the answer next). */
+    whenLeft: (): Promise<void> => reached(g, 2),
     open: () => {
       Atomics.store(g, 0, 1);
       Atomics.notify(g, 0);
