@@ -32,7 +32,8 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
     // of the slot and notifies) lands at every point of the main thread's path from its last look
     // at the mailbox to its wait on the slot. Read in the wrong order (the mailbox before the
     // slot's count), an answer landing between them is missed: the lane then waits on the slot
-    // until its held sibling ends (CI saw it once in ~3 runs of worker-pool-map.test.ts; here it came at rounds 71–129 in 4 of 4 runs).
+    // until its held sibling ends (CI saw it once in ~3 runs of worker-pool-map.test.ts; here it
+    // came at rounds 71–129 in 4 of 4 runs).
     let failedSeen = false;
     const onTask = (e: unknown) => {
       if ((e as TaskEvent).kernel === 'holdOrFail' && (e as TaskEvent).worker === 1) failedSeen = true;
@@ -44,7 +45,7 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
         for (let round = 0; round < 400; round++) {
           // Both workers' usual runs long again (lane 1's quick failures bring worker 1's down).
           for (let i = 0; i < 3; i++) await pool.map(busyFor, [longLane(i), longLane(i)]);
-          const held = { ...gate(), round };
+          const held = gate();
           failedSeen = false;
           let settled = false;
           const mapped = pool.map(holdOrFail, [{ ...held.payload, timeoutMs: 5_000 }, { fail: true, message: 'lane 1 failed' }]);
