@@ -1,16 +1,10 @@
 // The join wait's race (runtime/workers/fan-out-join.ts): a lane parked at once on its fan-out's
 // join slot must see its own answer whenever it lands — 400 rounds, in the stress tier (one file
 // at a time): ~2.3 s alone, ~6 s beside the unit tier's parallel files.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, DIAGNOSTICS_CHANNELS, discoverCpuTopology, type TaskEvent } from '../src/index.js';
+import { CpuBackend, discoverCpuTopology } from '../src/index.js';
 import { PARK_WHEN_DUE_NS } from '../src/runtime/workers/engine-worker.js';
-import { expectCode, gate, kernel, until } from './helpers.js';
-
-/** A few event-loop turns: time for the reactions to an answer already seen. */
-async function turns(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-}
+import { expectCode, gate, kernel, turns, until, watchingLane } from './helpers.js';
 
 const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
 const busyFor = kernel<{ micros: number; value: number }, number>('busyFor');
@@ -34,19 +28,14 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
     // slot's count), an answer landing between them is missed: the lane then waits on the slot
     // until its held sibling ends (CI saw it once in ~3 runs of worker-pool-map.test.ts; here it
     // came at rounds 71–129 in 4 of 4 runs).
-    let failedSeen = false;
-    const onTask = (e: unknown) => {
-      if ((e as TaskEvent).kernel === 'holdOrFail' && (e as TaskEvent).worker === 1) failedSeen = true;
-    };
     await backend.withBackendSession(async (s) => {
       const pool = s.context.workerPool()!;
-      subscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-      try {
+      await watchingLane(1, async (failedSeen, reset) => {
         for (let round = 0; round < 400; round++) {
           // Both workers' usual runs long again (lane 1's quick failures bring worker 1's down).
           for (let i = 0; i < 3; i++) await pool.map(busyFor, [longLane(i), longLane(i)]);
           const held = gate();
-          failedSeen = false;
+          reset();
           let settled = false;
           const mapped = pool.map(holdOrFail, [{ ...held.payload, timeoutMs: 5_000 }, { fail: true, message: 'lane 1 failed' }]);
           mapped.then(
@@ -54,15 +43,13 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
             () => (settled = true),
           );
           await held.whenEntered();
-          await until(() => failedSeen);
+          await until(failedSeen);
           await turns();
           expect({ round, settled }).toEqual({ round, settled: false });
           held.open();
           await expectCode(mapped, 'KernelFailed');
         }
-      } finally {
-        unsubscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-      }
+      });
     });
   }, 120_000);
 });

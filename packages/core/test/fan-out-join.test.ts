@@ -1,17 +1,11 @@
 // The lanes of a fan-out that park at once wait on one join slot (runtime/workers/fan-out-join.ts):
 // the slot's count and lending rules, then through a 2-thread backend — long lanes park at once and
 // every answer arrives, and a lane whose worker dies does not leave its siblings waiting on the slot.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, DIAGNOSTICS_CHANNELS, discoverCpuTopology, type TaskEvent } from '../src/index.js';
+import { CpuBackend, discoverCpuTopology } from '../src/index.js';
 import { FanOutJoins, JOIN_SLOTS, closeFanOut, joinFanOut, openFanOut } from '../src/runtime/workers/fan-out-join.js';
 import { PARK_WHEN_DUE_NS } from '../src/runtime/workers/engine-worker.js';
-import { expectCode, gate, kernel, until } from './helpers.js';
-
-/** A few event-loop turns: time for the reactions to an answer already seen. */
-async function turns(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-}
+import { expectCode, gate, kernel, turns, until, watchingLane } from './helpers.js';
 
 describe('FanOutJoins', () => {
   it('lends a slot only while its count is zero, each in turn', () => {
@@ -100,10 +94,6 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
   const longLane = (value: number) => ({ micros: (2 * PARK_WHEN_DUE_NS) / 1000, value });
 
   it('lanes that usually run long park at once on their join slot: a lane that ends first is taken with the last', async () => {
-    let lane0Seen = false;
-    const onTask = (e: unknown) => {
-      if ((e as TaskEvent).kernel === 'holdOrFail' && (e as TaskEvent).worker === 0) lane0Seen = true;
-    };
     await backend.withBackendSession(async (s) => {
       const pool = s.context.workerPool()!;
       // More fan-outs than there are join slots: each lane's worker must take its task out of the
@@ -112,8 +102,7 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
       for (let i = 0; i < JOIN_SLOTS + 4; i++) expect(await pool.map(busyFor, [longLane(i), longLane(-i)])).toEqual([i, -i]);
       const first = gate();
       const last = gate();
-      subscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-      try {
+      await watchingLane(0, async (lane0Seen) => {
         const mapped = pool.map(holdOrFail, [first.payload, last.payload]);
         await Promise.all([first.whenEntered(), last.whenEntered()]);
         // Lane 0 ends; lane 1 still runs. Parked at once, lane 0 waits with lane 1 on their slot,
@@ -122,27 +111,20 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
         first.open();
         await first.whenLeft();
         await turns();
-        expect(lane0Seen).toBe(false);
+        expect(lane0Seen()).toBe(false);
         last.open();
         expect(await mapped).toEqual([true, true]);
-        expect(lane0Seen).toBe(true);
-      } finally {
-        unsubscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-      }
+        expect(lane0Seen()).toBe(true);
+      });
     });
   });
 
   it("a lane that fails is seen at once, while its sibling still runs (the map settles after both)", async () => {
     const held = gate();
-    let failedSeen = false;
-    const onTask = (e: unknown) => {
-      if ((e as TaskEvent).kernel === 'holdOrFail' && (e as TaskEvent).worker === 1) failedSeen = true;
-    };
     await backend.withBackendSession(async (s) => {
       const pool = s.context.workerPool()!;
       for (let i = 0; i < 8; i++) await pool.map(busyFor, [longLane(i), longLane(i)]);
-      subscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-      try {
+      await watchingLane(1, async (failedSeen) => {
         // Both lanes park at once on one slot: lane 0 held, lane 1 failing at once.
         let settled = false;
         const mapped = pool.map(holdOrFail, [held.payload, { fail: true, message: 'lane 1 failed' }]);
@@ -151,14 +133,12 @@ describe.skipIf(!twoCpus)('a 2-thread backend (needs 2 CPUs)', () => {
           () => (settled = true),
         );
         await held.whenEntered();
-        await until(() => failedSeen);
+        await until(failedSeen);
         expect(settled).toBe(false);
         held.open();
         const e = await expectCode(mapped, 'KernelFailed');
         expect((e.cause as Error).message).toBe('lane 1 failed');
-      } finally {
-        unsubscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-      }
+      });
     });
   });
 

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, expect } from 'vitest';
-import { type CpuTopology, defineKernel, discoverCpuTopology, TenferroError } from '../src/index.js';
+import { type CpuTopology, DIAGNOSTICS_CHANNELS, defineKernel, discoverCpuTopology, type TaskEvent, TenferroError } from '../src/index.js';
 
 const kernelsUrl = new URL('./fixtures/kernels/test-kernels.mjs', import.meta.url);
 export const kernel = <P = unknown, R = unknown>(name: string) => defineKernel<P, R>(kernelsUrl, name);
@@ -169,4 +170,26 @@ export function runCoreChild(
 export function blasExpressible(rows: number, cols: number, rs: number, cs: number): boolean {
   const colMajor = (r: number, c: number, unit: number, ld: number) => (r <= 1 || unit === 1) && (c <= 1 || ld >= Math.max(1, r));
   return colMajor(rows, cols, rs, cs) || colMajor(cols, rows, cs, rs);
+}
+
+/** A few event-loop turns: time for the reactions to an answer already seen. */
+export async function turns(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** Run `body` with a flag that turns true once the main thread has taken lane `lane`'s `holdOrFail` task answer (`tenferro:task`); `reset()` lowers it again. */
+export async function watchingLane<T>(lane: number, body: (answered: () => boolean, reset: () => void) => Promise<T>): Promise<T> {
+  let seen = false;
+  const onTask = (e: unknown) => {
+    if ((e as TaskEvent).kernel === 'holdOrFail' && (e as TaskEvent).worker === lane) seen = true;
+  };
+  subscribe(DIAGNOSTICS_CHANNELS.task, onTask);
+  try {
+    return await body(
+      () => seen,
+      () => (seen = false),
+    );
+  } finally {
+    unsubscribe(DIAGNOSTICS_CHANNELS.task, onTask);
+  }
 }

@@ -1,9 +1,8 @@
 // `WorkerPool.map` (the pool an Inner-mode context exposes to providers) is a fork-join: results in
 // payload order, every lane ended before it settles, and the first failure in payload order.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CpuBackend, DIAGNOSTICS_CHANNELS, discoverCpuTopology, type TaskEvent } from '../src/index.js';
-import { expectCode, gate, kernel, until } from './helpers.js';
+import { CpuBackend, discoverCpuTopology } from '../src/index.js';
+import { expectCode, gate, kernel, turns, until, watchingLane } from './helpers.js';
 
 const twoCpus = discoverCpuTopology().allowedCpus.size >= 2;
 const whoami = kernel<unknown, { workerIndex: number }>('whoami');
@@ -30,25 +29,6 @@ describe.skipIf(!twoCpus)('WorkerPool.map (needs 2 CPUs: a pool of 2)', () => {
       expect((await pool.map(whoami, [0, 1, 2, 3, 4])).map((w) => w.workerIndex)).toEqual([0, 1, 0, 1, 0]);
     });
   });
-
-  /** Run `body` with a flag that turns true once the main thread has seen lane `lane`'s `holdOrFail` task answer (`tenferro:task`). */
-  async function watchingLane<T>(lane: number, body: (answered: () => boolean) => Promise<T>): Promise<T> {
-    let seen = false;
-    const onTask = (e: unknown) => {
-      if ((e as TaskEvent).kernel === 'holdOrFail' && (e as TaskEvent).worker === lane) seen = true;
-    };
-    subscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-    try {
-      return await body(() => seen);
-    } finally {
-      unsubscribe(DIAGNOSTICS_CHANNELS.task, onTask);
-    }
-  }
-
-  /** A few event-loop turns: time for the reactions to an answer already seen. */
-  async function turns(): Promise<void> {
-    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
-  }
 
   it('a failed payload rejects only after its sibling lanes ended', async () => {
     const held = gate();
